@@ -1,0 +1,157 @@
+// XDR runtime for the generated codecs (RFC 4506).
+//
+// Decoding borrows: variable-length opaque and strings decode to views into the
+// buffer being decoded, never to copies. The caller keeps that buffer alive for as
+// long as the decoded value is used (one RPC call).
+//
+// Encoding appends to a byte vector. One opaque may be marked "external" (the
+// payload of a READ): it is then not copied into the vector but recorded as a
+// segment, so the transport can send it from where it already is — gathered by
+// writev on TCP, or RDMA-written from registered memory on RDMA.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace nfsrdmad::xdr {
+
+inline constexpr size_t pad4(size_t n) { return (4 - (n & 3)) & 3; }
+
+// Payload that travels outside the inline XDR stream (RFC 8166 §3.4: a chunk).
+struct ExternalSegment {
+    size_t offset = 0;  // where in the inline bytes the data would stand
+    std::span<const uint8_t> data;
+    size_t pad = 0;     // XDR pad bytes that follow it in the inline bytes
+};
+
+class Encoder {
+public:
+    explicit Encoder(std::vector<uint8_t>& out) : out_(&out) {}
+    // A counting encoder: computes the encoded size, stores nothing.
+    Encoder() = default;
+
+    size_t size() const { return out_ ? out_->size() - base_ : counted_; }
+
+    void put_u32(uint32_t v) {
+        if (!out_) { counted_ += 4; return; }
+        uint8_t b[4] = {uint8_t(v >> 24), uint8_t(v >> 16), uint8_t(v >> 8), uint8_t(v)};
+        out_->insert(out_->end(), b, b + 4);
+    }
+    void put_i32(int32_t v) { put_u32(static_cast<uint32_t>(v)); }
+    void put_u64(uint64_t v) { put_u32(uint32_t(v >> 32)); put_u32(uint32_t(v)); }
+    void put_i64(int64_t v) { put_u64(static_cast<uint64_t>(v)); }
+    void put_bool(bool v) { put_u32(v ? 1 : 0); }
+
+    // Fixed-length opaque: data then padding.
+    void put_fixed(const uint8_t* p, size_t n) {
+        if (!out_) { counted_ += n + pad4(n); return; }
+        out_->insert(out_->end(), p, p + n);
+        out_->insert(out_->end(), pad4(n), 0);
+    }
+    // Variable-length opaque: length, data, padding.
+    void put_opaque(std::span<const uint8_t> d) {
+        put_u32(static_cast<uint32_t>(d.size()));
+        if (out_ && external_hint_.data() != nullptr && d.data() == external_hint_.data() &&
+            d.size() == external_hint_.size()) {
+            external_ = ExternalSegment{out_->size() - base_, d, pad4(d.size())};
+            out_->insert(out_->end(), pad4(d.size()), 0);
+            external_hint_ = {};
+            return;
+        }
+        put_fixed(d.data(), d.size());
+    }
+    void put_string(std::string_view s) {
+        put_opaque({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
+    }
+
+    // Marks the one opaque that must not be copied (see file comment).
+    void set_external(std::span<const uint8_t> d) { external_hint_ = d; }
+    const std::optional<ExternalSegment>& external() const { return external_; }
+
+    // Offsets reported by size() and external() count from here (the start of the
+    // RPC message when the vector already holds a record mark, for example).
+    void set_base(size_t b) { base_ = b; }
+
+private:
+    std::vector<uint8_t>* out_ = nullptr;
+    size_t counted_ = 0;
+    size_t base_ = 0;
+    std::span<const uint8_t> external_hint_;
+    std::optional<ExternalSegment> external_;
+};
+
+// A read chunk (RFC 8166 §3.5.4.1): payload that was pulled by RDMA Read and is
+// not in the inline stream. Its position is an offset in the XDR stream of the
+// RPC message; the opaque whose data starts there decodes to the chunk's bytes.
+struct ReadChunk {
+    size_t position = 0;
+    std::span<const uint8_t> data;
+};
+
+class Decoder {
+public:
+    explicit Decoder(std::span<const uint8_t> in, size_t position_base = 0)
+        : in_(in), stream_base_(position_base) {}
+
+    bool ok() const { return ok_; }
+    void fail() { ok_ = false; }
+    size_t offset() const { return pos_; }
+    size_t remaining() const { return ok_ ? in_.size() - pos_ : 0; }
+    std::span<const uint8_t> rest() const { return in_.subspan(pos_); }
+    void set_read_chunk(const ReadChunk& c) { chunk_ = c; }
+
+    uint32_t get_u32() {
+        if (!ok_ || in_.size() - pos_ < 4) { ok_ = false; return 0; }
+        const uint8_t* p = in_.data() + pos_;
+        pos_ += 4;
+        return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
+    }
+    int32_t get_i32() { return static_cast<int32_t>(get_u32()); }
+    uint64_t get_u64() { uint64_t hi = get_u32(); return hi << 32 | get_u32(); }
+    int64_t get_i64() { return static_cast<int64_t>(get_u64()); }
+    bool get_bool() {
+        uint32_t v = get_u32();
+        if (v > 1) ok_ = false;  // RFC 4506 §4.4: only 0 and 1
+        return v == 1;
+    }
+    std::span<const uint8_t> get_fixed(size_t n) {
+        size_t total = n + pad4(n);
+        if (!ok_ || in_.size() - pos_ < total) { ok_ = false; return {}; }
+        auto s = in_.subspan(pos_, n);
+        pos_ += total;
+        return s;
+    }
+    std::span<const uint8_t> get_opaque(uint32_t max) {
+        uint32_t n = get_u32();
+        if (!ok_ || n > max) { ok_ = false; return {}; }
+        if (chunk_ && stream_base_ + pos_ == chunk_->position) {
+            // The data was moved out of line (RFC 8166 §3.5.4.1.2); so was its padding.
+            if (n > chunk_->data.size()) { ok_ = false; return {}; }
+            auto s = chunk_->data.first(n);
+            chunk_.reset();
+            return s;
+        }
+        return get_fixed(n);
+    }
+    std::string_view get_string(uint32_t max) {
+        auto s = get_opaque(max);
+        return {reinterpret_cast<const char*>(s.data()), s.size()};
+    }
+
+private:
+    std::span<const uint8_t> in_;
+    size_t pos_ = 0;
+    size_t stream_base_ = 0;
+    bool ok_ = true;
+    std::optional<ReadChunk> chunk_;
+};
+
+inline constexpr uint32_t kUnbounded = 0xffffffffu;
+
+}  // namespace nfsrdmad::xdr
