@@ -1,0 +1,97 @@
+// RFC 5531 §11 record marking, fed byte by byte and in pieces, without sockets.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "transport/tcp/record_marking.h"
+
+using nfsrdmad::tcp::RecordAssembler;
+using Status = RecordAssembler::Status;
+
+namespace {
+
+std::vector<uint8_t> fragment(std::vector<uint8_t> body, bool last) {
+    uint32_t h = uint32_t(body.size()) | (last ? 0x80000000u : 0);
+    std::vector<uint8_t> out{uint8_t(h >> 24), uint8_t(h >> 16), uint8_t(h >> 8), uint8_t(h)};
+    out.insert(out.end(), body.begin(), body.end());
+    return out;
+}
+
+// Feeds `bytes` in steps of at most `step`, the way recv() might deliver them.
+std::vector<std::vector<uint8_t>> feed(RecordAssembler& a, const std::vector<uint8_t>& bytes,
+                                       size_t step, Status* last = nullptr) {
+    std::vector<std::vector<uint8_t>> records;
+    size_t i = 0;
+    while (i < bytes.size()) {
+        auto want = a.want();
+        size_t n = std::min({want.size(), step, bytes.size() - i});
+        std::memcpy(want.data(), bytes.data() + i, n);
+        i += n;
+        Status s = a.commit(n);
+        if (last) *last = s;
+        if (s == Status::TooLarge) break;
+        if (s == Status::RecordReady) {
+            auto r = a.take();
+            records.emplace_back(r.data.get(), r.data.get() + r.size);
+        }
+    }
+    return records;
+}
+
+}  // namespace
+
+TEST(RecordMarking, SingleFragmentRecords) {
+    RecordAssembler a(1 << 20);
+    auto bytes = fragment({1, 2, 3, 4}, true);
+    auto more = fragment({5, 6, 7, 8, 9, 10, 11, 12}, true);
+    bytes.insert(bytes.end(), more.begin(), more.end());
+    for (size_t step : {1u, 3u, 1000u}) {
+        auto recs = feed(a, bytes, step);
+        ASSERT_EQ(recs.size(), 2u) << "step " << step;
+        EXPECT_EQ(recs[0], (std::vector<uint8_t>{1, 2, 3, 4}));
+        EXPECT_EQ(recs[1].size(), 8u);
+    }
+}
+
+TEST(RecordMarking, MultiFragmentRecordIsJoined) {
+    RecordAssembler a(1 << 20);
+    auto bytes = fragment({1, 2}, false);
+    auto f2 = fragment({}, false);
+    auto f3 = fragment({3, 4, 5}, true);
+    bytes.insert(bytes.end(), f2.begin(), f2.end());
+    bytes.insert(bytes.end(), f3.begin(), f3.end());
+    auto recs = feed(a, bytes, 2);
+    ASSERT_EQ(recs.size(), 1u);
+    EXPECT_EQ(recs[0], (std::vector<uint8_t>{1, 2, 3, 4, 5}));
+}
+
+TEST(RecordMarking, OversizeRecordIsRefusedAtTheHeader) {
+    RecordAssembler a(1000);
+    std::vector<uint8_t> header{0x84, 0, 0, 0};  // last fragment of 64 MiB
+    Status s;
+    feed(a, header, 4, &s);
+    EXPECT_EQ(s, Status::TooLarge);
+}
+
+TEST(RecordMarking, FragmentsAddingUpPastTheLimitAreRefused) {
+    RecordAssembler a(10);
+    auto bytes = fragment(std::vector<uint8_t>(8, 1), false);
+    auto f2 = fragment(std::vector<uint8_t>(8, 2), true);
+    bytes.insert(bytes.end(), f2.begin(), f2.end());
+    Status s;
+    auto recs = feed(a, bytes, 100, &s);
+    EXPECT_TRUE(recs.empty());
+    EXPECT_EQ(s, Status::TooLarge);
+}
+
+TEST(RecordMarking, BodyIsReadStraightIntoTheRecordBuffer) {
+    RecordAssembler a(1 << 20);
+    auto hdr = fragment(std::vector<uint8_t>(4096, 7), true);
+    feed(a, {hdr.begin(), hdr.begin() + 4}, 4);
+    auto want = a.want();
+    EXPECT_EQ(want.size(), 4096u) << "the whole fragment body is one contiguous read target";
+    std::memset(want.data(), 7, want.size());
+    ASSERT_EQ(a.commit(want.size()), Status::RecordReady);
+    auto r = a.take();
+    EXPECT_EQ(r.data.get(), want.data());
+}

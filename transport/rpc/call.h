@@ -1,0 +1,68 @@
+// A call as it reaches the RPC layer, and a reply as it leaves it. Transport
+// neutral: TCP and RPC-over-RDMA both hand the dispatcher a whole RPC message
+// (plus, on RDMA, a read chunk that travelled out of band) and get back inline
+// bytes plus at most one payload segment to send without copying.
+#pragma once
+
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "xdr/runtime/xdr.h"
+
+namespace nfsrdmad::rpc {
+
+// RFC 5531 appendix A; at most 16 groups.
+struct AuthSys {
+    uint32_t stamp = 0;
+    std::string machinename;
+    uint32_t uid = 0;
+    uint32_t gid = 0;
+    std::vector<uint32_t> gids;
+};
+
+struct Credential {
+    uint32_t flavor = 0;  // AUTH_NONE (0) or AUTH_SYS (1)
+    AuthSys sys;
+};
+
+struct Peer {
+    sockaddr_storage addr{};
+    socklen_t len = 0;
+    std::string text;  // "10.0.0.1:812", for logs and the duplicate request cache
+};
+
+// Memory for a reply payload (READ data). The transport decides what it is: heap on
+// TCP, registered memory on RDMA, so the file is read straight into what is sent.
+class PayloadBuffer {
+public:
+    virtual ~PayloadBuffer() = default;
+    virtual uint8_t* data() = 0;
+    virtual size_t capacity() const = 0;
+};
+
+class PayloadAllocator {
+public:
+    virtual ~PayloadAllocator() = default;
+    virtual std::unique_ptr<PayloadBuffer> allocate(size_t bytes) = 0;
+};
+
+// One received RPC message. The bytes stay alive until the reply is sent.
+struct Message {
+    std::shared_ptr<const void> owner;    // keeps `bytes` alive
+    std::span<const uint8_t> bytes;       // the whole RPC call message
+    std::optional<xdr::ReadChunk> read_chunk;
+};
+
+struct Reply {
+    std::vector<uint8_t> bytes;                   // header + results, inline
+    std::optional<xdr::ExternalSegment> payload;  // offsets are into `bytes`
+    std::unique_ptr<PayloadBuffer> payload_owner;
+};
+
+}  // namespace nfsrdmad::rpc

@@ -1,0 +1,45 @@
+// Routes a decoded RPC call to its program, answers what no program can (RFC 5531
+// §9: PROG_UNAVAIL, PROG_MISMATCH, PROC_UNAVAIL, GARBAGE_ARGS, SYSTEM_ERR, RPC_MISMATCH,
+// AUTH_ERROR) and keeps the duplicate request cache. Synchronous: a transport calls
+// dispatch() on a worker thread and sends what it returns.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "transport/rpc/call.h"
+#include "transport/rpc/program.h"
+#include "transport/rpc/reply_cache.h"
+
+namespace nfsrdmad::rpc {
+
+class Dispatcher {
+public:
+    explicit Dispatcher(size_t reply_cache_entries = 4096) : cache_(reply_cache_entries) {}
+
+    void add(std::shared_ptr<Program> p);
+
+    // nullopt: no reply is to be sent (not a call, undecodable, or a retransmission of
+    // a call still in progress).
+    std::optional<Reply> dispatch(const Message& msg, const Peer& peer, PayloadAllocator& alloc);
+
+    struct Counters {
+        std::atomic<uint64_t> calls{0}, dropped{0}, garbage_args{0}, auth_errors{0},
+            prog_unavail{0}, prog_mismatch{0}, proc_unavail{0}, system_errors{0},
+            cache_replays{0};
+    };
+    const Counters& counters() const { return counters_; }
+    const ReplyCache& reply_cache() const { return cache_; }
+
+private:
+    std::optional<Reply> run(const Message& msg, const CallHeader& h, size_t args_offset,
+                             Program& prog, PayloadAllocator& alloc);
+
+    std::map<uint32_t, std::shared_ptr<Program>> programs_;
+    ReplyCache cache_;
+    Counters counters_;
+};
+
+}  // namespace nfsrdmad::rpc

@@ -1,0 +1,110 @@
+#include "transport/rpc/message.h"
+
+#include "transport/rpc/auth.h"
+#include "xdr/rpc_prot.h"
+
+namespace nfsrdmad::rpc {
+
+namespace x = xdr::rpc;
+
+DecodedCall decode_call(std::span<const uint8_t> msg) {
+    DecodedCall out;
+    xdr::Decoder d(msg);
+    uint32_t xid = d.get_u32();
+    uint32_t mtype = d.get_u32();
+    if (!d.ok()) {
+        out.status = DecodedCall::Undecodable;
+        return out;
+    }
+    out.header.xid = xid;
+    if (mtype != x::CALL) {
+        out.status = DecodedCall::NotACall;
+        return out;
+    }
+    x::call_body body;
+    // RFC 5531 §9: check the version before trying to make sense of the rest.
+    uint32_t rpcvers = d.get_u32();
+    if (d.ok() && rpcvers != kRpcVersion) {
+        out.status = DecodedCall::RpcMismatch;
+        return out;
+    }
+    body.rpcvers = rpcvers;
+    body.prog = d.get_u32();
+    body.vers = d.get_u32();
+    body.proc = d.get_u32();
+    // A credential or verifier whose length runs past its limit or past the message
+    // is a bad credential (AUTH_BADCRED), not undecodable: the xid is known.
+    if (!d.ok()) {
+        out.status = DecodedCall::Undecodable;
+        return out;
+    }
+    if (!x::xdr_decode(d, body.cred) || !x::xdr_decode(d, body.verf)) {
+        out.status = DecodedCall::BadCred;
+        out.auth_stat = x::AUTH_BADCRED;
+        return out;
+    }
+    out.header.prog = body.prog;
+    out.header.vers = body.vers;
+    out.header.proc = body.proc;
+    uint32_t stat = parse_credential(body.cred.flavor, body.cred.body, body.verf.flavor,
+                                     out.header.cred);
+    if (stat != x::AUTH_OK) {
+        out.status = DecodedCall::BadCred;
+        out.auth_stat = stat;
+        return out;
+    }
+    out.args_offset = d.offset();
+    return out;
+}
+
+namespace {
+
+void encode_header(std::vector<uint8_t>& out, uint32_t xid, const x::reply_body& body) {
+    xdr::Encoder e(out);
+    x::rpc_msg msg;
+    msg.xid = xid;
+    msg.body.mtype = x::REPLY;
+    msg.body.rbody = body;
+    x::xdr_encode(e, msg);
+}
+
+x::reply_body accepted(uint32_t stat) {
+    x::reply_body b;
+    b.stat = x::MSG_ACCEPTED;
+    b.areply.verf.flavor = x::AUTH_NONE;
+    b.areply.reply_data.stat = static_cast<x::accept_stat>(stat);
+    return b;
+}
+
+x::reply_body denied(uint32_t stat) {
+    x::reply_body b;
+    b.stat = x::MSG_DENIED;
+    b.rreply.stat = static_cast<x::reject_stat>(stat);
+    return b;
+}
+
+}  // namespace
+
+void encode_accepted(std::vector<uint8_t>& out, uint32_t xid, uint32_t accept_stat) {
+    encode_header(out, xid, accepted(accept_stat));
+}
+
+void encode_prog_mismatch(std::vector<uint8_t>& out, uint32_t xid, uint32_t low, uint32_t high) {
+    auto b = accepted(x::PROG_MISMATCH);
+    b.areply.reply_data.mismatch_info = {low, high};
+    encode_header(out, xid, b);
+}
+
+void encode_rpc_mismatch(std::vector<uint8_t>& out, uint32_t xid) {
+    auto b = denied(x::RPC_MISMATCH);
+    b.rreply.mismatch_info = {kRpcVersion, kRpcVersion};
+    encode_header(out, xid, b);
+}
+
+void encode_auth_error(std::vector<uint8_t>& out, uint32_t xid, uint32_t auth_stat) {
+    auto b = denied(x::AUTH_ERROR);
+    b.rreply.auth_stat = static_cast<x::auth_stat>(auth_stat);
+    encode_header(out, xid, b);
+}
+
+}  // namespace nfsrdmad::rpc

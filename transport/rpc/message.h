@@ -1,0 +1,37 @@
+// ONC RPC v2 message headers (RFC 5531 §9): decoding a call, encoding replies.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "transport/rpc/call.h"
+#include "transport/rpc/program.h"
+#include "xdr/runtime/xdr.h"
+
+namespace nfsrdmad::rpc {
+
+inline constexpr uint32_t kRpcVersion = 2;
+
+struct DecodedCall {
+    enum Status {
+        Ok,
+        NotACall,     // a REPLY or garbage message type: dropped
+        Undecodable,  // too short to carry a call header: dropped (no xid to answer)
+        RpcMismatch,  // rpcvers != 2: MSG_DENIED / RPC_MISMATCH
+        BadCred,      // MSG_DENIED / AUTH_ERROR with auth_stat
+    } status = Ok;
+    uint32_t auth_stat = 0;
+    CallHeader header;
+    size_t args_offset = 0;  // where the procedure's arguments start
+};
+
+DecodedCall decode_call(std::span<const uint8_t> msg);
+
+// Reply headers. Each appends a complete header to `out`; results follow for SUCCESS.
+void encode_accepted(std::vector<uint8_t>& out, uint32_t xid, uint32_t accept_stat);
+void encode_prog_mismatch(std::vector<uint8_t>& out, uint32_t xid, uint32_t low, uint32_t high);
+void encode_rpc_mismatch(std::vector<uint8_t>& out, uint32_t xid);
+void encode_auth_error(std::vector<uint8_t>& out, uint32_t xid, uint32_t auth_stat);
+
+}  // namespace nfsrdmad::rpc

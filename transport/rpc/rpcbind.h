@@ -1,0 +1,30 @@
+// Registration with the system rpcbind (RFC 1833) through libtirpc, so that
+// `rpcinfo -p`, `showmount -e` and clients that ask rpcbind find our programs.
+#pragma once
+
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+namespace nfsrdmad::rpc {
+
+class RpcbindRegistration {
+public:
+    struct Entry {
+        uint32_t prog, vers;
+        uint16_t port;
+    };
+    // Registers each entry for tcp and tcp6. When no rpcbind answers on
+    // localhost, says so in the log and registers nothing.
+    explicit RpcbindRegistration(std::vector<Entry> entries);
+    ~RpcbindRegistration();  // unregisters what it registered
+    bool active() const { return active_; }
+
+private:
+    std::vector<Entry> entries_;
+    bool active_ = false;
+};
+
+bool rpcbind_running();
+
+}  // namespace nfsrdmad::rpc

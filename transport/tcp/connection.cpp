@@ -1,0 +1,190 @@
+#include "transport/tcp/connection.h"
+
+#include <sys/socket.h>
+#include <sys/uio.h>
+
+#include <cerrno>
+#include <climits>
+#include <spdlog/spdlog.h>
+
+namespace nfsrdmad::tcp {
+
+Connection::Connection(engine::UniqueFd fd, rpc::Peer peer, engine::Reactor& reactor,
+                       ConnectionServices services)
+    : fd_(std::move(fd)),
+      peer_(std::move(peer)),
+      reactor_(reactor),
+      svc_(services),
+      assembler_(services.max_record) {}
+
+Connection::~Connection() = default;
+
+void Connection::start() {
+    auto self = shared_from_this();
+    interest_ = EPOLLIN;
+    reactor_.add(fd_.get(), interest_, [self](uint32_t ev) { self->on_events(ev); });
+}
+
+void Connection::close() {
+    if (closed_) return;
+    closed_ = true;
+    svc_.counters.closed++;
+    reactor_.remove(fd_.get());  // drops the reactor's reference to us
+    fd_.reset();
+    out_.clear();
+    queued_ = 0;
+}
+
+void Connection::on_events(uint32_t ev) {
+    if (ev & (EPOLLERR | EPOLLHUP)) {
+        close();
+        return;
+    }
+    if (ev & EPOLLOUT) on_writable();
+    if (!closed_ && (ev & EPOLLIN)) on_readable();
+}
+
+void Connection::on_readable() {
+    // Bounded work per wake-up so one busy client cannot starve the others.
+    for (int round = 0; round < 64 && !closed_; ++round) {
+        if (in_flight_ >= svc_.max_in_flight) break;
+        auto want = assembler_.want();
+        ssize_t n = ::recv(fd_.get(), want.data(), want.size(), 0);
+        if (n == 0) {
+            close();
+            return;
+        }
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EINTR) break;
+            close();
+            return;
+        }
+        svc_.counters.bytes_in += n;
+        switch (assembler_.commit(static_cast<size_t>(n))) {
+            case RecordAssembler::Status::NeedMore:
+                break;
+            case RecordAssembler::Status::TooLarge:
+                svc_.counters.oversize_records++;
+                spdlog::warn("tcp: {} sent a record over the {}-byte limit; closing",
+                             peer_.text, svc_.max_record);
+                close();
+                return;
+            case RecordAssembler::Status::RecordReady:
+                svc_.counters.records++;
+                submit(assembler_.take());
+                break;
+        }
+    }
+    update_interest();
+}
+
+void Connection::submit(Record rec) {
+    ++in_flight_;
+    auto self = shared_from_this();
+    svc_.workers.submit([self, rec = std::move(rec)]() mutable {
+        rpc::Message msg;
+        msg.bytes = rec.bytes();
+        msg.owner = rec.data;
+        // std::function needs a copyable closure; the reply owns its payload buffer.
+        auto reply = std::make_shared<std::optional<rpc::Reply>>(
+            self->svc_.dispatcher.dispatch(msg, self->peer_, self->svc_.payloads));
+        // Back to the reactor: only it touches the socket and the queue.
+        self->reactor_.post([self, reply] {
+            --self->in_flight_;
+            if (*reply && !self->closed_) self->queue_reply(std::move(**reply));
+            if (!self->closed_) {
+                if (!self->out_.empty()) self->on_writable();
+                self->update_interest();
+            }
+        });
+    });
+}
+
+size_t Connection::Outgoing::total() const {
+    size_t n = 4 + reply.bytes.size();
+    if (reply.payload) n += reply.payload->data.size();
+    return n;
+}
+
+void Connection::queue_reply(rpc::Reply reply) {
+    Outgoing o{};
+    size_t len = reply.bytes.size() + (reply.payload ? reply.payload->data.size() : 0);
+    uint32_t h = kLastFragment | static_cast<uint32_t>(len);
+    o.mark[0] = h >> 24;
+    o.mark[1] = h >> 16;
+    o.mark[2] = h >> 8;
+    o.mark[3] = h;
+    o.reply = std::move(reply);
+    out_.push_back(std::move(o));
+    queued_ = out_.size();
+}
+
+namespace {
+
+// Appends the part of [p, p+n) that lies at or after `skip` bytes into the message.
+void add_iov(std::vector<iovec>& v, const uint8_t* p, size_t n, size_t& skip) {
+    if (skip >= n) {
+        skip -= n;
+        return;
+    }
+    v.push_back({const_cast<uint8_t*>(p + skip), n - skip});
+    skip = 0;
+}
+
+}  // namespace
+
+void Connection::on_writable() {
+    std::vector<iovec> iov;
+    while (!out_.empty() && !closed_) {
+        iov.clear();
+        // Gather the queued replies: mark, inline bytes up to the payload, the payload
+        // itself from where it was read, the rest of the inline bytes.
+        for (auto& o : out_) {
+            if (iov.size() + 4 > IOV_MAX) break;
+            size_t skip = o.sent;
+            const auto& b = o.reply.bytes;
+            add_iov(iov, o.mark, 4, skip);
+            if (o.reply.payload) {
+                size_t off = o.reply.payload->offset;
+                add_iov(iov, b.data(), off, skip);
+                add_iov(iov, o.reply.payload->data.data(), o.reply.payload->data.size(), skip);
+                add_iov(iov, b.data() + off, b.size() - off, skip);
+            } else {
+                add_iov(iov, b.data(), b.size(), skip);
+            }
+        }
+        ssize_t n = ::writev(fd_.get(), iov.data(), static_cast<int>(iov.size()));
+        if (n < 0) {
+            if (errno == EAGAIN || errno == EINTR) break;
+            close();
+            return;
+        }
+        svc_.counters.bytes_out += n;
+        size_t left = static_cast<size_t>(n);
+        while (left > 0 && !out_.empty()) {
+            auto& o = out_.front();
+            size_t rest = o.total() - o.sent;
+            if (left < rest) {
+                o.sent += left;
+                left = 0;
+            } else {
+                left -= rest;
+                out_.pop_front();
+                queued_ = out_.size();
+            }
+        }
+    }
+}
+
+void Connection::update_interest() {
+    if (closed_) return;
+    uint32_t want = 0;
+    if (in_flight_ < svc_.max_in_flight) want |= EPOLLIN;
+    if (!out_.empty()) want |= EPOLLOUT;
+    if (want != interest_) {
+        interest_ = want;
+        reactor_.modify(fd_.get(), want);
+    }
+}
+
+}  // namespace nfsrdmad::tcp

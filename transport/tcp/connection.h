@@ -1,0 +1,71 @@
+// One client's TCP connection: reads records on its reactor, runs each call on the
+// worker pool, and writes replies back in whatever order they finish.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <memory>
+
+#include "transport/engine/reactor.h"
+#include "transport/engine/unique_fd.h"
+#include "transport/engine/worker_pool.h"
+#include "transport/rpc/call.h"
+#include "transport/rpc/dispatcher.h"
+#include "transport/tcp/record_marking.h"
+
+namespace nfsrdmad::tcp {
+
+struct TcpCounters {
+    std::atomic<uint64_t> accepted{0}, closed{0}, records{0}, oversize_records{0},
+        bytes_in{0}, bytes_out{0};
+};
+
+struct ConnectionServices {
+    rpc::Dispatcher& dispatcher;
+    engine::WorkerPool& workers;
+    rpc::PayloadAllocator& payloads;
+    TcpCounters& counters;
+    size_t max_record;
+    size_t max_in_flight;  // calls per connection before we stop reading
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+public:
+    Connection(engine::UniqueFd fd, rpc::Peer peer, engine::Reactor& reactor,
+               ConnectionServices services);
+    ~Connection();
+
+    void start();  // on the reactor thread
+    void close();  // on the reactor thread
+    // Any thread: no call running and no reply waiting to be written.
+    bool idle() const { return in_flight_ == 0 && queued_ == 0; }
+    const rpc::Peer& peer() const { return peer_; }
+
+private:
+    struct Outgoing {
+        uint8_t mark[4];
+        rpc::Reply reply;
+        size_t sent = 0;
+        size_t total() const;
+    };
+
+    void on_events(uint32_t ev);
+    void on_readable();
+    void on_writable();
+    void submit(Record rec);
+    void queue_reply(rpc::Reply reply);  // on the reactor thread
+    void update_interest();
+
+    engine::UniqueFd fd_;
+    rpc::Peer peer_;
+    engine::Reactor& reactor_;
+    ConnectionServices svc_;
+    RecordAssembler assembler_;
+    std::deque<Outgoing> out_;
+    std::atomic<size_t> in_flight_{0};
+    std::atomic<size_t> queued_{0};  // out_.size(), readable from any thread
+    uint32_t interest_ = 0;
+    bool closed_ = false;
+};
+
+}  // namespace nfsrdmad::tcp

@@ -1,0 +1,55 @@
+#include "transport/tcp/record_marking.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace nfsrdmad::tcp {
+
+std::span<uint8_t> RecordAssembler::want() {
+    if (!in_body_) return {header_ + header_got_, 4 - header_got_};
+    return {buf_.get() + size_, frag_left_};
+}
+
+bool RecordAssembler::reserve(size_t total) {
+    if (total > max_record_) return false;
+    if (total <= cap_) return true;
+    size_t cap = std::max(total, cap_ * 2);
+    cap = std::min(cap, max_record_);
+    std::shared_ptr<uint8_t[]> nb(new uint8_t[cap]);
+    // Only a record of several fragments is ever grown while holding data.
+    if (size_) std::memcpy(nb.get(), buf_.get(), size_);
+    buf_ = std::move(nb);
+    cap_ = cap;
+    return true;
+}
+
+RecordAssembler::Status RecordAssembler::commit(size_t n) {
+    if (!in_body_) {
+        header_got_ += n;
+        if (header_got_ < 4) return Status::NeedMore;
+        header_got_ = 0;
+        uint32_t h = uint32_t(header_[0]) << 24 | uint32_t(header_[1]) << 16 |
+                     uint32_t(header_[2]) << 8 | header_[3];
+        last_ = h & kLastFragment;
+        frag_left_ = h & ~kLastFragment;
+        ++fragments_;
+        if (!reserve(size_ + frag_left_)) return Status::TooLarge;
+        in_body_ = frag_left_ > 0;
+    } else {
+        size_ += n;
+        frag_left_ -= n;
+        if (frag_left_ > 0) return Status::NeedMore;
+        in_body_ = false;
+    }
+    if (in_body_ || !last_) return Status::NeedMore;
+    return Status::RecordReady;
+}
+
+Record RecordAssembler::take() {
+    Record r{std::move(buf_), size_};
+    buf_.reset();
+    cap_ = size_ = fragments_ = 0;
+    return r;
+}
+
+}  // namespace nfsrdmad::tcp

@@ -1,0 +1,51 @@
+// RPC record marking on stream transports (RFC 5531 §11): each record is one or
+// more fragments, each preceded by a 4-byte header whose top bit marks the last
+// fragment and whose low 31 bits give the fragment length.
+//
+// The assembler is pure (no sockets): the connection asks where to read next with
+// want(), reads straight into that memory, and reports how much arrived with
+// commit(). Fragment bodies land directly in the record's buffer, so a WRITE's data
+// is read from the socket once, into the memory it is later written to disk from.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+
+namespace nfsrdmad::tcp {
+
+inline constexpr uint32_t kLastFragment = 0x80000000u;
+
+struct Record {
+    std::shared_ptr<uint8_t[]> data;
+    size_t size = 0;
+    std::span<const uint8_t> bytes() const { return {data.get(), size}; }
+};
+
+class RecordAssembler {
+public:
+    explicit RecordAssembler(size_t max_record) : max_record_(max_record) {}
+
+    enum class Status { NeedMore, RecordReady, TooLarge };
+
+    std::span<uint8_t> want();
+    Status commit(size_t n);
+    Record take();  // after RecordReady
+    size_t fragments_in_record() const { return fragments_; }
+
+private:
+    bool reserve(size_t total);
+
+    size_t max_record_;
+    uint8_t header_[4]{};
+    size_t header_got_ = 0;
+    bool in_body_ = false;
+    bool last_ = false;
+    size_t frag_left_ = 0;
+    size_t fragments_ = 0;
+    std::shared_ptr<uint8_t[]> buf_;
+    size_t cap_ = 0;
+    size_t size_ = 0;
+};
+
+}  // namespace nfsrdmad::tcp

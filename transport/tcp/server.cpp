@@ -1,0 +1,152 @@
+#include "transport/tcp/server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <future>
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+
+namespace nfsrdmad::tcp {
+
+namespace {
+
+class HeapBuffer : public rpc::PayloadBuffer {
+public:
+    explicit HeapBuffer(size_t n)
+        : p_(static_cast<uint8_t*>(std::aligned_alloc(4096, (n + 4095) / 4096 * 4096 ?: 4096))),
+          n_(n) {}
+    ~HeapBuffer() override { std::free(p_); }
+    uint8_t* data() override { return p_; }
+    size_t capacity() const override { return n_; }
+
+private:
+    uint8_t* p_;
+    size_t n_;
+};
+
+bool parse_address(const std::string& addr, uint16_t port, sockaddr_storage& ss, socklen_t& len) {
+    std::memset(&ss, 0, sizeof ss);
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    if (inet_pton(AF_INET, addr.c_str(), &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        len = sizeof *v4;
+        return true;
+    }
+    if (inet_pton(AF_INET6, addr.c_str(), &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        len = sizeof *v6;
+        return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+std::unique_ptr<rpc::PayloadBuffer> HeapPayloadAllocator::allocate(size_t bytes) {
+    return std::make_unique<HeapBuffer>(bytes);
+}
+
+std::string format_address(const sockaddr* sa) {
+    char buf[INET6_ADDRSTRLEN] = "?";
+    if (sa->sa_family == AF_INET) {
+        auto* v4 = reinterpret_cast<const sockaddr_in*>(sa);
+        inet_ntop(AF_INET, &v4->sin_addr, buf, sizeof buf);
+        return fmt::format("{}:{}", buf, ntohs(v4->sin_port));
+    }
+    if (sa->sa_family == AF_INET6) {
+        auto* v6 = reinterpret_cast<const sockaddr_in6*>(sa);
+        inet_ntop(AF_INET6, &v6->sin6_addr, buf, sizeof buf);
+        return fmt::format("[{}]:{}", buf, ntohs(v6->sin6_port));
+    }
+    return "?";
+}
+
+Server::Server(engine::ReactorGroup& reactors, engine::WorkerPool& workers,
+               rpc::Dispatcher& dispatcher, ServerOptions opts)
+    : reactors_(reactors), workers_(workers), dispatcher_(dispatcher), opts_(opts) {}
+
+Server::~Server() = default;
+
+std::string Server::listen(const std::string& address, uint16_t port) {
+    sockaddr_storage ss;
+    socklen_t len;
+    if (!parse_address(address, port, ss, len)) return fmt::format("not an IP address: '{}'", address);
+    engine::UniqueFd fd(::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd) return fmt::format("socket: {}", std::strerror(errno));
+    int one = 1;
+    setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (ss.ss_family == AF_INET6) setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0)
+        return fmt::format("bind {}: {}", format_address(reinterpret_cast<sockaddr*>(&ss)),
+                           std::strerror(errno));
+    if (::listen(fd.get(), 1024) != 0) return fmt::format("listen: {}", std::strerror(errno));
+    int lfd = fd.get();
+    // Accepting is cheap: the first reactor does it and spreads connections over all.
+    auto& r = reactors_.next();
+    std::promise<bool> added;
+    r.post([&] { added.set_value(r.add(lfd, EPOLLIN, [this, lfd](uint32_t) { on_accept(lfd); })); });
+    if (!added.get_future().get()) return "cannot watch listening socket";
+    spdlog::info("tcp: listening on {}", format_address(reinterpret_cast<sockaddr*>(&ss)));
+    listeners_.push_back({&r, std::make_shared<engine::UniqueFd>(std::move(fd))});
+    return {};
+}
+
+void Server::on_accept(int lfd) {
+    for (;;) {
+        rpc::Peer peer;
+        peer.len = sizeof peer.addr;
+        int cfd = ::accept4(lfd, reinterpret_cast<sockaddr*>(&peer.addr), &peer.len,
+                            SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (cfd < 0) {
+            if (errno == EMFILE || errno == ENFILE)
+                spdlog::error("tcp: accept: {} (raise LimitNOFILE)", std::strerror(errno));
+            return;
+        }
+        int one = 1;
+        setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        peer.text = format_address(reinterpret_cast<sockaddr*>(&peer.addr));
+        counters_.accepted++;
+        spdlog::debug("tcp: connection from {}", peer.text);
+        auto& r = reactors_.next();
+        ConnectionServices svc{dispatcher_, workers_, payloads_, counters_, opts_.max_record,
+                               opts_.max_in_flight_per_connection};
+        auto conn = std::make_shared<Connection>(engine::UniqueFd(cfd), std::move(peer), r, svc);
+        {
+            std::lock_guard lock(mu_);
+            std::erase_if(conns_, [](auto& w) { return w.expired(); });
+            conns_.push_back(conn);
+        }
+        r.post([conn] { conn->start(); });
+    }
+}
+
+void Server::stop_accepting() {
+    // A listening socket belongs to its reactor: unwatch and close it there.
+    for (auto& l : listeners_) l.reactor->post([fd = l.fd, r = l.reactor] { r->remove(fd->get()); });
+    listeners_.clear();
+}
+
+bool Server::idle() {
+    std::lock_guard lock(mu_);
+    for (auto& w : conns_)
+        if (auto c = w.lock(); c && !c->idle()) return false;
+    return true;
+}
+
+size_t Server::connections() {
+    std::lock_guard lock(mu_);
+    std::erase_if(conns_, [](auto& w) { return w.expired(); });
+    return conns_.size();
+}
+
+}  // namespace nfsrdmad::tcp
