@@ -1,0 +1,77 @@
+// Validated daemon configuration: plain data, produced by load.h and overrides.h.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace nfsrdmad::config {
+
+enum class Access { ReadOnly, ReadWrite };
+enum class Squash { None, Root, All };  // no_root_squash, root_squash (default), all_squash
+enum class SecFlavor { None, Sys, Krb5, Krb5i, Krb5p };
+
+// How a client is recognised. Cidr networks never have host bits set.
+struct ClientMatch {
+    enum class Kind { Any, Cidr, Hostname } kind = Kind::Any;
+    int family = 0;                  // AF_INET / AF_INET6 for Cidr
+    std::array<uint8_t, 16> addr{};  // network-order bytes (first 4 used for AF_INET)
+    int prefix = 0;                  // 32 / 128 for a single address
+    std::string hostname;            // Hostname: lower-cased, may contain '*' and '?'
+    std::string text = "*";          // as written, for logs
+};
+
+struct ClientRule {
+    ClientMatch match;
+    Access access = Access::ReadOnly;
+    Squash squash = Squash::Root;
+    uint32_t anonuid = 65534;
+    uint32_t anongid = 65534;
+    std::vector<SecFlavor> sec{SecFlavor::Sys};
+};
+
+struct Export {
+    std::string path;  // absolute, normalised: no trailing '/', no "//", no "." or ".."
+    std::optional<uint32_t> fsid;
+    std::vector<ClientRule> clients;  // in file order; never empty
+};
+
+struct TcpListener {
+    std::string address;  // canonical IPv4 or IPv6 text, no brackets
+    uint16_t port = 0;
+};
+
+inline constexpr uint32_t kMinRecordSize = 64 * 1024;
+inline constexpr uint32_t kMaxRecordSize = 64 * 1024 * 1024;
+inline constexpr unsigned kMaxThreads = 1024;
+inline constexpr unsigned kMaxWorkers = 1024;
+
+struct Config {
+    std::vector<TcpListener> tcp{{"0.0.0.0", 2049}};  // never empty
+    uint16_t mount_port = 20048;     // MOUNT gets its own TCP listener, same address as tcp[0]
+    unsigned engine_threads = 0;     // 0 = one per core
+    unsigned workers = 16;           // disk worker pool size
+    std::string log_level = "info";  // trace, debug, info, warn, error, critical, off
+    std::string state_dir = "/var/lib/nfsrdmad";
+    uint32_t max_record_size = (1u << 20) + 65536;  // TCP record limit
+    std::vector<Export> exports;
+};
+
+// A configuration problem. line/column are 1-based; line 0 means "no position"
+// (unreadable file, command line).
+struct Error {
+    std::string file;
+    int line = 0;
+    int column = 0;
+    std::string message;
+
+    // "FILE:LINE:COL: message", or "FILE: message" when line is 0.
+    std::string str() const {
+        if (line <= 0) return file + ": " + message;
+        return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + message;
+    }
+};
+
+}  // namespace nfsrdmad::config
