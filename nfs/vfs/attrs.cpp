@@ -1,0 +1,145 @@
+#include "nfs/vfs/attrs.h"
+
+#include <fcntl.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+
+#include "nfs/vfs/names.h"
+#include "nfs/vfs/sys.h"
+
+namespace nfsrdmad::vfs {
+namespace {
+
+constexpr unsigned kR = 4, kW = 2, kX = 1;
+
+bool has_attribute(const struct statx& st, uint64_t attr) {
+    return (st.stx_attributes_mask & attr) && (st.stx_attributes & attr);
+}
+
+// The rwx triple that applies to id (root: DAC override, x only if anyone may execute).
+unsigned permission_triple(const struct statx& st, const Identity& id) {
+    const unsigned mode = st.stx_mode;
+    if (id.is_root()) {
+        const bool any_x = S_ISDIR(mode) || (mode & 0111) != 0;
+        return kR | kW | (any_x ? kX : 0);
+    }
+    if (id.uid == st.stx_uid) return (mode >> 6) & 7;
+    if (id.in_group(st.stx_gid)) return (mode >> 3) & 7;
+    return mode & 7;
+}
+
+Result<void> set_size(const Node& node, const struct statx& st, uint64_t size, const Identity& id) {
+    if (S_ISDIR(st.stx_mode)) return fail(EISDIR);
+    if (!S_ISREG(st.stx_mode)) return fail(EINVAL);
+    if (size > static_cast<uint64_t>(LLONG_MAX)) return fail(EFBIG);
+    const auto path = sys::proc_fd_path(node.fd.get());
+    const auto length = static_cast<off_t>(size);
+    auto r = with_identity(id, [&] { return check_syscall(::truncate(path.c_str(), length)); });
+    if (r.error() == EACCES && id.uid == st.stx_uid) {  // owner override (Linux nfsd)
+        r = check_syscall(::truncate(path.c_str(), length));
+    }
+    return r;
+}
+
+struct timespec to_timespec(const TimeChange& t) {
+    switch (t.how) {
+        case TimeChange::ServerTime:
+            return {0, UTIME_NOW};
+        case TimeChange::ClientTime:
+            return t.time;
+        case TimeChange::Keep:
+            break;
+    }
+    return {0, UTIME_OMIT};
+}
+
+// Owner, mode and times, all with the caller's credentials.
+Result<void> set_owner_mode_times(const Node& node, const struct statx& st, const SetAttrs& a) {
+    const int fd = node.fd.get();
+    if (a.uid || a.gid) {
+        const uid_t uid = a.uid ? *a.uid : static_cast<uid_t>(-1);
+        const gid_t gid = a.gid ? *a.gid : static_cast<gid_t>(-1);
+        if (::fchownat(fd, "", uid, gid, AT_EMPTY_PATH) != 0) return fail(errno);
+    }
+    if (a.mode && !S_ISLNK(st.stx_mode)) {
+        const auto path = sys::proc_fd_path(fd);
+        if (::chmod(path.c_str(), *a.mode & 07777) != 0) return fail(errno);
+    }
+    if (a.atime.how != TimeChange::Keep || a.mtime.how != TimeChange::Keep) {
+        const struct timespec times[2] = {to_timespec(a.atime), to_timespec(a.mtime)};
+        if (::utimensat(fd, "", times, AT_EMPTY_PATH) != 0) return fail(errno);
+    }
+    return {};
+}
+
+}  // namespace
+
+Result<struct statx> getattr(const Node& node) {
+    return sys::stat_fd(node.fd.get());
+}
+
+uint32_t access_from_mode(const struct statx& st, const Identity& id) {
+    const unsigned perm = permission_triple(st, id);
+    uint32_t granted = (perm & kR) ? kAccessRead : 0;
+    if (S_ISDIR(st.stx_mode)) {
+        if (perm & kX) granted |= kAccessLookup;
+        if ((perm & (kW | kX)) == (kW | kX))
+            granted |= kAccessModify | kAccessExtend | kAccessDelete;
+    } else {
+        if (perm & kW) granted |= kAccessModify | kAccessExtend;
+        if ((perm & kX) && S_ISREG(st.stx_mode)) granted |= kAccessExecute;
+    }
+    if (has_attribute(st, STATX_ATTR_IMMUTABLE)) {
+        granted &= ~(kAccessModify | kAccessExtend | kAccessDelete);
+    }
+    if (has_attribute(st, STATX_ATTR_APPEND)) granted &= ~(kAccessModify | kAccessDelete);
+    return granted;
+}
+
+Result<uint32_t> access(const Node& node, uint32_t requested, const Identity& id) {
+    auto st = getattr(node);
+    if (!st) return st.failure();
+    return requested & access_from_mode(*st, id);
+}
+
+Result<void> setattr(const Node& node, const SetAttrs& attrs, const Identity& id) {
+    auto st = getattr(node);
+    if (!st) return st.failure();
+    if (attrs.size) {
+        if (auto r = set_size(node, *st, *attrs.size, id); !r) return r;
+    }
+    return with_identity(id, [&] { return set_owner_mode_times(node, *st, attrs); });
+}
+
+Result<FsStat> fsstat(const Node& node) {
+    struct statvfs sv {};
+    if (::fstatvfs(node.fd.get(), &sv) != 0) return fail(errno);
+    const uint64_t unit = sv.f_frsize ? sv.f_frsize : sv.f_bsize;
+    FsStat s;
+    s.total_bytes = uint64_t{sv.f_blocks} * unit;
+    s.free_bytes = uint64_t{sv.f_bfree} * unit;
+    s.avail_bytes = uint64_t{sv.f_bavail} * unit;
+    s.total_files = sv.f_files;
+    s.free_files = sv.f_ffree;
+    s.avail_files = sv.f_favail;
+    return s;
+}
+
+Result<PathConf> pathconf(const Node& node) {
+    struct statvfs sv {};
+    if (::fstatvfs(node.fd.get(), &sv) != 0) return fail(errno);
+    errno = 0;
+    const long link_max = ::fpathconf(node.fd.get(), _PC_LINK_MAX);
+    if (link_max < 0 && errno != 0) return fail(errno);
+    PathConf pc;
+    pc.link_max =
+        link_max < 0 ? UINT32_MAX : static_cast<uint32_t>(std::min<long>(link_max, UINT32_MAX));
+    pc.name_max = static_cast<uint32_t>(std::min<unsigned long>(sv.f_namemax, kNameMax));
+    return pc;
+}
+
+}  // namespace nfsrdmad::vfs

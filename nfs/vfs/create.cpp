@@ -1,0 +1,145 @@
+#include "nfs/vfs/create.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <string>
+
+#include "nfs/vfs/names.h"
+#include "nfs/vfs/sys.h"
+
+namespace nfsrdmad::vfs {
+namespace {
+
+struct ExclusiveStamp {
+    int64_t mtime_sec;
+    int64_t atime_sec;
+};
+
+// Linux nfsd's encoding; the high bits are cleared because some clients and filesystems
+// (32-bit time) mishandle them.
+ExclusiveStamp stamp_of(uint64_t verifier) {
+    return {static_cast<int64_t>((verifier >> 32) & 0x7fffffff),
+            static_cast<int64_t>(verifier & 0x7fffffff)};
+}
+
+bool carries_verifier(const struct statx& st, uint64_t verifier) {
+    const ExclusiveStamp s = stamp_of(verifier);
+    return S_ISREG(st.stx_mode) && st.stx_size == 0 && st.stx_mtime.tv_sec == s.mtime_sec &&
+           st.stx_atime.tv_sec == s.atime_sec;
+}
+
+Result<void> store_verifier(int fd, uint64_t verifier) {
+    const ExclusiveStamp s = stamp_of(verifier);
+    const struct timespec times[2] = {{s.atime_sec, 0}, {s.mtime_sec, 0}};
+    return check_syscall(::futimens(fd, times));
+}
+
+// CREATE found an existing name (Unchecked / Exclusive).
+Result<Entry> existing_file(const Node& dir, const char* name, CreateHow how, uint64_t verifier) {
+    auto fd = sys::open_child_path(dir.fd.get(), name);
+    if (!fd) return fd.failure();
+    auto entry = make_entry(dir.exp, std::move(*fd));
+    if (!entry) return entry.failure();
+    if (!S_ISREG(entry->attr.stx_mode)) return fail(EEXIST);
+    if (how == CreateHow::Exclusive && !carries_verifier(entry->attr, verifier))
+        return fail(EEXIST);
+    return entry;
+}
+
+Result<Entry> create_file(const Node& dir, const char* name, uint32_t mode, CreateHow how,
+                          uint64_t verifier) {
+    auto fd = sys::openat2(dir.fd.get(), name, O_CREAT | O_EXCL | O_RDONLY | O_NOFOLLOW,
+                           sys::kResolveBeneath, mode & 07777);
+    if (!fd) {
+        if (fd.error() != EEXIST || how == CreateHow::Guarded) return fd.failure();
+        return existing_file(dir, name, how, verifier);
+    }
+    if (how == CreateHow::Exclusive) {
+        if (auto r = store_verifier(fd->get(), verifier); !r) {
+            ::unlinkat(dir.fd.get(), name, 0);
+            return r.failure();
+        }
+    }
+    return make_entry(dir.exp, std::move(*fd));
+}
+
+// After mkdirat/symlinkat/mknodat: pick up what was created. If the name was swapped in
+// the meantime and is now of another type, report EEXIST rather than a foreign object.
+Result<Entry> created_entry(const Node& dir, const char* name, mode_t expected_type) {
+    auto fd = sys::open_child_path(dir.fd.get(), name);
+    if (!fd) return fd.failure();
+    auto entry = make_entry(dir.exp, std::move(*fd));
+    if (!entry) return entry.failure();
+    if ((entry->attr.stx_mode & S_IFMT) != expected_type) return fail(EEXIST);
+    return entry;
+}
+
+Result<void> validate_symlink_target(std::string_view target) {
+    if (target.empty() || target.find('\0') != std::string_view::npos) return fail(EINVAL);
+    if (target.size() >= PATH_MAX) return fail(ENAMETOOLONG);
+    return {};
+}
+
+mode_t file_type_of(SpecialType type) {
+    switch (type) {
+        case SpecialType::Fifo:
+            return S_IFIFO;
+        case SpecialType::Socket:
+            return S_IFSOCK;
+        case SpecialType::CharDevice:
+            return S_IFCHR;
+        case SpecialType::BlockDevice:
+            return S_IFBLK;
+    }
+    return S_IFIFO;
+}
+
+}  // namespace
+
+Result<Entry> create(const Node& dir, std::string_view name, uint32_t mode, CreateHow how,
+                     uint64_t verifier, const Identity& id) {
+    if (auto r = validate_new_name(name); !r) return r.failure();
+    const auto n = sys::name_buf(name);
+    return with_identity(id, [&] { return create_file(dir, n.c_str(), mode, how, verifier); });
+}
+
+Result<Entry> mkdir(const Node& dir, std::string_view name, uint32_t mode, const Identity& id) {
+    if (auto r = validate_new_name(name); !r) return r.failure();
+    const auto n = sys::name_buf(name);
+    return with_identity(id, [&]() -> Result<Entry> {
+        if (::mkdirat(dir.fd.get(), n.c_str(), mode & 07777) != 0) return fail(errno);
+        return created_entry(dir, n.c_str(), S_IFDIR);
+    });
+}
+
+Result<Entry> symlink(const Node& dir, std::string_view name, std::string_view target,
+                      uint32_t /*mode*/, const Identity& id) {
+    if (auto r = validate_new_name(name); !r) return r.failure();
+    if (auto r = validate_symlink_target(target); !r) return r.failure();
+    const auto n = sys::name_buf(name);
+    const std::string target_z(target);
+    return with_identity(id, [&]() -> Result<Entry> {
+        if (::symlinkat(target_z.c_str(), dir.fd.get(), n.c_str()) != 0) return fail(errno);
+        return created_entry(dir, n.c_str(), S_IFLNK);
+    });
+}
+
+Result<Entry> mknod(const Node& dir, std::string_view name, SpecialType type, uint32_t mode,
+                    dev_t rdev, const Identity& id) {
+    if (auto r = validate_new_name(name); !r) return r.failure();
+    const auto n = sys::name_buf(name);
+    const mode_t ftype = file_type_of(type);
+    const bool device = ftype == S_IFCHR || ftype == S_IFBLK;
+    return with_identity(id, [&]() -> Result<Entry> {
+        if (::mknodat(dir.fd.get(), n.c_str(), ftype | (mode & 07777), device ? rdev : 0) != 0) {
+            return fail(errno);
+        }
+        return created_entry(dir, n.c_str(), ftype);
+    });
+}
+
+}  // namespace nfsrdmad::vfs

@@ -1,0 +1,60 @@
+#include "nfs/vfs/dirops.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "nfs/vfs/names.h"
+#include "nfs/vfs/sys.h"
+
+namespace nfsrdmad::vfs {
+namespace {
+
+Result<void> unlink_entry(const Node& dir, std::string_view name, int flags, const Identity& id) {
+    if (auto r = validate_existing_name(name); !r) return r;
+    const auto n = sys::name_buf(name);
+    return with_identity(id,
+                         [&] { return check_syscall(::unlinkat(dir.fd.get(), n.c_str(), flags)); });
+}
+
+bool same_export(const Node& a, const Node& b) {
+    return a.exp && b.exp && a.fsid() == b.fsid();
+}
+
+}  // namespace
+
+Result<void> remove(const Node& dir, std::string_view name, const Identity& id) {
+    return unlink_entry(dir, name, 0, id);
+}
+
+Result<void> rmdir(const Node& dir, std::string_view name, const Identity& id) {
+    return unlink_entry(dir, name, AT_REMOVEDIR, id);
+}
+
+Result<void> rename(const Node& from_dir, std::string_view from_name, const Node& to_dir,
+                    std::string_view to_name, const Identity& id) {
+    if (auto r = validate_existing_name(from_name); !r) return r;
+    if (auto r = validate_new_name(to_name); !r) return r;
+    if (!same_export(from_dir, to_dir)) return fail(EXDEV);
+    const auto from = sys::name_buf(from_name);
+    const auto to = sys::name_buf(to_name);
+    return with_identity(id, [&] {
+        return check_syscall(
+            ::renameat(from_dir.fd.get(), from.c_str(), to_dir.fd.get(), to.c_str()));
+    });
+}
+
+Result<void> link(const Node& file, const Node& dir, std::string_view name, const Identity& id) {
+    if (auto r = validate_new_name(name); !r) return r;
+    if (!same_export(file, dir)) return fail(EXDEV);
+    const auto n = sys::name_buf(name);
+    const auto source = sys::proc_fd_path(file.fd.get());
+    return with_identity(id, [&] {
+        return check_syscall(
+            ::linkat(AT_FDCWD, source.c_str(), dir.fd.get(), n.c_str(), AT_SYMLINK_FOLLOW));
+    });
+}
+
+}  // namespace nfsrdmad::vfs

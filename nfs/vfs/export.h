@@ -1,0 +1,147 @@
+// export.h — the export table: which directories are served, under which fsid, to whom.
+#pragma once
+
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "nfs/vfs/handle.h"
+#include "nfs/vfs/node.h"
+#include "nfs/vfs/result.h"
+#include "nfs/vfs/secret.h"
+#include "nfs/vfs/unique_fd.h"
+
+namespace nfsrdmad::vfs {
+
+// RPC authentication flavor numbers (RFC 5531 §8.2, RFC 2623 §2.2).
+inline constexpr uint32_t kAuthNone = 0;
+inline constexpr uint32_t kAuthSys = 1;
+inline constexpr uint32_t kAuthKrb5 = 390003;
+inline constexpr uint32_t kAuthKrb5i = 390004;
+inline constexpr uint32_t kAuthKrb5p = 390005;
+
+struct ClientRule {
+    struct Match {
+        enum Kind { Any, Cidr, Hostname };
+        Kind kind = Any;
+        int family = 0;                  // Cidr: AF_INET or AF_INET6
+        std::array<uint8_t, 16> addr{};  // Cidr: network; AF_INET uses the first 4 bytes
+        int prefix = 0;                  // Cidr: 0..32 (AF_INET) / 0..128 (AF_INET6)
+        std::string hostname;            // Hostname: may contain * and ? (fnmatch, no case)
+    } match;
+    bool read_write = false;
+    enum Squash { None, Root, All };
+    Squash squash = Root;
+    uint32_t anonuid = 65534;
+    uint32_t anongid = 65534;
+    std::vector<uint32_t> flavors;  // accepted flavors; empty means {kAuthSys}
+};
+
+struct ExportSpec {
+    std::string path;
+    uint32_t fsid = 0;  // 0 = derive_fsid(canonical path)
+    std::vector<ClientRule> rules;
+};
+
+// A stable fsid for a path: SipHash-2-4 of the path under a fixed key, folded to 32 bits,
+// never 0. Stable across restarts and hosts.
+uint32_t derive_fsid(std::string_view canonical_path);
+
+// One served directory. Holds its root open for the lifetime of the table generation.
+class Export : public std::enable_shared_from_this<Export> {
+  public:
+    const ExportSpec& spec() const { return spec_; }  // spec().fsid is the resolved fsid
+    uint32_t fsid() const { return spec_.fsid; }
+    const std::string& path() const { return canonical_path_; }  // realpath of spec.path
+    int root_fd() const { return root_.get(); }                  // O_PATH|O_DIRECTORY
+    int mount_fd() const { return mount_.get(); }  // O_RDONLY|O_DIRECTORY, for open_by_handle_at
+    dev_t dev() const { return dev_; }
+    uint64_t root_ino() const { return root_ino_; }
+    const FileHandle& root_handle() const { return root_handle_; }
+    const HandleKey& key() const { return key_; }
+
+    bool is_root(const struct statx& st) const;
+    FileHandle encode(const KernelHandle& kernel) const {
+        return encode_handle(key_, fsid(), kernel);
+    }
+
+    // A Node for the export root (MOUNT's reply, RFC 1813 §5.2.1).
+    Result<Node> root() const;
+
+  private:
+    friend class ExportTable;
+    Export() = default;
+
+    ExportSpec spec_;
+    std::string canonical_path_;
+    UniqueFd root_;
+    UniqueFd mount_;
+    dev_t dev_ = 0;
+    uint64_t root_ino_ = 0;
+    FileHandle root_handle_;
+    HandleKey key_{};
+};
+
+// An immutable set of exports. Build a new one to reload; see ExportRegistry.
+class ExportTable {
+  public:
+    // Opens and validates every export. Fails (with *why set) on: a path that cannot be
+    // opened as a directory; a filesystem without persistent handles (EOPNOTSUPP) or
+    // with handles too large for 64-byte NFS handles (EOVERFLOW); duplicate fsid, path or
+    // directory (EEXIST); an invalid client rule (EINVAL).
+    static Result<std::shared_ptr<const ExportTable>> create(std::vector<ExportSpec> specs,
+                                                             const HandleKey& key,
+                                                             std::string* why = nullptr);
+
+    const std::vector<std::shared_ptr<const Export>>& exports() const { return exports_; }
+    const HandleKey& key() const { return key_; }
+
+    // nullptr if not found.
+    std::shared_ptr<const Export> find_by_fsid(uint32_t fsid) const;
+    // For MOUNT (RFC 1813 §5.2.1): matches the configured path or its realpath, after
+    // lexical normalisation ("//", trailing "/", "." components). nullptr if not found.
+    std::shared_ptr<const Export> find_by_path(std::string_view path) const;
+
+    // Wire handle -> Node, as root (call outside any IdentityScope).
+    //   kBadHandle  wrong length/version/MAC (NFS3ERR_BADHANDLE);
+    //   ESTALE      unknown fsid, object deleted (also when nlink is 0 but some process still
+    //               holds it open), or object not on the export's filesystem.
+    // Handles are not subtree-checked (like Linux nfsd's default no_subtree_check): a
+    // file renamed out of the export directory, but on the same filesystem, stays
+    // reachable through a handle obtained while it was inside.
+    Result<Node> resolve(std::span<const uint8_t> wire) const;
+
+  private:
+    ExportTable() = default;
+    HandleKey key_{};
+    std::vector<std::shared_ptr<const Export>> exports_;
+};
+
+// Holder of the current table: readers take a snapshot per request; SIGHUP reload swaps in
+// a new table atomically. Handles survive a reload as long as their fsid is still exported
+// (and the handle key is unchanged).
+class ExportRegistry {
+  public:
+    ExportRegistry() = default;
+    explicit ExportRegistry(std::shared_ptr<const ExportTable> table) : table_(std::move(table)) {}
+
+    std::shared_ptr<const ExportTable> snapshot() const { return table_.load(); }
+    void replace(std::shared_ptr<const ExportTable> table) { table_.store(std::move(table)); }
+
+  private:
+    std::atomic<std::shared_ptr<const ExportTable>> table_;
+};
+
+// Lexical path normalisation used by find_by_path: collapses "//", drops "." and a
+// trailing "/". Returns "" for relative paths or paths containing "..".
+std::string normalize_path(std::string_view path);
+
+}  // namespace nfsrdmad::vfs

@@ -1,0 +1,138 @@
+#include "nfs/vfs/fd_cache.h"
+
+#include <fcntl.h>
+#include <sys/sysmacros.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#include "nfs/vfs/sys.h"
+
+namespace nfsrdmad::vfs {
+namespace {
+
+bool usable_for(const OpenFile& f, const Export* exp, OpenFor need) {
+    return f.exp.get() == exp && (need == OpenFor::Read || f.writable);
+}
+
+Result<void> check_regular(const Export& exp, int path_fd) {
+    auto st = sys::stat_fd(path_fd);
+    if (!st) return st.failure();
+    if (makedev(st->stx_dev_major, st->stx_dev_minor) != exp.dev()) return fail(ESTALE);
+    if (S_ISDIR(st->stx_mode)) return fail(EISDIR);
+    if (!S_ISREG(st->stx_mode)) return fail(EINVAL);
+    if (st->stx_nlink == 0) return fail(ESTALE);  // removed, kept alive only by open fds
+    return {};
+}
+
+// As root: O_RDWR if possible so that one descriptor serves readers and writers.
+Result<std::pair<UniqueFd, bool>> open_regular(int path_fd, OpenFor need) {
+    constexpr int kFlags = O_NONBLOCK;  // not O_NOFOLLOW: /proc/self/fd/N is itself a link
+    auto rw = sys::reopen(path_fd, O_RDWR | kFlags);
+    if (rw) return std::pair{std::move(*rw), true};
+    if (need == OpenFor::Write) return rw.failure();
+    auto ro = sys::reopen(path_fd, O_RDONLY | kFlags);
+    if (!ro) return ro.failure();
+    return std::pair{std::move(*ro), false};
+}
+
+}  // namespace
+
+size_t FdCache::HandleHash::operator()(const FileHandle& h) const {
+    // The trailing MAC is a keyed PRF output: already a good hash.
+    uint64_t v = 0;
+    const size_t n = h.size < 8 ? h.size : 8;
+    std::memcpy(&v, h.bytes.data() + h.size - n, n);
+    return static_cast<size_t>(v);
+}
+
+Result<std::shared_ptr<const OpenFile>> FdCache::get(const ExportTable& table,
+                                                     std::span<const uint8_t> wire, OpenFor need) {
+    auto decoded = decode_handle(table.key(), wire);
+    if (!decoded) return decoded.failure();
+    auto exp = table.find_by_fsid(decoded->fsid);
+    if (!exp) return fail(ESTALE);
+    auto handle = FileHandle::from(wire);
+    if (!handle) return handle.failure();
+    if (auto hit = lookup(*handle, exp.get(), need)) return hit;
+
+    auto path_fd = open_kernel_handle(exp->mount_fd(), decoded->kernel, O_PATH);
+    if (!path_fd) return path_fd.failure();
+    return open_and_insert(std::move(exp), *handle, path_fd->get(), need);
+}
+
+Result<std::shared_ptr<const OpenFile>> FdCache::get(const Node& node, OpenFor need) {
+    if (!node.exp) return fail(EINVAL);
+    if (auto hit = lookup(node.handle, node.exp.get(), need)) return hit;
+    return open_and_insert(node.exp, node.handle, node.fd.get(), need);
+}
+
+Result<std::shared_ptr<const OpenFile>> FdCache::open_and_insert(std::shared_ptr<const Export> exp,
+                                                                 const FileHandle& handle,
+                                                                 int path_fd, OpenFor need) {
+    if (auto r = check_regular(*exp, path_fd); !r) return r.failure();
+    auto opened = open_regular(path_fd, need);
+    if (!opened) return opened.failure();
+    auto file = std::make_shared<const OpenFile>(
+        OpenFile{std::move(exp), handle, std::move(opened->first), opened->second});
+    return insert(std::move(file), need);
+}
+
+std::shared_ptr<const OpenFile> FdCache::lookup(const FileHandle& handle, const Export* exp,
+                                                OpenFor need) {
+    std::lock_guard lock(mu_);
+    auto it = slots_.find(handle);
+    if (it == slots_.end() || !usable_for(*it->second.file, exp, need)) return nullptr;
+    lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
+    return it->second.file;
+}
+
+std::shared_ptr<const OpenFile> FdCache::insert(std::shared_ptr<const OpenFile> file,
+                                                OpenFor need) {
+    std::vector<std::shared_ptr<const OpenFile>> evicted;  // closed after the lock is released
+    std::lock_guard lock(mu_);
+    auto it = slots_.find(file->handle);
+    if (it != slots_.end()) {
+        // Another thread raced us. Keep theirs if it serves this request too.
+        if (usable_for(*it->second.file, file->exp.get(), need) &&
+            (it->second.file->writable || !file->writable)) {
+            lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
+            return it->second.file;
+        }
+        evicted.push_back(std::exchange(it->second.file, file));
+        lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
+        return file;
+    }
+    lru_.push_front(file->handle);
+    slots_.emplace(file->handle, Slot{file, lru_.begin()});
+    while (slots_.size() > capacity_) {
+        auto victim = slots_.find(lru_.back());
+        evicted.push_back(std::move(victim->second.file));
+        slots_.erase(victim);
+        lru_.pop_back();
+    }
+    return file;
+}
+
+void FdCache::forget(const FileHandle& handle) {
+    std::lock_guard lock(mu_);
+    auto it = slots_.find(handle);
+    if (it == slots_.end()) return;
+    lru_.erase(it->second.lru_pos);
+    slots_.erase(it);
+}
+
+void FdCache::clear() {
+    std::lock_guard lock(mu_);
+    slots_.clear();
+    lru_.clear();
+}
+
+size_t FdCache::size() const {
+    std::lock_guard lock(mu_);
+    return slots_.size();
+}
+
+}  // namespace nfsrdmad::vfs

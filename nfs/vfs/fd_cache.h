@@ -1,0 +1,80 @@
+// fd_cache.h — LRU of open descriptors for READ/WRITE/COMMIT.
+//
+// open_by_handle_at + a reopen per READ would cost three extra syscalls on the hottest
+// path, so regular files are kept open, keyed by wire handle (fsid + kernel handle).
+// Descriptors are opened as root, O_RDWR when possible (fallback O_RDONLY), so one fd
+// serves every user: io.h checks the caller's permission before each use.
+// Thread-safe; entries are shared_ptrs, so eviction never closes an fd in use.
+// An fd of a file unlinked meanwhile is harmless: io.h reports ESTALE when nlink == 0.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstddef>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <unordered_map>
+
+#include "nfs/vfs/export.h"
+#include "nfs/vfs/handle.h"
+#include "nfs/vfs/node.h"
+#include "nfs/vfs/result.h"
+#include "nfs/vfs/unique_fd.h"
+
+namespace nfsrdmad::vfs {
+
+struct OpenFile {
+    std::shared_ptr<const Export> exp;
+    FileHandle handle;
+    UniqueFd fd;    // O_RDWR or O_RDONLY, O_NONBLOCK (lease breaks -> EWOULDBLOCK)
+    bool writable;  // opened O_RDWR
+};
+
+enum class OpenFor { Read, Write };
+
+class FdCache {
+  public:
+    static constexpr size_t kDefaultCapacity = 1024;
+    explicit FdCache(size_t capacity = kDefaultCapacity) : capacity_(capacity ? capacity : 1) {}
+
+    // Wire handle -> open file, from the cache or opened now. Call as root (outside any
+    // IdentityScope). Errors: kBadHandle, ESTALE (as ExportTable::resolve); EISDIR for a
+    // directory, EINVAL for other non-regular files; for OpenFor::Write, the reason the
+    // file cannot be opened for writing (EROFS, ETXTBSY, EPERM for immutable/append-only,
+    // EWOULDBLOCK while a local lease is being broken -> NFS3ERR_JUKEBOX).
+    // An entry from an older export-table generation is not reused.
+    Result<std::shared_ptr<const OpenFile>> get(const ExportTable& table,
+                                                std::span<const uint8_t> wire, OpenFor need);
+    // Same, for an already resolved node (avoids the open_by_handle_at on a miss).
+    Result<std::shared_ptr<const OpenFile>> get(const Node& node, OpenFor need);
+
+    void forget(const FileHandle& handle);
+    void clear();
+    size_t size() const;
+    size_t capacity() const { return capacity_; }
+
+  private:
+    struct HandleHash {
+        size_t operator()(const FileHandle& h) const;
+    };
+    struct Slot {
+        std::shared_ptr<const OpenFile> file;
+        std::list<FileHandle>::iterator lru_pos;
+    };
+
+    std::shared_ptr<const OpenFile> lookup(const FileHandle& handle, const Export* exp,
+                                           OpenFor need);
+    std::shared_ptr<const OpenFile> insert(std::shared_ptr<const OpenFile> file, OpenFor need);
+    Result<std::shared_ptr<const OpenFile>> open_and_insert(std::shared_ptr<const Export> exp,
+                                                            const FileHandle& handle, int path_fd,
+                                                            OpenFor need);
+
+    const size_t capacity_;
+    mutable std::mutex mu_;
+    std::list<FileHandle> lru_;  // front = most recently used
+    std::unordered_map<FileHandle, Slot, HandleHash> slots_;
+};
+
+}  // namespace nfsrdmad::vfs

@@ -1,0 +1,117 @@
+#include "nfs/vfs/io.h"
+
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+
+#include "nfs/vfs/attrs.h"
+#include "nfs/vfs/sys.h"
+
+namespace nfsrdmad::vfs {
+namespace {
+
+constexpr uint64_t kMaxOffset = static_cast<uint64_t>(LLONG_MAX);
+
+// Returns the attributes it looked at, for the caller's EOF computation.
+Result<struct statx> check_io_permission(const OpenFile& file, const Identity& id, OpenFor op) {
+    auto st = sys::stat_fd(file.fd.get());
+    if (!st) return st;
+    if (st->stx_nlink == 0) return fail(ESTALE);  // removed: the handle is stale
+    if (id.uid == st->stx_uid) return st;         // owner override
+    const uint32_t granted = access_from_mode(*st, id);
+    const uint32_t needed = op == OpenFor::Read ? (kAccessRead | kAccessExecute) : kAccessModify;
+    if ((granted & needed) == 0) return fail(EACCES);
+    return st;
+}
+
+Result<uint32_t> pread_full(int fd, uint64_t offset, uint32_t count, void* dst) {
+    auto* out = static_cast<uint8_t*>(dst);
+    uint32_t done = 0;
+    while (done < count) {
+        const ssize_t n = ::pread(fd, out + done, count - done, static_cast<off_t>(offset + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            if (done > 0) break;
+            return fail(errno);
+        }
+        if (n == 0) break;
+        done += static_cast<uint32_t>(n);
+    }
+    return done;
+}
+
+int rwf_flags(StableHow stable) {
+    switch (stable) {
+        case StableHow::Unstable:
+            return 0;
+        case StableHow::DataSync:
+            return RWF_DSYNC;
+        case StableHow::FileSync:
+            return RWF_SYNC;
+    }
+    return RWF_SYNC;
+}
+
+Result<uint32_t> pwrite_full(int fd, uint64_t offset, std::span<const uint8_t> data, int flags) {
+    size_t done = 0;
+    while (done < data.size()) {
+        struct iovec iov {
+            const_cast<uint8_t*>(data.data() + done), data.size() - done
+        };
+        const ssize_t n = ::pwritev2(fd, &iov, 1, static_cast<off_t>(offset + done), flags);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            if (done > 0) break;  // report the progress; the client retries the rest
+            return fail(errno);
+        }
+        if (n == 0) break;
+        done += static_cast<size_t>(n);
+    }
+    return static_cast<uint32_t>(done);
+}
+
+}  // namespace
+
+Result<ReadResult> read(const OpenFile& file, uint64_t offset, uint32_t count, void* dst,
+                        const Identity& id) {
+    auto st = check_io_permission(file, id, OpenFor::Read);
+    if (!st) return st.failure();
+    if (offset >= kMaxOffset) return ReadResult{0, true};
+    if (count > kMaxOffset - offset) count = static_cast<uint32_t>(kMaxOffset - offset);
+
+    auto done = pread_full(file.fd.get(), offset, count, dst);
+    if (!done) return done.failure();
+    const uint64_t end = offset + *done;
+    bool eof = *done < count || end >= st->stx_size;
+    if (eof && *done == count && count > 0) {
+        // Full read ending at the old size: the file may have grown meanwhile.
+        auto now = sys::stat_fd(file.fd.get());
+        if (now) eof = end >= now->stx_size;
+    }
+    return ReadResult{*done, eof};
+}
+
+Result<WriteResult> write(const OpenFile& file, uint64_t offset, std::span<const uint8_t> data,
+                          StableHow stable, const Identity& id) {
+    if (!file.writable) return fail(EBADF);
+    if (data.size() > UINT32_MAX) return fail(EINVAL);
+    if (offset > kMaxOffset || data.size() > kMaxOffset - offset) return fail(EFBIG);
+    if (auto st = check_io_permission(file, id, OpenFor::Write); !st) return st.failure();
+
+    auto done = with_identity(
+        id, [&] { return pwrite_full(file.fd.get(), offset, data, rwf_flags(stable)); });
+    if (!done) return done.failure();
+    return WriteResult{*done, stable};
+}
+
+Result<void> commit(const OpenFile& file, uint64_t /*offset*/, uint32_t /*count*/) {
+    return check_syscall(::fsync(file.fd.get()));
+}
+
+Result<struct statx> getattr(const OpenFile& file) {
+    return sys::stat_fd(file.fd.get());
+}
+
+}  // namespace nfsrdmad::vfs

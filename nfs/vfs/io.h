@@ -1,0 +1,58 @@
+// io.h — READ, WRITE, COMMIT on cached descriptors (fd_cache.h).
+//
+// Data moves directly between the file and the caller's memory (pread into dst, pwrite
+// from data): no intermediate buffer, so dst/data may be RDMA-registered memory.
+// Permission is checked against the caller's identity *before* the shared root-opened
+// descriptor is used, with Linux nfsd's owner override: the owner may read/write their
+// own file whatever its mode (a client writes through a file it created 0444 and still
+// holds open; the client checked permission at open time).
+#pragma once
+
+#include <sys/stat.h>
+
+#include <cstdint>
+#include <span>
+
+#include "nfs/vfs/fd_cache.h"
+#include "nfs/vfs/identity.h"
+#include "nfs/vfs/result.h"
+
+namespace nfsrdmad::vfs {
+
+struct ReadResult {
+    uint32_t count = 0;  // bytes placed at dst
+    bool eof = false;    // the read reached end of file (RFC 1813 §3.3.6)
+};
+
+// RFC 1813 §3.3.7 stable_how (same numeric values).
+enum class StableHow { Unstable = 0, DataSync = 1, FileSync = 2 };
+
+struct WriteResult {
+    uint32_t count = 0;   // bytes written (may be short on ENOSPC/EDQUOT after progress)
+    StableHow committed;  // how durable the data is now (>= requested)
+};
+
+// RFC 1813 §3.3.6 READ of up to count bytes at offset into dst (which must hold count
+// bytes). Permission: owner, or read or execute permission (execute: a client running a
+// binary must be able to page it in). EACCES otherwise; ESTALE if the file was deleted.
+Result<ReadResult> read(const OpenFile& file, uint64_t offset, uint32_t count, void* dst,
+                        const Identity& id);
+
+// RFC 1813 §3.3.7 WRITE of data at offset. file must come from FdCache::get(...,
+// OpenFor::Write) (else EBADF). Permission: owner or write permission -> else EACCES.
+// The write itself runs with id's credentials, so the kernel clears setuid/setgid bits
+// and applies quotas and the ext4 root reserve to the caller, not to root.
+// DataSync uses RWF_DSYNC, FileSync RWF_SYNC (one pwritev2 call, no separate fsync).
+// Offset + length beyond 2^63 - 1 -> EFBIG.
+// The process must ignore SIGXFSZ (RLIMIT_FSIZE), or a large write could kill it.
+Result<WriteResult> write(const OpenFile& file, uint64_t offset, std::span<const uint8_t> data,
+                          StableHow stable, const Identity& id);
+
+// RFC 1813 §3.3.21 COMMIT: fsync(2) of the whole file (offset/count are accepted for the
+// protocol; Linux has no durable range sync). Pair the reply with write_verifier().
+Result<void> commit(const OpenFile& file, uint64_t offset, uint32_t count);
+
+// Attributes through the cached descriptor (post-op attributes for READ/WRITE).
+Result<struct statx> getattr(const OpenFile& file);
+
+}  // namespace nfsrdmad::vfs

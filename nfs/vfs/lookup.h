@@ -1,0 +1,27 @@
+// lookup.h — name resolution inside an export: LOOKUP and READLINK.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "nfs/vfs/identity.h"
+#include "nfs/vfs/node.h"
+#include "nfs/vfs/result.h"
+
+namespace nfsrdmad::vfs {
+
+// RFC 1813 §3.3.3 LOOKUP of one component, with id's credentials (search permission on
+// dir is enforced by the kernel).
+//   name invalid (empty, '/', NUL)  -> EINVAL; longer than 255 -> ENAMETOOLONG
+//   "."                             -> dir itself
+//   ".." of the export root         -> the export root (never leave the export)
+//   symlink                         -> the symlink itself, never followed
+//   mount point inside the export   -> EXDEV (not crossed; map to NFS3ERR_ACCES)
+//   dir not a directory             -> ENOTDIR
+// Also serves READDIRPLUS (RFC 1813 §3.3.17), which needs handle + attributes per entry.
+Result<Entry> lookup(const Node& dir, std::string_view name, const Identity& id);
+
+// RFC 1813 §3.3.5 READLINK: the target text, verbatim. EINVAL if node is not a symlink.
+Result<std::string> readlink(const Node& node);
+
+}  // namespace nfsrdmad::vfs

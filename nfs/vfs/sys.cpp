@@ -1,0 +1,68 @@
+#include "nfs/vfs/sys.h"
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace nfsrdmad::vfs::sys {
+
+ProcFdPath proc_fd_path(int fd) {
+    ProcFdPath p;
+    std::snprintf(p.buf, sizeof p.buf, "/proc/self/fd/%d", fd);
+    return p;
+}
+
+Result<struct statx> stat_fd(int fd) {
+    struct statx st {};
+    if (::statx(fd, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT, kStatxMask, &st) != 0) {
+        return fail(errno);
+    }
+    return st;
+}
+
+Result<UniqueFd> openat2(int dirfd, const char* name, uint64_t flags, uint64_t resolve,
+                         uint64_t mode) {
+    struct open_how how {};
+    how.flags = flags | O_CLOEXEC;
+    how.mode = mode;
+    how.resolve = resolve;
+    for (int attempt = 0; attempt < 16; ++attempt) {
+        long fd = ::syscall(SYS_openat2, dirfd, name, &how, sizeof how);
+        if (fd >= 0) return UniqueFd(static_cast<int>(fd));
+        if (errno != EAGAIN && errno != EINTR) return fail(errno);
+    }
+    return fail(EAGAIN);
+}
+
+Result<UniqueFd> open_child_path(int dirfd, const char* name) {
+    return openat2(dirfd, name, O_PATH | O_NOFOLLOW, kResolveBeneath);
+}
+
+Result<UniqueFd> reopen(int fd, int flags) {
+    const ProcFdPath path = proc_fd_path(fd);
+    int nfd;
+    do {
+        nfd = ::open(path.c_str(), flags | O_CLOEXEC);
+    } while (nfd < 0 && errno == EINTR);
+    if (nfd < 0) return fail(errno);
+    return UniqueFd(nfd);
+}
+
+Result<UniqueFd> dup_fd(int fd) {
+    int nfd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (nfd < 0) return fail(errno);
+    return UniqueFd(nfd);
+}
+
+NameBuf name_buf(std::string_view name) {
+    NameBuf b;
+    const size_t n = name.size() < sizeof b.buf ? name.size() : sizeof b.buf - 1;
+    std::memcpy(b.buf, name.data(), n);
+    b.buf[n] = '\0';
+    return b;
+}
+
+}  // namespace nfsrdmad::vfs::sys

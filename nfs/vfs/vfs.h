@@ -1,0 +1,28 @@
+// vfs.h — umbrella header of nfsrdmad::vfs, the Linux filesystem back end.
+//
+// Typical request flow (NFSv3 procedure layer):
+//   auto table = registry.snapshot();                // one snapshot per request
+//   auto node  = table->resolve(fh);                 // as root: handle -> O_PATH fd
+//   const ClientRule* rule = match(node->exp->spec(), peer, hostname);
+//   Identity id = squash(*rule, creds, flavor);
+//   auto entry = lookup(*node, name, id);            // operation under id's credentials
+// READ/WRITE/COMMIT go through FdCache instead of resolve().
+#pragma once
+
+#include "nfs/vfs/attrs.h"
+#include "nfs/vfs/create.h"
+#include "nfs/vfs/dirops.h"
+#include "nfs/vfs/export.h"
+#include "nfs/vfs/fd_cache.h"
+#include "nfs/vfs/handle.h"
+#include "nfs/vfs/identity.h"
+#include "nfs/vfs/io.h"
+#include "nfs/vfs/lookup.h"
+#include "nfs/vfs/names.h"
+#include "nfs/vfs/node.h"
+#include "nfs/vfs/policy.h"
+#include "nfs/vfs/readdir.h"
+#include "nfs/vfs/result.h"
+#include "nfs/vfs/secret.h"
+#include "nfs/vfs/siphash.h"
+#include "nfs/vfs/unique_fd.h"

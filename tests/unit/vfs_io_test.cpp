@@ -1,0 +1,355 @@
+// Unit tests of nfs/vfs I/O and directory listing: read/write/commit through the fd
+// cache, permission checks, readdir paging with cookies.
+#include <dirent.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <numeric>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "tests/unit/vfs_test_util.h"
+
+namespace nfsrdmad::vfs::testing {
+namespace {
+
+class IoTest : public VfsFixture {
+  protected:
+    std::shared_ptr<const OpenFile> open(const std::string& rel, OpenFor need) {
+        auto f = cache_.get(*table_, node(rel).handle.data(), need);
+        EXPECT_TRUE(f.ok()) << rel << ": " << describe_error(f.error());
+        return f.ok() ? *f : nullptr;
+    }
+    FdCache cache_{16};
+};
+
+TEST_F(IoTest, WriteThenReadRoundTrip) {
+    auto e = create(root_, "data", 0644, CreateHow::Guarded, 0, kUser1234);
+    ASSERT_TRUE(e.ok());
+    std::vector<uint8_t> payload(1 << 20);
+    std::iota(payload.begin(), payload.end(), uint8_t{7});
+
+    auto wf = cache_.get(e->node, OpenFor::Write);
+    ASSERT_TRUE(wf.ok()) << describe_error(wf.error());
+    auto w = write(**wf, 4096, payload, StableHow::Unstable, kUser1234);
+    ASSERT_TRUE(w.ok()) << describe_error(w.error());
+    EXPECT_EQ(w->count, payload.size());
+    EXPECT_EQ(w->committed, StableHow::Unstable);
+    EXPECT_TRUE(commit(**wf, 0, 0).ok());
+    EXPECT_EQ(getattr(**wf)->stx_size, 4096u + payload.size());
+
+    auto rf = cache_.get(*table_, e->node.handle.data(), OpenFor::Read);
+    ASSERT_TRUE(rf.ok());
+    EXPECT_EQ(rf->get(), wf->get());  // same cached descriptor
+    std::vector<uint8_t> back(payload.size(), 0);
+    auto r = read(**rf, 4096, static_cast<uint32_t>(back.size()), back.data(), kUser1234);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->count, payload.size());
+    EXPECT_TRUE(r->eof);  // ends exactly at end of file
+    EXPECT_EQ(back, payload);
+
+    // The hole before offset 4096 reads as zeros; a read past EOF is empty + eof.
+    uint8_t head[16];
+    std::fill(std::begin(head), std::end(head), 0xee);
+    r = read(**rf, 0, sizeof head, head, kUser1234);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->count, 16u);
+    EXPECT_FALSE(r->eof);
+    EXPECT_EQ(head[0], 0);
+    EXPECT_EQ(head[15], 0);
+    r = read(**rf, 10u << 20, sizeof head, head, kUser1234);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->count, 0u);
+    EXPECT_TRUE(r->eof);
+    // A read straddling EOF is short.
+    r = read(**rf, 4096 + payload.size() - 3, sizeof head, head, kUser1234);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->count, 3u);
+    EXPECT_TRUE(r->eof);
+    EXPECT_EQ(head[2], payload.back());
+}
+
+TEST_F(IoTest, StableWritesReportTheirCommitment) {
+    write_file("s", "", 0644, 1234, 1234);
+    auto f = open("s", OpenFor::Write);
+    ASSERT_NE(f, nullptr);
+    const std::vector<uint8_t> data = {'a', 'b', 'c'};
+    auto w = write(*f, 0, data, StableHow::FileSync, kUser1234);
+    ASSERT_TRUE(w.ok());
+    EXPECT_EQ(w->committed, StableHow::FileSync);
+    w = write(*f, 3, data, StableHow::DataSync, kUser1234);
+    ASSERT_TRUE(w.ok());
+    EXPECT_EQ(w->committed, StableHow::DataSync);
+    EXPECT_EQ(stat_path("s").st_size, 6);
+}
+
+TEST_F(IoTest, NonOwnerIsDeniedOnPrivateFile) {
+    write_file("secret", "top secret", 0600, 1234, 1234);
+    auto f = open("secret", OpenFor::Write);
+    ASSERT_NE(f, nullptr);
+    char buf[32];
+    EXPECT_EQ(read(*f, 0, sizeof buf, buf, kUser4321).error(), EACCES);
+    const std::vector<uint8_t> data = {'x'};
+    EXPECT_EQ(write(*f, 0, data, StableHow::Unstable, kUser4321).error(), EACCES);
+    auto r = read(*f, 0, sizeof buf, buf, kUser1234);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(std::string(buf, r->count), "top secret");
+    EXPECT_EQ(access(node("secret"), kAccessRead, kUser4321).value(), 0u);
+}
+
+TEST_F(IoTest, ReadableViaGroupOrExecute) {
+    write_file("g", "grp", 0640, 1234, 777);
+    write_file("x", "bin", 0711, 1234, 1234);
+    char buf[8];
+    EXPECT_EQ(read(*open("g", OpenFor::Read), 0, 8, buf, Identity{4321, 1, {777}})->count, 3u);
+    EXPECT_EQ(read(*open("g", OpenFor::Read), 0, 8, buf, kUser4321).error(), EACCES);
+    EXPECT_EQ(read(*open("x", OpenFor::Read), 0, 8, buf, kUser4321)->count, 3u);
+}
+
+TEST_F(IoTest, OwnerMayWriteReadOnlyFile) {
+    write_file("ro", "", 0444, 1234, 1234);
+    auto f = open("ro", OpenFor::Write);
+    ASSERT_NE(f, nullptr);
+    const std::vector<uint8_t> data = {'o', 'k'};
+    auto w = write(*f, 0, data, StableHow::Unstable, kUser1234);
+    ASSERT_TRUE(w.ok()) << describe_error(w.error());
+    EXPECT_EQ(w->count, 2u);
+    EXPECT_EQ(write(*f, 0, data, StableHow::Unstable, kUser4321).error(), EACCES);
+}
+
+TEST_F(IoTest, NonRegularFilesAreRefused) {
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);
+    ASSERT_EQ(::mkfifo(path("p").c_str(), 0666), 0);
+    EXPECT_EQ(cache_.get(*table_, node("d").handle.data(), OpenFor::Read).error(), EISDIR);
+    EXPECT_EQ(cache_.get(node("p"), OpenFor::Read).error(), EINVAL);
+    EXPECT_EQ(cache_.get(*table_, std::vector<uint8_t>(20, 1), OpenFor::Read).error(), kBadHandle);
+}
+
+TEST_F(IoTest, DeletedFileIsStaleEvenWhenCached) {
+    write_file("tmp", "x", 0644, 1234, 1234);
+    const FileHandle h = node("tmp").handle;
+    auto f = cache_.get(*table_, h.data(), OpenFor::Read);
+    ASSERT_TRUE(f.ok());
+    ASSERT_EQ(::unlink(path("tmp").c_str()), 0);
+    char c;
+    EXPECT_EQ(read(**f, 0, 1, &c, kUser1234).error(), ESTALE);
+    auto again = cache_.get(*table_, h.data(), OpenFor::Read);
+    ASSERT_TRUE(again.ok());  // still cached; the I/O call reports it
+    EXPECT_EQ(read(**again, 0, 1, &c, kUser1234).error(), ESTALE);
+    cache_.forget(h);
+    EXPECT_EQ(cache_.get(*table_, h.data(), OpenFor::Read).error(), ESTALE);
+}
+
+TEST_F(IoTest, WriteNeedsAWritableDescriptor) {
+    write_file("f", "x", 0644);
+    auto f = open("f", OpenFor::Read);
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->writable);  // root opens O_RDWR when it can
+    OpenFile ro{f->exp, f->handle, UniqueFd(::open(path("f").c_str(), O_RDONLY)), false};
+    const std::vector<uint8_t> data = {'y'};
+    EXPECT_EQ(write(ro, 0, data, StableHow::Unstable, kRoot).error(), EBADF);
+    EXPECT_EQ(write(*f, static_cast<uint64_t>(INT64_MAX), data, StableHow::Unstable, kRoot).error(),
+              EFBIG);
+}
+
+TEST_F(IoTest, CacheIsBoundedLru) {
+    FdCache small(2);
+    write_file("a", "a");
+    write_file("b", "b");
+    write_file("c", "c");
+    auto a = small.get(node("a"), OpenFor::Read);
+    auto b = small.get(node("b"), OpenFor::Read);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(small.get(node("a"), OpenFor::Read)->get(), a->get());  // a is now most recent
+    auto c = small.get(node("c"), OpenFor::Read);
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(small.size(), 2u);
+    EXPECT_EQ(small.get(node("a"), OpenFor::Read)->get(), a->get());  // survived
+    EXPECT_NE(small.get(node("b"), OpenFor::Read)->get(), b->get());  // was evicted, reopened
+    char ch;
+    EXPECT_EQ(read(**b, 0, 1, &ch, kRoot)->count, 1u);  // evicted entries stay usable
+    small.clear();
+    EXPECT_EQ(small.size(), 0u);
+}
+
+TEST_F(IoTest, CacheEntriesOfAnOldTableAreNotReused) {
+    write_file("f", "x");
+    const FileHandle h = node("f").handle;
+    auto first = cache_.get(*table_, h.data(), OpenFor::Read);
+    ASSERT_TRUE(first.ok());
+    auto reloaded = make_table({export_dir_});
+    auto second = cache_.get(*reloaded, h.data(), OpenFor::Read);
+    ASSERT_TRUE(second.ok());
+    EXPECT_NE(first->get(), second->get());
+    EXPECT_EQ((*second)->exp, reloaded->exports()[0]);
+}
+
+TEST_F(IoTest, ConcurrentUsersShareTheCacheSafely) {
+    constexpr int kThreads = 8;
+    constexpr int kRounds = 100;
+    std::vector<FileHandle> handles;
+    for (int t = 0; t < kThreads; ++t) {
+        const std::string name = "user" + std::to_string(t);
+        write_file(name, "", 0600, 2000 + t, 2000 + t);
+        handles.push_back(node(name).handle);
+    }
+    FdCache shared(3);  // smaller than the working set: constant eviction
+    std::atomic<int> failures{0};
+    auto worker = [&](int t) {
+        const Identity me{static_cast<uint32_t>(2000 + t), static_cast<uint32_t>(2000 + t), {}};
+        std::vector<uint8_t> out(4096), in(4096);
+        for (int round = 0; round < kRounds; ++round) {
+            std::fill(out.begin(), out.end(), static_cast<uint8_t>(t * 16 + round));
+            auto f = shared.get(*table_, handles[t].data(), OpenFor::Write);
+            if (!f) {
+                ++failures;
+                continue;
+            }
+            const uint64_t off = static_cast<uint64_t>(round) * 4096;
+            auto w = write(**f, off, out, StableHow::Unstable, me);
+            auto r = read(**f, off, 4096, in.data(), me);
+            if (!w || w->count != 4096 || !r || r->count != 4096 || in != out) ++failures;
+            auto other = shared.get(*table_, handles[(t + 1) % kThreads].data(), OpenFor::Read);
+            char c;
+            if (!other || read(**other, 0, 1, &c, me).error() != EACCES) ++failures;
+            if (current_fsuid() != 0) ++failures;
+        }
+    };
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) threads.emplace_back(worker, t);
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_LE(shared.size(), 3u);
+    for (int t = 0; t < kThreads; ++t) {
+        EXPECT_EQ(stat_path("user" + std::to_string(t)).st_size, kRounds * 4096);
+    }
+}
+
+// ---------------------------------------------------------------- readdir
+
+class ReaddirTest : public VfsFixture {};
+
+TEST_F(ReaddirTest, PagedListingSeesEveryNameOnce) {
+    ASSERT_EQ(::mkdir(path("big").c_str(), 0755), 0);
+    for (int i = 0; i < 1000; ++i) write_file("big/entry_" + std::to_string(i), "");
+    Node big = node("big");
+    auto verifier = cookie_verifier(big);
+    ASSERT_TRUE(verifier.ok());
+
+    std::map<std::string, int> seen;
+    uint64_t cookie = 0;
+    int pages = 0;
+    bool eof = false;
+    while (!eof) {
+        ASSERT_LT(++pages, 200);
+        int in_page = 0;
+        auto r = readdir(
+            big, cookie,
+            [&](const DirEntry& e) {
+                if (in_page == 37) return false;  // "reply buffer full"
+                ++in_page;
+                ++seen[std::string(e.name)];
+                cookie = e.cookie;
+                if (e.name != "." && e.name != "..") {
+                    EXPECT_EQ(e.type, DT_REG);
+                }
+                return true;
+            },
+            kUser4321);
+        ASSERT_TRUE(r.ok()) << describe_error(r.error());
+        eof = r->eof;
+        if (pages == 5) {
+            // Unrelated churn while the client is listing must not change the verifier.
+            write_file("big/zz_new_during_listing", "");
+            ASSERT_EQ(::unlink(path("big/zz_new_during_listing").c_str()), 0);
+            EXPECT_EQ(*cookie_verifier(big), *verifier);
+        }
+    }
+    EXPECT_EQ(seen.size(), 1002u);
+    for (const auto& [name, count] : seen) EXPECT_EQ(count, 1) << name;
+    EXPECT_EQ(seen.count("entry_0"), 1u);
+    EXPECT_EQ(seen.count("entry_999"), 1u);
+    EXPECT_EQ(seen.count("."), 1u);
+    EXPECT_EQ(seen.count(".."), 1u);
+    EXPECT_EQ(pages, 28);  // ceil(1002 / 37) = 28, the last one reaching eof
+}
+
+TEST_F(ReaddirTest, ResumeAtLastCookieIsEof) {
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);
+    write_file("d/one", "");
+    Node d = node("d");
+    uint64_t last = 0;
+    int n = 0;
+    auto r = readdir(
+        d, 0,
+        [&](const DirEntry& e) {
+            last = e.cookie;
+            ++n;
+            return true;
+        },
+        kRoot);
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r->eof);
+    EXPECT_EQ(n, 3);
+    r = readdir(
+        d, last,
+        [&](const DirEntry&) {
+            ADD_FAILURE();
+            return true;
+        },
+        kRoot);
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r->eof);
+}
+
+TEST_F(ReaddirTest, CallbackMayLookupForReaddirplus) {
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);
+    write_file("d/f", "12345");
+    Node d = node("d");
+    uint64_t size = 0;
+    FileHandle handle;
+    auto r = readdir(
+        d, 0,
+        [&](const DirEntry& e) {
+            if (e.name != "f") return true;
+            auto entry = lookup(d, e.name, kUser4321);  // would be EBUSY inside a scope
+            EXPECT_TRUE(entry.ok()) << describe_error(entry.error());
+            if (entry.ok()) {
+                size = entry->attr.stx_size;
+                handle = entry->node.handle;
+                EXPECT_EQ(entry->attr.stx_ino, e.ino);
+            }
+            return true;
+        },
+        kUser4321);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(size, 5u);
+    EXPECT_EQ(handle, node("d/f").handle);
+}
+
+TEST_F(ReaddirTest, PermissionAndErrors) {
+    ASSERT_EQ(::mkdir(path("private").c_str(), 0711), 0);
+    Node p = node("private");
+    auto noop = [](const DirEntry&) { return true; };
+    EXPECT_EQ(readdir(p, 0, noop, kUser4321).error(), EACCES);
+    EXPECT_TRUE(readdir(p, 0, noop, kRoot).ok());
+    write_file("f", "");
+    EXPECT_EQ(readdir(node("f"), 0, noop, kRoot).error(), ENOTDIR);
+}
+
+TEST_F(ReaddirTest, CookieVerifierDiffersPerDirectory) {
+    ASSERT_EQ(::mkdir(path("a").c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(path("b").c_str(), 0755), 0);
+    const uint64_t va = *cookie_verifier(node("a"));
+    EXPECT_NE(va, 0u);
+    EXPECT_NE(va, *cookie_verifier(node("b")));
+    // Recreating the directory (new inode / birth time) changes it.
+    ASSERT_EQ(::rmdir(path("a").c_str()), 0);
+    ASSERT_EQ(::mkdir(path("a").c_str(), 0755), 0);
+    EXPECT_NE(va, *cookie_verifier(node("a")));
+}
+
+}  // namespace
+}  // namespace nfsrdmad::vfs::testing

@@ -1,0 +1,506 @@
+// Unit tests of nfs/vfs operations: lookup, access, create-type operations, removal,
+// rename, link, setattr, fsstat/pathconf.
+#include <dirent.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+
+#include "nfs/vfs/sys.h"
+#include "tests/unit/vfs_test_util.h"
+
+namespace nfsrdmad::vfs::testing {
+namespace {
+
+class LookupTest : public VfsFixture {};
+
+TEST_F(LookupTest, DotDotAtRootIsRoot) {
+    auto up = lookup(root_, "..", kRoot);
+    ASSERT_TRUE(up.ok()) << describe_error(up.error());
+    EXPECT_EQ(up->node.handle, exp_->root_handle());
+    EXPECT_EQ(up->attr.stx_ino, stat_path("").st_ino);
+    // Again from the result: still the root, never the parent of the export.
+    auto up2 = lookup(up->node, "..", kUser4321);
+    ASSERT_TRUE(up2.ok());
+    EXPECT_EQ(up2->node.handle, exp_->root_handle());
+}
+
+TEST_F(LookupTest, DotAndDotDotInsideTheExport) {
+    ASSERT_EQ(::mkdir(path("a").c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(path("a/b").c_str(), 0755), 0);
+    Node b = node("a/b");
+    auto self = lookup(b, ".", kRoot);
+    ASSERT_TRUE(self.ok());
+    EXPECT_EQ(self->node.handle, b.handle);
+    auto parent = lookup(b, "..", kRoot);
+    ASSERT_TRUE(parent.ok());
+    EXPECT_EQ(parent->attr.stx_ino, stat_path("a").st_ino);
+    EXPECT_EQ(parent->node.handle, node("a").handle);
+    auto grandparent = lookup(parent->node, "..", kRoot);
+    ASSERT_TRUE(grandparent.ok());
+    EXPECT_EQ(grandparent->node.handle, exp_->root_handle());
+}
+
+TEST_F(LookupTest, ReturnsAttributesAndErrors) {
+    write_file("f", "12345", 0640, 1234, 4321);
+    auto e = lookup(root_, "f", kRoot);
+    ASSERT_TRUE(e.ok());
+    EXPECT_TRUE(S_ISREG(e->attr.stx_mode));
+    EXPECT_EQ(e->attr.stx_mode & 07777, 0640u);
+    EXPECT_EQ(e->attr.stx_size, 5u);
+    EXPECT_EQ(e->attr.stx_uid, 1234u);
+    EXPECT_EQ(e->attr.stx_gid, 4321u);
+    EXPECT_EQ(lookup(root_, "missing", kRoot).error(), ENOENT);
+    EXPECT_EQ(lookup(root_, "", kRoot).error(), EINVAL);
+    EXPECT_EQ(lookup(root_, "a/b", kRoot).error(), EINVAL);
+    EXPECT_EQ(lookup(root_, std::string(256, 'n'), kRoot).error(), ENAMETOOLONG);
+    EXPECT_EQ(lookup(root_, std::string(255, 'n'), kRoot).error(), ENOENT);
+    EXPECT_EQ(lookup(e->node, "x", kRoot).error(), ENOTDIR);
+    EXPECT_EQ(lookup(e->node, "..", kRoot).error(), ENOTDIR);
+}
+
+TEST_F(LookupTest, SymlinkIsReturnedNotFollowed) {
+    ASSERT_EQ(::symlink("/etc", path("link").c_str()), 0);
+    auto e = lookup(root_, "link", kRoot);
+    ASSERT_TRUE(e.ok()) << describe_error(e.error());
+    EXPECT_TRUE(S_ISLNK(e->attr.stx_mode));
+    auto target = readlink(e->node);
+    ASSERT_TRUE(target.ok());
+    EXPECT_EQ(*target, "/etc");
+    EXPECT_EQ(lookup(root_, "link/passwd", kRoot).error(), EINVAL);
+    EXPECT_EQ(lookup(e->node, "passwd", kRoot).error(), ENOTDIR);
+    EXPECT_EQ(readlink(root_).error(), EINVAL);
+
+    // A relative symlink escaping upwards is just as inert.
+    ASSERT_EQ(::symlink("../../../etc", path("up").c_str()), 0);
+    auto up = lookup(root_, "up", kRoot);
+    ASSERT_TRUE(up.ok());
+    EXPECT_TRUE(S_ISLNK(up->attr.stx_mode));
+    EXPECT_EQ(*readlink(up->node), "../../../etc");
+}
+
+TEST_F(LookupTest, SearchPermissionIsEnforced) {
+    ASSERT_EQ(::mkdir(path("private").c_str(), 0700), 0);
+    write_file("private/f", "x");
+    Node priv = node("private");
+    EXPECT_EQ(lookup(priv, "f", kUser4321).error(), EACCES);
+    EXPECT_EQ(lookup(priv, ".", kUser4321).error(), EACCES);
+    EXPECT_TRUE(lookup(priv, "f", kRoot).ok());
+}
+
+TEST_F(LookupTest, ResolveFlagsAreStrict) {
+    static_assert((sys::kResolveBeneath & RESOLVE_BENEATH) != 0);
+    static_assert((sys::kResolveBeneath & RESOLVE_NO_MAGICLINKS) != 0);
+    static_assert((sys::kResolveBeneath & RESOLVE_NO_XDEV) != 0);
+    static_assert((sys::kResolveBeneath & RESOLVE_NO_SYMLINKS) != 0);
+    SUCCEED();
+}
+
+// Runs body in a forked child with a private mount namespace (mounts vanish with it).
+// Returns the child's exit code; 77 = could not set up (skip).
+template <class F>
+int in_private_mount_namespace(F body) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        if (::unshare(CLONE_NEWNS) != 0) ::_exit(77);
+        if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ::_exit(77);
+        ::_exit(body());
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+}
+
+TEST_F(LookupTest, MountPointsAreNotCrossed) {
+    ASSERT_EQ(::mkdir(path("tmpfs").c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(path("bind").c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(path("src").c_str(), 0755), 0);
+    const std::string dir = export_dir_;
+    const HandleKey key = key_;
+    const int rc = in_private_mount_namespace([&]() -> int {
+        if (::mount("tmpfs", (dir + "/tmpfs").c_str(), "tmpfs", 0, nullptr) != 0) return 77;
+        if (::mount((dir + "/src").c_str(), (dir + "/bind").c_str(), nullptr, MS_BIND, nullptr) !=
+            0)
+            return 77;
+        auto table = ExportTable::create({ExportSpec{dir, 0, {}}}, key);
+        if (!table) return 10;
+        auto root = (*table)->exports()[0]->root();
+        if (!root) return 11;
+        if (lookup(*root, "tmpfs", kRoot).error() != EXDEV) return 12;
+        if (lookup(*root, "bind", kRoot).error() != EXDEV) return 13;  // same fs, other mount
+        if (!lookup(*root, "src", kRoot)) return 14;
+        return 0;
+    });
+    if (rc == 77) GTEST_SKIP() << "cannot create a mount namespace here";
+    EXPECT_EQ(rc, 0);
+}
+
+// ---------------------------------------------------------------- access
+
+class AccessTest : public VfsFixture {};
+
+TEST_F(AccessTest, OwnerGroupOther) {
+    write_file("f", "x", 0640, 1234, 500);
+    Node f = node("f");
+    EXPECT_EQ(*access(f, kAccessAll, kUser1234), kAccessRead | kAccessModify | kAccessExtend);
+    EXPECT_EQ(*access(f, kAccessAll, Identity{4321, 4321, {500}}), kAccessRead);  // via group
+    EXPECT_EQ(*access(f, kAccessAll, Identity{4321, 500, {}}), kAccessRead);      // primary gid
+    EXPECT_EQ(*access(f, kAccessAll, kUser4321), 0u);
+    EXPECT_EQ(*access(f, kAccessRead, kUser1234), kAccessRead);  // only what was asked
+}
+
+TEST_F(AccessTest, RootGetsEverythingButExecuteOfNonExecutables) {
+    write_file("data", "x", 0000);
+    write_file("tool", "x", 0100);
+    EXPECT_EQ(*access(node("data"), kAccessAll, kRoot),
+              kAccessRead | kAccessModify | kAccessExtend);
+    EXPECT_EQ(*access(node("tool"), kAccessAll, kRoot),
+              kAccessRead | kAccessModify | kAccessExtend | kAccessExecute);
+    EXPECT_EQ(*access(node("tool"), kAccessAll, kUser1234), 0u);
+}
+
+TEST_F(AccessTest, Directories) {
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);
+    ASSERT_EQ(::chown(path("d").c_str(), 1234, 1234), 0);
+    Node d = node("d");
+    EXPECT_EQ(*access(d, kAccessAll, kUser1234),
+              kAccessRead | kAccessLookup | kAccessModify | kAccessExtend | kAccessDelete);
+    EXPECT_EQ(*access(d, kAccessAll, kUser4321), kAccessRead | kAccessLookup);
+    EXPECT_EQ(*access(d, kAccessAll, kRoot),
+              kAccessRead | kAccessLookup | kAccessModify | kAccessExtend | kAccessDelete);
+    ASSERT_EQ(::chmod(path("d").c_str(), 0311), 0);  // -wx--x--x
+    EXPECT_EQ(*access(d, kAccessAll, kUser1234),
+              kAccessLookup | kAccessModify | kAccessExtend | kAccessDelete);
+    EXPECT_EQ(*access(d, kAccessAll, kUser4321), kAccessLookup);
+}
+
+// ---------------------------------------------------------------- create & friends
+
+class CreateTest : public VfsFixture {};
+
+TEST_F(CreateTest, FileIsOwnedByTheCaller) {
+    auto e = create(root_, "mine", 0640, CreateHow::Guarded, 0, kUser1234);
+    ASSERT_TRUE(e.ok()) << describe_error(e.error());
+    EXPECT_EQ(e->attr.stx_uid, 1234u);
+    EXPECT_EQ(e->attr.stx_gid, 1234u);
+    EXPECT_EQ(e->attr.stx_mode & 07777, 0640u);  // no umask applied
+    EXPECT_EQ(stat_path("mine").st_uid, 1234u);
+    EXPECT_EQ(stat_path("mine").st_mode & 07777, 0640u);
+    EXPECT_EQ(current_fsuid(), 0u);  // restored
+    auto resolved = table_->resolve(e->node.handle.data());
+    ASSERT_TRUE(resolved.ok());
+    EXPECT_EQ(getattr(*resolved)->stx_ino, stat_path("mine").st_ino);
+}
+
+TEST_F(CreateTest, PermissionOfTheDirectoryIsEnforced) {
+    ASSERT_EQ(::mkdir(path("ro").c_str(), 0755), 0);
+    Node ro = node("ro");
+    EXPECT_EQ(create(ro, "x", 0644, CreateHow::Unchecked, 0, kUser1234).error(), EACCES);
+    EXPECT_EQ(mkdir(ro, "x", 0755, kUser1234).error(), EACCES);
+    EXPECT_TRUE(create(ro, "x", 0644, CreateHow::Unchecked, 0, kRoot).ok());
+}
+
+TEST_F(CreateTest, GuardedAndUnchecked) {
+    write_file("exists", "data", 0600, 1234, 1234);
+    const FileHandle h = node("exists").handle;
+    EXPECT_EQ(create(root_, "exists", 0644, CreateHow::Guarded, 0, kUser1234).error(), EEXIST);
+    auto e = create(root_, "exists", 0644, CreateHow::Unchecked, 0, kUser1234);
+    ASSERT_TRUE(e.ok());
+    EXPECT_EQ(e->node.handle, h);
+    EXPECT_EQ(e->attr.stx_size, 4u);             // untouched
+    EXPECT_EQ(e->attr.stx_mode & 07777, 0600u);  // mode not applied to existing file
+    ASSERT_EQ(::mkdir(path("dir").c_str(), 0755), 0);
+    EXPECT_EQ(create(root_, "dir", 0644, CreateHow::Unchecked, 0, kRoot).error(), EEXIST);
+    EXPECT_EQ(create(root_, ".", 0644, CreateHow::Unchecked, 0, kRoot).error(), EEXIST);
+    EXPECT_EQ(create(root_, "a/b", 0644, CreateHow::Unchecked, 0, kRoot).error(), EINVAL);
+}
+
+TEST_F(CreateTest, ExclusiveCreateIsIdempotent) {
+    const uint64_t verf = 0x8123456789abcdefULL;
+    auto first = create(root_, "excl", 0600, CreateHow::Exclusive, verf, kUser1234);
+    ASSERT_TRUE(first.ok()) << describe_error(first.error());
+    EXPECT_EQ(first->attr.stx_mtime.tv_sec, 0x01234567);  // high bit cleared
+    EXPECT_EQ(first->attr.stx_atime.tv_sec, 0x09abcdef);
+
+    auto retransmit = create(root_, "excl", 0600, CreateHow::Exclusive, verf, kUser1234);
+    ASSERT_TRUE(retransmit.ok()) << describe_error(retransmit.error());
+    EXPECT_EQ(retransmit->node.handle, first->node.handle);
+
+    EXPECT_EQ(create(root_, "excl", 0600, CreateHow::Exclusive, verf + 1, kUser1234).error(),
+              EEXIST);
+    // Once the client has set real attributes, the verifier no longer matches.
+    SetAttrs sa;
+    sa.mtime = TimeChange::server();
+    ASSERT_TRUE(setattr(first->node, sa, kUser1234).ok());
+    EXPECT_EQ(create(root_, "excl", 0600, CreateHow::Exclusive, verf, kUser1234).error(), EEXIST);
+}
+
+TEST_F(CreateTest, MkdirSymlinkMknod) {
+    auto d = mkdir(root_, "sub", 0750, kUser1234);
+    ASSERT_TRUE(d.ok());
+    EXPECT_TRUE(S_ISDIR(d->attr.stx_mode));
+    EXPECT_EQ(d->attr.stx_mode & 07777, 0750u);
+    EXPECT_EQ(d->attr.stx_uid, 1234u);
+    EXPECT_EQ(mkdir(root_, "sub", 0750, kUser1234).error(), EEXIST);
+
+    auto l = symlink(d->node, "ln", "../target/../x", 0777, kUser1234);
+    ASSERT_TRUE(l.ok());
+    EXPECT_TRUE(S_ISLNK(l->attr.stx_mode));
+    EXPECT_EQ(l->attr.stx_uid, 1234u);
+    EXPECT_EQ(*readlink(l->node), "../target/../x");
+    EXPECT_EQ(symlink(root_, "empty", "", 0777, kRoot).error(), EINVAL);
+    EXPECT_EQ(symlink(root_, "long", std::string(4096, 'x'), 0777, kRoot).error(), ENAMETOOLONG);
+
+    auto fifo = mknod(root_, "fifo", SpecialType::Fifo, 0620, 0, kUser1234);
+    ASSERT_TRUE(fifo.ok()) << describe_error(fifo.error());
+    EXPECT_TRUE(S_ISFIFO(fifo->attr.stx_mode));
+    EXPECT_EQ(fifo->attr.stx_mode & 07777, 0620u);
+    EXPECT_TRUE(S_ISFIFO(stat_path("fifo").st_mode));
+
+    auto sock = mknod(root_, "sock", SpecialType::Socket, 0600, 0, kRoot);
+    ASSERT_TRUE(sock.ok());
+    EXPECT_TRUE(S_ISSOCK(sock->attr.stx_mode));
+
+    EXPECT_EQ(mknod(root_, "null", SpecialType::CharDevice, 0666, makedev(1, 3), kUser1234).error(),
+              EPERM);
+    auto chr = mknod(root_, "null", SpecialType::CharDevice, 0666, makedev(1, 3), kRoot);
+    ASSERT_TRUE(chr.ok());
+    EXPECT_TRUE(S_ISCHR(chr->attr.stx_mode));
+    EXPECT_EQ(chr->attr.stx_rdev_major, 1u);
+    EXPECT_EQ(chr->attr.stx_rdev_minor, 3u);
+}
+
+// ---------------------------------------------------------------- remove / rename / link
+
+class DirOpsTest : public VfsFixture {};
+
+TEST_F(DirOpsTest, RemoveAndRmdir) {
+    write_file("f", "x");
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(path("full").c_str(), 0755), 0);
+    write_file("full/inner", "x");
+    EXPECT_EQ(remove(root_, "d", kRoot).error(), EISDIR);
+    EXPECT_EQ(rmdir(root_, "f", kRoot).error(), ENOTDIR);
+    EXPECT_EQ(rmdir(root_, "full", kRoot).error(), ENOTEMPTY);
+    EXPECT_EQ(remove(root_, "missing", kRoot).error(), ENOENT);
+    EXPECT_EQ(remove(root_, ".", kRoot).error(), EINVAL);
+    EXPECT_EQ(rmdir(root_, "..", kRoot).error(), EINVAL);
+    ASSERT_EQ(::mkdir(path("locked").c_str(), 0755), 0);
+    write_file("locked/f", "x", 0666);
+    EXPECT_EQ(remove(node("locked"), "f", kUser4321).error(), EACCES);  // needs w on the dir
+    EXPECT_EQ(stat_path("locked/f").st_size, 1);
+}
+
+TEST_F(DirOpsTest, RemoveSucceeds) {
+    write_file("f", "x");
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);
+    EXPECT_TRUE(remove(root_, "f", kRoot).ok());
+    EXPECT_TRUE(rmdir(root_, "d", kRoot).ok());
+    EXPECT_EQ(lookup(root_, "f", kRoot).error(), ENOENT);
+    EXPECT_EQ(lookup(root_, "d", kRoot).error(), ENOENT);
+}
+
+TEST_F(DirOpsTest, RenameOverAnExistingFile) {
+    write_file("a", "AAA");
+    write_file("b", "BBBBB");
+    const FileHandle a = node("a").handle;
+    ASSERT_EQ(::mkdir(path("sub").c_str(), 0755), 0);
+    Node sub = node("sub");
+    ASSERT_TRUE(rename(root_, "a", root_, "b", kRoot).ok());
+    EXPECT_EQ(lookup(root_, "a", kRoot).error(), ENOENT);
+    auto b = lookup(root_, "b", kRoot);
+    ASSERT_TRUE(b.ok());
+    EXPECT_EQ(b->node.handle, a);  // the handle follows the file
+    EXPECT_EQ(b->attr.stx_size, 3u);
+    ASSERT_TRUE(rename(root_, "b", sub, "c", kRoot).ok());
+    EXPECT_EQ(node("sub/c").handle, a);
+    ASSERT_EQ(::mkdir(path("empty").c_str(), 0755), 0);
+    EXPECT_EQ(rename(sub, "c", root_, "empty", kRoot).error(), EISDIR);   // file over a dir
+    EXPECT_EQ(rename(root_, "empty", sub, "c", kRoot).error(), ENOTDIR);  // dir over a file
+    EXPECT_EQ(rename(sub, "..", root_, "x", kRoot).error(), EINVAL);
+    EXPECT_EQ(rename(sub, "c", root_, "..", kRoot).error(), EEXIST);
+}
+
+TEST_F(DirOpsTest, RenameAcrossExportsIsExdev) {
+    ASSERT_EQ(::mkdir(path("a").c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(path("b").c_str(), 0755), 0);
+    write_file("a/f", "x");
+    auto two = make_table({path("a"), path("b")});
+    ASSERT_NE(two, nullptr);
+    auto ra = two->exports()[0]->root();
+    auto rb = two->exports()[1]->root();
+    ASSERT_TRUE(ra.ok() && rb.ok());
+    EXPECT_EQ(rename(*ra, "f", *rb, "f", kRoot).error(), EXDEV);
+    auto f = lookup(*ra, "f", kRoot);
+    ASSERT_TRUE(f.ok());
+    EXPECT_EQ(link(f->node, *rb, "g", kRoot).error(), EXDEV);
+}
+
+TEST_F(DirOpsTest, HardLinkCount) {
+    write_file("f", "x", 0644, 1234, 1234);
+    Node f = node("f");
+    EXPECT_EQ(getattr(f)->stx_nlink, 1u);
+    ASSERT_TRUE(link(f, root_, "g", kUser1234).ok());
+    EXPECT_EQ(getattr(f)->stx_nlink, 2u);
+    EXPECT_EQ(stat_path("g").st_ino, stat_path("f").st_ino);
+    EXPECT_EQ(node("g").handle, f.handle);
+    EXPECT_EQ(stat_path("g").st_uid, 1234u);
+    EXPECT_EQ(link(f, root_, "g", kUser1234).error(), EEXIST);
+    ASSERT_TRUE(remove(root_, "f", kUser1234).ok());
+    EXPECT_EQ(getattr(f)->stx_nlink, 1u);
+
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);
+    EXPECT_EQ(link(node("d"), root_, "d2", kRoot).error(), EPERM);
+}
+
+TEST_F(DirOpsTest, LinkToASymlinkLinksTheSymlink) {
+    ASSERT_EQ(::symlink("/etc/passwd", path("sl").c_str()), 0);
+    ASSERT_TRUE(link(node("sl"), root_, "sl2", kRoot).ok());
+    EXPECT_TRUE(S_ISLNK(stat_path("sl2").st_mode));
+    EXPECT_EQ(stat_path("sl2").st_ino, stat_path("sl").st_ino);
+}
+
+// ---------------------------------------------------------------- setattr
+
+class SetAttrTest : public VfsFixture {};
+
+TEST_F(SetAttrTest, ModeOwnerSizeTimes) {
+    write_file("f", "0123456789abcdef", 0644);
+    Node f = node("f");
+    SetAttrs sa;
+    sa.mode = 04751;
+    sa.uid = 1234;
+    sa.gid = 4321;
+    sa.size = 10;
+    sa.atime = TimeChange::client({1000000000, 5});
+    sa.mtime = TimeChange::client({1200000000, 7});
+    auto r = setattr(f, sa, kRoot);
+    ASSERT_TRUE(r.ok()) << describe_error(r.error());
+    auto st = getattr(f);
+    EXPECT_EQ(st->stx_mode & 07777, 04751u);  // mode applied after chown
+    EXPECT_EQ(st->stx_uid, 1234u);
+    EXPECT_EQ(st->stx_gid, 4321u);
+    EXPECT_EQ(st->stx_size, 10u);
+    EXPECT_EQ(st->stx_atime.tv_sec, 1000000000);
+    EXPECT_EQ(st->stx_atime.tv_nsec, 5u);
+    EXPECT_EQ(st->stx_mtime.tv_sec, 1200000000);
+    EXPECT_EQ(st->stx_mtime.tv_nsec, 7u);
+
+    SetAttrs now;
+    now.mtime = TimeChange::server();
+    const time_t before = ::time(nullptr);
+    ASSERT_TRUE(setattr(f, now, kRoot).ok());
+    st = getattr(f);
+    EXPECT_GE(st->stx_mtime.tv_sec, before);
+    EXPECT_EQ(st->stx_atime.tv_sec, 1000000000);  // untouched
+}
+
+TEST_F(SetAttrTest, PermissionsAreTheKernels) {
+    write_file("f", "data", 0644, 1234, 1234);
+    Node f = node("f");
+    SetAttrs chmod_it;
+    chmod_it.mode = 0600;
+    EXPECT_EQ(setattr(f, chmod_it, kUser4321).error(), EPERM);
+    EXPECT_TRUE(setattr(f, chmod_it, kUser1234).ok());
+    SetAttrs give_away;
+    give_away.uid = 4321;
+    EXPECT_EQ(setattr(f, give_away, kUser1234).error(), EPERM);
+    SetAttrs truncate_it;
+    truncate_it.size = 0;
+    EXPECT_EQ(setattr(f, truncate_it, kUser4321).error(), EACCES);
+    EXPECT_EQ(getattr(f)->stx_size, 4u);
+}
+
+TEST_F(SetAttrTest, OwnerMayTruncateReadOnlyFile) {
+    write_file("ro", "data", 0444, 1234, 1234);
+    SetAttrs t;
+    t.size = 0;
+    ASSERT_TRUE(setattr(node("ro"), t, kUser1234).ok());
+    EXPECT_EQ(stat_path("ro").st_size, 0);
+}
+
+TEST_F(SetAttrTest, SizeOfNonRegularFiles) {
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);
+    ASSERT_EQ(::mkfifo(path("p").c_str(), 0644), 0);
+    SetAttrs t;
+    t.size = 0;
+    EXPECT_EQ(setattr(node("d"), t, kRoot).error(), EISDIR);
+    EXPECT_EQ(setattr(node("p"), t, kRoot).error(), EINVAL);
+}
+
+TEST_F(SetAttrTest, SymlinkModeIgnoredOwnerChanged) {
+    ASSERT_EQ(::symlink("target", path("sl").c_str()), 0);
+    SetAttrs sa;
+    sa.mode = 0600;
+    sa.uid = 1234;
+    ASSERT_TRUE(setattr(node("sl"), sa, kRoot).ok());
+    EXPECT_EQ(stat_path("sl").st_uid, 1234u);
+    EXPECT_EQ(stat_path("sl").st_mode & 0777, 0777u);
+}
+
+// ---------------------------------------------------------------- fsstat / pathconf
+
+class FsInfoTest : public VfsFixture {};
+
+TEST_F(FsInfoTest, FsstatAndPathconf) {
+    auto s = fsstat(root_);
+    ASSERT_TRUE(s.ok());
+    EXPECT_GT(s->total_bytes, 0u);
+    EXPECT_LE(s->free_bytes, s->total_bytes);
+    EXPECT_LE(s->avail_bytes, s->free_bytes);
+    EXPECT_GT(s->total_files, 0u);
+    EXPECT_LE(s->free_files, s->total_files);
+    auto pc = pathconf(root_);
+    ASSERT_TRUE(pc.ok());
+    EXPECT_EQ(pc->name_max, 255u);
+    EXPECT_EQ(pc->link_max, 65000u);  // ext4
+    EXPECT_TRUE(pc->no_trunc);
+    EXPECT_TRUE(pc->chown_restricted);
+    EXPECT_FALSE(pc->case_insensitive);
+    EXPECT_TRUE(pc->case_preserving);
+}
+
+// ---------------------------------------------------------------- descriptor hygiene
+
+class HygieneTest : public VfsFixture {};
+
+size_t open_fd_count() {
+    size_t n = 0;
+    DIR* d = ::opendir("/proc/self/fd");
+    while (::readdir(d)) ++n;
+    ::closedir(d);
+    return n;
+}
+
+TEST_F(HygieneTest, NoDescriptorLeaks) {
+    auto round = [&](int i) {
+        const std::string n = "f" + std::to_string(i);
+        auto e = create(root_, n, 0644, CreateHow::Exclusive, 42, kUser1234);
+        ASSERT_TRUE(e.ok());
+        EXPECT_TRUE(create(root_, n, 0644, CreateHow::Exclusive, 42, kUser1234).ok());
+        EXPECT_FALSE(create(root_, n, 0644, CreateHow::Guarded, 0, kUser1234).ok());
+        EXPECT_TRUE(lookup(root_, n, kUser4321).ok());
+        EXPECT_FALSE(lookup(root_, "nope", kUser4321).ok());
+        EXPECT_TRUE(table_->resolve(e->node.handle.data()).ok());
+        SetAttrs sa;
+        sa.size = 1;
+        EXPECT_TRUE(setattr(e->node, sa, kUser1234).ok());
+        EXPECT_TRUE(link(e->node, root_, n + "l", kUser1234).ok());
+        EXPECT_TRUE(rename(root_, n + "l", root_, n + "r", kUser1234).ok());
+        EXPECT_TRUE(readdir(
+                        root_, 0, [](const DirEntry&) { return true; }, kUser4321)
+                        .ok());
+        EXPECT_TRUE(remove(root_, n + "r", kUser1234).ok());
+        EXPECT_TRUE(remove(root_, n, kUser1234).ok());
+        EXPECT_EQ(table_->resolve(e->node.handle.data()).error(), ESTALE);
+        EXPECT_TRUE(mkdir(root_, n, 0755, kUser1234).ok());
+        EXPECT_TRUE(rmdir(root_, n, kUser1234).ok());
+    };
+    round(0);  // warm-up (first IdentityScope use, lazily opened libraries)
+    const size_t before = open_fd_count();
+    for (int i = 1; i < 50; ++i) round(i);
+    EXPECT_EQ(open_fd_count(), before);
+}
+
+}  // namespace
+}  // namespace nfsrdmad::vfs::testing
