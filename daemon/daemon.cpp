@@ -1,0 +1,171 @@
+#include "daemon/daemon.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <filesystem>
+#include <spdlog/spdlog.h>
+#include <thread>
+
+#include "config/load.h"
+#include "daemon/exports.h"
+#include "daemon/signals.h"
+#include "nfs/mount/mount_program.h"
+#include "nfs/v3/nfs3_program.h"
+#include "transport/engine/reactor.h"
+#include "transport/engine/worker_pool.h"
+#include "transport/rpc/dispatcher.h"
+#include "transport/rpc/rpcbind.h"
+#include "transport/tcp/server.h"
+#include "xdr/mount_prot.h"
+#include "xdr/nfs3_prot.h"
+
+namespace nfsrdmad::daemon {
+
+namespace {
+
+unsigned reactor_count(const config::Config& cfg) {
+    if (cfg.engine_threads) return cfg.engine_threads;
+    unsigned n = std::thread::hardware_concurrency();
+    return n ? n : 1;
+}
+
+void log_exports(const vfs::ExportTable& t) {
+    for (const auto& e : t.exports())
+        spdlog::info("export {} (fsid {:#x}, {} client rule(s))", e->path(), e->fsid(),
+                     e->spec().rules.size());
+    if (t.exports().empty()) spdlog::warn("no exports configured: clients can mount nothing");
+}
+
+// SIGHUP: re-read the file (and the command line's additions). A bad new
+// configuration is rejected as a whole and the running one stays.
+void reload(const Options& opts, const vfs::HandleKey& key, vfs::ExportRegistry& registry) {
+    config::Config cfg;
+    if (opts.config_path) {
+        auto loaded = config::load_file(*opts.config_path);
+        if (!loaded.config) {
+            for (auto& e : loaded.errors) spdlog::error("reload: {}", e.str());
+            spdlog::error("reload: keeping the current exports");
+            return;
+        }
+        cfg = *loaded.config;
+    }
+    if (auto errs = config::apply_overrides(cfg, opts.overrides); !errs.empty()) {
+        for (auto& e : errs) spdlog::error("reload: {}", e.str());
+        return;
+    }
+    std::string why;
+    auto table = build_export_table(cfg, key, &why);
+    if (!table) {
+        spdlog::error("reload: {}; keeping the current exports", why);
+        return;
+    }
+    registry.replace(table);
+    spdlog::info("reload: exports replaced");
+    log_exports(*table);
+}
+
+void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp) {
+    const auto& c = d.counters();
+    const auto& t = tcp.counters();
+    spdlog::info(
+        "stats: rpc calls={} dropped={} garbage_args={} auth_errors={} prog_unavail={} "
+        "prog_mismatch={} proc_unavail={} system_errors={} drc_replays={} drc_entries={}",
+        c.calls.load(), c.dropped.load(), c.garbage_args.load(), c.auth_errors.load(),
+        c.prog_unavail.load(), c.prog_mismatch.load(), c.proc_unavail.load(),
+        c.system_errors.load(), c.cache_replays.load(), d.reply_cache().size());
+    spdlog::info("stats: tcp accepted={} closed={} records={} oversize={} bytes_in={} bytes_out={}",
+                 t.accepted.load(), t.closed.load(), t.records.load(), t.oversize_records.load(),
+                 t.bytes_in.load(), t.bytes_out.load());
+}
+
+}  // namespace
+
+int run(config::Config cfg, const Options& opts) {
+    SignalWaiter signals;  // before any thread starts, so all inherit the mask
+
+    std::error_code ec;
+    std::filesystem::create_directories(cfg.state_dir, ec);
+    if (ec) {
+        spdlog::critical("state directory {}: {}", cfg.state_dir, ec.message());
+        return 1;
+    }
+    std::string why;
+    auto key = vfs::load_or_create_handle_key(cfg.state_dir, &why);
+    if (!key) {
+        spdlog::critical("handle key: {}", why);
+        return 1;
+    }
+    auto table = build_export_table(cfg, *key, &why);
+    if (!table) {
+        spdlog::critical("exports: {}", why);
+        return 1;
+    }
+    log_exports(*table);
+    auto registry = std::make_shared<vfs::ExportRegistry>(table);
+
+    rpc::Dispatcher dispatcher;
+    auto mounts = std::make_shared<nfs::mount::MountProgram>(registry);
+    dispatcher.add(mounts);
+    dispatcher.add(std::make_shared<nfs::v3::Nfs3Program>(registry));
+
+    engine::WorkerPool workers(cfg.workers);
+    engine::ReactorGroup reactors(reactor_count(cfg));
+    reactors.start();
+    tcp::ServerOptions topts;
+    topts.max_record = cfg.max_record_size;
+    tcp::Server server(reactors, workers, dispatcher, topts);
+
+    auto stop_everything = [&] {
+        server.stop_accepting();
+        reactors.stop();
+        workers.shutdown();
+    };
+    for (const auto& l : cfg.tcp) {
+        if (auto err = server.listen(l.address, l.port); !err.empty()) {
+            spdlog::critical("tcp {}:{}: {}", l.address, l.port, err);
+            stop_everything();
+            return 1;
+        }
+    }
+    if (cfg.mount_port != cfg.tcp.front().port) {
+        if (auto err = server.listen(cfg.tcp.front().address, cfg.mount_port); !err.empty()) {
+            spdlog::critical("mount port {}: {}", cfg.mount_port, err);
+            stop_everything();
+            return 1;
+        }
+    }
+    std::optional<rpc::RpcbindRegistration> rpcbind;
+    rpcbind.emplace(std::vector<rpc::RpcbindRegistration::Entry>{
+        {xdr::nfs3::NFS_PROGRAM, xdr::nfs3::NFS_V3, cfg.tcp.front().port},
+        {xdr::mount::MOUNT_PROGRAM, xdr::mount::MOUNT_V1, cfg.mount_port},
+        {xdr::mount::MOUNT_PROGRAM, xdr::mount::MOUNT_V3, cfg.mount_port}});
+    spdlog::info("nfsrdmad ready: {} reactor(s), {} worker(s)", reactors.size(), cfg.workers);
+
+    for (;;) {
+        Signal s = signals.wait();
+        if (s == Signal::Reload) {
+            reload(opts, *key, *registry);
+        } else if (s == Signal::DumpStats) {
+            dump_stats(dispatcher, server);
+        } else {
+            break;
+        }
+    }
+
+    // SIGTERM: stop accepting, let calls in flight finish and their replies go out.
+    spdlog::info("shutting down: finishing calls in flight");
+    rpcbind.reset();
+    server.stop_accepting();
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while ((workers.in_flight() > 0 || !server.idle()) &&
+           std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    reactors.stop();
+    workers.shutdown();
+    dump_stats(dispatcher, server);
+    spdlog::info("nfsrdmad stopped");
+    return 0;
+}
+
+}  // namespace nfsrdmad::daemon

@@ -1,0 +1,60 @@
+#include "daemon/exports.h"
+
+namespace nfsrdmad::daemon {
+
+namespace {
+
+uint32_t flavor_number(config::SecFlavor f) {
+    switch (f) {
+        case config::SecFlavor::None: return vfs::kAuthNone;
+        case config::SecFlavor::Sys: return vfs::kAuthSys;
+        case config::SecFlavor::Krb5: return vfs::kAuthKrb5;
+        case config::SecFlavor::Krb5i: return vfs::kAuthKrb5i;
+        case config::SecFlavor::Krb5p: return vfs::kAuthKrb5p;
+    }
+    return vfs::kAuthSys;
+}
+
+vfs::ClientRule to_rule(const config::ClientRule& c) {
+    vfs::ClientRule r;
+    using K = config::ClientMatch::Kind;
+    r.match.kind = c.match.kind == K::Any    ? vfs::ClientRule::Match::Any
+                   : c.match.kind == K::Cidr ? vfs::ClientRule::Match::Cidr
+                                             : vfs::ClientRule::Match::Hostname;
+    r.match.family = c.match.family;
+    r.match.addr = c.match.addr;
+    r.match.prefix = c.match.prefix;
+    r.match.hostname = c.match.hostname;
+    r.read_write = c.access == config::Access::ReadWrite;
+    r.squash = c.squash == config::Squash::None   ? vfs::ClientRule::None
+               : c.squash == config::Squash::Root ? vfs::ClientRule::Root
+                                                  : vfs::ClientRule::All;
+    r.anonuid = c.anonuid;
+    r.anongid = c.anongid;
+    for (auto f : c.sec) r.flavors.push_back(flavor_number(f));
+    return r;
+}
+
+}  // namespace
+
+std::vector<vfs::ExportSpec> to_export_specs(const std::vector<config::Export>& exports) {
+    std::vector<vfs::ExportSpec> specs;
+    for (const auto& e : exports) {
+        vfs::ExportSpec s;
+        s.path = e.path;
+        s.fsid = e.fsid.value_or(0);
+        for (const auto& c : e.clients) s.rules.push_back(to_rule(c));
+        specs.push_back(std::move(s));
+    }
+    return specs;
+}
+
+std::shared_ptr<const vfs::ExportTable> build_export_table(const config::Config& cfg,
+                                                           const vfs::HandleKey& key,
+                                                           std::string* why) {
+    auto table = vfs::ExportTable::create(to_export_specs(cfg.exports), key, why);
+    if (!table) return nullptr;
+    return *table;
+}
+
+}  // namespace nfsrdmad::daemon

@@ -1,0 +1,21 @@
+// Turns the validated configuration's exports into the vfs export table.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "config/config.h"
+#include "nfs/vfs/export.h"
+#include "nfs/vfs/secret.h"
+
+namespace nfsrdmad::daemon {
+
+std::vector<vfs::ExportSpec> to_export_specs(const std::vector<config::Export>& exports);
+
+// Opens every export; on failure returns nullptr and sets *why.
+std::shared_ptr<const vfs::ExportTable> build_export_table(const config::Config& cfg,
+                                                           const vfs::HandleKey& key,
+                                                           std::string* why);
+
+}  // namespace nfsrdmad::daemon

@@ -1,0 +1,98 @@
+#include "nfs/common/authorize.h"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+
+#include "nfs/vfs/policy.h"
+
+namespace nfsrdmad::nfs {
+
+namespace {
+
+bool has_hostname_rule(const vfs::ExportSpec& spec) {
+    for (const auto& r : spec.rules)
+        if (r.match.kind == vfs::ClientRule::Match::Hostname) return true;
+    return false;
+}
+
+bool same_address(const sockaddr* a, const sockaddr* b) {
+    if (a->sa_family != b->sa_family) return false;
+    if (a->sa_family == AF_INET)
+        return reinterpret_cast<const sockaddr_in*>(a)->sin_addr.s_addr ==
+               reinterpret_cast<const sockaddr_in*>(b)->sin_addr.s_addr;
+    return std::memcmp(&reinterpret_cast<const sockaddr_in6*>(a)->sin6_addr,
+                       &reinterpret_cast<const sockaddr_in6*>(b)->sin6_addr, 16) == 0;
+}
+
+std::string resolve_verified(const rpc::Peer& peer) {
+    char host[NI_MAXHOST];
+    auto* sa = reinterpret_cast<const sockaddr*>(&peer.addr);
+    if (getnameinfo(sa, peer.len, host, sizeof host, nullptr, 0, NI_NAMEREQD) != 0) return {};
+    // Forward-confirm: a PTR record alone is the client's to forge.
+    addrinfo hints{};
+    hints.ai_family = sa->sa_family;
+    addrinfo* res = nullptr;
+    if (getaddrinfo(host, nullptr, &hints, &res) != 0) return {};
+    bool confirmed = false;
+    for (auto* ai = res; ai && !confirmed; ai = ai->ai_next) confirmed = same_address(ai->ai_addr, sa);
+    freeaddrinfo(res);
+    return confirmed ? host : "";
+}
+
+}  // namespace
+
+std::string peer_host(const rpc::Peer& peer) {
+    char buf[INET6_ADDRSTRLEN] = "";
+    auto* sa = reinterpret_cast<const sockaddr*>(&peer.addr);
+    if (sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(sa)->sin_addr, buf, sizeof buf);
+    else if (sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr, buf, sizeof buf);
+    return buf;
+}
+
+std::string verified_hostname(const rpc::Peer& peer) {
+    using Clock = std::chrono::steady_clock;
+    struct Cached {
+        std::string name;
+        Clock::time_point expires;
+    };
+    static std::mutex mu;
+    static std::unordered_map<std::string, Cached> cache;
+    std::string key = peer_host(peer);
+    {
+        std::lock_guard lock(mu);
+        auto it = cache.find(key);
+        if (it != cache.end() && it->second.expires > Clock::now()) return it->second.name;
+    }
+    std::string name = resolve_verified(peer);  // may block: we are on a worker thread
+    std::lock_guard lock(mu);
+    if (cache.size() > 10000) cache.clear();
+    cache[key] = {name, Clock::now() + std::chrono::minutes(5)};
+    return name;
+}
+
+const vfs::ClientRule* client_rule(const vfs::Export& exp, const rpc::Peer& peer) {
+    std::string host = has_hostname_rule(exp.spec()) ? verified_hostname(peer) : "";
+    return vfs::match(exp.spec(), reinterpret_cast<const sockaddr*>(&peer.addr), host);
+}
+
+Verdict authorize(const vfs::Export& exp, const rpc::CallHeader& h, Caller& out) {
+    out.rule = h.peer ? client_rule(exp, *h.peer) : nullptr;
+    if (!out.rule) return Verdict::NotAllowed;
+    if (!vfs::flavor_allowed(*out.rule, h.cred.flavor)) return Verdict::WeakAuth;
+    vfs::Identity from_client;
+    from_client.uid = h.cred.sys.uid;
+    from_client.gid = h.cred.sys.gid;
+    from_client.groups = h.cred.sys.gids;
+    out.id = vfs::squash(*out.rule, std::move(from_client), h.cred.flavor);
+    out.read_write = out.rule->read_write;
+    return Verdict::Ok;
+}
+
+}  // namespace nfsrdmad::nfs

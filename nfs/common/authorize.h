@@ -1,0 +1,36 @@
+// Which rule of an export applies to a call, and with whose credentials it runs
+// (exports(5) semantics: first matching client rule, squash, sec= flavors).
+#pragma once
+
+#include <string>
+
+#include "nfs/vfs/export.h"
+#include "nfs/vfs/identity.h"
+#include "transport/rpc/program.h"
+
+namespace nfsrdmad::nfs {
+
+struct Caller {
+    const vfs::ClientRule* rule = nullptr;
+    vfs::Identity id;
+    bool read_write = false;
+};
+
+enum class Verdict {
+    Ok,
+    NotAllowed,  // no rule matches this client: ACCES
+    WeakAuth,    // a rule matches, but not with this auth flavor: AUTH_TOOWEAK (RFC 2623 §2.3)
+};
+
+Verdict authorize(const vfs::Export& exp, const rpc::CallHeader& h, Caller& out);
+
+// The client rule only (MOUNT: the flavors to offer, whether it may mount at all).
+const vfs::ClientRule* client_rule(const vfs::Export& exp, const rpc::Peer& peer);
+
+// "10.0.0.7" (no port), for the mount list.
+std::string peer_host(const rpc::Peer& peer);
+
+// Forward-confirmed reverse DNS name of the peer, cached; "" when it has none.
+std::string verified_hostname(const rpc::Peer& peer);
+
+}  // namespace nfsrdmad::nfs

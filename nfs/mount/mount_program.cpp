@@ -1,0 +1,51 @@
+#include "nfs/mount/mount_program.h"
+
+#include "nfs/mount/procedures.h"
+#include "xdr/mount_prot.h"
+
+namespace nfsrdmad::nfs::mount {
+
+namespace x = xdr::mount;
+
+void MountList::add(const std::string& host, const std::string& dir) {
+    std::lock_guard lock(mu_);
+    entries_.emplace(host, dir);
+}
+
+void MountList::remove(const std::string& host, const std::string& dir) {
+    std::lock_guard lock(mu_);
+    entries_.erase({host, dir});
+}
+
+void MountList::remove_host(const std::string& host) {
+    std::lock_guard lock(mu_);
+    std::erase_if(entries_, [&](const auto& e) { return e.first == host; });
+}
+
+std::set<std::pair<std::string, std::string>> MountList::snapshot() const {
+    std::lock_guard lock(mu_);
+    return entries_;
+}
+
+uint32_t MountProgram::number() const { return x::MOUNT_PROGRAM; }
+
+rpc::ProcedureInfo MountProgram::procedure(uint32_t vers, uint32_t proc) const {
+    static const char* names[] = {"NULL", "MNT", "DUMP", "UMNT", "UMNTALL", "EXPORT"};
+    // Version 2 (RFC 1094's MOUNT with PATHCONF) is not offered.
+    if (vers == 2 || proc > 5) return {};
+    return {true, true, names[proc]};
+}
+
+rpc::Outcome MountProgram::call(rpc::CallContext& ctx) {
+    switch (ctx.header.proc) {
+        case x::MOUNTPROC3_NULL: return rpc::Outcome::ok();
+        case x::MOUNTPROC3_MNT: return MountProcedures::mnt(*this, ctx);
+        case x::MOUNTPROC3_DUMP: return MountProcedures::dump(*this, ctx);
+        case x::MOUNTPROC3_UMNT: return MountProcedures::umnt(*this, ctx);
+        case x::MOUNTPROC3_UMNTALL: return MountProcedures::umntall(*this, ctx);
+        case x::MOUNTPROC3_EXPORT: return MountProcedures::export_list(*this, ctx);
+        default: return rpc::Outcome::system_error();
+    }
+}
+
+}  // namespace nfsrdmad::nfs::mount

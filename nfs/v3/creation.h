@@ -1,0 +1,43 @@
+// What CREATE, MKDIR, SYMLINK and MKNOD share (RFC 1813 §3.3.8-§3.3.11): they all
+// answer with the new object's handle and attributes plus the directory's wcc_data.
+#pragma once
+
+#include "nfs/v3/request.h"
+#include "nfs/vfs/node.h"
+
+namespace nfsrdmad::nfs::v3 {
+
+// After the object exists: the sattr3 fields other than mode (which creation itself
+// applied): owner, size, times. Best effort, like the Linux server.
+void apply_remaining_attrs(const vfs::Entry& e, const x::sattr3& s, const vfs::Identity& id);
+
+// Resolves the directory, checks the export is writable, takes the pre-op attributes,
+// runs `make` and fills `res`. `make` returns Result<vfs::Entry>.
+template <class Make>
+rpc::Outcome create_object(Request& rq, const x::diropargs3& where, const x::sattr3* extra,
+                           Make make) {
+    x::CREATE3res res;
+    Target dir;
+    res.status = rq.resolve(where.dir, dir);
+    if (res.status != x::NFS3_OK) return rq.reply(res);
+    x::pre_op_attr before = pre_op(dir.node);
+    if (!dir.who.read_write) {
+        res.status = x::NFS3ERR_ROFS;
+    } else {
+        auto e = make(dir);
+        if (!e) {
+            res.status = to_nfsstat3(e.error());
+        } else {
+            if (extra) apply_remaining_attrs(*e, *extra, dir.who.id);
+            res.resok.obj = post_op_fh(e->node);
+            res.resok.obj_attributes = post_op(e->node);
+            // The handle's bytes live in e->node; encode before it goes away.
+            res.resok.dir_wcc = wcc(before, dir.node);
+            return rq.reply(res);
+        }
+    }
+    res.resfail.dir_wcc = wcc(before, dir.node);
+    return rq.reply(res);
+}
+
+}  // namespace nfsrdmad::nfs::v3

@@ -1,0 +1,61 @@
+#include "nfs/v3/nfs3_program.h"
+
+#include "nfs/v3/request.h"
+
+namespace nfsrdmad::nfs::v3 {
+
+namespace {
+
+struct Proc {
+    const char* name;
+    bool idempotent;  // false: through the duplicate request cache (RFC 1813 §4.5)
+    rpc::Outcome (*run)(Request&);
+};
+
+rpc::Outcome proc_null(Request&) { return rpc::Outcome::ok(); }
+
+// Indexed by procedure number (RFC 1813 §3).
+constexpr Proc kProcs[] = {
+    {"NULL", true, proc_null},
+    {"GETATTR", true, proc_getattr},
+    {"SETATTR", false, proc_setattr},
+    {"LOOKUP", true, proc_lookup},
+    {"ACCESS", true, proc_access},
+    {"READLINK", true, proc_readlink},
+    {"READ", true, proc_read},
+    {"WRITE", true, proc_write},  // rewriting the same bytes is harmless
+    {"CREATE", false, proc_create},
+    {"MKDIR", false, proc_mkdir},
+    {"SYMLINK", false, proc_symlink},
+    {"MKNOD", false, proc_mknod},
+    {"REMOVE", false, proc_remove},
+    {"RMDIR", false, proc_rmdir},
+    {"RENAME", false, proc_rename},
+    {"LINK", false, proc_link},
+    {"READDIR", true, proc_readdir},
+    {"READDIRPLUS", true, proc_readdirplus},
+    {"FSSTAT", true, proc_fsstat},
+    {"FSINFO", true, proc_fsinfo},
+    {"PATHCONF", true, proc_pathconf},
+    {"COMMIT", true, proc_commit},
+};
+
+}  // namespace
+
+Nfs3Program::Nfs3Program(std::shared_ptr<vfs::ExportRegistry> exports) {
+    svc_.exports = std::move(exports);
+}
+
+uint32_t Nfs3Program::number() const { return x::NFS_PROGRAM; }
+
+rpc::ProcedureInfo Nfs3Program::procedure(uint32_t, uint32_t proc) const {
+    if (proc >= std::size(kProcs)) return {};
+    return {true, kProcs[proc].idempotent, kProcs[proc].name};
+}
+
+rpc::Outcome Nfs3Program::call(rpc::CallContext& ctx) {
+    Request rq(ctx, svc_);
+    return kProcs[ctx.header.proc].run(rq);
+}
+
+}  // namespace nfsrdmad::nfs::v3

@@ -1,0 +1,32 @@
+// The NFS version 3 program (RFC 1813 §3): 22 procedures, one file each (proc_*.cpp).
+#pragma once
+
+#include <memory>
+
+#include "nfs/vfs/export.h"
+#include "nfs/vfs/fd_cache.h"
+#include "transport/rpc/program.h"
+
+namespace nfsrdmad::nfs::v3 {
+
+// What every procedure shares.
+struct Services {
+    std::shared_ptr<vfs::ExportRegistry> exports;
+    vfs::FdCache files;
+};
+
+class Nfs3Program : public rpc::Program {
+public:
+    explicit Nfs3Program(std::shared_ptr<vfs::ExportRegistry> exports);
+
+    uint32_t number() const override;
+    uint32_t min_version() const override { return 3; }
+    uint32_t max_version() const override { return 3; }
+    rpc::ProcedureInfo procedure(uint32_t vers, uint32_t proc) const override;
+    rpc::Outcome call(rpc::CallContext& ctx) override;
+
+private:
+    Services svc_;
+};
+
+}  // namespace nfsrdmad::nfs::v3

@@ -1,0 +1,27 @@
+// NFSPROC3_ACCESS (RFC 1813 §3.3.4). A read-only export grants no write access.
+#include "nfs/v3/request.h"
+#include "nfs/vfs/attrs.h"
+
+namespace nfsrdmad::nfs::v3 {
+
+rpc::Outcome proc_access(Request& rq) {
+    x::ACCESS3args a;
+    if (!rq.decode(a)) return rpc::Outcome::garbage();
+    x::ACCESS3res res;
+    Target t;
+    res.status = rq.resolve(a.object, t);
+    if (res.status != x::NFS3_OK) return rq.reply(res);
+    auto st = vfs::getattr(t.node);
+    if (!st) {
+        res.status = to_nfsstat3(st.error());
+        return rq.reply(res);
+    }
+    uint32_t granted = a.access & vfs::access_from_mode(*st, t.who.id);
+    if (!t.who.read_write)
+        granted &= ~(vfs::kAccessModify | vfs::kAccessExtend | vfs::kAccessDelete);
+    res.resok.obj_attributes = post_op(*st, t.node.fsid());
+    res.resok.access = granted;
+    return rq.reply(res);
+}
+
+}  // namespace nfsrdmad::nfs::v3

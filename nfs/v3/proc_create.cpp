@@ -1,0 +1,29 @@
+// NFSPROC3_CREATE (RFC 1813 §3.3.8): UNCHECKED, GUARDED and EXCLUSIVE (the verifier
+// is kept in the file's timestamps by vfs::create, so a retransmission is recognised
+// even after a server restart).
+#include "nfs/v3/creation.h"
+#include "nfs/vfs/create.h"
+
+namespace nfsrdmad::nfs::v3 {
+
+rpc::Outcome proc_create(Request& rq) {
+    x::CREATE3args a;
+    if (!rq.decode(a)) return rpc::Outcome::garbage();
+    const auto& how = a.how;
+    if (how.mode == x::EXCLUSIVE) {
+        uint64_t verf = 0;
+        for (uint8_t b : how.verf) verf = verf << 8 | b;
+        return create_object(rq, a.where, nullptr, [&](Target& dir) {
+            return vfs::create(dir.node, a.where.name, 0, vfs::CreateHow::Exclusive, verf,
+                               dir.who.id);
+        });
+    }
+    const x::sattr3& attrs = how.obj_attributes;
+    uint32_t mode = attrs.mode.set_it ? (attrs.mode.mode & 07777) : 0644;
+    auto kind = how.mode == x::GUARDED ? vfs::CreateHow::Guarded : vfs::CreateHow::Unchecked;
+    return create_object(rq, a.where, &attrs, [&](Target& dir) {
+        return vfs::create(dir.node, a.where.name, mode, kind, 0, dir.who.id);
+    });
+}
+
+}  // namespace nfsrdmad::nfs::v3

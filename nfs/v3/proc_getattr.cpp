@@ -1,0 +1,21 @@
+// NFSPROC3_GETATTR (RFC 1813 §3.3.1).
+#include "nfs/v3/request.h"
+#include "nfs/vfs/attrs.h"
+
+namespace nfsrdmad::nfs::v3 {
+
+rpc::Outcome proc_getattr(Request& rq) {
+    x::GETATTR3args a;
+    if (!rq.decode(a)) return rpc::Outcome::garbage();
+    x::GETATTR3res res;
+    Target t;
+    res.status = rq.resolve(a.object, t);
+    if (res.status == x::NFS3_OK) {
+        auto st = vfs::getattr(t.node);
+        res.status = st ? x::NFS3_OK : to_nfsstat3(st.error());
+        if (st) res.resok.obj_attributes = to_fattr3(*st, t.node.fsid());
+    }
+    return rq.reply(res);
+}
+
+}  // namespace nfsrdmad::nfs::v3

@@ -1,0 +1,28 @@
+// NFSPROC3_LINK (RFC 1813 §3.3.15).
+#include "nfs/v3/request.h"
+#include "nfs/vfs/dirops.h"
+
+namespace nfsrdmad::nfs::v3 {
+
+rpc::Outcome proc_link(Request& rq) {
+    x::LINK3args a;
+    if (!rq.decode(a)) return rpc::Outcome::garbage();
+    x::LINK3res res;
+    Target file, dir;
+    res.status = rq.resolve(a.file, file);
+    if (res.status == x::NFS3_OK) res.status = rq.resolve(a.link.dir, dir);
+    if (res.status != x::NFS3_OK) return rq.reply(res);
+    x::pre_op_attr before = pre_op(dir.node);
+    if (!dir.who.read_write) {
+        res.status = x::NFS3ERR_ROFS;
+    } else if (auto r = vfs::link(file.node, dir.node, a.link.name, dir.who.id); !r) {
+        res.status = to_nfsstat3(r.error());
+    }
+    res.resok.file_attributes = post_op(file.node);
+    res.resok.linkdir_wcc = wcc(before, dir.node);
+    res.resfail.file_attributes = res.resok.file_attributes;
+    res.resfail.linkdir_wcc = res.resok.linkdir_wcc;
+    return rq.reply(res);
+}
+
+}  // namespace nfsrdmad::nfs::v3

@@ -1,0 +1,37 @@
+// NFSPROC3_READ (RFC 1813 §3.3.6). The file is read straight into the transport's
+// payload buffer, which the reply then sends without copying (xdr::Encoder's
+// external segment: writev on TCP, an RDMA Write chunk on RDMA).
+#include "nfs/v3/request.h"
+#include "nfs/vfs/io.h"
+
+namespace nfsrdmad::nfs::v3 {
+
+inline constexpr uint32_t kMaxTransfer = 1u << 20;  // FSINFO rtmax
+
+rpc::Outcome proc_read(Request& rq) {
+    x::READ3args a;
+    if (!rq.decode(a)) return rpc::Outcome::garbage();
+    x::READ3res res;
+    std::shared_ptr<const vfs::OpenFile> file;
+    Caller who;
+    res.status = rq.open(a.file, vfs::OpenFor::Read, file, who);
+    if (res.status != x::NFS3_OK) return rq.reply(res);
+    uint32_t count = std::min(a.count, kMaxTransfer);
+    rpc::PayloadBuffer* buf = rq.ctx.payload_buffer(count);
+    auto r = vfs::read(*file, a.offset, count, buf->data(), who.id);
+    auto st = vfs::getattr(*file);
+    x::post_op_attr attrs = st ? post_op(*st, file->exp->fsid()) : x::post_op_attr{};
+    if (!r) {
+        res.status = to_nfsstat3(r.error());
+        res.resfail.file_attributes = attrs;
+        return rq.reply(res);
+    }
+    res.resok.file_attributes = attrs;
+    res.resok.count = r->count;
+    res.resok.eof = r->eof;
+    res.resok.data = {buf->data(), r->count};
+    rq.ctx.res.set_external(res.resok.data);
+    return rq.reply(res);
+}
+
+}  // namespace nfsrdmad::nfs::v3

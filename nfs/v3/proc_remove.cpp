@@ -1,0 +1,13 @@
+// NFSPROC3_REMOVE (RFC 1813 §3.3.12).
+#include "nfs/v3/removal.h"
+#include "nfs/vfs/dirops.h"
+
+namespace nfsrdmad::nfs::v3 {
+
+rpc::Outcome proc_remove(Request& rq) {
+    return remove_entry(rq, [](const vfs::Node& d, std::string_view n, const vfs::Identity& id) {
+        return vfs::remove(d, n, id);
+    });
+}
+
+}  // namespace nfsrdmad::nfs::v3

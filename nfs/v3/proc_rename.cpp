@@ -1,0 +1,28 @@
+// NFSPROC3_RENAME (RFC 1813 §3.3.14): atomic, replacing an existing target.
+#include "nfs/v3/request.h"
+#include "nfs/vfs/dirops.h"
+
+namespace nfsrdmad::nfs::v3 {
+
+rpc::Outcome proc_rename(Request& rq) {
+    x::RENAME3args a;
+    if (!rq.decode(a)) return rpc::Outcome::garbage();
+    x::RENAME3res res;
+    Target from, to;
+    res.status = rq.resolve(a.from.dir, from);
+    if (res.status == x::NFS3_OK) res.status = rq.resolve(a.to.dir, to);
+    if (res.status != x::NFS3_OK) return rq.reply(res);
+    x::pre_op_attr from_before = pre_op(from.node), to_before = pre_op(to.node);
+    if (!from.who.read_write || !to.who.read_write) {
+        res.status = x::NFS3ERR_ROFS;
+    } else if (auto r = vfs::rename(from.node, a.from.name, to.node, a.to.name, from.who.id); !r) {
+        res.status = to_nfsstat3(r.error());
+    }
+    res.resok.fromdir_wcc = wcc(from_before, from.node);
+    res.resok.todir_wcc = wcc(to_before, to.node);
+    res.resfail.fromdir_wcc = res.resok.fromdir_wcc;
+    res.resfail.todir_wcc = res.resok.todir_wcc;
+    return rq.reply(res);
+}
+
+}  // namespace nfsrdmad::nfs::v3

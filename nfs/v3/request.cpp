@@ -1,0 +1,68 @@
+#include "nfs/v3/request.h"
+
+#include "nfs/vfs/secret.h"
+#include "xdr/rpc_prot.h"
+
+namespace nfsrdmad::nfs::v3 {
+
+x::nfsstat3 Request::admit(const vfs::Export& exp, Caller& who) {
+    switch (authorize(exp, ctx.header, who)) {
+        case Verdict::Ok:
+            return x::NFS3_OK;
+        case Verdict::NotAllowed:
+            return x::NFS3ERR_ACCES;
+        case Verdict::WeakAuth:
+            rejected_ = rpc::Outcome::auth(xdr::rpc::AUTH_TOOWEAK);
+            return x::NFS3ERR_ACCES;
+    }
+    return x::NFS3ERR_ACCES;
+}
+
+x::nfsstat3 Request::resolve(const x::nfs_fh3& fh, Target& out) {
+    auto node = table->resolve(fh.data);
+    if (!node) return to_nfsstat3(node.error());
+    out.node = std::move(*node);
+    return admit(*out.node.exp, out.who);
+}
+
+x::nfsstat3 Request::open(const x::nfs_fh3& fh, vfs::OpenFor need,
+                          std::shared_ptr<const vfs::OpenFile>& file, Caller& who) {
+    auto f = svc.files.get(*table, fh.data, need);
+    if (!f) return to_nfsstat3(f.error());
+    file = std::move(*f);
+    return admit(*file->exp, who);
+}
+
+void put_write_verifier(x::writeverf3& v) { v = to_cookieverf(vfs::write_verifier()); }
+
+x::cookieverf3 to_cookieverf(uint64_t v) {
+    x::cookieverf3 out;
+    for (int i = 7; i >= 0; --i, v >>= 8) out[i] = uint8_t(v);
+    return out;
+}
+
+uint64_t from_cookieverf(const x::cookieverf3& v) {
+    uint64_t out = 0;
+    for (uint8_t b : v) out = out << 8 | b;
+    return out;
+}
+
+vfs::SetAttrs to_set_attrs(const x::sattr3& s) {
+    vfs::SetAttrs a;
+    if (s.mode.set_it) a.mode = s.mode.mode & 07777;
+    if (s.uid.set_it) a.uid = s.uid.uid;
+    if (s.gid.set_it) a.gid = s.gid.gid;
+    if (s.size.set_it) a.size = s.size.size;
+    auto time = [](x::time_how how, const x::nfstime3& t) {
+        if (how == x::SET_TO_SERVER_TIME) return vfs::TimeChange::server();
+        if (how == x::SET_TO_CLIENT_TIME)
+            return vfs::TimeChange::client({static_cast<time_t>(t.seconds),
+                                            static_cast<long>(t.nseconds)});
+        return vfs::TimeChange{};
+    };
+    a.atime = time(s.atime.set_it, s.atime.atime);
+    a.mtime = time(s.mtime.set_it, s.mtime.mtime);
+    return a;
+}
+
+}  // namespace nfsrdmad::nfs::v3

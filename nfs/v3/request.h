@@ -1,0 +1,89 @@
+// Per-call plumbing shared by the procedures: decoding arguments, turning a file
+// handle into a node the caller may use, and encoding the result.
+#pragma once
+
+#include <optional>
+
+#include "nfs/common/authorize.h"
+#include "nfs/v3/attrs.h"
+#include "nfs/v3/nfs3_program.h"
+#include "nfs/vfs/attrs.h"
+#include "nfs/vfs/fd_cache.h"
+#include "transport/rpc/program.h"
+#include "xdr/nfs3_prot.h"
+
+namespace nfsrdmad::nfs::v3 {
+
+// A node plus who is acting on it and how.
+struct Target {
+    vfs::Node node;
+    Caller who;
+};
+
+class Request {
+public:
+    Request(rpc::CallContext& ctx, Services& svc)
+        : ctx(ctx), svc(svc), table(svc.exports->snapshot()) {}
+
+    rpc::CallContext& ctx;
+    Services& svc;
+    std::shared_ptr<const vfs::ExportTable> table;
+
+    template <class Args>
+    bool decode(Args& a) {
+        return x::xdr_decode(ctx.args, a) && ctx.args.remaining() == 0;
+    }
+
+    // Handle -> node, then the export's rules. NFS3_OK, or the status to reply with.
+    // A flavor the export does not accept makes the whole call an AUTH_TOOWEAK reject.
+    x::nfsstat3 resolve(const x::nfs_fh3& fh, Target& out);
+    // The same for READ/WRITE/COMMIT, through the descriptor cache.
+    x::nfsstat3 open(const x::nfs_fh3& fh, vfs::OpenFor need,
+                     std::shared_ptr<const vfs::OpenFile>& file, Caller& who);
+
+    template <class Res>
+    rpc::Outcome reply(const Res& res) {
+        if (rejected_) return *rejected_;
+        x::xdr_encode(ctx.res, res);
+        return rpc::Outcome::ok();
+    }
+
+private:
+    x::nfsstat3 admit(const vfs::Export& exp, Caller& who);
+    std::optional<rpc::Outcome> rejected_;
+};
+
+// The procedures (RFC 1813 §3.3.x).
+rpc::Outcome proc_getattr(Request& rq);
+rpc::Outcome proc_setattr(Request& rq);
+rpc::Outcome proc_lookup(Request& rq);
+rpc::Outcome proc_access(Request& rq);
+rpc::Outcome proc_readlink(Request& rq);
+rpc::Outcome proc_read(Request& rq);
+rpc::Outcome proc_write(Request& rq);
+rpc::Outcome proc_create(Request& rq);
+rpc::Outcome proc_mkdir(Request& rq);
+rpc::Outcome proc_symlink(Request& rq);
+rpc::Outcome proc_mknod(Request& rq);
+rpc::Outcome proc_remove(Request& rq);
+rpc::Outcome proc_rmdir(Request& rq);
+rpc::Outcome proc_rename(Request& rq);
+rpc::Outcome proc_link(Request& rq);
+rpc::Outcome proc_readdir(Request& rq);
+rpc::Outcome proc_readdirplus(Request& rq);
+rpc::Outcome proc_fsstat(Request& rq);
+rpc::Outcome proc_fsinfo(Request& rq);
+rpc::Outcome proc_pathconf(Request& rq);
+rpc::Outcome proc_commit(Request& rq);
+
+// writeverf3 of this daemon run (RFC 1813 §3.3.7, §3.3.21).
+void put_write_verifier(x::writeverf3& v);
+
+// cookieverf3 <-> the directory's 64-bit verifier (RFC 1813 §3.3.16).
+x::cookieverf3 to_cookieverf(uint64_t v);
+uint64_t from_cookieverf(const x::cookieverf3& v);
+
+// sattr3 -> vfs::SetAttrs (RFC 1813 §2.6).
+vfs::SetAttrs to_set_attrs(const x::sattr3& s);
+
+}  // namespace nfsrdmad::nfs::v3
