@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages nfsrdmad needs to build and test, only those missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config python3
+  libspdlog-dev libcli11-dev libyaml-cpp-dev libtirpc-dev libgtest-dev
+  libibverbs-dev librdmacm-dev liburing-dev
+  libnfs-dev libnfs-utils rpcbind nfs-common
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "installing: ${missing[*]}"
+sudo=""
+[ "$(id -u)" -ne 0 ] && sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

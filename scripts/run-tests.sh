@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs every test: the Release build's unit and end-to-end tests, then the same
+# tests under AddressSanitizer + UndefinedBehaviorSanitizer. Fails if any fails or
+# if a tier ran no test at all.
+set -uo pipefail
+build=${1:?release build dir}
+asan=${2:?sanitizer build dir}
+shift 2
+
+status=0
+run_tier() {
+  local name=$1 dir=$2
+  echo "=== $name"
+  local log
+  log=$(mktemp)
+  (cd "$dir" && ctest --output-on-failure --timeout 900 "${@:3}") 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  if grep -q "No tests were found" "$log"; then
+    echo "!!! $name: no tests ran"; rc=1
+  fi
+  rm -f "$log"
+  [ "$rc" -ne 0 ] && status=1
+  return 0
+}
+
+run_tier "release: unit + e2e" "$build" "$@"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  run_tier "asan+ubsan: unit + e2e" "$asan" "$@"
+
+if [ $status -eq 0 ]; then echo "ALL TESTS PASSED"; else echo "SOME TESTS FAILED"; fi
+exit $status
