@@ -11,6 +11,7 @@ x::nfsstat3 open_listing(Request& rq, const x::nfs_fh3& fh, uint64_t cookie,
     auto v = vfs::cookie_verifier(out.dir.node);
     if (!v) return to_nfsstat3(v.error());
     out.verifier = *v;
+    out.is_export_root = out.dir.node.handle == out.dir.node.exp->root_handle();
     // A zero verifier is what a client sends before it has one; accept it with any
     // cookie, as the Linux server does.
     uint64_t theirs = from_cookieverf(verf);

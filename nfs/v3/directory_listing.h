@@ -18,6 +18,11 @@ inline size_t entry_size(std::string_view name) {
 struct Listing {
     Target dir;
     uint64_t verifier = 0;
+    bool is_export_root = false;
+    // The fileid to report: ".." of the export root is the root itself, as LOOKUP says.
+    uint64_t fileid(std::string_view name, uint64_t ino) const {
+        return is_export_root && name == ".." ? dir.node.exp->root_ino() : ino;
+    }
 };
 
 // NFS3_OK, or why the listing cannot start (also NFS3ERR_BAD_COOKIE for a verifier

@@ -26,7 +26,7 @@ rpc::Outcome proc_readdir(Request& rq) {
             size_t need = entry_size(e.name);
             if (used + need > a.count) return false;
             used += need;
-            entries.push_back({e.ino, names.emplace_back(e.name), e.cookie});
+            entries.push_back({l.fileid(e.name, e.ino), names.emplace_back(e.name), e.cookie});
             return true;
         },
         l.dir.who.id);

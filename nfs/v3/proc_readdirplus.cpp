@@ -27,7 +27,7 @@ rpc::Outcome proc_readdirplus(Request& rq) {
         l.dir.node, a.cookie,
         [&](const vfs::DirEntry& e) {
             x::entryplus3 ep;
-            ep.fileid = e.ino;
+            ep.fileid = l.fileid(e.name, e.ino);
             ep.cookie = e.cookie;
             size_t need = entry_size(e.name) + 4 + 4;  // + the two "follows" flags
             if (auto found = vfs::lookup(l.dir.node, e.name, l.dir.who.id)) {

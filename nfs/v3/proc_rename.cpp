@@ -1,5 +1,5 @@
 // NFSPROC3_RENAME (RFC 1813 §3.3.14): atomic, replacing an existing target.
-#include "nfs/v3/request.h"
+#include "nfs/v3/removal.h"
 #include "nfs/vfs/dirops.h"
 
 namespace nfsrdmad::nfs::v3 {
@@ -15,8 +15,13 @@ rpc::Outcome proc_rename(Request& rq) {
     x::pre_op_attr from_before = pre_op(from.node), to_before = pre_op(to.node);
     if (!from.who.read_write || !to.who.read_write) {
         res.status = x::NFS3ERR_ROFS;
-    } else if (auto r = vfs::rename(from.node, a.from.name, to.node, a.to.name, from.who.id); !r) {
-        res.status = to_nfsstat3(r.error());
+    } else {
+        vfs::FileHandle replaced;  // a file the rename may replace
+        regular_file_handle(to.node, a.to.name, to.who.id, replaced);
+        if (auto r = vfs::rename(from.node, a.from.name, to.node, a.to.name, from.who.id); !r)
+            res.status = to_nfsstat3(r.error());
+        else if (replaced.size)
+            rq.svc.files.forget(replaced);
     }
     res.resok.fromdir_wcc = wcc(from_before, from.node);
     res.resok.todir_wcc = wcc(to_before, to.node);

@@ -6,6 +6,12 @@
 
 namespace nfsrdmad::nfs::v3 {
 
+// The handle of `name` in `dir` when it is a regular file (else `out` stays empty).
+// A removed file may still sit open in the descriptor cache, which keeps its blocks
+// allocated: REMOVE and RENAME take its handle first and forget it once it is gone.
+void regular_file_handle(const vfs::Node& dir, std::string_view name,
+                   const vfs::Identity& id, vfs::FileHandle& out);
+
 template <class Op>
 rpc::Outcome remove_entry(Request& rq, Op op) {
     x::REMOVE3args a;
@@ -17,8 +23,13 @@ rpc::Outcome remove_entry(Request& rq, Op op) {
     x::pre_op_attr before = pre_op(dir.node);
     if (!dir.who.read_write) {
         res.status = x::NFS3ERR_ROFS;
-    } else if (auto r = op(dir.node, a.object.name, dir.who.id); !r) {
-        res.status = to_nfsstat3(r.error());
+    } else {
+        vfs::FileHandle victim;
+        regular_file_handle(dir.node, a.object.name, dir.who.id, victim);
+        if (auto r = op(dir.node, a.object.name, dir.who.id); !r)
+            res.status = to_nfsstat3(r.error());
+        else if (victim.size)
+            rq.svc.files.forget(victim);
     }
     res.resok.dir_wcc = wcc(before, dir.node);
     res.resfail.dir_wcc = res.resok.dir_wcc;
