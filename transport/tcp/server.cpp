@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -19,8 +20,9 @@ namespace {
 
 class HeapBuffer : public rpc::PayloadBuffer {
 public:
+    // Page aligned (aligned_alloc wants a whole number of pages, at least one).
     explicit HeapBuffer(size_t n)
-        : p_(static_cast<uint8_t*>(std::aligned_alloc(4096, (n + 4095) / 4096 * 4096 ?: 4096))),
+        : p_(static_cast<uint8_t*>(std::aligned_alloc(4096, std::max<size_t>(4096, (n + 4095) & ~size_t(4095))))),
           n_(n) {}
     ~HeapBuffer() override { std::free(p_); }
     uint8_t* data() override { return p_; }

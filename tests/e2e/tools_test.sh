@@ -1,0 +1,288 @@
+#!/usr/bin/env bash
+# End-to-end test of nfsrdmad with standard command-line clients:
+#   rpcinfo (rpcbind registration, NULL pings), showmount (MOUNT v1 EXPORT via rpcbind),
+#   nfs-ls / nfs-cp / nfs-cat (libnfs-utils), and unregistration after SIGTERM.
+#
+# Needs root (it may start rpcbind, and the daemon registers with it).
+# Usage: NFSRDMAD_BIN=/path/to/nfsrdmad bash tests/e2e/tools_test.sh
+# Set NFSRDMAD_E2E_KEEP=1 to keep the temporary directory.
+set -euo pipefail
+
+export PATH="$PATH:/usr/sbin:/sbin"
+
+fatal() {
+    echo "tools_test: FATAL: $*" >&2
+    exit 2
+}
+
+BIN="${NFSRDMAD_BIN:-}"
+[[ -n "$BIN" ]] || fatal "NFSRDMAD_BIN is not set: it must hold the path of the nfsrdmad binary" \
+    "(CTest sets it; by hand: NFSRDMAD_BIN=build/daemon/nfsrdmad bash $0)"
+[[ -f "$BIN" && -x "$BIN" ]] || fatal "NFSRDMAD_BIN=$BIN is not an executable file"
+[[ "$(id -u)" -eq 0 ]] || fatal "must run as root (starts rpcbind if needed; the daemon registers with it)"
+for tool in rpcinfo showmount nfs-ls nfs-cp nfs-cat rpcbind cmp awk grep head; do
+    command -v "$tool" >/dev/null 2>&1 || fatal "required tool '$tool' not found in PATH"
+done
+PY="$(command -v python3 || true)"
+[[ -x /usr/bin/python3 ]] && PY=/usr/bin/python3
+[[ -n "$PY" ]] || fatal "python3 is needed to pick free ports"
+
+WORK="$(mktemp -d /tmp/nfsrdmad-e2e-tools-XXXXXX)"
+WORK="$(cd "$WORK" && pwd -P)"
+EXPORT="$WORK/export"
+STATE="$WORK/state"
+LOG="$WORK/daemon.log"
+mkdir -p "$EXPORT" "$STATE"
+chmod 0755 "$EXPORT"
+
+DPID=""
+RPCBIND_PID=""
+PASSED=0
+FAILED=0
+FAILED_NAMES=()
+
+cleanup() {
+    local rc=$?
+    if [[ -n "$DPID" ]] && kill -0 "$DPID" 2>/dev/null; then
+        kill -TERM "$DPID" 2>/dev/null || true
+        for _ in $(seq 1 100); do kill -0 "$DPID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$DPID" 2>/dev/null || true
+        wait "$DPID" 2>/dev/null || true
+    fi
+    if [[ -n "$RPCBIND_PID" ]]; then
+        kill -TERM "$RPCBIND_PID" 2>/dev/null || true
+        wait "$RPCBIND_PID" 2>/dev/null || true
+    fi
+    if [[ $rc -ne 0 || $FAILED -ne 0 ]] && [[ -f "$LOG" ]]; then
+        echo "---- nfsrdmad log tail ($LOG) ----" >&2
+        tail -n 80 "$LOG" >&2 || true
+        echo "---- end of log tail ----" >&2
+    fi
+    if [[ -n "${NFSRDMAD_E2E_KEEP:-}" ]]; then
+        echo "tools_test: keeping $WORK" >&2
+    else
+        rm -rf "$WORK"
+    fi
+    exit "$rc"
+}
+trap cleanup EXIT
+
+# check NAME COMMAND...: runs COMMAND, counts and reports the result, never aborts the script.
+check() {
+    local name="$1"
+    shift
+    local out="$WORK/check.out"
+    if "$@" >"$out" 2>&1; then
+        PASSED=$((PASSED + 1))
+        echo "PASS: $name"
+    else
+        FAILED=$((FAILED + 1))
+        FAILED_NAMES+=("$name")
+        echo "FAIL: $name"
+        sed 's/^/    | /' "$out" | head -n 40
+    fi
+}
+
+# retry SECONDS COMMAND...: succeeds as soon as COMMAND does.
+retry() {
+    local secs="$1"
+    shift
+    local end=$((SECONDS + secs))
+    while true; do
+        if "$@"; then return 0; fi
+        [[ $SECONDS -ge $end ]] && { "$@"; return $?; }
+        sleep 0.2
+    done
+}
+
+# ---- rpcbind ----------------------------------------------------------------------------------
+if rpcinfo -p 127.0.0.1 >/dev/null 2>&1; then
+    echo "tools_test: using the rpcbind that is already running"
+else
+    echo "tools_test: starting rpcbind"
+    # -f: stay in the foreground so that we own the pid and stop exactly this process.
+    # (No -w: a warm start could resurrect registrations from an earlier run.)
+    rpcbind -f >"$WORK/rpcbind.log" 2>&1 &
+    RPCBIND_PID=$!
+    retry 5 rpcinfo -p 127.0.0.1 >/dev/null 2>&1 ||
+        fatal "rpcbind did not come up: $(cat "$WORK/rpcbind.log" 2>/dev/null)"
+fi
+
+# Registrations of 100003/100005 that exist before we start (e.g. a kernel nfsd) are not ours.
+PRE_NFS="$(rpcinfo -p 127.0.0.1 | awk '$1==100003 || $1==100005' | wc -l)"
+[[ "$PRE_NFS" -eq 0 ]] ||
+    echo "tools_test: note: rpcbind already lists 100003/100005 ($PRE_NFS entries), not ours"
+
+# ---- daemon -----------------------------------------------------------------------------------
+read -r NFSPORT MOUNTPORT < <("$PY" - <<'EOF'
+import socket
+socks = []
+for _ in range(2):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    socks.append(s)
+print(*[s.getsockname()[1] for s in socks])
+EOF
+)
+[[ -n "$NFSPORT" && -n "$MOUNTPORT" ]] || fatal "could not pick free ports"
+
+echo "hello from nfsrdmad" >"$EXPORT/hello.txt"
+mkdir "$EXPORT/subdir"
+
+echo "tools_test: starting $BIN (nfs port $NFSPORT, mount port $MOUNTPORT, export $EXPORT)"
+"$BIN" --foreground --log-level debug --state-dir "$STATE" \
+    --tcp "127.0.0.1:$NFSPORT" --mount-port "$MOUNTPORT" \
+    --export "$EXPORT=rw,no_root_squash" >"$LOG" 2>&1 &
+DPID=$!
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+ready=0
+for _ in $(seq 1 200); do
+    kill -0 "$DPID" 2>/dev/null || fatal "nfsrdmad exited before it was ready"
+    if port_open "$NFSPORT" && port_open "$MOUNTPORT"; then
+        ready=1
+        break
+    fi
+    sleep 0.05
+done
+[[ $ready -eq 1 ]] || fatal "nfsrdmad did not accept connections on ports $NFSPORT/$MOUNTPORT within 10 s"
+
+URL_ARGS="version=3&nfsport=$NFSPORT&mountport=$MOUNTPORT"
+URL="nfs://127.0.0.1$EXPORT"
+
+# ---- checks -----------------------------------------------------------------------------------
+listed() { # PROG VERS PORT
+    rpcinfo -p 127.0.0.1 | awk -v p="$1" -v v="$2" -v port="$3" \
+        '$1==p && $2==v && $3=="tcp" && $4==port {f=1} END {exit !f}'
+}
+check_listed() {
+    retry 5 listed "$@" || { echo "rpcinfo -p 127.0.0.1:"; rpcinfo -p 127.0.0.1; return 1; }
+}
+check "rpcinfo -p lists 100003 v3 tcp on port $NFSPORT" check_listed 100003 3 "$NFSPORT"
+check "rpcinfo -p lists 100005 v1 tcp on port $MOUNTPORT" check_listed 100005 1 "$MOUNTPORT"
+check "rpcinfo -p lists 100005 v3 tcp on port $MOUNTPORT" check_listed 100005 3 "$MOUNTPORT"
+
+# NULL call sent straight to a port (rpcinfo's -n is not honoured by every rpcinfo build).
+rpc_null_on_port() { # PORT PROG VERS
+    "$PY" - "$@" <<'PYEOF'
+import socket, struct, sys
+port, prog, vers = (int(a) for a in sys.argv[1:4])
+call = struct.pack(">10I", 0x5EED, 0, 2, prog, vers, 0, 0, 0, 0, 0)
+s = socket.create_connection(("127.0.0.1", port), timeout=5)
+s.sendall(struct.pack(">I", 0x80000000 | len(call)) + call)
+def recv_exact(n):
+    buf = b""
+    while len(buf) < n:
+        chunk = s.recv(n - len(buf))
+        if not chunk:
+            sys.exit("connection closed before a complete reply")
+        buf += chunk
+    return buf
+data = b""
+while True:
+    (m,) = struct.unpack(">I", recv_exact(4))
+    data += recv_exact(m & 0x7FFFFFFF)
+    if m & 0x80000000:
+        break
+xid, mtype, stat = struct.unpack(">3I", data[:12])
+if (xid, mtype, stat) != (0x5EED, 1, 0):
+    sys.exit("not an accepted reply to our call: xid=%#x type=%d reply_stat=%d" % (xid, mtype, stat))
+(vlen,) = struct.unpack(">I", data[16:20])
+off = 20 + (vlen + 3) // 4 * 4
+(accept,) = struct.unpack(">I", data[off:off + 4])
+print("program %d version %d on port %d: accept_stat %d" % (prog, vers, port, accept))
+sys.exit(0 if accept == 0 else 1)
+PYEOF
+}
+check "NULL call: NFS v3 on the NFS port" rpc_null_on_port "$NFSPORT" 100003 3
+check "NULL call: MOUNT v1 on the mount port" rpc_null_on_port "$MOUNTPORT" 100005 1
+check "NULL call: MOUNT v3 on the mount port" rpc_null_on_port "$MOUNTPORT" 100005 3
+check "NULL call: MOUNT v3 on the NFS port" rpc_null_on_port "$NFSPORT" 100005 3
+
+via_rpcbind() { # PROG VERS: rpcinfo looks the port up in rpcbind and pings it
+    local out
+    out="$(rpcinfo -t 127.0.0.1 "$1" "$2" 2>&1)" || { echo "$out"; return 1; }
+    echo "$out"
+    grep -q "ready and waiting" <<<"$out"
+}
+check "rpcinfo -t 127.0.0.1 100003 3 (port from rpcbind)" via_rpcbind 100003 3
+check "rpcinfo -t 127.0.0.1 100005 1 (port from rpcbind)" via_rpcbind 100005 1
+check "rpcinfo -t 127.0.0.1 100005 3 (port from rpcbind)" via_rpcbind 100005 3
+
+showmount_lists_export() {
+    local out
+    out="$(showmount -e 127.0.0.1 2>&1)" || { echo "$out"; return 1; }
+    echo "$out"
+    grep -qE "^${EXPORT}([[:space:]]|$)" <<<"$out"
+}
+check "showmount -e 127.0.0.1 lists $EXPORT" showmount_lists_export
+
+nfs_ls_lists() {
+    local out
+    out="$(nfs-ls "$URL/?$URL_ARGS" 2>&1)" || { echo "$out"; return 1; }
+    echo "$out"
+    grep -q "hello.txt" <<<"$out" && grep -q "subdir" <<<"$out"
+}
+check "nfs-ls lists hello.txt and subdir" nfs_ls_lists
+
+nfs_cat_exact() {
+    local out="$WORK/cat.out"
+    nfs-cat "$URL/hello.txt?$URL_ARGS" >"$out" || return 1
+    cmp "$out" "$EXPORT/hello.txt"
+}
+check "nfs-cat returns hello.txt byte for byte" nfs_cat_exact
+
+head -c 3145739 /dev/urandom >"$WORK/local.bin" # 3 MiB + 11 bytes: several 1 MiB WRITEs + a tail
+nfs_cp_upload() {
+    nfs-cp "$WORK/local.bin" "$URL/up.bin?$URL_ARGS" || return 1
+    cmp "$WORK/local.bin" "$EXPORT/up.bin"
+}
+check "nfs-cp upload lands byte for byte on the server's disk" nfs_cp_upload
+
+nfs_cp_download() {
+    nfs-cp "$URL/up.bin?$URL_ARGS" "$WORK/down.bin" || return 1
+    cmp "$WORK/local.bin" "$WORK/down.bin"
+}
+check "nfs-cp download of the uploaded file is identical" nfs_cp_download
+
+# ---- SIGTERM: exit 0 and unregister -----------------------------------------------------------
+sigterm_exits_zero() {
+    kill -TERM "$DPID"
+    for _ in $(seq 1 100); do
+        kill -0 "$DPID" 2>/dev/null || break
+        sleep 0.1
+    done
+    if kill -0 "$DPID" 2>/dev/null; then
+        echo "nfsrdmad still running 10 s after SIGTERM"
+        return 1
+    fi
+    local rc=0
+    wait "$DPID" || rc=$?
+    DPID=""
+    echo "exit status $rc"
+    [[ $rc -eq 0 ]]
+}
+check "SIGTERM: nfsrdmad exits with status 0" sigterm_exits_zero
+
+not_listed_anymore() {
+    local table
+    table="$(rpcinfo -p 127.0.0.1)"
+    echo "$table"
+    if awk -v port="$NFSPORT" -v mport="$MOUNTPORT" \
+        '($1==100003 && $4==port) || ($1==100005 && $4==mport) {f=1} END {exit !f}' <<<"$table"; then
+        return 1
+    fi
+    if [[ "$PRE_NFS" -eq 0 ]] && awk '$1==100003 || $1==100005 {f=1} END {exit !f}' <<<"$table"; then
+        return 1
+    fi
+    return 0
+}
+check "after SIGTERM rpcinfo -p no longer lists 100003/100005" retry 3 not_listed_anymore
+
+echo
+echo "$PASSED passed, $FAILED failed"
+if [[ $FAILED -ne 0 ]]; then
+    printf '  failed: %s\n' "${FAILED_NAMES[@]}"
+    exit 1
+fi
+exit 0
