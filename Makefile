@@ -35,6 +35,7 @@ build-asan: deps
 
 run: build
 	@mkdir -p $(EXPORT_DIR) $(STATE_DIR)
+	@scripts/ensure-rpcbind.sh
 	@echo "Serving $(EXPORT_DIR): mount -t nfs -o vers=3,proto=tcp,port=$(NFS_PORT),mountport=$(MOUNT_PORT) $$(hostname):$(EXPORT_DIR) /mnt"
 	$(BUILD)/daemon/nfsrdmad --foreground --config config/examples/dev.yaml \
 	    --state-dir $(STATE_DIR) --tcp 0.0.0.0:$(NFS_PORT) --mount-port $(MOUNT_PORT) \

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <filesystem>
 #include <spdlog/sinks/syslog_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -70,6 +71,10 @@ int main(int argc, char** argv) {
         for (const auto& e : errs) std::fprintf(stderr, "%s\n", e.str().c_str());
         return 1;
     }
+
+    // Detaching changes directory to /: relative paths must be resolved first.
+    cfg.state_dir = std::filesystem::absolute(cfg.state_dir).lexically_normal().string();
+    if (!config_path.empty()) config_path = std::filesystem::absolute(config_path).string();
 
     // Detach before any thread exists; a daemon logs to syslog.
     if (!foreground) {
