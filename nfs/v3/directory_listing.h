@@ -2,7 +2,10 @@
 // its cookie verifier check, and XDR sizes for filling a reply up to the client's limit.
 #pragma once
 
+#include <cerrno>
+
 #include "nfs/v3/request.h"
+#include "nfs/vfs/readdir.h"
 
 namespace nfsrdmad::nfs::v3 {
 
@@ -29,5 +32,31 @@ struct Listing {
 // from another incarnation of the directory).
 x::nfsstat3 open_listing(Request& rq, const x::nfs_fh3& fh, uint64_t cookie,
                          const x::cookieverf3& verf, Listing& out);
+
+// The reply when the listing could not start (Res: READDIR3res or READDIRPLUS3res).
+template <class Res>
+rpc::Outcome refuse_listing(Request& rq, Res& res, const Listing& l) {
+    if (l.dir.node.exp) res.resfail.dir_attributes = post_op(l.dir.node);
+    return rq.reply(res);
+}
+
+// The reply once vfs::readdir has filled res.resok.reply.entries as far as they fit.
+template <class Res>
+rpc::Outcome finish_listing(Request& rq, Res& res, const Listing& l,
+                            const vfs::Result<vfs::ReaddirResult>& r) {
+    x::post_op_attr dir_attrs = post_op(l.dir.node);
+    if (!r)
+        res.status = r.error() == EINVAL ? x::NFS3ERR_BAD_COOKIE : to_nfsstat3(r.error());
+    else if (res.resok.reply.entries.empty() && !r->eof)
+        res.status = x::NFS3ERR_TOOSMALL;  // not even one entry fits the client's limit
+    if (res.status != x::NFS3_OK) {
+        res.resfail.dir_attributes = dir_attrs;
+        return rq.reply(res);
+    }
+    res.resok.dir_attributes = dir_attrs;
+    res.resok.cookieverf = to_cookieverf(l.verifier);
+    res.resok.reply.eof = r->eof;
+    return rq.reply(res);
+}
 
 }  // namespace nfsrdmad::nfs::v3

@@ -1,11 +1,9 @@
 // NFSPROC3_READDIRPLUS (RFC 1813 §3.3.17): READDIR plus each entry's handle and
 // attributes, up to `maxcount` bytes in all and `dircount` bytes of names and cookies.
-#include <cerrno>
 #include <deque>
 
 #include "nfs/v3/directory_listing.h"
 #include "nfs/vfs/lookup.h"
-#include "nfs/vfs/readdir.h"
 
 namespace nfsrdmad::nfs::v3 {
 
@@ -15,10 +13,7 @@ rpc::Outcome proc_readdirplus(Request& rq) {
     x::READDIRPLUS3res res;
     Listing l;
     res.status = open_listing(rq, a.dir, a.cookie, a.cookieverf, l);
-    if (res.status != x::NFS3_OK) {
-        if (l.dir.node.exp) res.resfail.dir_attributes = post_op(l.dir.node);
-        return rq.reply(res);
-    }
+    if (res.status != x::NFS3_OK) return refuse_listing(rq, res, l);
     std::deque<std::string> names;           // the reply's views point here
     std::deque<vfs::FileHandle> handles;     // and here
     size_t used = kDirReplyOverhead, dir_bytes = 0;
@@ -50,20 +45,7 @@ rpc::Outcome proc_readdirplus(Request& rq) {
             return true;
         },
         l.dir.who.id);
-    x::post_op_attr dir_attrs = post_op(l.dir.node);
-    if (!r) {
-        res.status = r.error() == EINVAL ? x::NFS3ERR_BAD_COOKIE : to_nfsstat3(r.error());
-    } else if (entries.empty() && !r->eof) {
-        res.status = x::NFS3ERR_TOOSMALL;
-    }
-    if (res.status != x::NFS3_OK) {
-        res.resfail.dir_attributes = dir_attrs;
-        return rq.reply(res);
-    }
-    res.resok.dir_attributes = dir_attrs;
-    res.resok.cookieverf = to_cookieverf(l.verifier);
-    res.resok.reply.eof = r->eof;
-    return rq.reply(res);
+    return finish_listing(rq, res, l, r);
 }
 
 }  // namespace nfsrdmad::nfs::v3

@@ -27,7 +27,7 @@ using wire::Reply;
 using wire::XdrOut;
 
 constexpr uint32_t kNfs = 100003, kMount = 100005;
-constexpr uint32_t kNfsGetattr = 1, kNfsLookup = 3, kNfsWrite = 7;
+constexpr uint32_t kNfsGetattr = 1, kNfsLookup = 3, kNfsRead = 6, kNfsWrite = 7;
 constexpr uint64_t kCanarySeed = 4242;
 constexpr size_t kCanarySize = 65536;
 
@@ -280,6 +280,43 @@ TEST_F(BadInputTest, PipelinedCallsOnOneConnectionAreAllAnswered) {
         xids.insert(r.xid);
     }
     EXPECT_EQ(xids, (std::set<uint32_t>{11, 12, 13, 14}));
+}
+
+// A client that pipelines far more 1 MiB READs than the server queues, and only starts
+// reading replies later, must get every reply: the server stops reading while its queue is
+// full (so memory stays bounded) and must start again once the client drains it.
+TEST_F(BadInputTest, PipelinedReadsBeyondTheQueueLimitAreAllAnsweredOnceTheClientReads) {
+    constexpr uint32_t kMiB = 1u << 20;
+    constexpr uint32_t kCalls = 100;  // more than the per-connection limit of 64
+    ASSERT_TRUE(WriteFile(disk("big.bin"), Pattern(kMiB, 99)));
+    LookupRes big = Lookup(rpc(), root_, "big.bin");
+    ASSERT_TRUE(NfsIs(big, NFS3_OK));
+    auto c = Open(daemon_->nfs_port());
+    ASSERT_TRUE(c);
+    Bytes all;
+    for (uint32_t i = 0; i < kCalls; ++i) {
+        wire::XdrOut args;
+        args.raw(FhArg(big.fh)).u64(0).u32(kMiB);
+        Bytes one = wire::Frame(wire::EncodeCall(wire::RootCall(1000 + i, kNfs, 3, kNfsRead, args.take())));
+        all.insert(all.end(), one.begin(), one.end());
+    }
+    // The calls are small; the kernel buffers them while the server reads at its own pace.
+    std::thread sender([&] { EXPECT_TRUE(c->Send(all, nullptr)); });
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let the server's queue fill
+    std::set<uint32_t> xids;
+    for (uint32_t i = 0; i < kCalls; ++i) {
+        Bytes rec;
+        std::string why;
+        ASSERT_EQ(c->RecvRecord(&rec, 20000, &why), Conn::Recv::kOk)
+            << "reply " << i << " of " << kCalls << ": " << why;
+        Reply r = wire::ParseReply(rec);
+        ASSERT_TRUE(r.parse_error.empty()) << r.parse_error;
+        EXPECT_EQ(NfsStatusOf(r), 0);
+        EXPECT_GT(rec.size(), kMiB) << "a whole 1 MiB READ reply";
+        xids.insert(r.xid);
+    }
+    sender.join();
+    EXPECT_EQ(xids.size(), kCalls);
 }
 
 // ---- RPC-level errors ---------------------------------------------------------------------------

@@ -42,12 +42,13 @@ void Connection::on_events(uint32_t ev) {
     }
     if (ev & EPOLLOUT) on_writable();
     if (!closed_ && (ev & EPOLLIN)) on_readable();
+    update_interest();  // writing may have made room to read again, and vice versa
 }
 
 void Connection::on_readable() {
     // Bounded work per wake-up so one busy client cannot starve the others.
     for (int round = 0; round < 64 && !closed_; ++round) {
-        if (in_flight_ >= svc_.max_in_flight) break;
+        if (saturated()) break;
         auto want = assembler_.want();
         ssize_t n = ::recv(fd_.get(), want.data(), want.size(), 0);
         if (n == 0) {
@@ -75,7 +76,6 @@ void Connection::on_readable() {
                 break;
         }
     }
-    update_interest();
 }
 
 void Connection::submit(Record rec) {
@@ -179,7 +179,7 @@ void Connection::on_writable() {
 void Connection::update_interest() {
     if (closed_) return;
     uint32_t want = 0;
-    if (in_flight_ < svc_.max_in_flight) want |= EPOLLIN;
+    if (!saturated()) want |= EPOLLIN;
     if (!out_.empty()) want |= EPOLLOUT;
     if (want != interest_) {
         interest_ = want;

@@ -26,7 +26,7 @@ struct ConnectionServices {
     rpc::PayloadAllocator& payloads;
     TcpCounters& counters;
     size_t max_record;
-    size_t max_in_flight;  // calls per connection before we stop reading
+    size_t max_in_flight;  // calls running or replies unsent, per connection, before we stop reading
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {
@@ -55,6 +55,9 @@ private:
     void submit(Record rec);
     void queue_reply(rpc::Reply reply);  // on the reactor thread
     void update_interest();
+    // Backpressure: a client that sends calls but does not read its replies stops being
+    // read from, so neither running calls nor queued replies grow without bound.
+    bool saturated() const { return in_flight_ + out_.size() >= svc_.max_in_flight; }
 
     engine::UniqueFd fd_;
     rpc::Peer peer_;
