@@ -1,0 +1,454 @@
+// RPC-over-RDMA version 1 protocol logic (transport/rdma/protocol), without verbs:
+// transport headers written out word by word as RFC 8166 §4 lays them out, hostile
+// ones, and the plans the verbs layer would execute.
+#include <gtest/gtest.h>
+
+#include "transport/rdma/protocol/call_plan.h"
+#include "transport/rdma/protocol/credits.h"
+#include "transport/rdma/protocol/header.h"
+#include "transport/rdma/protocol/private_data.h"
+#include "transport/rdma/protocol/reply_plan.h"
+
+using namespace nfsrdmad::rdma;
+namespace xdr = nfsrdmad::xdr;
+
+namespace {
+
+// A big-endian word writer for hand-made headers.
+struct W {
+    std::vector<uint8_t> b;
+    W& u(uint32_t v) {
+        for (int s = 24; s >= 0; s -= 8) b.push_back(uint8_t(v >> s));
+        return *this;
+    }
+    W& seg(uint32_t handle, uint32_t len, uint64_t off) {
+        return u(handle).u(len).u(uint32_t(off >> 32)).u(uint32_t(off));
+    }
+    W& bytes(size_t n, uint8_t v = 0) {
+        b.insert(b.end(), n, v);
+        return *this;
+    }
+};
+
+constexpr uint32_t kXid = 0x11223344;
+
+// xid, vers 1, credits 32, proc
+W head(uint32_t proc, uint32_t vers = 1) { return W().u(kXid).u(vers).u(32).u(proc); }
+
+// An inline RPC call body starting with the same XID, `len` bytes in all.
+W& rpc_body(W& w, size_t len) {
+    w.u(kXid);
+    w.bytes(len - 4, 0xab);
+    return w;
+}
+
+const TransportHeader& ok(const ParseResult& r) {
+    if (auto* e = std::get_if<HeaderError>(&r)) ADD_FAILURE() << "unexpected error: " << e->why;
+    return std::get<TransportHeader>(r);
+}
+
+HeaderError::Answer refused(const ParseResult& r) {
+    if (std::holds_alternative<TransportHeader>(r)) {
+        ADD_FAILURE() << "header was accepted";
+        return HeaderError::Ignore;
+    }
+    return std::get<HeaderError>(r).answer;
+}
+
+Limits limits;
+
+}  // namespace
+
+// ---- parsing -----------------------------------------------------------------------------------
+
+TEST(RdmaHeader, ShortRdmaMsgWithNoChunks) {
+    W w = head(0).u(0).u(0).u(0);  // empty read list, write list, no reply chunk
+    rpc_body(w, 40);
+    auto h = ok(parse_header(w.b, limits));
+    EXPECT_EQ(h.xid, kXid);
+    EXPECT_EQ(h.credits, 32u);
+    EXPECT_EQ(h.type, MsgType::Msg);
+    EXPECT_EQ(h.length, 28u);
+    EXPECT_TRUE(h.reads.empty());
+    EXPECT_TRUE(h.writes.empty());
+    EXPECT_FALSE(h.reply);
+}
+
+TEST(RdmaHeader, WriteCallWithAMultiSegmentReadChunk) {
+    // An NFS WRITE: the data is a read chunk at position 100, in two segments.
+    W w = head(0);
+    w.u(1).u(100).seg(7, 4096, 0x1000);
+    w.u(1).u(100).seg(8, 100, 0x9000);
+    w.u(0).u(0).u(0);
+    rpc_body(w, 100);
+    auto h = ok(parse_header(w.b, limits));
+    ASSERT_EQ(h.reads.size(), 1u);
+    EXPECT_EQ(h.reads[0].position, 100u);
+    ASSERT_EQ(h.reads[0].segments.size(), 2u);
+    EXPECT_EQ(h.reads[0].segments[1], (Segment{8, 100, 0x9000}));
+    EXPECT_EQ(h.reads[0].length(), 4196u);
+}
+
+TEST(RdmaHeader, ReadCallWithWriteListAndReplyChunk) {
+    W w = head(0).u(0);
+    w.u(1).u(2).seg(5, 65536, 0xa000).seg(6, 65536, 0x2a000);  // one write chunk, 2 segments
+    w.u(0);
+    w.u(1).u(1).seg(9, 4096, 0xf000);  // reply chunk
+    rpc_body(w, 92);
+    auto h = ok(parse_header(w.b, limits));
+    ASSERT_EQ(h.writes.size(), 1u);
+    EXPECT_EQ(h.writes[0].capacity(), 131072u);
+    ASSERT_TRUE(h.reply);
+    EXPECT_EQ(h.reply->segments[0].handle, 9u);
+}
+
+TEST(RdmaHeader, NoMsgWithPositionZeroChunk) {
+    W w = head(1).u(1).u(0).seg(3, 2000, 0x100).u(0).u(0).u(0);
+    auto h = ok(parse_header(w.b, limits));
+    EXPECT_EQ(h.type, MsgType::NoMsg);
+    ASSERT_EQ(h.reads.size(), 1u);
+    EXPECT_EQ(h.reads[0].position, 0u);
+}
+
+TEST(RdmaHeader, MsgpIsProcessedAsMsg) {
+    W w = head(2).u(0).u(0).u(0).u(0).u(0);  // align, thresh, empty lists
+    rpc_body(w, 24);
+    auto h = ok(parse_header(w.b, limits));
+    EXPECT_EQ(h.type, MsgType::Msg);
+    EXPECT_EQ(h.length, 36u);
+}
+
+TEST(RdmaHeader, WrongVersionIsErrVers) {
+    W w = head(0, 2).u(0).u(0).u(0);
+    auto r = parse_header(w.b, limits);
+    EXPECT_EQ(refused(r), HeaderError::ErrVers);
+    EXPECT_EQ(std::get<HeaderError>(r).xid, kXid);
+}
+
+TEST(RdmaHeader, DoneErrorAndRunts) {
+    EXPECT_EQ(refused(parse_header(head(3).b, limits)), HeaderError::Ignore);
+    EXPECT_EQ(refused(parse_header(head(4).u(2).b, limits)), HeaderError::Ignore);
+    EXPECT_EQ(refused(parse_header(W().u(1).u(1).b, limits)), HeaderError::Ignore);
+}
+
+TEST(RdmaHeader, MalformedHeadersAreErrChunk) {
+    struct Case {
+        const char* what;
+        W w;
+    };
+    std::vector<Case> cases;
+    cases.push_back({"unknown procedure", head(9).u(0).u(0).u(0)});
+    cases.push_back({"truncated read list", head(0).u(1).u(8)});
+    cases.push_back({"list flag 2", head(0).u(2).u(0).u(0)});
+    cases.push_back({"unterminated write list", head(0).u(0).u(1).u(1).seg(1, 8, 0)});
+    {
+        W w = head(0).u(1).u(6).seg(1, 8, 0).u(0).u(0).u(0);
+        rpc_body(w, 16);
+        cases.push_back({"unaligned position", w});
+    }
+    {
+        W w = head(0).u(1).u(16).seg(1, 8, 0).u(1).u(8).seg(2, 8, 0).u(0).u(0).u(0);
+        rpc_body(w, 32);
+        cases.push_back({"descending positions", w});
+    }
+    {
+        W w = head(0).u(1).u(400).seg(1, 8, 0).u(0).u(0).u(0);
+        rpc_body(w, 32);
+        cases.push_back({"position beyond the inline message", w});
+    }
+    {
+        W w = head(0).u(1).u(0).seg(1, 8, 0).u(0).u(0).u(0);
+        rpc_body(w, 32);
+        cases.push_back({"position zero in RDMA_MSG", w});
+    }
+    {
+        W w = head(0).u(1).u(8).seg(1, (1u << 20) + 4, 0).u(0).u(0).u(0);
+        rpc_body(w, 32);
+        cases.push_back({"read chunk over the transfer limit", w});
+    }
+    {
+        W w = head(0).u(0).u(1).u(65);
+        for (int i = 0; i < 65; ++i) w.seg(1, 8, 0);
+        w.u(0).u(0);
+        rpc_body(w, 32);
+        cases.push_back({"65 segments in a write chunk", w});
+    }
+    {
+        W w = head(0).u(0);
+        for (int i = 0; i < 5; ++i) w.u(1).u(1).seg(1, 8, 0);
+        w.u(0).u(0);
+        rpc_body(w, 32);
+        cases.push_back({"5 write chunks", w});
+    }
+    {
+        W w = head(0).u(0).u(1).u(0).u(0).u(0);
+        rpc_body(w, 32);
+        cases.push_back({"write chunk without segments", w});
+    }
+    {
+        W w = head(0).u(0).u(0).u(1).u(2).seg(1, 0xffffffff, 0).seg(2, 0xffffffff, 0);
+        rpc_body(w, 32);
+        cases.push_back({"reply chunk lengths that overflow 32 bits", w});
+    }
+    {
+        W w = head(0).u(0).u(0).u(0);
+        w.u(kXid + 1).bytes(20);
+        cases.push_back({"RPC XID differs", w});
+    }
+    cases.push_back({"RDMA_MSG without a message", head(0).u(0).u(0).u(0)});
+    cases.push_back({"RDMA_NOMSG without position zero", head(1).u(0).u(0).u(0)});
+    {
+        W w = head(0).u(1).u(8).seg(1, 8, 0).u(1).u(16).seg(1, 8, 0).u(0).u(0).u(0);
+        rpc_body(w, 32);
+        cases.push_back({"two DDP chunks in RDMA_MSG", w});
+    }
+    {
+        W w = head(1).u(1).u(0).seg(1, 64, 0).u(1).u(128).seg(2, 8, 0).u(0).u(0).u(0);
+        cases.push_back({"second chunk beyond the position-zero chunk", w});
+    }
+    for (auto& c : cases) {
+        auto r = parse_header(c.w.b, limits);
+        EXPECT_EQ(refused(r), HeaderError::ErrChunk) << c.what;
+        if (auto* e = std::get_if<HeaderError>(&r)) {
+            EXPECT_FALSE(e->why.empty()) << c.what;
+        }
+    }
+}
+
+TEST(RdmaHeader, HugeSegmentCountsDoNotAllocate) {
+    // A write chunk claiming 2^30 segments in a 60-byte message.
+    W w = head(0).u(0).u(1).u(1u << 30).u(0).u(0);
+    EXPECT_EQ(refused(parse_header(w.b, limits)), HeaderError::ErrChunk);
+}
+
+// ---- encoding ----------------------------------------------------------------------------------
+
+TEST(RdmaHeader, ErrorRepliesAsTheRfcLaysThemOut) {
+    EXPECT_EQ(encode_error(kXid, 8, HeaderError::ErrVers),
+              W().u(kXid).u(1).u(8).u(4).u(1).u(1).u(1).b);
+    EXPECT_EQ(encode_error(kXid, 8, HeaderError::ErrChunk), W().u(kXid).u(1).u(8).u(4).u(2).b);
+}
+
+TEST(RdmaHeader, ReplyHeaderKeepsSegmentCountsAndReportsLengths) {
+    TransportHeader call;
+    call.xid = kXid;
+    call.writes.push_back({{{5, 65536, 0xa000}, {6, 65536, 0x2a000}}});
+    call.writes.push_back({{{7, 4096, 0x5000}}});  // unused: comes back with length 0
+    call.reply = WriteChunk{{{9, 4096, 0xf000}}};
+    ReplyChunks used;
+    used.write_lengths = {{65536, 100}};
+    auto msg = encode_reply_header(call, 16, MsgType::Msg, used);
+    W want = W().u(kXid).u(1).u(16).u(0).u(0);
+    want.u(1).u(2).seg(5, 65536, 0xa000).seg(6, 100, 0x2a000);
+    want.u(1).u(1).seg(7, 0, 0x5000).u(0);
+    want.u(0);  // no reply chunk in an RDMA_MSG reply
+    EXPECT_EQ(msg, want.b);
+    // RDMA_NOMSG: the Reply chunk is reported with what was written into it.
+    auto nomsg = encode_reply_header(call, 16, MsgType::NoMsg, {{{1, 0}}, {3000}});
+    W want2 = W().u(kXid).u(1).u(16).u(1).u(0);
+    want2.u(1).u(2).seg(5, 1, 0xa000).seg(6, 0, 0x2a000);
+    want2.u(1).u(1).seg(7, 0, 0x5000).u(0);
+    want2.u(1).u(1).seg(9, 3000, 0xf000);
+    EXPECT_EQ(nomsg, want2.b);
+}
+
+// ---- call plans --------------------------------------------------------------------------------
+
+TEST(RdmaCallPlan, InlineCallWithPayloadChunk) {
+    W w = head(0).u(1).u(100).seg(7, 4096, 0x1000).u(1).u(100).seg(8, 100, 0x9000);
+    w.u(0).u(0).u(0);
+    rpc_body(w, 100);
+    auto h = ok(parse_header(w.b, limits));
+    auto p = plan_call(h, w.b.size());
+    EXPECT_EQ(p.message_offset, h.length);
+    EXPECT_EQ(p.message_length, 100u);
+    EXPECT_FALSE(p.message_pulls);
+    ASSERT_TRUE(p.payload_position);
+    EXPECT_EQ(*p.payload_position, 100u);
+    ASSERT_TRUE(p.payload_pulls);
+    EXPECT_EQ(p.payload_pulls->length, 4196u);
+    ASSERT_EQ(p.payload_pulls->pulls.size(), 2u);
+    EXPECT_EQ(p.payload_pulls->pulls[1], (Pull{{8, 100, 0x9000}, 4096}));
+    EXPECT_EQ(p.read_bytes(), 4196u);
+}
+
+TEST(RdmaCallPlan, LongCallIsPulledWhole) {
+    W w = head(1).u(1).u(0).seg(3, 3000, 0x100).u(1).u(0).seg(4, 1000, 0x8000);
+    w.u(1).u(2000).seg(5, 65536, 0x20000).u(0).u(0).u(0);
+    auto h = ok(parse_header(w.b, limits));
+    auto p = plan_call(h, w.b.size());
+    ASSERT_TRUE(p.message_pulls);
+    EXPECT_EQ(p.message_length, 4000u);
+    EXPECT_EQ(p.message_pulls->pulls[1].offset, 3000u);
+    ASSERT_TRUE(p.payload_position);
+    EXPECT_EQ(*p.payload_position, 2000u);
+    EXPECT_EQ(p.read_bytes(), 4000u + 65536u);
+}
+
+// ---- reply plans -------------------------------------------------------------------------------
+
+namespace {
+
+// An RPC reply of `head_len` inline bytes, then a payload of `payload_len` bytes whose
+// XDR pad is in the inline bytes (as xdr::Encoder leaves it), then `tail_len` bytes.
+struct FakeReply {
+    std::vector<uint8_t> bytes;
+    std::vector<uint8_t> payload;
+    xdr::ExternalSegment seg;
+    FakeReply(size_t head_len, size_t payload_len, size_t tail_len) {
+        bytes.assign(head_len, 1);
+        payload.assign(payload_len, 2);
+        seg = {head_len, payload, xdr::pad4(payload_len)};
+        bytes.insert(bytes.end(), seg.pad, 0);
+        bytes.insert(bytes.end(), tail_len, 3);
+    }
+};
+
+uint64_t sum(const std::vector<Bytes>& v) {
+    uint64_t n = 0;
+    for (auto b : v) n += b.size();
+    return n;
+}
+
+}  // namespace
+
+TEST(RdmaReplyPlan, ReadPayloadGoesToTheWriteChunkWithoutPad) {
+    TransportHeader call;
+    call.xid = kXid;
+    call.writes.push_back({{{5, 4096, 0xa000}, {6, 4096, 0xb000}}});
+    FakeReply r(120, 5001, 0);  // 5001 bytes: 3 pad bytes
+    ReplyInputs in{&call, 32, r.bytes, r.seg, 1024, false};
+    auto plan = plan_reply(in);
+    ASSERT_EQ(plan.type, MsgType::Msg) << plan.error;
+    EXPECT_EQ(plan.write_chunk_bytes, 5001u);
+    ASSERT_EQ(plan.writes.size(), 2u);
+    EXPECT_EQ(plan.writes[0].remote, (Segment{5, 4096, 0xa000}));
+    EXPECT_EQ(plan.writes[1].remote, (Segment{6, 905, 0xb000}));  // not 908: no pad
+    EXPECT_EQ(plan.writes[0].local[0].data(), r.payload.data()) << "pushed from where it is";
+    EXPECT_EQ(sum(plan.send), 120u) << "neither payload nor its pad stays inline";
+    // The header reports 4096 + 905 in the same two segments.
+    W want = W().u(kXid).u(1).u(32).u(0).u(0).u(1).u(2).seg(5, 4096, 0xa000).seg(6, 905, 0xb000).u(0).u(0);
+    EXPECT_EQ(plan.header, want.b);
+}
+
+TEST(RdmaReplyPlan, PayloadTooBigForTheWriteChunkIsErrChunk) {
+    TransportHeader call;
+    call.writes.push_back({{{5, 4096, 0xa000}}});
+    FakeReply r(120, 8192, 0);
+    auto plan = plan_reply({&call, 32, r.bytes, r.seg, 1024, false});
+    EXPECT_EQ(plan.type, MsgType::Error);
+    EXPECT_TRUE(plan.writes.empty());
+    EXPECT_NE(plan.error.find("does not fit"), std::string::npos);
+}
+
+TEST(RdmaReplyPlan, PayloadWithoutWriteListStaysInTheStream) {
+    TransportHeader call;
+    call.reply = WriteChunk{{{9, 1 << 20, 0x100000}}};
+    FakeReply r(120, 5001, 8);
+    auto plan = plan_reply({&call, 32, r.bytes, r.seg, 1024, false});
+    ASSERT_EQ(plan.type, MsgType::NoMsg) << plan.error;
+    EXPECT_EQ(plan.reply_chunk_bytes, 120u + 5001u + 3u + 8u);
+    ASSERT_EQ(plan.writes.size(), 1u) << "one gathered Write into one segment";
+    ASSERT_EQ(plan.writes[0].local.size(), 3u);
+    EXPECT_EQ(plan.writes[0].local[1].data(), r.payload.data()) << "gathered, not copied";
+    EXPECT_TRUE(plan.send.empty());
+}
+
+TEST(RdmaReplyPlan, SmallReplyIsInlineAndReplyChunkIsNotReported) {
+    TransportHeader call;
+    call.xid = kXid;
+    call.reply = WriteChunk{{{9, 4096, 0xf000}}};
+    std::vector<uint8_t> rep(200, 1);
+    auto plan = plan_reply({&call, 32, rep, std::nullopt, 1024, false});
+    ASSERT_EQ(plan.type, MsgType::Msg);
+    EXPECT_EQ(plan.header, W().u(kXid).u(1).u(32).u(0).u(0).u(0).u(0).b);
+    EXPECT_EQ(sum(plan.send), 200u);
+    EXPECT_TRUE(plan.writes.empty());
+}
+
+TEST(RdmaReplyPlan, InlineThresholdCountsTheTransportHeader) {
+    TransportHeader call;
+    call.reply = WriteChunk{{{9, 4096, 0xf000}}};
+    std::vector<uint8_t> rep(1024 - 28, 1);  // exactly fits with the 28-byte header
+    EXPECT_EQ(plan_reply({&call, 1, rep, std::nullopt, 1024, false}).type, MsgType::Msg);
+    rep.push_back(0);
+    rep.push_back(0);
+    rep.push_back(0);
+    rep.push_back(0);
+    EXPECT_EQ(plan_reply({&call, 1, rep, std::nullopt, 1024, false}).type, MsgType::NoMsg);
+}
+
+TEST(RdmaReplyPlan, LongReplyAcrossReplyChunkSegments) {
+    TransportHeader call;
+    call.xid = kXid;
+    call.reply = WriteChunk{{{9, 4096, 0x10000}, {10, 4096, 0x30000}, {11, 4096, 0x50000}}};
+    std::vector<uint8_t> rep(6000, 1);
+    auto plan = plan_reply({&call, 32, rep, std::nullopt, 1024, true});
+    ASSERT_EQ(plan.type, MsgType::NoMsg);
+    ASSERT_EQ(plan.writes.size(), 2u);
+    EXPECT_EQ(plan.writes[1].remote, (Segment{10, 1904, 0x30000}));
+    W want = W().u(kXid).u(1).u(32).u(1).u(0).u(0);
+    want.u(1).u(3).seg(9, 4096, 0x10000).seg(10, 1904, 0x30000).seg(11, 0, 0x50000);
+    EXPECT_EQ(plan.header, want.b);
+    EXPECT_FALSE(plan.invalidate) << "three rkeys: no single one to invalidate";
+}
+
+TEST(RdmaReplyPlan, LongReplyWithoutReplyChunkIsErrChunk) {
+    TransportHeader call;
+    std::vector<uint8_t> rep(3000, 1);
+    auto plan = plan_reply({&call, 32, rep, std::nullopt, 1024, false});
+    EXPECT_EQ(plan.type, MsgType::Error);
+    EXPECT_NE(plan.error.find("no reply chunk"), std::string::npos);
+    EXPECT_EQ(plan.header.size(), 20u);
+}
+
+TEST(RdmaReplyPlan, SendWithInvalidateOnlyForASingleRkeyAndWhenAllowed) {
+    TransportHeader call;
+    call.writes.push_back({{{5, 8192, 0xa000}}});
+    FakeReply r(100, 4000, 0);
+    EXPECT_EQ(plan_reply({&call, 1, r.bytes, r.seg, 1024, true}).invalidate, 5u);
+    EXPECT_FALSE(plan_reply({&call, 1, r.bytes, r.seg, 1024, false}).invalidate);
+}
+
+// ---- private data, credits ---------------------------------------------------------------------
+
+TEST(RdmaPrivateData, LinuxClientsBytes) {
+    // What the Linux 6.1 client sends (shared/vmtest notes): f6ab0e18 01 01 03 03.
+    std::vector<uint8_t> b{0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 3};
+    auto pd = parse_private_data(b);
+    ASSERT_TRUE(pd);
+    EXPECT_TRUE(pd->remote_invalidate);
+    EXPECT_EQ(pd->send_size, 4096u);
+    EXPECT_EQ(pd->receive_size, 4096u);
+}
+
+TEST(RdmaPrivateData, FoundAtAnyOffsetAndRejectedWhenForeign) {
+    std::vector<uint8_t> b{9, 9, 9, 0xf6, 0xab, 0x0e, 0x18, 1, 0, 0, 255};
+    auto pd = parse_private_data(b);
+    ASSERT_TRUE(pd);
+    EXPECT_FALSE(pd->remote_invalidate);
+    EXPECT_EQ(pd->send_size, 1024u);
+    EXPECT_EQ(pd->receive_size, 256u * 1024u);
+    EXPECT_FALSE(parse_private_data(std::vector<uint8_t>{0xf6, 0xab, 0x0e, 0x18, 2, 0, 0, 0}));
+    EXPECT_FALSE(parse_private_data(std::vector<uint8_t>{0xf6, 0xab, 0x0e, 0x18, 1, 0, 0}));
+    EXPECT_FALSE(parse_private_data({}));
+}
+
+TEST(RdmaPrivateData, OursRoundTrips) {
+    PrivateData pd{4096, 8192, true};
+    auto b = encode_private_data(pd);
+    EXPECT_EQ(b, (std::vector<uint8_t>{0xf6, 0xab, 0x0e, 0x18, 1, 1, 3, 7}));
+    auto back = parse_private_data(b);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->receive_size, 8192u);
+}
+
+TEST(RdmaCredits, ExceedingTheGrantIsDetected) {
+    CreditWindow w(2);
+    EXPECT_TRUE(w.on_call());
+    EXPECT_TRUE(w.on_call());
+    EXPECT_FALSE(w.on_call()) << "a third call with two credits";
+    w.on_reply();
+    EXPECT_TRUE(w.on_call());
+    EXPECT_EQ(w.outstanding(), 2u);
+}

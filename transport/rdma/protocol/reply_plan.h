@@ -1,0 +1,60 @@
+// From an RPC reply to what the verbs layer sends (RFC 8166 §3.5, RFC 8267 §4):
+//
+//   payload + Write list offered  ->  payload RDMA-Written into the first write chunk,
+//                                      without its XDR pad; the inline stream skips it
+//   reply fits the peer's inline threshold  ->  RDMA_MSG: header + reply in one Send
+//   otherwise, Reply chunk offered and big enough  ->  the reply RDMA-Written into the
+//                                      Reply chunk, RDMA_NOMSG: header only in the Send
+//   otherwise  ->  RDMA_ERROR / ERR_CHUNK
+//
+// Local data is named by spans; the verbs layer sends spans that lie in registered
+// memory as they are and stages the others (RPC headers and attributes, never file data).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "transport/rdma/protocol/chunks.h"
+#include "transport/rdma/protocol/header.h"
+#include "xdr/runtime/xdr.h"
+
+namespace nfsrdmad::rdma {
+
+using Bytes = std::span<const uint8_t>;
+
+// One RDMA Write: the local pieces, gathered, into one remote segment (or a part of one).
+struct Push {
+    Segment remote;  // remote.length == total of `local`
+    std::vector<Bytes> local;
+};
+
+struct ReplyPlan {
+    MsgType type = MsgType::Msg;  // Msg, NoMsg or Error
+    std::vector<uint8_t> header;  // transport header, first bytes of the Send
+    std::vector<Bytes> send;      // after the header in the Send (RDMA_MSG only)
+    std::vector<Push> writes;     // before the Send, in order
+    uint64_t write_chunk_bytes = 0;
+    uint64_t reply_chunk_bytes = 0;
+    std::optional<uint32_t> invalidate;  // rkey for Send With Invalidate
+    std::string error;                   // why ERR_CHUNK
+};
+
+struct ReplyInputs {
+    const TransportHeader* call = nullptr;
+    uint32_t credits = 0;
+    Bytes rpc_reply;                                // inline bytes of the RPC reply
+    std::optional<xdr::ExternalSegment> payload;    // offsets into rpc_reply
+    size_t inline_threshold = 1024;                 // the peer's receive size (RFC 8797)
+    bool remote_invalidate = false;                 // the peer accepts Send With Invalidate
+};
+
+ReplyPlan plan_reply(const ReplyInputs& in);
+
+// Scatters `pieces` over `chunk`'s segments in order. Returns false if they do not fit.
+bool scatter(const std::vector<Bytes>& pieces, const WriteChunk& chunk, std::vector<Push>& out,
+             std::vector<uint32_t>& lengths);
+
+}  // namespace nfsrdmad::rdma
