@@ -81,11 +81,14 @@ class Loader {
     void for_each_key(const Val& v, std::string_view where, Keys allowed, Fn fn);
     std::optional<std::string> text(const Val& v, std::string_view what);
     std::optional<uint64_t> number(const Val& v, std::string_view what, uint64_t lo, uint64_t hi);
+    std::optional<bool> flag(const Val& v, std::string_view what);
 
     void root(const Val& v);
     void listeners(const Val& v);
     void tcp_list(const Val& v);
-    std::optional<TcpListener> tcp_listener(const Val& v);
+    void rdma_list(const Val& v);
+    void rdma_tuning(const Val& v);
+    std::optional<TcpListener> tcp_listener(const Val& v, const std::string& kind = "TCP");
     void engine(const Val& v);
     void logging(const Val& v);
     void exports(const Val& v);
@@ -123,6 +126,15 @@ LoadResult Loader::run(std::string_view yaml) {
 }
 
 // ---- generic node helpers -------------------------------------------------
+
+std::optional<bool> Loader::flag(const Val& v, std::string_view what) {
+    auto s = text(v, what);
+    if (!s) return std::nullopt;
+    if (*s == "true" || *s == "yes") return true;
+    if (*s == "false" || *s == "no") return false;
+    error(v.mark, "expected true or false for " + std::string(what) + ", got '" + *s + "'");
+    return std::nullopt;
+}
 
 bool Loader::is_map(const Val& v, std::string_view what, bool null_ok) {
     if (v.node.IsMap()) return true;
@@ -182,7 +194,7 @@ std::optional<uint64_t> Loader::number(const Val& v, std::string_view what, uint
 
 void Loader::root(const Val& v) {
     if (!is_map(v, "the top level", true)) return;
-    Keys keys = {"listeners", "engine", "logging", "state_dir", "exports"};
+    Keys keys = {"listeners", "engine", "logging", "state_dir", "exports", "rdma"};
     for_each_key(v, "at top level", keys, [&](std::string_view key, const Val& val) {
         if (key == "listeners") {
             listeners(val);
@@ -190,6 +202,8 @@ void Loader::root(const Val& v) {
             engine(val);
         } else if (key == "logging") {
             logging(val);
+        } else if (key == "rdma") {
+            rdma_tuning(val);
         } else if (key == "state_dir") {
             auto s = text(val, "'state_dir'");
             if (s && s->empty()) {
@@ -211,13 +225,51 @@ void Loader::listeners(const Val& v) {
         if (key == "tcp") {
             tcp_list(val);
         } else if (key == "rdma") {
-            error(val.key_mark, "RDMA listeners are not supported yet");
+            rdma_list(val);
         } else if (key == "mount_port") {
             if (auto p = number(val, "'mount_port'", 1, 65535)) cfg_.mount_port = uint16_t(*p);
             mount_port_mark_ = val.mark;
         } else {
             auto n = number(val, "'max_record_size'", kMinRecordSize, kMaxRecordSize);
             if (n) cfg_.max_record_size = uint32_t(*n);
+        }
+    });
+}
+
+// RDMA listeners: the same forms as tcp; an empty list turns RDMA off.
+void Loader::rdma_list(const Val& v) {
+    cfg_.rdma.clear();
+    if (!is_list(v, "'rdma'", false)) return;
+    for (const auto& item : v.node) {
+        auto l = tcp_listener(list_item(item), "RDMA");
+        if (!l) continue;
+        for (const auto& seen : cfg_.rdma) {
+            if (seen.address == l->address && seen.port == l->port)
+                error(item.Mark(), "duplicate RDMA listener " + to_string(*l));
+        }
+        cfg_.rdma.push_back(*l);
+    }
+}
+
+// The `rdma:` section: transport tuning.
+void Loader::rdma_tuning(const Val& v) {
+    if (!is_map(v, "'rdma'", true)) return;
+    Keys keys = {"credits", "inline_size", "max_payload_buffers", "huge_pages"};
+    auto& t = cfg_.rdma_tuning;
+    for_each_key(v, "in rdma", keys, [&](std::string_view key, const Val& val) {
+        if (key == "credits") {
+            if (auto n = number(val, "'credits'", 1, 1024)) t.credits = uint32_t(*n);
+        } else if (key == "inline_size") {
+            auto n = number(val, "'inline_size'", 1024, 262144);
+            if (n && *n % 1024 != 0)
+                error(val.mark, "'inline_size' must be a multiple of 1024 (RFC 8797)");
+            else if (n)
+                t.inline_size = uint32_t(*n);
+        } else if (key == "max_payload_buffers") {
+            if (auto n = number(val, "'max_payload_buffers'", 1, 65536))
+                t.max_payload_buffers = uint32_t(*n);
+        } else if (auto b = flag(val, "'huge_pages'")) {
+            t.huge_pages = *b;
         }
     });
 }
@@ -239,31 +291,31 @@ void Loader::tcp_list(const Val& v) {
 }
 
 // "ADDR:PORT", "[V6]:PORT" or {address: ADDR, port: PORT}.
-std::optional<TcpListener> Loader::tcp_listener(const Val& v) {
+std::optional<TcpListener> Loader::tcp_listener(const Val& v, const std::string& kind) {
     std::string why;
     if (v.node.IsScalar()) {
         auto l = parse_listener(v.node.Scalar(), &why);
-        if (!l) error(v.mark, "bad TCP listener '" + v.node.Scalar() + "': " + why);
+        if (!l) error(v.mark, "bad " + kind + " listener '" + v.node.Scalar() + "': " + why);
         return l;
     }
-    if (!is_map(v, "a TCP listener (or \"ADDR:PORT\")", false)) return std::nullopt;
+    if (!is_map(v, "a " + kind + " listener (or \"ADDR:PORT\")", false)) return std::nullopt;
     std::optional<std::string> addr;
     std::optional<uint64_t> port;
     bool bad = false;
-    for_each_key(v, "in TCP listener", {"address", "port"},
+    for_each_key(v, "in " + kind + " listener", {"address", "port"},
                  [&](std::string_view key, const Val& val) {
                      if (key == "port") {
                          port = number(val, "port", 1, 65535);
                          bad |= !port;
                      } else if (auto s = text(val, "address")) {
                          addr = canonical_ip(*s, &why);
-                         if (!addr) error(val.mark, "bad TCP listener address: " + why);
+                         if (!addr) error(val.mark, "bad " + kind + " listener address: " + why);
                          bad |= !addr;
                      }
                  });
     if (bad) return std::nullopt;
     if (!addr || !port) {
-        error(v.mark, std::string("TCP listener is missing '") + (addr ? "port" : "address") + "'");
+        error(v.mark, kind + " listener is missing '" + (addr ? "port" : "address") + "'");
         return std::nullopt;
     }
     return TcpListener{*addr, uint16_t(*port)};
@@ -271,12 +323,24 @@ std::optional<TcpListener> Loader::tcp_listener(const Val& v) {
 
 void Loader::engine(const Val& v) {
     if (!is_map(v, "'engine'", true)) return;
-    for_each_key(v, "in engine", {"threads", "workers"}, [&](std::string_view key, const Val& val) {
+    Keys keys = {"threads", "workers", "mode", "spin_us"};
+    for_each_key(v, "in engine", keys, [&](std::string_view key, const Val& val) {
         if (key == "threads") {
             if (auto n = number(val, "'threads'", 0, kMaxThreads))
                 cfg_.engine_threads = unsigned(*n);
-        } else if (auto n = number(val, "'workers'", 1, kMaxWorkers)) {
-            cfg_.workers = unsigned(*n);
+        } else if (key == "workers") {
+            if (auto n = number(val, "'workers'", 1, kMaxWorkers)) cfg_.workers = unsigned(*n);
+        } else if (key == "spin_us") {
+            if (auto n = number(val, "'spin_us'", 0, 1000000)) cfg_.spin_us = uint32_t(*n);
+        } else if (auto s = text(val, "'mode'")) {
+            if (*s == "event")
+                cfg_.engine_mode = EngineMode::Event;
+            else if (*s == "adaptive")
+                cfg_.engine_mode = EngineMode::Adaptive;
+            else if (*s == "poll")
+                error(val.mark, "engine mode 'poll' is not implemented yet (use adaptive)");
+            else
+                error(val.mark, "unknown engine mode '" + *s + "' (expected one of: event, adaptive)");
         }
     });
 }

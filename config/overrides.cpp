@@ -121,9 +121,18 @@ bool apply_options(std::string_view opts, Export& exp, ClientRule& rule, std::st
 
 using ErrorFn = std::function<void(std::string)>;
 
-// --tcp, --mount-port, --state-dir, --log-level.
+// --tcp, --rdma, --mount-port, --state-dir, --log-level.
 void apply_scalars(Config& out, const Overrides& o, const ErrorFn& error) {
     std::string why;
+    if (o.rdma) {
+        if (*o.rdma == "off") {
+            out.rdma.clear();
+        } else if (auto l = parse_listener(*o.rdma, &why)) {
+            out.rdma = {*l};
+        } else {
+            error("--rdma " + *o.rdma + ": " + why);
+        }
+    }
     if (o.tcp) {
         auto l = parse_listener(*o.tcp, &why);
         if (l) {

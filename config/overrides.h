@@ -18,6 +18,7 @@ struct Overrides {
     // Bare PATH means rw, root_squash, clients "*". Appended to cfg.exports.
     std::vector<std::string> exports;
     std::optional<std::string> tcp;  // "ADDR:PORT" or "[V6]:PORT"; replaces cfg.tcp
+    std::optional<std::string> rdma;  // likewise for cfg.rdma; "off" turns RDMA off
     std::optional<uint16_t> mount_port;
     std::optional<std::string> state_dir;
     std::optional<std::string> log_level;

@@ -15,6 +15,8 @@
 #include "transport/engine/reactor.h"
 #include "transport/engine/worker_pool.h"
 #include "transport/rpc/dispatcher.h"
+#include "daemon/memlock.h"
+#include "transport/rdma/server.h"
 #include "transport/rpc/rpcbind.h"
 #include "transport/tcp/server.h"
 #include "xdr/mount_prot.h"
@@ -65,7 +67,7 @@ void reload(const Options& opts, const vfs::HandleKey& key, vfs::ExportRegistry&
     log_exports(*table);
 }
 
-void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp) {
+void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* rdma) {
     const auto& c = d.counters();
     const auto& t = tcp.counters();
     spdlog::info(
@@ -77,6 +79,42 @@ void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp) {
     spdlog::info("stats: tcp accepted={} closed={} records={} oversize={} bytes_in={} bytes_out={}",
                  t.accepted.load(), t.closed.load(), t.records.load(), t.oversize_records.load(),
                  t.bytes_in.load(), t.bytes_out.load());
+    if (rdma) spdlog::info("stats: {}", rdma->stats());
+}
+
+rdma::ServerOptions rdma_options(const config::Config& cfg) {
+    rdma::ServerOptions o;
+    o.credits = cfg.rdma_tuning.credits;
+    o.inline_size = cfg.rdma_tuning.inline_size;
+    o.spin_us = cfg.engine_mode == config::EngineMode::Adaptive ? cfg.spin_us : 0;
+    o.pools.max_payload_buffers = cfg.rdma_tuning.max_payload_buffers;
+    o.pools.huge_pages = cfg.rdma_tuning.huge_pages;
+    return o;
+}
+
+// RPC-over-RDMA listeners. nullptr (and a warning) when the host has no RDMA device;
+// false when a listener the configuration asks for cannot be set up.
+bool start_rdma(const config::Config& cfg, engine::ReactorGroup& reactors,
+                engine::WorkerPool& workers, rpc::Dispatcher& dispatcher,
+                std::unique_ptr<rdma::Server>& out) {
+    if (cfg.rdma.empty()) return true;
+    if (rdma::Server::log_devices() == 0) {
+        spdlog::warn("rdma: no RDMA device on this host: serving TCP only");
+        return true;
+    }
+    auto opts = rdma_options(cfg);
+    if (auto err = check_memlock(opts.pools); !err.empty()) {
+        spdlog::critical("rdma: {}", err);
+        return false;
+    }
+    out = std::make_unique<rdma::Server>(reactors, workers, dispatcher, opts);
+    for (const auto& l : cfg.rdma) {
+        if (auto err = out->listen(l.address, l.port); !err.empty()) {
+            spdlog::critical("rdma {}:{}: {}", l.address, l.port, err);
+            return false;
+        }
+    }
+    return true;
 }
 
 }  // namespace
@@ -116,8 +154,10 @@ int run(config::Config cfg, const Options& opts) {
     topts.max_record = cfg.max_record_size;
     tcp::Server server(reactors, workers, dispatcher, topts);
 
+    std::unique_ptr<rdma::Server> rdma_server;
     auto stop_everything = [&] {
         server.stop_accepting();
+        if (rdma_server) rdma_server->stop_accepting();
         reactors.stop();
         workers.shutdown();
     };
@@ -135,6 +175,10 @@ int run(config::Config cfg, const Options& opts) {
             return 1;
         }
     }
+    if (!start_rdma(cfg, reactors, workers, dispatcher, rdma_server)) {
+        stop_everything();
+        return 1;
+    }
     std::optional<rpc::RpcbindRegistration> rpcbind;
     rpcbind.emplace(std::vector<rpc::RpcbindRegistration::Entry>{
         {xdr::nfs3::NFS_PROGRAM, xdr::nfs3::NFS_V3, cfg.tcp.front().port},
@@ -147,7 +191,7 @@ int run(config::Config cfg, const Options& opts) {
         if (s == Signal::Reload) {
             reload(opts, *key, *registry);
         } else if (s == Signal::DumpStats) {
-            dump_stats(dispatcher, server);
+            dump_stats(dispatcher, server, rdma_server.get());
         } else {
             break;
         }
@@ -157,13 +201,20 @@ int run(config::Config cfg, const Options& opts) {
     spdlog::info("shutting down: finishing calls in flight");
     rpcbind.reset();
     server.stop_accepting();
+    if (rdma_server) rdma_server->stop_accepting();
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while ((workers.in_flight() > 0 || !server.idle()) &&
            std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (rdma_server) {
+        // Replies have gone out; now release every QP, buffer and registration.
+        rdma_server->disconnect_all();
+        while (rdma_server->connections() > 0 && std::chrono::steady_clock::now() < deadline)
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    dump_stats(dispatcher, server, rdma_server.get());
     reactors.stop();
     workers.shutdown();
-    dump_stats(dispatcher, server);
     spdlog::info("nfsrdmad stopped");
     return 0;
 }

@@ -45,6 +45,8 @@ int main(int argc, char** argv) {
                    "export PATH[=OPTS] (exports(5) options: rw,ro,root_squash,no_root_squash,"
                    "all_squash,anonuid=N,anongid=N,sec=sys:none,fsid=N,clients=SPEC); repeatable");
     app.add_option("--tcp", tcp, "listen for NFS on ADDR:PORT (IPv6: [ADDR]:PORT)");
+    std::string rdma;
+    app.add_option("--rdma", rdma, "RPC-over-RDMA on ADDR:PORT (default 0.0.0.0:20049), or 'off'");
     app.add_option("--mount-port", mount_port, "TCP port of the MOUNT service");
     app.add_option("--state-dir", state_dir, "directory for the handle key and other state");
 
@@ -56,6 +58,7 @@ int main(int argc, char** argv) {
     if (*check) return check_config(check_path);
 
     if (!tcp.empty()) ov.tcp = tcp;
+    if (!rdma.empty()) ov.rdma = rdma;
     if (mount_port) ov.mount_port = mount_port;
     if (!state_dir.empty()) ov.state_dir = state_dir;
     if (!log_level.empty()) ov.log_level = log_level;

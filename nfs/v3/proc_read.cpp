@@ -18,6 +18,12 @@ rpc::Outcome proc_read(Request& rq) {
     if (res.status != x::NFS3_OK) return rq.reply(res);
     uint32_t count = std::min(a.count, kMaxTransfer);
     rpc::PayloadBuffer* buf = rq.ctx.payload_buffer(count);
+    if (!buf) {
+        // Every payload buffer is in flight (RDMA's registered pool is bounded): the
+        // client retries later (RFC 1813 §2.6 NFS3ERR_JUKEBOX).
+        res.status = x::NFS3ERR_JUKEBOX;
+        return rq.reply(res);
+    }
     auto r = vfs::read(*file, a.offset, count, buf->data(), who.id);
     auto st = vfs::getattr(*file);
     x::post_op_attr attrs = st ? post_op(*st, file->exp->fsid()) : x::post_op_attr{};

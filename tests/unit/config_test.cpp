@@ -75,6 +75,14 @@ TEST(ConfigExample, FullExampleParses) {
     EXPECT_EQ(c.workers, 16u);
     EXPECT_EQ(c.log_level, "info");
     EXPECT_EQ(c.state_dir, "/var/lib/nfsrdmad");
+    ASSERT_EQ(c.rdma.size(), 1u);
+    expect_listener(c.rdma[0], "0.0.0.0", 20049);
+    EXPECT_EQ(c.engine_mode, EngineMode::Adaptive);
+    EXPECT_EQ(c.spin_us, 50u);
+    EXPECT_EQ(c.rdma_tuning.credits, 128u);
+    EXPECT_EQ(c.rdma_tuning.inline_size, 4096u);
+    EXPECT_EQ(c.rdma_tuning.max_payload_buffers, 256u);
+    EXPECT_FALSE(c.rdma_tuning.huge_pages);
 
     ASSERT_EQ(c.exports.size(), 2u);
     const Export& data = c.exports[0];
@@ -235,9 +243,10 @@ TEST(ConfigErrors, UnknownKeyInExport) {
 TEST(ConfigErrors, UnknownKeyAtTopLevelAndInSections) {
     EXPECT_EQ(one_error("state_dir: /x\nexport: []\n"),
               "t.yaml:2:1: unknown key 'export' at top level (expected one of: listeners, engine, "
-              "logging, state_dir, exports)");
+              "logging, state_dir, exports, rdma)");
     EXPECT_EQ(one_error("engine:\n  thread: 2\n"),
-              "t.yaml:2:3: unknown key 'thread' in engine (expected one of: threads, workers)");
+              "t.yaml:2:3: unknown key 'thread' in engine (expected one of: threads, workers, mode, "
+              "spin_us)");
     EXPECT_EQ(
         one_error("exports:\n  - path: /a\n    clients:\n      - match: '*'\n        rw: 1\n"),
         "t.yaml:5:9: unknown key 'rw' in client (expected one of: match, access, squash, "
@@ -397,9 +406,9 @@ TEST(ConfigErrors, RecordSizeLimits) {
               "t.yaml:2:20: bad 'max_record_size': 67108865 is out of range (65536-67108864)");
 }
 
-TEST(ConfigErrors, RdmaIsRejected) {
-    EXPECT_EQ(one_error("listeners:\n  rdma:\n    - 0.0.0.0:20049\n"),
-              "t.yaml:2:3: RDMA listeners are not supported yet");
+TEST(ConfigErrors, BadRdmaListener) {
+    EXPECT_EQ(one_error("listeners:\n  rdma:\n    - 0.0.0.0:99999\n"),
+              "t.yaml:3:7: bad RDMA listener '0.0.0.0:99999': bad port: 99999 is out of range (1-65535)");
 }
 
 TEST(ConfigErrors, DuplicateKeys) {
@@ -657,4 +666,69 @@ TEST(ConfigOverrides, DuplicateExportOnCommandLine) {
 }
 
 }  // namespace
+
+
+// ---- RDMA ------------------------------------------------------------------------
+
+TEST(ConfigRdma, ListenersTuningAndEngineMode) {
+    auto r = load_string(
+        "listeners:\n"
+        "  rdma: [\"[::1]:20050\", 10.0.0.1:20049]\n"
+        "engine:\n"
+        "  mode: event\n"
+        "rdma:\n"
+        "  credits: 32\n"
+        "  inline_size: 8192\n"
+        "  huge_pages: yes\n",
+        "t.yaml");
+    ASSERT_TRUE(r.config) << ::testing::PrintToString(messages(r.errors));
+    ASSERT_EQ(r.config->rdma.size(), 2u);
+    expect_listener(r.config->rdma[0], "::1", 20050);
+    EXPECT_EQ(r.config->engine_mode, EngineMode::Event);
+    EXPECT_EQ(r.config->rdma_tuning.credits, 32u);
+    EXPECT_EQ(r.config->rdma_tuning.inline_size, 8192u);
+    EXPECT_TRUE(r.config->rdma_tuning.huge_pages);
+}
+
+TEST(ConfigRdma, EmptyListTurnsRdmaOff) {
+    auto r = load_string("listeners:\n  rdma: []\n", "t.yaml");
+    ASSERT_TRUE(r.config);
+    EXPECT_TRUE(r.config->rdma.empty());
+    auto d = load_string("{}", "t.yaml");
+    ASSERT_TRUE(d.config);
+    ASSERT_EQ(d.config->rdma.size(), 1u) << "RDMA on port 20049 by default";
+    expect_listener(d.config->rdma[0], "0.0.0.0", 20049);
+}
+
+TEST(ConfigRdma, BadValuesAreErrorsWithPositions) {
+    auto r = load_string(
+        "rdma:\n"
+        "  inline_size: 5000\n"
+        "  credits: 0\n"
+        "engine:\n"
+        "  mode: poll\n",
+        "t.yaml");
+    EXPECT_FALSE(r.config);
+    EXPECT_EQ(messages(r.errors),
+              (std::vector<std::string>{
+                  "t.yaml:2:16: 'inline_size' must be a multiple of 1024 (RFC 8797)",
+                  "t.yaml:3:12: bad 'credits': 0 is out of range (1-1024)",
+                  "t.yaml:5:9: engine mode 'poll' is not implemented yet (use adaptive)",
+              }));
+}
+
+TEST(ConfigRdma, OverrideReplacesOrTurnsOff) {
+    Config cfg;
+    Overrides o;
+    o.rdma = "192.168.1.5:20049";
+    ASSERT_TRUE(apply_overrides(cfg, o).empty());
+    ASSERT_EQ(cfg.rdma.size(), 1u);
+    expect_listener(cfg.rdma[0], "192.168.1.5", 20049);
+    o.rdma = "off";
+    ASSERT_TRUE(apply_overrides(cfg, o).empty());
+    EXPECT_TRUE(cfg.rdma.empty());
+    o.rdma = "nonsense";
+    EXPECT_FALSE(apply_overrides(cfg, o).empty());
+}
+
 }  // namespace nfsrdmad::config

@@ -49,6 +49,7 @@ public:
 class PayloadAllocator {
 public:
     virtual ~PayloadAllocator() = default;
+    // nullptr when no memory is free right now (a bounded registered pool).
     virtual std::unique_ptr<PayloadBuffer> allocate(size_t bytes) = 0;
 };
 

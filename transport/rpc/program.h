@@ -39,7 +39,8 @@ public:
     xdr::Decoder& args;
     xdr::Encoder& res;
 
-    // Memory for the reply's payload; it lives until the reply has been sent.
+    // Memory for the reply's payload; it lives until the reply has been sent. nullptr
+    // when the transport has none free at the moment.
     // Encode it with res.set_external(...) then res.put_opaque(...).
     PayloadBuffer* payload_buffer(size_t bytes) {
         payload_ = alloc_.allocate(bytes);

@@ -1,0 +1,39 @@
+#include "daemon/memlock.h"
+
+#include <linux/capability.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <spdlog/fmt/fmt.h>
+
+namespace nfsrdmad::daemon {
+
+namespace {
+
+bool has_ipc_lock() {
+    __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[2]{};
+    if (syscall(SYS_capget, &hdr, data) != 0) return false;
+    return data[CAP_IPC_LOCK / 32].effective & (1u << (CAP_IPC_LOCK % 32));
+}
+
+}  // namespace
+
+std::string check_memlock(const rdma::verbs::PoolSizes& p) {
+    if (has_ipc_lock()) return {};
+    const unsigned long long need =
+        (unsigned long long)p.max_payload_buffers * p.payload_size +
+        2ull * p.max_inline_buffers * p.inline_size;
+    rlimit rl{};
+    getrlimit(RLIMIT_MEMLOCK, &rl);
+    if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need) return {};
+    const unsigned long long kib = (need + 1023) / 1024;
+    return fmt::format(
+        "RLIMIT_MEMLOCK is {} KiB but RDMA may register up to {} KiB. Raise it: "
+        "`ulimit -l {}` (or unlimited) in the shell that starts nfsrdmad, LimitMEMLOCK=infinity "
+        "in its systemd unit, or lower rdma.max_payload_buffers",
+        rl.rlim_cur / 1024, kib, kib);
+}
+
+}  // namespace nfsrdmad::daemon

@@ -1,0 +1,300 @@
+// rdma_requester: a deliberately misbehaving RPC-over-RDMA requester for tests.
+//
+//   rdma_requester ADDR PORT SCENARIO
+//
+// Connects with librdmacm like a client (RFC 8797 private data, 4 KiB inline), sends
+// hand-built transport headers — written here word by word, independently of the
+// server's own codec — and checks the server's answer:
+//
+//   null         a well-formed RDMA_MSG NFS NULL call        -> RDMA_MSG, RPC SUCCESS
+//   vers         rdma_vers 2                                 -> RDMA_ERROR ERR_VERS 1..1
+//   unaligned    a read chunk at position 6                  -> RDMA_ERROR ERR_CHUNK
+//   oversize     a 64 MiB read chunk                         -> RDMA_ERROR ERR_CHUNK
+//   truncated    a header cut inside its read list           -> RDMA_ERROR ERR_CHUNK
+//   badlist      a list flag of 7                            -> RDMA_ERROR ERR_CHUNK
+//   nomsg        RDMA_NOMSG without a position-zero chunk    -> RDMA_ERROR ERR_CHUNK
+//   overrun      4x the granted credits in one burst         -> the server disconnects
+//
+// After every error scenario but overrun it sends a NULL call on the same connection
+// and expects a normal reply: a refused message must not cost the connection.
+// Exit 0 when the server behaved as expected; 1 with a message otherwise.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <infiniband/verbs.h>
+#include <netdb.h>
+#include <rdma/rdma_cma.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+constexpr size_t kBuf = 4096;
+constexpr int kRecvs = 256;
+constexpr uint32_t kNfsProgram = 100003;
+
+[[noreturn]] void die(const std::string& why) {
+    std::fprintf(stderr, "rdma_requester: FAIL: %s\n", why.c_str());
+    std::exit(1);
+}
+
+struct Words {
+    std::vector<uint8_t> b;
+    Words& u(uint32_t v) {
+        for (int s = 24; s >= 0; s -= 8) b.push_back(uint8_t(v >> s));
+        return *this;
+    }
+    Words& seg(uint32_t h, uint32_t len, uint64_t off) {
+        return u(h).u(len).u(uint32_t(off >> 32)).u(uint32_t(off));
+    }
+};
+
+uint32_t word(const uint8_t* p) {
+    return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
+}
+
+// An RPC NULL call to NFSv3 with AUTH_NONE (RFC 5531 §9).
+void rpc_null(Words& w, uint32_t xid) {
+    w.u(xid).u(0).u(2).u(kNfsProgram).u(3).u(0).u(0).u(0).u(0).u(0);
+}
+
+class Client {
+public:
+    Client(const char* addr, const char* port) {
+        ch_ = rdma_create_event_channel();
+        if (!ch_) die("rdma_create_event_channel");
+        if (rdma_create_id(ch_, &id_, nullptr, RDMA_PS_TCP)) die("rdma_create_id");
+        addrinfo* ai = nullptr;
+        if (getaddrinfo(addr, port, nullptr, &ai)) die("getaddrinfo");
+        if (rdma_resolve_addr(id_, nullptr, ai->ai_addr, 5000)) die("rdma_resolve_addr");
+        freeaddrinfo(ai);
+        expect(RDMA_CM_EVENT_ADDR_RESOLVED);
+        if (rdma_resolve_route(id_, 5000)) die("rdma_resolve_route");
+        expect(RDMA_CM_EVENT_ROUTE_RESOLVED);
+        pd_ = ibv_alloc_pd(id_->verbs);
+        cq_ = ibv_create_cq(id_->verbs, 1024, nullptr, nullptr, 0);
+        if (!pd_ || !cq_) die("pd/cq");
+        ibv_qp_init_attr qa{};
+        qa.send_cq = qa.recv_cq = cq_;
+        qa.qp_type = IBV_QPT_RC;
+        qa.cap.max_send_wr = 512;
+        qa.cap.max_recv_wr = kRecvs;
+        qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+        if (rdma_create_qp(id_, pd_, &qa)) die("rdma_create_qp");
+        mem_.resize(kBuf * (kRecvs + 512));
+        mr_ = ibv_reg_mr(pd_, mem_.data(), mem_.size(), IBV_ACCESS_LOCAL_WRITE);
+        if (!mr_) die("ibv_reg_mr");
+        for (int i = 0; i < kRecvs; ++i) post_recv(i);
+        // RFC 8797: 4 KiB send and receive, no remote invalidation.
+        uint8_t pd[8] = {0xf6, 0xab, 0x0e, 0x18, 1, 0, 3, 3};
+        rdma_conn_param cp{};
+        cp.private_data = pd;
+        cp.private_data_len = sizeof pd;
+        cp.initiator_depth = cp.responder_resources = 1;
+        cp.retry_count = 7;
+        cp.rnr_retry_count = 7;
+        if (rdma_connect(id_, &cp)) die("rdma_connect");
+        expect(RDMA_CM_EVENT_ESTABLISHED);
+        // From here on CM events are polled alongside the CQ (see receive()).
+        fcntl(ch_->fd, F_SETFL, fcntl(ch_->fd, F_GETFL) | O_NONBLOCK);
+    }
+
+    void post_recv(int i) {
+        ibv_sge sge{reinterpret_cast<uintptr_t>(&mem_[i * kBuf]), kBuf, mr_->lkey};
+        ibv_recv_wr wr{};
+        wr.wr_id = i;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        ibv_recv_wr* bad;
+        if (ibv_post_recv(id_->qp, &wr, &bad)) die("ibv_post_recv");
+    }
+
+    // Sends `msgs` back to back in one chain.
+    void send(const std::vector<std::vector<uint8_t>>& msgs) {
+        std::vector<ibv_sge> sges(msgs.size());
+        std::vector<ibv_send_wr> wrs(msgs.size());
+        for (size_t i = 0; i < msgs.size(); ++i) {
+            uint8_t* slot = &mem_[(kRecvs + (next_send_++ % 512)) * kBuf];
+            std::memcpy(slot, msgs[i].data(), msgs[i].size());
+            sges[i] = {reinterpret_cast<uintptr_t>(slot), uint32_t(msgs[i].size()), mr_->lkey};
+            wrs[i].wr_id = 1000000 + i;
+            wrs[i].opcode = IBV_WR_SEND;
+            wrs[i].send_flags = IBV_SEND_SIGNALED;
+            wrs[i].sg_list = &sges[i];
+            wrs[i].num_sge = 1;
+            wrs[i].next = i + 1 < msgs.size() ? &wrs[i + 1] : nullptr;
+        }
+        ibv_send_wr* bad;
+        if (ibv_post_send(id_->qp, wrs.data(), &bad)) die("ibv_post_send");
+    }
+
+    enum class Got { Message, ConnectionLost, Timeout };
+    Got last = Got::Message;
+
+    // The next received message; empty with `last` saying why when there is none.
+    std::vector<uint8_t> receive(int timeout_ms = 10000) {
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+        ibv_wc wc;
+        last = Got::Message;
+        while (std::chrono::steady_clock::now() < deadline) {
+            int n = ibv_poll_cq(cq_, 1, &wc);
+            if (n == 0) {
+                // A server that drops us shows up first as a CM event; our posted
+                // receives are flushed only later, if at all.
+                rdma_cm_event* ev = nullptr;
+                if (rdma_get_cm_event(ch_, &ev) == 0) {
+                    auto type = ev->event;
+                    rdma_ack_cm_event(ev);
+                    if (type == RDMA_CM_EVENT_DISCONNECTED) {
+                        last = Got::ConnectionLost;
+                        return {};
+                    }
+                }
+                continue;
+            }
+            if (wc.status != IBV_WC_SUCCESS) {
+                last = Got::ConnectionLost;  // flushed: the server broke the connection
+                return {};
+            }
+            if (wc.opcode != IBV_WC_RECV) continue;
+            std::vector<uint8_t> m(&mem_[wc.wr_id * kBuf], &mem_[wc.wr_id * kBuf] + wc.byte_len);
+            post_recv(static_cast<int>(wc.wr_id));
+            return m;
+        }
+        last = Got::Timeout;
+        return {};
+    }
+
+private:
+    void expect(rdma_cm_event_type want) {
+        rdma_cm_event* ev = nullptr;
+        if (rdma_get_cm_event(ch_, &ev)) die("rdma_get_cm_event");
+        auto got = ev->event;
+        rdma_ack_cm_event(ev);
+        if (got != want)
+            die(std::string("expected ") + rdma_event_str(want) + ", got " + rdma_event_str(got));
+    }
+
+    rdma_event_channel* ch_ = nullptr;
+    rdma_cm_id* id_ = nullptr;
+    ibv_pd* pd_ = nullptr;
+    ibv_cq* cq_ = nullptr;
+    ibv_mr* mr_ = nullptr;
+    std::vector<uint8_t> mem_;
+    size_t next_send_ = 0;
+};
+
+// xid, vers, credits, proc
+Words header(uint32_t xid, uint32_t proc, uint32_t vers = 1) {
+    return Words().u(xid).u(vers).u(32).u(proc);
+}
+
+void expect_error(const std::vector<uint8_t>& m, uint32_t xid, uint32_t err, const char* what) {
+    if (m.empty()) die(std::string(what) + ": no reply (connection lost or timeout)");
+    if (m.size() < 20) die(std::string(what) + ": reply too short");
+    if (word(&m[0]) != xid) die(std::string(what) + ": reply xid differs");
+    if (word(&m[12]) != 4) die(std::string(what) + ": expected RDMA_ERROR, got proc " + std::to_string(word(&m[12])));
+    if (word(&m[16]) != err) die(std::string(what) + ": expected error " + std::to_string(err) + ", got " + std::to_string(word(&m[16])));
+    if (err == 1 && (m.size() < 28 || word(&m[20]) != 1 || word(&m[24]) != 1))
+        die(std::string(what) + ": ERR_VERS must carry the range 1..1");
+    std::printf("ok: %s -> RDMA_ERROR %s\n", what, err == 1 ? "ERR_VERS" : "ERR_CHUNK");
+}
+
+void expect_null_reply(const std::vector<uint8_t>& m, uint32_t xid, const char* what) {
+    if (m.empty()) die(std::string(what) + ": no reply to a NULL call");
+    // transport header: xid vers credits proc, read list 0, write list 0, reply chunk 0
+    if (m.size() < 28 + 24) die(std::string(what) + ": NULL reply too short");
+    if (word(&m[0]) != xid || word(&m[12]) != 0) die(std::string(what) + ": not an RDMA_MSG reply");
+    const uint8_t* rpc = &m[28];
+    // xid, REPLY(1), MSG_ACCEPTED(0), verf flavor, verf len, SUCCESS(0)
+    if (word(rpc) != xid || word(rpc + 4) != 1 || word(rpc + 8) != 0 || word(rpc + 20) != 0)
+        die(std::string(what) + ": RPC reply is not MSG_ACCEPTED/SUCCESS");
+    std::printf("ok: %s -> NULL answered (credits granted %u)\n", what, word(&m[8]));
+}
+
+std::vector<uint8_t> null_call(uint32_t xid) {
+    Words w = header(xid, 0).u(0).u(0).u(0);
+    rpc_null(w, xid);
+    return w.b;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 4) {
+        std::fprintf(stderr, "usage: rdma_requester ADDR PORT null|vers|unaligned|oversize|"
+                             "truncated|badlist|nomsg|overrun\n");
+        return 2;
+    }
+    std::string scenario = argv[3];
+    Client c(argv[1], argv[2]);
+    uint32_t xid = 0x5000;
+    auto healthy_after = [&](const char* what) {
+        c.send({null_call(++xid)});
+        expect_null_reply(c.receive(), xid, (std::string(what) + ", then NULL").c_str());
+    };
+
+    if (scenario == "null") {
+        c.send({null_call(++xid)});
+        expect_null_reply(c.receive(), xid, "NULL");
+    } else if (scenario == "vers") {
+        Words w = header(++xid, 0, 2).u(0).u(0).u(0);
+        rpc_null(w, xid);
+        c.send({w.b});
+        expect_error(c.receive(), xid, 1, "version 2");
+        healthy_after("version 2");
+    } else if (scenario == "unaligned") {
+        Words w = header(++xid, 0).u(1).u(6).seg(1, 8, 0x1000).u(0).u(0).u(0);
+        rpc_null(w, xid);
+        c.send({w.b});
+        expect_error(c.receive(), xid, 2, "read chunk at position 6");
+        healthy_after("unaligned position");
+    } else if (scenario == "oversize") {
+        Words w = header(++xid, 0).u(1).u(40).seg(1, 64u << 20, 0x1000).u(0).u(0).u(0);
+        rpc_null(w, xid);
+        c.send({w.b});
+        expect_error(c.receive(), xid, 2, "64 MiB read chunk");
+        healthy_after("oversize chunk");
+    } else if (scenario == "truncated") {
+        Words w = header(++xid, 0).u(1).u(40);
+        c.send({w.b});
+        expect_error(c.receive(), xid, 2, "header cut inside the read list");
+        healthy_after("truncated header");
+    } else if (scenario == "badlist") {
+        Words w = header(++xid, 0).u(7).u(0).u(0);
+        rpc_null(w, xid);
+        c.send({w.b});
+        expect_error(c.receive(), xid, 2, "list flag 7");
+        healthy_after("bad list flag");
+    } else if (scenario == "nomsg") {
+        Words w = header(++xid, 1).u(0).u(0).u(0);
+        c.send({w.b});
+        expect_error(c.receive(), xid, 2, "RDMA_NOMSG without a position-zero chunk");
+        healthy_after("bad RDMA_NOMSG");
+    } else if (scenario == "overrun") {
+        c.send({null_call(++xid)});
+        auto first = c.receive();
+        expect_null_reply(first, xid, "NULL before the overrun");
+        uint32_t granted = word(&first[8]);
+        std::vector<std::vector<uint8_t>> burst;
+        for (uint32_t i = 0; i < granted * 4 && i < 500; ++i) burst.push_back(null_call(++xid));
+        c.send(burst);
+        // Replies to the calls within the grant may arrive; then the connection must go.
+        size_t replies = 0;
+        while (!c.receive(15000).empty()) ++replies;
+        if (c.last != Client::Got::ConnectionLost)
+            die("the server kept the connection after " + std::to_string(burst.size()) +
+                " calls against " + std::to_string(granted) + " credits (" +
+                std::to_string(replies) + " replies)");
+        std::printf("ok: %zu calls against %u credits -> %zu replies, then the server "
+                    "disconnected\n",
+                    burst.size(), granted, replies);
+    } else {
+        die("unknown scenario " + scenario);
+    }
+    return 0;
+}

@@ -1,0 +1,261 @@
+#include "transport/rdma/server.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <future>
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
+
+#include "transport/rdma/protocol/private_data.h"
+
+namespace nfsrdmad::rdma {
+
+Server::Server(engine::ReactorGroup& reactors, engine::WorkerPool& workers,
+               rpc::Dispatcher& dispatcher, ServerOptions opts)
+    : reactors_(reactors), workers_(workers), dispatcher_(dispatcher), opts_(opts) {}
+
+Server::~Server() {
+    std::lock_guard lock(mu_);
+    conns_.clear();
+}
+
+size_t Server::log_devices() {
+    int n = 0;
+    ibv_device** list = ibv_get_device_list(&n);
+    if (!list) return 0;
+    for (int i = 0; i < n; ++i) {
+        ibv_context* ctx = ibv_open_device(list[i]);
+        if (!ctx) continue;
+        ibv_device_attr attr{};
+        ibv_query_device(ctx, &attr);
+        for (uint8_t port = 1; port <= attr.phys_port_cnt; ++port) {
+            ibv_port_attr pa{};
+            if (ibv_query_port(ctx, port, &pa) != 0) continue;
+            for (int g = 0; g < pa.gid_tbl_len; ++g) {
+                ibv_gid gid{};
+                if (ibv_query_gid(ctx, port, g, &gid) != 0) break;
+                if (gid.global.subnet_prefix == 0 && gid.global.interface_id == 0) continue;
+                char text[INET6_ADDRSTRLEN];
+                inet_ntop(AF_INET6, gid.raw, text, sizeof text);
+                spdlog::info("rdma: device {} port {} ({}) gid[{}] {}",
+                             ibv_get_device_name(list[i]), port,
+                             pa.state == IBV_PORT_ACTIVE ? "active" : "not active", g, text);
+            }
+        }
+        ibv_close_device(ctx);
+    }
+    ibv_free_device_list(list);
+    return static_cast<size_t>(n);
+}
+
+std::string Server::listen(const std::string& address, uint16_t port) {
+    if (!channel_) {
+        channel_.reset(rdma_create_event_channel(), verbs::EventChannelDelete{});
+        if (!channel_) return fmt::format("rdma_create_event_channel: {}", std::strerror(errno));
+        fcntl(channel_->fd, F_SETFL, fcntl(channel_->fd, F_GETFL) | O_NONBLOCK);
+        cm_reactor_ = &reactors_.next();
+        std::promise<bool> added;
+        cm_reactor_->post([&] {
+            added.set_value(cm_reactor_->add(channel_->fd, EPOLLIN, [this](uint32_t) { on_cm_events(); }));
+        });
+        if (!added.get_future().get()) return "cannot watch the rdma_cm event channel";
+    }
+    addrinfo hints{};
+    hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
+    addrinfo* res = nullptr;
+    std::string service = std::to_string(port);
+    if (getaddrinfo(address.c_str(), service.c_str(), &hints, &res) != 0 || !res)
+        return fmt::format("not an IP address: '{}'", address);
+    rdma_cm_id* raw = nullptr;
+    if (rdma_create_id(channel_.get(), &raw, this, RDMA_PS_TCP) != 0) {
+        freeaddrinfo(res);
+        return fmt::format("rdma_create_id: {}", std::strerror(errno));
+    }
+    verbs::CmIdPtr id(raw);
+    int rc = rdma_bind_addr(id.get(), res->ai_addr);
+    freeaddrinfo(res);
+    if (rc != 0) return fmt::format("rdma_bind_addr {}:{}: {}", address, port, std::strerror(errno));
+    if (rdma_listen(id.get(), 128) != 0)
+        return fmt::format("rdma_listen {}:{}: {}", address, port, std::strerror(errno));
+    spdlog::info("rdma: listening on {}:{} (credits {}, inline {} bytes, {} mode)", address, port,
+                 opts_.credits, opts_.inline_size,
+                 opts_.spin_us ? fmt::format("adaptive {} us", opts_.spin_us) : "event");
+    listeners_.push_back(std::move(id));
+    return {};
+}
+
+std::shared_ptr<verbs::Device> Server::device_for(ibv_context* ctx, std::string* why) {
+    std::lock_guard lock(mu_);
+    auto it = devices_.find(ctx);
+    if (it != devices_.end()) return it->second;
+    verbs::PoolSizes sizes = opts_.pools;
+    sizes.inline_size = opts_.inline_size;
+    auto dev = verbs::Device::open(ctx, sizes, why);
+    if (dev) devices_[ctx] = dev;
+    return dev;
+}
+
+void Server::on_connect_request(rdma_cm_id* id, const rdma_conn_param& param) {
+    auto reject = [&](const std::string& why) {
+        counters_.rejected_connections++;
+        spdlog::warn("rdma: rejecting a connection: {}", why);
+        rdma_reject(id, nullptr, 0);
+        rdma_destroy_id(id);
+    };
+    std::string why;
+    auto dev = device_for(id->verbs, &why);
+    if (!dev) return reject(why);
+
+    verbs::ConnectionOptions o;
+    o.credits = opts_.credits;
+    o.inline_size = opts_.inline_size;
+    o.spin_us = opts_.spin_us;
+    o.limits = opts_.limits;
+    // RFC 8797: the client's inline sizes and whether it takes Send With Invalidate.
+    if (auto pd = parse_private_data({static_cast<const uint8_t*>(param.private_data),
+                                      param.private_data_len})) {
+        o.peer_receive = pd->receive_size;
+        o.peer_remote_invalidate = pd->remote_invalidate;
+    }
+    // The request's initiator_depth is, from our side, how many RDMA Reads we may have
+    // outstanding (shared/vmtest notes: never clamp it to responder_resources).
+    const auto& a = dev->attr();
+    uint8_t depth = std::min<int>(param.initiator_depth, a.max_qp_init_rd_atom);
+    o.initiator_depth = std::max<uint8_t>(depth, 1);
+
+    auto& reactor = reactors_.next();
+    auto conn = verbs::Connection::create(
+        id, dev, reactor, {dispatcher_, workers_, counters_, channel_}, o, &why);
+    if (!conn) return reject(why);
+
+    PrivateData ours{opts_.inline_size, opts_.inline_size, false};
+    auto pd_bytes = encode_private_data(ours);
+    rdma_conn_param acc{};
+    acc.private_data = pd_bytes.data();
+    acc.private_data_len = static_cast<uint8_t>(pd_bytes.size());
+    acc.initiator_depth = depth;
+    acc.responder_resources = std::min<int>(param.responder_resources, a.max_qp_rd_atom);
+    acc.rnr_retry_count = 7;
+    if (rdma_accept(id, &acc) != 0) {
+        spdlog::warn("rdma: rdma_accept from {}: {}", conn->peer().text, std::strerror(errno));
+        conn->disconnect("accept failed");
+        return;
+    }
+    counters_.connections++;
+    spdlog::info("rdma: connection from {} on {} (peer inline {} / remote invalidation {}, "
+                 "read depth {})",
+                 conn->peer().text, dev->name(), o.peer_receive,
+                 o.peer_remote_invalidate ? "yes" : "no", o.initiator_depth);
+    {
+        std::lock_guard lock(mu_);
+        conns_[id] = conn;
+    }
+    reactor.post([conn] { conn->start(); });
+}
+
+void Server::on_cm_events() {
+    for (;;) {
+        rdma_cm_event* ev = nullptr;
+        if (rdma_get_cm_event(channel_.get(), &ev) != 0) return;  // EAGAIN: drained
+        // Copy what we need and acknowledge first: destroying an id waits for its acks.
+        rdma_cm_event_type type = ev->event;
+        rdma_cm_id* id = ev->id;
+        rdma_conn_param param = ev->param.conn;
+        std::vector<uint8_t> pdata;
+        if (param.private_data && param.private_data_len) {
+            auto* p = static_cast<const uint8_t*>(param.private_data);
+            pdata.assign(p, p + param.private_data_len);
+        }
+        param.private_data = pdata.data();
+        rdma_ack_cm_event(ev);
+
+        switch (type) {
+            case RDMA_CM_EVENT_CONNECT_REQUEST:
+                on_connect_request(id, param);
+                break;
+            case RDMA_CM_EVENT_ESTABLISHED:
+                spdlog::debug("rdma: connection established");
+                break;
+            case RDMA_CM_EVENT_DISCONNECTED:
+            case RDMA_CM_EVENT_CONNECT_ERROR:
+            case RDMA_CM_EVENT_UNREACHABLE:
+            case RDMA_CM_EVENT_REJECTED:
+            case RDMA_CM_EVENT_DEVICE_REMOVAL: {
+                std::shared_ptr<verbs::Connection> conn;
+                {
+                    std::lock_guard lock(mu_);
+                    auto it = conns_.find(id);
+                    if (it == conns_.end()) break;
+                    conn = std::move(it->second);
+                    conns_.erase(it);
+                }
+                spdlog::info("rdma: {}: {}", conn->peer().text, rdma_event_str(type));
+                // The connection's reactor releases its resources; the last reference
+                // (reactor or a call still on a worker) destroys the QP and the id.
+                auto* r = &conn->reactor();
+                r->post([conn] { conn->on_cm_disconnected(); });
+                break;
+            }
+            default:
+                spdlog::debug("rdma: cm event {}", rdma_event_str(type));
+                break;
+        }
+    }
+}
+
+void Server::stop_accepting() {
+    if (!cm_reactor_) return;
+    std::promise<void> done;
+    cm_reactor_->post([&] {
+        listeners_.clear();
+        done.set_value();
+    });
+    done.get_future().wait();
+}
+
+void Server::disconnect_all() {
+    std::lock_guard lock(mu_);
+    for (auto& [id, conn] : conns_) {
+        auto c = conn;
+        c->reactor().post([c] { c->disconnect("the server is shutting down"); });
+    }
+}
+
+size_t Server::connections() {
+    std::lock_guard lock(mu_);
+    return conns_.size();
+}
+
+std::string Server::stats() {
+    const auto& c = counters_;
+    size_t in_use = 0, regs = 0, registered = 0;
+    std::lock_guard lock(mu_);
+    for (auto& [ctx, d] : devices_) {
+        for (auto* p : {&d->receives(), &d->sends(), &d->payloads()}) {
+            in_use += p->in_use();
+            regs += p->registrations();
+            registered += p->registered_bytes();
+        }
+    }
+    return fmt::format(
+        "rdma connections={} open={} disconnects={} rejected={} calls_msg={} calls_nomsg={} "
+        "done_ignored={} read_chunks={} read_bytes={} write_chunks={} write_bytes={} "
+        "reply_chunks={} reply_bytes={} inline_replies={} err_vers={} err_chunk={} "
+        "credit_overruns={} credits_granted={} completions={} completion_errors={} "
+        "send_invalidate={} staged_bytes={} payload_memcpy_bytes={} buffers_in_use={} "
+        "registrations={} registered_bytes={}",
+        c.connections.load(), conns_.size(), c.disconnects.load(), c.rejected_connections.load(),
+        c.calls_msg.load(), c.calls_nomsg.load(), c.done_ignored.load(), c.read_chunks.load(),
+        c.read_bytes.load(), c.write_chunks.load(), c.write_bytes.load(), c.reply_chunks.load(),
+        c.reply_bytes.load(), c.inline_replies.load(), c.err_vers.load(), c.err_chunk.load(),
+        c.credit_overruns.load(), c.credits_granted.load(), c.completions.load(),
+        c.completion_errors.load(), c.send_invalidate.load(), c.staged_bytes.load(),
+        c.payload_memcpy_bytes.load(), in_use, regs, registered);
+}
+
+}  // namespace nfsrdmad::rdma

@@ -1,0 +1,65 @@
+// The RPC-over-RDMA listener (rdma_cm, port 20049 by default) and its connections.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "transport/engine/reactor.h"
+#include "transport/engine/worker_pool.h"
+#include "transport/rdma/verbs/connection.h"
+#include "transport/rdma/verbs/counters.h"
+#include "transport/rdma/verbs/device.h"
+#include "transport/rdma/verbs/resources.h"
+#include "transport/rpc/dispatcher.h"
+
+namespace nfsrdmad::rdma {
+
+struct ServerOptions {
+    uint32_t credits = 128;
+    size_t inline_size = 4096;  // what we advertise we can receive and will send
+    uint32_t spin_us = 0;       // 0: event mode; >0: adaptive (poll this long after work)
+    verbs::PoolSizes pools;
+    Limits limits;
+};
+
+class Server {
+public:
+    Server(engine::ReactorGroup& reactors, engine::WorkerPool& workers,
+           rpc::Dispatcher& dispatcher, ServerOptions opts);
+    ~Server();
+
+    // Logs each RDMA device and its GIDs; returns how many devices there are.
+    static size_t log_devices();
+
+    // Binds and listens; returns an error text, empty on success.
+    std::string listen(const std::string& address, uint16_t port);
+    void stop_accepting();
+    void disconnect_all();
+    size_t connections();
+    const verbs::RdmaCounters& counters() const { return counters_; }
+    std::string stats();
+
+private:
+    void on_cm_events();
+    void on_connect_request(rdma_cm_id* id, const rdma_conn_param& param);
+    std::shared_ptr<verbs::Device> device_for(ibv_context* ctx, std::string* why);
+
+    engine::ReactorGroup& reactors_;
+    engine::WorkerPool& workers_;
+    rpc::Dispatcher& dispatcher_;
+    ServerOptions opts_;
+    verbs::RdmaCounters counters_;
+    engine::Reactor* cm_reactor_ = nullptr;
+    // Shared with every connection: a channel outlives the ids created on it.
+    std::shared_ptr<rdma_event_channel> channel_;
+    std::vector<verbs::CmIdPtr> listeners_;
+    std::map<ibv_context*, std::shared_ptr<verbs::Device>> devices_;
+    std::mutex mu_;  // devices_ and conns_ (stats() reads them from the signal thread)
+    std::unordered_map<rdma_cm_id*, std::shared_ptr<verbs::Connection>> conns_;
+};
+
+}  // namespace nfsrdmad::rdma

@@ -1,0 +1,603 @@
+#include "transport/rdma/verbs/connection.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <spdlog/spdlog.h>
+
+namespace nfsrdmad::rdma::verbs {
+
+// A posted work request and what it keeps alive until it completes.
+struct Connection::Work {
+    enum Kind { Receive, Read, Reply } kind;
+    explicit Work(Kind k) : kind(k) {}
+    virtual ~Work() = default;
+    BufferPtr buffer;  // Receive: the receive buffer. Reply: the send buffer.
+};
+
+// One call, from its receive until its reply is sent.
+struct Connection::CallWork {
+    TransportHeader header;
+    CallPlan plan;
+    BufferPtr received;  // holds the inline RPC message
+    BufferPtr message;   // RDMA_NOMSG: the pulled call
+    BufferPtr payload;   // the pulled DDP item
+    uint32_t reads_left = 0;
+    bool failed = false;
+};
+
+namespace {
+
+std::string peer_text(rdma_cm_id* id) {
+    char buf[INET6_ADDRSTRLEN] = "?";
+    sockaddr* sa = rdma_get_peer_addr(id);
+    uint16_t port = 0;
+    if (sa->sa_family == AF_INET) {
+        auto* v4 = reinterpret_cast<sockaddr_in*>(sa);
+        inet_ntop(AF_INET, &v4->sin_addr, buf, sizeof buf);
+        port = ntohs(v4->sin_port);
+        return std::string(buf) + ":" + std::to_string(port);
+    }
+    if (sa->sa_family == AF_INET6) {
+        auto* v6 = reinterpret_cast<sockaddr_in6*>(sa);
+        inet_ntop(AF_INET6, &v6->sin6_addr, buf, sizeof buf);
+        port = ntohs(v6->sin6_port);
+        return "[" + std::string(buf) + "]:" + std::to_string(port);
+    }
+    return buf;
+}
+
+}  // namespace
+
+// A work record for RDMA Reads of one call.
+struct ReadRecord : Connection::Work {
+    ReadRecord() : Work(Read) {}
+    std::shared_ptr<Connection::CallWork> call;
+};
+
+// A work record for a reply's Send (and the Writes chained before it).
+struct ReplyRecord : Connection::Work {
+    ReplyRecord() : Work(Reply) {}
+    std::vector<BufferPtr> staging;
+    std::unique_ptr<rpc::PayloadBuffer> payload;
+    std::shared_ptr<Connection::CallWork> call;  // keeps the received message alive
+    bool holds_credit = true;
+};
+
+Connection::Connection(rdma_cm_id* id, std::shared_ptr<Device> dev, engine::Reactor& r,
+                       ConnectionServices svc, const ConnectionOptions& o)
+    : svc_(svc), id_(id), dev_(std::move(dev)), reactor_(r), opts_(o), credits_(o.credits) {
+    peer_.text = peer_text(id);
+    sockaddr* sa = rdma_get_peer_addr(id);
+    peer_.len = sa->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    std::memcpy(&peer_.addr, sa, peer_.len);
+}
+
+Connection::~Connection() {
+    // Work records own buffers; the QP and CQ go before them (reverse declaration order
+    // would free the CQ first, so be explicit).
+    if (id_ && id_->qp) rdma_destroy_qp(id_.get());
+    work_.clear();
+}
+
+std::shared_ptr<Connection> Connection::create(rdma_cm_id* id, std::shared_ptr<Device> dev,
+                                               engine::Reactor& reactor, ConnectionServices svc,
+                                               const ConnectionOptions& opts, std::string* why) {
+    std::shared_ptr<Connection> c(new Connection(id, std::move(dev), reactor, svc, opts));
+    if (!c->setup(why)) {
+        // The caller still owns `id`: it rejects the request, then destroys it.
+        if (id->qp) rdma_destroy_qp(id);
+        c->work_.clear();
+        c->id_.release();
+        return nullptr;
+    }
+    return c;
+}
+
+bool Connection::setup(std::string* why) {
+    ibv_context* ctx = id_->verbs;
+    channel_.reset(ibv_create_comp_channel(ctx));
+    if (!channel_) {
+        *why = std::string("ibv_create_comp_channel: ") + std::strerror(errno);
+        return false;
+    }
+    // The reactor asks for events only when the fd is readable, and start() polls once
+    // before any event exists: never block in ibv_get_cq_event.
+    fcntl(channel_->fd, F_SETFL, fcntl(channel_->fd, F_GETFL) | O_NONBLOCK);
+    const auto& a = dev_->attr();
+    const int recv_depth = static_cast<int>(opts_.credits) * 2;
+    const int send_depth = std::min<int>(a.max_qp_wr, static_cast<int>(opts_.credits) * 8 + 64);
+    cq_.reset(ibv_create_cq(ctx, std::min(a.max_cqe, recv_depth + send_depth), this,
+                            channel_.get(), 0));
+    if (!cq_) {
+        *why = std::string("ibv_create_cq: ") + std::strerror(errno);
+        return false;
+    }
+    ibv_qp_init_attr qa{};
+    qa.send_cq = cq_.get();
+    qa.recv_cq = cq_.get();
+    qa.qp_type = IBV_QPT_RC;
+    qa.cap.max_send_wr = send_depth;
+    qa.cap.max_recv_wr = std::min(a.max_qp_wr, recv_depth);
+    qa.cap.max_send_sge = std::min(a.max_sge, 8);
+    qa.cap.max_recv_sge = 1;
+    if (rdma_create_qp(id_.get(), dev_->pd(), &qa) != 0) {
+        *why = std::string("rdma_create_qp: ") + std::strerror(errno);
+        return false;
+    }
+    // Receives go up before accepting: the Linux client sends its first call as soon as
+    // it is connected, possibly before ESTABLISHED reaches us.
+    for (int i = 0; i < recv_depth; ++i) {
+        if (!post_receive()) {
+            *why = "cannot post receives: " + dev_->receives().last_error();
+            return false;
+        }
+    }
+    if (ibv_req_notify_cq(cq_.get(), 0) != 0) {
+        *why = std::string("ibv_req_notify_cq: ") + std::strerror(errno);
+        return false;
+    }
+    return true;
+}
+
+void Connection::start() {
+    auto self = shared_from_this();
+    watching_ = reactor_.add(channel_->fd, EPOLLIN,
+                             [self](uint32_t) { self->on_completion_event(); });
+    svc_.counters.credits_granted = opts_.credits;
+    // Completions may already be waiting (see setup()).
+    on_completion_event();
+}
+
+uint64_t Connection::track(std::unique_ptr<Work> w) {
+    uint64_t id = next_id_++;
+    work_.emplace(id, std::move(w));
+    return id;
+}
+
+bool Connection::post_receive() {
+    auto buf = dev_->receives().get();
+    if (!buf) return false;
+    ibv_sge sge{reinterpret_cast<uintptr_t>(buf->data()), static_cast<uint32_t>(buf->size()),
+                buf->lkey()};
+    auto w = std::make_unique<Work>(Work::Receive);
+    w->buffer = std::move(buf);
+    uint64_t id = track(std::move(w));
+    ibv_recv_wr wr{};
+    wr.wr_id = id;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    ibv_recv_wr* bad = nullptr;
+    if (ibv_post_recv(id_->qp, &wr, &bad) != 0) {
+        work_.erase(id);
+        return false;
+    }
+    ++receives_posted_;
+    return true;
+}
+
+void Connection::on_completion_event() {
+    if (closed_ && work_.empty()) return;
+    ibv_cq* cq = nullptr;
+    void* ctx = nullptr;
+    if (ibv_get_cq_event(channel_.get(), &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
+    using Clock = std::chrono::steady_clock;
+    auto last_work = Clock::now();
+    ibv_wc wcs[32];
+    for (;;) {
+        int n = ibv_poll_cq(cq_.get(), 32, wcs);
+        if (n > 0) {
+            for (int i = 0; i < n; ++i) handle(wcs[i]);
+            last_work = Clock::now();
+            continue;
+        }
+        // Adaptive mode: keep polling while work keeps arriving, then sleep.
+        if (opts_.spin_us &&
+            Clock::now() - last_work < std::chrono::microseconds(opts_.spin_us))
+            continue;
+        ibv_req_notify_cq(cq_.get(), 0);
+        // A completion that slipped in before the re-arm would wait for the next event.
+        n = ibv_poll_cq(cq_.get(), 32, wcs);
+        if (n <= 0) break;
+        for (int i = 0; i < n; ++i) handle(wcs[i]);
+    }
+    if (closed_ && work_.empty()) teardown();
+}
+
+void Connection::handle(const ibv_wc& wc) {
+    ++local_.completions;
+    svc_.counters.completions++;
+    if (wc.status != IBV_WC_SUCCESS) {
+        if (wc.status != IBV_WC_WR_FLUSH_ERR) {
+            ++local_.completion_errors;
+            svc_.counters.completion_errors++;
+            spdlog::warn("rdma {}: completion error: {} (opcode {})", peer_.text,
+                         ibv_wc_status_str(wc.status), static_cast<int>(wc.opcode));
+        }
+        if (wc.wr_id) {
+            auto it = work_.find(wc.wr_id);
+            if (it != work_.end()) {
+                if (it->second->kind == Work::Receive) --receives_posted_;
+                if (it->second->kind == Work::Read) {
+                    --reads_in_flight_;
+                    static_cast<ReadRecord*>(it->second.get())->call->failed = true;
+                }
+                if (it->second->kind == Work::Reply &&
+                    static_cast<ReplyRecord*>(it->second.get())->holds_credit)
+                    release_credit();
+                work_.erase(it);
+            }
+        }
+        if (!closed_) disconnect("a work request failed");
+        return;
+    }
+    if (!wc.wr_id) return;  // an unsignaled Write: nothing to do
+    auto it = work_.find(wc.wr_id);
+    if (it == work_.end()) return;
+    switch (it->second->kind) {
+        case Work::Receive:
+            --receives_posted_;
+            on_receive(wc.wr_id, wc.byte_len);
+            break;
+        case Work::Read:
+            on_read_done(wc.wr_id);
+            break;
+        case Work::Reply:
+            if (static_cast<ReplyRecord*>(it->second.get())->holds_credit) release_credit();
+            work_.erase(it);
+            break;
+    }
+}
+
+void Connection::release_credit() { credits_.on_reply(); }
+
+void Connection::on_receive(uint64_t id, uint32_t len) {
+    auto node = work_.extract(id);
+    BufferPtr buf = std::move(node.mapped()->buffer);
+    if (closed_) return;
+    // Keep the receive queue full: the credits we grant promise it (RFC 8166 §3.3.1).
+    if (!post_receive()) {
+        disconnect("out of receive buffers: " + dev_->receives().last_error());
+        return;
+    }
+    if (!credits_.on_call()) {
+        svc_.counters.credit_overruns++;
+        disconnect("the peer sent more calls than its " + std::to_string(credits_.granted()) +
+                   " credits");
+        return;
+    }
+    std::span<const uint8_t> msg(buf->data(), len);
+    auto parsed = parse_header(msg, opts_.limits);
+    if (auto* err = std::get_if<HeaderError>(&parsed)) {
+        if (err->answer == HeaderError::Ignore) {
+            if (err->why == "RDMA_DONE") svc_.counters.done_ignored++;
+            spdlog::debug("rdma {}: ignoring message: {}", peer_.text, err->why);
+            release_credit();
+            return;
+        }
+        spdlog::info("rdma {}: {} for xid {:#x}: {}", peer_.text,
+                     err->answer == HeaderError::ErrVers ? "ERR_VERS" : "ERR_CHUNK", err->xid,
+                     err->why);
+        send_error(err->xid, err->answer);
+        return;
+    }
+    auto call = std::make_shared<CallWork>();
+    call->header = std::move(std::get<TransportHeader>(parsed));
+    call->plan = plan_call(call->header, len);
+    call->received = std::move(buf);
+    switch (call->header.type) {
+        case MsgType::NoMsg:
+            ++local_.calls_nomsg;
+            svc_.counters.calls_nomsg++;
+            break;
+        default:
+            ++local_.calls_msg;
+            svc_.counters.calls_msg++;
+            break;
+    }
+    if (call->plan.read_bytes() == 0) {
+        dispatch(std::move(call));
+        return;
+    }
+    start_reads(std::move(call));
+}
+
+void Connection::start_reads(std::shared_ptr<CallWork> call) {
+    auto queue = [&](const PullSet& set, BufferPtr& into) {
+        into = dev_->payloads().get();
+        if (!into || into->size() < set.length) return false;
+        for (const auto& p : set.pulls) {
+            if (p.remote.length == 0) continue;
+            read_queue_.push_back({call, p, into.get()});
+            ++call->reads_left;
+        }
+        svc_.counters.read_chunks++;
+        svc_.counters.read_bytes += set.length;
+        return true;
+    };
+    if ((call->plan.message_pulls && !queue(*call->plan.message_pulls, call->message)) ||
+        (call->plan.payload_pulls && !queue(*call->plan.payload_pulls, call->payload))) {
+        // No registered memory free for the pull: refuse this call, keep the connection.
+        spdlog::warn("rdma {}: no payload buffer free for a {}-byte read chunk", peer_.text,
+                     call->plan.read_bytes());
+        std::erase_if(read_queue_, [&](const PendingRead& r) { return r.call == call; });
+        send_error(call->header.xid, HeaderError::ErrChunk);
+        return;
+    }
+    if (call->reads_left == 0) {
+        dispatch(std::move(call));
+        return;
+    }
+    pump_reads();
+}
+
+void Connection::pump_reads() {
+    // RDMA Reads in flight never exceed what the peer granted us (its initiator depth).
+    while (!read_queue_.empty() && reads_in_flight_ < opts_.initiator_depth && !closed_) {
+        PendingRead r = std::move(read_queue_.front());
+        read_queue_.pop_front();
+        auto rec = std::make_unique<ReadRecord>();
+        rec->call = r.call;
+        uint64_t id = track(std::move(rec));
+        ibv_sge sge{reinterpret_cast<uintptr_t>(r.into->data() + r.pull.offset), r.pull.remote.length,
+                    r.into->lkey()};
+        ibv_send_wr wr{};
+        wr.wr_id = id;
+        wr.opcode = IBV_WR_RDMA_READ;
+        wr.send_flags = IBV_SEND_SIGNALED;
+        wr.sg_list = &sge;
+        wr.num_sge = 1;
+        wr.wr.rdma.remote_addr = r.pull.remote.offset;
+        wr.wr.rdma.rkey = r.pull.remote.handle;
+        ibv_send_wr* bad = nullptr;
+        if (ibv_post_send(id_->qp, &wr, &bad) != 0) {
+            work_.erase(id);
+            disconnect(std::string("ibv_post_send (RDMA Read): ") + std::strerror(errno));
+            return;
+        }
+        ++reads_in_flight_;
+    }
+}
+
+void Connection::on_read_done(uint64_t id) {
+    auto node = work_.extract(id);
+    auto call = static_cast<ReadRecord*>(node.mapped().get())->call;
+    --reads_in_flight_;
+    pump_reads();
+    if (--call->reads_left == 0 && !call->failed) dispatch(std::move(call));
+}
+
+void Connection::dispatch(std::shared_ptr<CallWork> call) {
+    auto self = shared_from_this();
+    svc_.workers.submit([self, call] {
+        rpc::Message msg;
+        const auto& p = call->plan;
+        if (call->message) {
+            msg.bytes = {call->message->data(), p.message_length};
+        } else {
+            msg.bytes = {call->received->data() + p.message_offset, p.message_length};
+        }
+        if (call->payload)
+            msg.read_chunk = xdr::ReadChunk{*p.payload_position,
+                                            {call->payload->data(), p.payload_pulls->length}};
+        auto reply = std::make_shared<std::optional<rpc::Reply>>(
+            self->svc_.dispatcher.dispatch(msg, self->peer_, self->dev_->allocator()));
+        self->reactor_.post([self, call, reply] { self->send_reply(call, std::move(*reply)); });
+    });
+}
+
+namespace {
+
+// Where a local span can be sent from: its own registered buffer, or staged.
+struct Gather {
+    std::vector<ibv_sge> sges;
+    uint64_t staged = 0;
+};
+
+}  // namespace
+
+void Connection::send_reply(std::shared_ptr<CallWork> call, std::optional<rpc::Reply> reply) {
+    if (closed_) {
+        release_credit();
+        return;
+    }
+    if (!reply) {  // dropped by the RPC layer (e.g. a retransmission in progress)
+        release_credit();
+        return;
+    }
+    ReplyInputs in;
+    in.call = &call->header;
+    in.credits = credits_.granted();
+    in.rpc_reply = reply->bytes;
+    in.payload = reply->payload;
+    in.inline_threshold = std::min(opts_.peer_receive, opts_.inline_size);
+    in.remote_invalidate = opts_.peer_remote_invalidate;
+    ReplyPlan plan = plan_reply(in);
+    if (plan.type == MsgType::Error) {
+        spdlog::info("rdma {}: ERR_CHUNK for xid {:#x}: {}", peer_.text, call->header.xid,
+                     plan.error);
+        send_error(call->header.xid, HeaderError::ErrChunk);
+        return;
+    }
+
+    auto rec = std::make_unique<ReplyRecord>();
+    rec->call = call;
+    const Buffer* payload_buf = nullptr;
+    if (auto* rp = dynamic_cast<RegisteredPayload*>(reply->payload_owner.get()))
+        payload_buf = &rp->buffer();
+
+    // Spans in registered memory go out as they are; the rest (RPC header, attributes,
+    // directory entries) is staged into registered buffers.
+    auto gather = [&](const std::vector<Bytes>& pieces, Gather& g) -> bool {
+        for (Bytes b : pieces) {
+            if (payload_buf && payload_buf->contains(b.data(), b.size())) {
+                g.sges.push_back({reinterpret_cast<uintptr_t>(b.data()),
+                                  static_cast<uint32_t>(b.size()), payload_buf->lkey()});
+                continue;
+            }
+            while (!b.empty()) {
+                auto nb = b.size() <= dev_->sends().buffer_size() ? dev_->sends().get()
+                                                                   : dev_->payloads().get();
+                if (!nb) return false;
+                size_t n = std::min(b.size(), nb->size());
+                std::memcpy(nb->data(), b.data(), n);
+                if (reply->payload && b.data() >= reply->payload->data.data() &&
+                    b.data() < reply->payload->data.data() + reply->payload->data.size())
+                    svc_.counters.payload_memcpy_bytes += n;  // file data not in registered memory
+                g.sges.push_back({reinterpret_cast<uintptr_t>(nb->data()), static_cast<uint32_t>(n),
+                                  nb->lkey()});
+                g.staged += n;
+                rec->staging.push_back(std::move(nb));
+                b = b.subspan(n);
+            }
+        }
+        return true;
+    };
+
+    std::vector<ibv_send_wr> wrs(plan.writes.size() + 1);
+    std::vector<Gather> gathers(plan.writes.size() + 1);
+    uint64_t staged = 0;
+    for (size_t i = 0; i < plan.writes.size(); ++i) {
+        const auto& push = plan.writes[i];
+        if (!gather(push.local, gathers[i])) {
+            disconnect("out of registered buffers for a reply");
+            return;
+        }
+        staged += gathers[i].staged;
+        ibv_send_wr& wr = wrs[i];
+        wr.opcode = IBV_WR_RDMA_WRITE;
+        wr.sg_list = gathers[i].sges.data();
+        wr.num_sge = static_cast<int>(gathers[i].sges.size());
+        wr.wr.rdma.remote_addr = push.remote.offset;
+        wr.wr.rdma.rkey = push.remote.handle;
+        wr.next = &wrs[i + 1];
+    }
+    // The Send: transport header, then (RDMA_MSG) the inline reply.
+    std::vector<Bytes> send_pieces;
+    send_pieces.push_back(plan.header);
+    for (auto b : plan.send) send_pieces.push_back(b);
+    Gather& sg = gathers.back();
+    // Header and staged pieces share one send buffer when they fit (the usual case).
+    {
+        auto sb = dev_->sends().get();
+        if (!sb) {
+            disconnect("out of send buffers");
+            return;
+        }
+        size_t off = 0;
+        for (Bytes b : send_pieces) {
+            if (payload_buf && payload_buf->contains(b.data(), b.size())) {
+                sg.sges.push_back({reinterpret_cast<uintptr_t>(b.data()),
+                                   static_cast<uint32_t>(b.size()), payload_buf->lkey()});
+                continue;
+            }
+            if (off + b.size() > sb->size()) {
+                disconnect("a reply does not fit its send buffer");
+                return;
+            }
+            std::memcpy(sb->data() + off, b.data(), b.size());
+            sg.sges.push_back({reinterpret_cast<uintptr_t>(sb->data() + off),
+                               static_cast<uint32_t>(b.size()), sb->lkey()});
+            off += b.size();
+            staged += b.size();
+        }
+        std::erase_if(sg.sges, [](const ibv_sge& s) { return s.length == 0; });
+        rec->buffer = std::move(sb);
+    }
+    ibv_send_wr& send = wrs.back();
+    send.opcode = plan.invalidate ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND;
+    if (plan.invalidate) {
+        send.invalidate_rkey = *plan.invalidate;
+        ++local_.send_invalidate;
+        svc_.counters.send_invalidate++;
+    }
+    send.send_flags = IBV_SEND_SIGNALED;
+    send.sg_list = sg.sges.data();
+    send.num_sge = static_cast<int>(sg.sges.size());
+    rec->payload = std::move(reply->payload_owner);
+    send.wr_id = track(std::move(rec));
+
+    svc_.counters.staged_bytes += staged;
+    if (plan.write_chunk_bytes) {
+        ++local_.write_chunks;
+        svc_.counters.write_chunks++;
+        svc_.counters.write_bytes += plan.write_chunk_bytes;
+    }
+    if (plan.reply_chunk_bytes) {
+        ++local_.reply_chunks;
+        svc_.counters.reply_chunks++;
+        svc_.counters.reply_bytes += plan.reply_chunk_bytes;
+    } else {
+        svc_.counters.inline_replies++;
+    }
+    ibv_send_wr* bad = nullptr;
+    if (ibv_post_send(id_->qp, wrs.data(), &bad) != 0) {
+        auto node = work_.extract(send.wr_id);
+        release_credit();
+        disconnect(std::string("ibv_post_send (reply): ") + std::strerror(errno));
+    }
+}
+
+void Connection::send_error(uint32_t xid, HeaderError::Answer err) {
+    if (err == HeaderError::ErrVers) {
+        ++local_.err_vers;
+        svc_.counters.err_vers++;
+    } else {
+        ++local_.err_chunk;
+        svc_.counters.err_chunk++;
+    }
+    auto sb = dev_->sends().get();
+    if (!sb) {
+        release_credit();
+        disconnect("out of send buffers");
+        return;
+    }
+    auto hdr = encode_error(xid, credits_.granted(), err);
+    std::memcpy(sb->data(), hdr.data(), hdr.size());
+    ibv_sge sge{reinterpret_cast<uintptr_t>(sb->data()), static_cast<uint32_t>(hdr.size()),
+                sb->lkey()};
+    auto rec = std::make_unique<ReplyRecord>();
+    rec->buffer = std::move(sb);
+    ibv_send_wr wr{};
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.wr_id = track(std::move(rec));
+    ibv_send_wr* bad = nullptr;
+    if (ibv_post_send(id_->qp, &wr, &bad) != 0) {
+        work_.erase(wr.wr_id);
+        release_credit();
+        disconnect(std::string("ibv_post_send (RDMA_ERROR): ") + std::strerror(errno));
+    }
+}
+
+void Connection::disconnect(const std::string& why) {
+    if (closed_) return;
+    closed_ = true;
+    svc_.counters.disconnects++;
+    spdlog::info("rdma {}: disconnecting: {}", peer_.text, why);
+    read_queue_.clear();
+    // Moving the QP to the error state flushes every posted work request; their
+    // completions release the buffers (handle()), then teardown() runs.
+    rdma_disconnect(id_.get());
+    ibv_qp_attr attr{};
+    attr.qp_state = IBV_QPS_ERR;
+    ibv_modify_qp(id_->qp, &attr, IBV_QP_STATE);
+    on_completion_event();
+}
+
+void Connection::on_cm_disconnected() { disconnect("the peer disconnected"); }
+
+void Connection::teardown() {
+    if (watching_) {
+        reactor_.remove(channel_->fd);  // drops the reactor's reference to us
+        watching_ = false;
+    }
+}
+
+}  // namespace nfsrdmad::rdma::verbs

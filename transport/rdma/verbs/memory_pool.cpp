@@ -1,0 +1,108 @@
+#include "transport/rdma/verbs/memory_pool.h"
+
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace nfsrdmad::rdma::verbs {
+
+void BufferRelease::operator()(Buffer* b) const {
+    if (b && pool) pool->put(b);
+}
+
+MemoryPool::MemoryPool(ibv_pd* pd, std::string name, size_t buffer_size, size_t per_slab,
+                       size_t max_buffers, bool huge_pages)
+    : pd_(pd),
+      name_(std::move(name)),
+      buffer_size_((buffer_size + 63) & ~size_t(63)),
+      per_slab_(per_slab ? per_slab : 1),
+      max_buffers_(max_buffers),
+      huge_pages_(huge_pages) {}
+
+MemoryPool::~MemoryPool() {
+    for (auto& s : slabs_) {
+        s->mr.reset();
+        munmap(s->mem, s->bytes);
+    }
+}
+
+bool MemoryPool::grow() {
+    if (slabs_.size() * per_slab_ >= max_buffers_) {
+        error_ = name_ + ": all " + std::to_string(max_buffers_) + " buffers in use";
+        return false;
+    }
+    auto slab = std::make_unique<Slab>();
+    slab->bytes = buffer_size_ * per_slab_;
+    if (huge_pages_) {
+        size_t huge = (slab->bytes + (2u << 20) - 1) & ~size_t((2u << 20) - 1);
+        slab->mem = mmap(nullptr, huge, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB, -1, 0);
+        if (slab->mem != MAP_FAILED) {
+            slab->bytes = huge;
+            slab->huge = true;
+        }
+    }
+    if (!slab->huge) {
+        slab->mem = mmap(nullptr, slab->bytes, PROT_READ | PROT_WRITE,
+                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (slab->mem == MAP_FAILED) {
+            error_ = name_ + ": mmap: " + std::strerror(errno);
+            return false;
+        }
+    }
+    const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
+    slab->mr.reset(ibv_reg_mr(pd_, slab->mem, slab->bytes, access));
+    if (!slab->mr) {
+        error_ = name_ + ": ibv_reg_mr of " + std::to_string(slab->bytes) +
+                 " bytes: " + std::strerror(errno) + " (check RLIMIT_MEMLOCK)";
+        munmap(slab->mem, slab->bytes);
+        return false;
+    }
+    slab->buffers.resize(per_slab_);
+    for (size_t i = 0; i < per_slab_; ++i) {
+        Buffer& b = slab->buffers[i];
+        b.data_ = static_cast<uint8_t*>(slab->mem) + i * buffer_size_;
+        b.size_ = buffer_size_;
+        b.lkey_ = slab->mr->lkey;
+        free_.push_back(&b);
+    }
+    slabs_.push_back(std::move(slab));
+    return true;
+}
+
+BufferPtr MemoryPool::get() {
+    std::lock_guard lock(mu_);
+    if (free_.empty() && !grow()) return BufferPtr(nullptr, BufferRelease{this});
+    Buffer* b = free_.back();
+    free_.pop_back();
+    ++in_use_;
+    return BufferPtr(b, BufferRelease{this});
+}
+
+size_t MemoryPool::registered_bytes() const {
+    std::lock_guard lock(mu_);
+    size_t n = 0;
+    for (const auto& s : slabs_) n += s->bytes;
+    return n;
+}
+
+size_t MemoryPool::registrations() const {
+    std::lock_guard lock(mu_);
+    return slabs_.size();
+}
+
+void MemoryPool::put(Buffer* b) {
+    std::lock_guard lock(mu_);
+    free_.push_back(b);
+    --in_use_;
+}
+
+std::unique_ptr<rpc::PayloadBuffer> PayloadPoolAllocator::allocate(size_t bytes) {
+    if (bytes > pool_.buffer_size()) return nullptr;
+    auto b = pool_.get();
+    if (!b) return nullptr;
+    return std::make_unique<RegisteredPayload>(std::move(b));
+}
+
+}  // namespace nfsrdmad::rdma::verbs

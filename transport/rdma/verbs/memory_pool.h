@@ -1,0 +1,110 @@
+// Registered memory: fixed-size buffers carved from slabs, each slab registered once
+// with the device (ibv_reg_mr), so the data path never registers memory per call.
+// Receive buffers (inline size), send buffers (inline size) and payload buffers (the
+// largest transfer, 1 MiB) are three pools of this kind.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "transport/rdma/verbs/resources.h"
+#include "transport/rpc/call.h"
+
+namespace nfsrdmad::rdma::verbs {
+
+class MemoryPool;
+
+// One buffer of a pool. Returned to its pool when the last owner lets go.
+class Buffer {
+public:
+    uint8_t* data() const { return data_; }
+    size_t size() const { return size_; }
+    uint32_t lkey() const { return lkey_; }
+    bool contains(const void* p, size_t n) const {
+        auto* b = static_cast<const uint8_t*>(p);
+        return b >= data_ && b + n <= data_ + size_;
+    }
+
+private:
+    friend class MemoryPool;
+    uint8_t* data_ = nullptr;
+    size_t size_ = 0;
+    uint32_t lkey_ = 0;
+};
+
+struct BufferRelease {
+    MemoryPool* pool = nullptr;
+    void operator()(Buffer* b) const;
+};
+using BufferPtr = std::unique_ptr<Buffer, BufferRelease>;
+
+class MemoryPool {
+public:
+    // `buffer_size` bytes per buffer, `per_slab` buffers per registration, at most
+    // `max_buffers` in all.
+    MemoryPool(ibv_pd* pd, std::string name, size_t buffer_size, size_t per_slab,
+               size_t max_buffers, bool huge_pages);
+    ~MemoryPool();
+
+    // nullptr when the pool is exhausted (or registration failed: see last_error()).
+    BufferPtr get();
+    size_t buffer_size() const { return buffer_size_; }
+    size_t in_use() const { return in_use_; }
+    size_t registered_bytes() const;
+    size_t registrations() const;
+    const std::string& last_error() const { return error_; }
+
+private:
+    friend struct BufferRelease;
+    void put(Buffer* b);
+    bool grow();  // with mu_ held
+
+    struct Slab {
+        void* mem = nullptr;
+        size_t bytes = 0;
+        bool huge = false;
+        MrPtr mr;
+        std::vector<Buffer> buffers;
+    };
+
+    ibv_pd* pd_;
+    std::string name_;
+    size_t buffer_size_, per_slab_, max_buffers_;
+    bool huge_pages_;
+    mutable std::mutex mu_;
+    std::vector<std::unique_ptr<Slab>> slabs_;
+    std::vector<Buffer*> free_;
+    std::atomic<size_t> in_use_{0};
+    std::string error_;
+};
+
+// READ payloads in registered memory: the RPC layer's PayloadAllocator for RDMA. The
+// file is read straight into what RDMA Write then pushes to the client.
+class RegisteredPayload : public rpc::PayloadBuffer {
+public:
+    explicit RegisteredPayload(BufferPtr b) : buf_(std::move(b)) {}
+    uint8_t* data() override { return buf_->data(); }
+    size_t capacity() const override { return buf_->size(); }
+    const Buffer& buffer() const { return *buf_; }
+
+private:
+    BufferPtr buf_;
+};
+
+class PayloadPoolAllocator : public rpc::PayloadAllocator {
+public:
+    explicit PayloadPoolAllocator(MemoryPool& pool) : pool_(pool) {}
+    std::unique_ptr<rpc::PayloadBuffer> allocate(size_t bytes) override;
+
+private:
+    MemoryPool& pool_;
+};
+
+}  // namespace nfsrdmad::rdma::verbs
