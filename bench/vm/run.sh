@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# bench/vm/run.sh - NFS benchmark in the test VM: the same fio jobs (sequential write and read
+# with 1 MiB requests, 4 KiB random read, metadata create/stat/unlink) through the Linux NFS
+# client (NFSv3) against nfsrdmad and against the kernel nfsd, over TCP and over RDMA
+# (Soft-RoCE), in ONE VM boot, printed as a side-by-side table with ratios.
+#
+# A benchmark, not a test: it is not registered in ctest. Under TCG emulation the absolute
+# numbers are meaningless; track the ratios nfsrdmad/knfsd.
+#
+# Usage: bench/vm/run.sh [--build DIR] [--size SIZE] [--runtime SECONDS] [--nrfiles N] [--out DIR]
+#   --build DIR    CMake build tree (default <repo>/build): daemon DIR/daemon/nfsrdmad, VM
+#                  files in DIR/vm (tests/vm/prepare.sh makes them if needed)
+#   --size SIZE    file size of the data jobs (default 128M)
+#   --runtime S    seconds per data job (default 15)
+#   --nrfiles N    files per metadata job (default 1000)
+#   --out DIR      run directory (default DIR/bench-vm); the table is in DIR/out/table.txt,
+#                  the fio JSON files in DIR/out/results/
+# Env: NFSRDMAD_BIN overrides the daemon path. Takes ~6-10 minutes on a 2-core host.
+set -euo pipefail
+
+# The whole script is one compound command: bash parses it completely before running it,
+# so editing this file while it runs (a VM can run for many minutes) cannot derail it.
+{
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+BUILD=$REPO/build
+SIZE=128M RUNTIME=15 NRFILES=1000 OUT=
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --build) BUILD=$2; shift 2 ;;
+        --size) SIZE=$2; shift 2 ;;
+        --runtime) RUNTIME=$2; shift 2 ;;
+        --nrfiles) NRFILES=$2; shift 2 ;;
+        --out) OUT=$2; shift 2 ;;
+        -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+        *) echo "bench/vm/run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+BUILD=$(cd "$BUILD" && pwd)
+BIN=${NFSRDMAD_BIN:-$BUILD/daemon/nfsrdmad}
+[ -x "$BIN" ] || { echo "bench/vm/run.sh: no daemon at $BIN (build it: cmake --build $BUILD --target nfsrdmad)" >&2; exit 2; }
+OUT=${OUT:-$BUILD/bench-vm}
+
+"$REPO/tests/vm/prepare.sh" "$BUILD/vm"
+rc=0
+"$REPO/tests/vm/boot.sh" --vm-dir "$BUILD/vm" --run-dir "$OUT" --mem 3G --timeout 3600 \
+    -e "NFSRDMAD_BIN=$BIN" -e "BENCH_SIZE=$SIZE" -e "BENCH_RUNTIME=$RUNTIME" -e "BENCH_NRFILES=$NRFILES" \
+    "$HERE/guest-bench.sh" "$HERE/jobs" "$HERE/table.py" || rc=$?
+echo
+if [ -s "$OUT/out/table.txt" ]; then
+    cat "$OUT/out/table.txt"
+    echo
+    echo "fio results: $OUT/out/results/"
+else
+    echo "bench/vm/run.sh: no table produced (guest exit status $rc); see the console above" >&2
+fi
+exit $rc
+exit
+}

@@ -1,0 +1,238 @@
+# nfs.sh - NFS servers and the kernel NFS client in the guest (sourced; bash).
+#
+# Client
+#   nfs_client_modules            sunrpc, nfs, nfsv3, nfsv4 and rpcrdma (xprtrdma + svcrdma)
+#   nfs_mount SRC MNT OPTS        mount -t nfs, bounded in time; on failure shows dmesg
+#   nfs_umount MNT                umount, bounded; forces/lazy-unmounts if it hangs (and fails)
+#   assert_mount_transport MNT rdma|tcp
+#                                 the transport the client REALLY uses, read from the
+#                                 "xprt:" line of MNT's block in /proc/self/mountstats (and
+#                                 checked against proto= on its "opts:" line)
+#   mount_op_count MNT OP         how many OP calls (READ, WRITE, ...) the client sent on MNT
+#   mount_op_summary MNT          calls, mean RTT and execute time per operation
+# Services
+#   rpcbind_start / rpcbind_stop
+#   statd_start / statd_stop      rpc.statd (only where NLM locking is tested)
+#   knfsd_start DIR / knfsd_stop  the kernel nfsd exporting DIR: TCP $KNFSD_PORT, RDMA
+#                                 $KNFSD_RDMA_PORT, MOUNT on $KNFSD_MOUNTD_PORT; v3 mounts DIR,
+#                                 v4 mounts "/" (DIR is the v4 pseudo-root, fsid=0)
+#   nfsrdmad_start DIR [ARGS...]  our daemon ($NFSRDMAD_BIN) exporting DIR on 127.0.0.1:
+#                                 $NFSRDMAD_PORT, MOUNT on $NFSRDMAD_MOUNT_PORT; log in
+#                                 $VMTEST_OUT/nfsrdmad.log; returns once both ports accept
+#                                 connections (rpcbind is optional)
+#   nfsrdmad_stop                 SIGTERM; fails unless the daemon exits 0 within 30 s
+#   nfsrdmad_mount_opts           the mount options that reach our daemon over TCP (v3, nolock)
+# The kernel nfsd and our daemon use different ports, but both register NFSv3 with rpcbind:
+# stop one before starting the other.
+source "${VMTEST_LIB:-/vmtest/lib}/common.sh"
+
+KNFSD_PORT=${KNFSD_PORT:-3049}
+KNFSD_RDMA_PORT=${KNFSD_RDMA_PORT:-20049}
+KNFSD_MOUNTD_PORT=${KNFSD_MOUNTD_PORT:-30048}
+KNFSD_THREADS=${KNFSD_THREADS:-8}
+NFSRDMAD_PORT=${NFSRDMAD_PORT:-2049}
+NFSRDMAD_MOUNT_PORT=${NFSRDMAD_MOUNT_PORT:-20048}
+NFSRDMAD_ADDR=${NFSRDMAD_ADDR:-127.0.0.1}
+NFSRDMAD_STATE=${NFSRDMAD_STATE:-/tmp/nfsrdmad-state}
+NFSRDMAD_LOG=${NFSRDMAD_LOG:-$VMTEST_OUT/nfsrdmad.log}
+NFSRDMAD_PID=
+RPCBIND_PID=
+STATD_PID=
+MOUNTD_PID=
+
+# ------------------------------------------------------------------------------ client
+nfs_client_modules() {
+    load_modules sunrpc nfs nfsv3 nfsv4 rpcrdma
+}
+
+# nfs_mount SRC MNT OPTS [TIMEOUT]
+nfs_mount() {
+    local src=$1 mnt=$2 opts=$3 tmo=${4:-120} rc t0
+    mkdir -p "$mnt"
+    t0=$(now)
+    echo "+ mount -t nfs -o $opts $src $mnt"
+    timeout -k 5 "$tmo" mount -t nfs -o "$opts" "$src" "$mnt"
+    rc=$?
+    if [ $rc != 0 ]; then
+        echo "mount failed (status $rc after $(since "$t0") s); dmesg tail:" >&2
+        dmesg | tail -15 | sed 's/^/  dmesg: /' >&2
+        return $rc
+    fi
+    echo "  mounted in $(since "$t0") s: $(grep " $mnt " /proc/mounts | tail -1)"
+}
+
+nfs_umount() {
+    local mnt=$1 rc
+    timeout -k 5 60 umount "$mnt"
+    rc=$?
+    [ $rc = 0 ] && return 0
+    echo "umount $mnt failed (status $rc); forcing" >&2
+    timeout -k 5 30 umount -f "$mnt" 2>/dev/null || umount -l "$mnt" 2>/dev/null
+    return $rc
+}
+
+# _mountstats_block MNT: MNT's block of /proc/self/mountstats (the last one if stacked)
+_mountstats_block() {
+    awk -v m="$1" '
+        /^device / { inb = ($4 == "on" && $5 == m && $7 == "fstype" && $8 ~ /^nfs/); if (inb) blk = ""; }
+        inb { blk = blk $0 "\n" }
+        END { printf "%s", blk }' /proc/self/mountstats
+}
+
+# assert_mount_transport MNT rdma|tcp   (returns 0 iff MNT is an NFS mount using that transport)
+assert_mount_transport() {
+    local mnt want=$2 blk xprt proto
+    mnt=$(cd "$1" 2>/dev/null && pwd -P) || { echo "assert_mount_transport: no such directory $1" >&2; return 1; }
+    blk=$(_mountstats_block "$mnt")
+    if [ -z "$blk" ]; then
+        echo "assert_mount_transport: $mnt is not an NFS mount (not in /proc/self/mountstats)" >&2
+        return 1
+    fi
+    xprt=$(printf '%s' "$blk" | awk '$1 == "xprt:" {print $2; exit}')
+    proto=$(printf '%s' "$blk" | awk '$1 == "opts:" {print $2; exit}' | tr , '\n' | sed -n 's/^proto=//p')
+    echo "  $mnt: mountstats xprt=$xprt, opts proto=$proto (want $want)"
+    if [ "$xprt" != "$want" ]; then
+        echo "assert_mount_transport: $mnt uses transport '${xprt:-none}', not '$want':" >&2
+        printf '%s' "$blk" | grep -E '^\s*(device|opts|xprt):' | sed 's/^/    /' >&2
+        return 1
+    fi
+    [ "$proto" = "$want" ] || { echo "assert_mount_transport: opts say proto=$proto, xprt says $xprt" >&2; return 1; }
+}
+
+# mount_op_count MNT OP: number of OP requests sent (per-op statistics of mountstats)
+mount_op_count() {
+    local mnt
+    mnt=$(cd "$1" && pwd -P) || return 1
+    _mountstats_block "$mnt" | awk -v op="$2:" '$1 == op {print $2; f=1; exit} END {if (!f) print 0}'
+}
+
+# mount_op_summary MNT: per NFS operation with calls: count, mean RTT and mean execute time (ms)
+mount_op_summary() {
+    local mnt
+    mnt=$(cd "$1" && pwd -P) || return 1
+    _mountstats_block "$mnt" | awk '
+        /per-op statistics/ { on = 1; next }
+        on && $1 ~ /:$/ && $2 > 0 {
+            printf "%-12s %8d calls  rtt %7.2f ms  exec %7.2f ms\n", $1, $2, $8 / $2, $9 / $2 }'
+}
+
+# ------------------------------------------------------------------------------ rpcbind, statd
+rpcbind_start() {
+    if rpcinfo -p 127.0.0.1 >/dev/null 2>&1; then return 0; fi
+    mkdir -p /run/rpcbind
+    rpcbind -f -w &
+    RPCBIND_PID=$!
+    wait_for 20 rpcinfo -p 127.0.0.1 >/dev/null || { echo "rpcbind did not come up" >&2; return 1; }
+}
+rpcbind_stop() {
+    [ -n "$RPCBIND_PID" ] || return 0
+    kill -TERM "$RPCBIND_PID" 2>/dev/null; wait "$RPCBIND_PID" 2>/dev/null; RPCBIND_PID=
+}
+statd_start() {
+    rpcbind_start || return 1
+    mkdir -p /var/lib/nfs/sm /var/lib/nfs/sm.bak
+    rpc.statd -F --no-notify &
+    STATD_PID=$!
+    wait_for 20 rpcinfo -T tcp 127.0.0.1 100024 1 || { echo "rpc.statd did not register" >&2; return 1; }
+}
+statd_stop() {
+    [ -n "$STATD_PID" ] || return 0
+    kill -TERM "$STATD_PID" 2>/dev/null; wait "$STATD_PID" 2>/dev/null; STATD_PID=
+}
+
+# ------------------------------------------------------------------------------ kernel nfsd
+knfsd_start() {
+    local dir=$1
+    [ -d "$dir" ] || { echo "knfsd_start: no directory $dir" >&2; return 1; }
+    load_modules nfsd rpcrdma || return 1
+    mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd || return 1
+    mkdir -p /run/rpc_pipefs /var/lib/nfs/v4recovery
+    mountpoint -q /run/rpc_pipefs || mount -t rpc_pipefs sunrpc /run/rpc_pipefs
+    rpcbind_start || return 1
+    # fsid=0: DIR is also the NFSv4 pseudo-root. The guest's / is an overlayfs, which the
+    # kernel nfsd cannot export, so the automatic v4 pseudo-root on / would not work.
+    echo "$dir *(rw,no_root_squash,insecure,no_subtree_check,fsid=0)" > /etc/exports
+    exportfs -ra || return 1
+    rpc.mountd -F -p "$KNFSD_MOUNTD_PORT" &
+    MOUNTD_PID=$!
+    # short lease and grace times: otherwise the first NFSv4 OPEN waits up to 90 s.
+    # NB: rpc.nfsd's -r takes an OPTIONAL argument ("-r 20049" would mean 20049 threads):
+    # the RDMA listener is added through the portlist file instead.
+    rpc.nfsd -L 10 -G 10 -p "$KNFSD_PORT" "$KNFSD_THREADS" || return 1
+    grep -q "rdma $KNFSD_RDMA_PORT" /proc/fs/nfsd/portlist \
+        || echo "rdma $KNFSD_RDMA_PORT" > /proc/fs/nfsd/portlist || return 1
+    wait_for 20 rpcinfo -T tcp 127.0.0.1 100005 3 >/dev/null || { echo "rpc.mountd did not register" >&2; return 1; }
+    echo "knfsd: export $dir, listeners: $(tr '\n' ' ' < /proc/fs/nfsd/portlist), versions: $(cat /proc/fs/nfsd/versions)"
+}
+
+knfsd_stop() {
+    rpc.nfsd 0 2>/dev/null
+    exportfs -ua 2>/dev/null
+    if [ -n "$MOUNTD_PID" ]; then
+        kill -TERM "$MOUNTD_PID" 2>/dev/null; wait "$MOUNTD_PID" 2>/dev/null; MOUNTD_PID=
+    fi
+    # rpc.nfsd 0 unregisters NFS; make sure nothing stale remains for the next server
+    rpcinfo -d 100003 3 2>/dev/null; rpcinfo -d 100003 4 2>/dev/null
+    rpcinfo -d 100005 1 2>/dev/null; rpcinfo -d 100005 3 2>/dev/null
+    [ "$(cat /proc/fs/nfsd/threads 2>/dev/null)" = 0 ] || { echo "knfsd_stop: nfsd threads still running" >&2; return 1; }
+}
+
+# ------------------------------------------------------------------------------ nfsrdmad
+# soft,timeo=150,retrans=2: a server that stops answering makes the calls fail with EIO after
+# ~45 s (and the client logs "server ... not responding"), instead of hanging the guest until
+# the run's timeout. NFSRDMAD_MOUNT_EXTRA appends options.
+nfsrdmad_mount_opts() {
+    echo "vers=3,proto=tcp,port=$NFSRDMAD_PORT,mountport=$NFSRDMAD_MOUNT_PORT,mountproto=tcp,nolock,soft,timeo=150,retrans=2${NFSRDMAD_MOUNT_EXTRA:+,$NFSRDMAD_MOUNT_EXTRA}"
+}
+
+_tcp_open() { (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null; }
+
+# nfsrdmad_start DIR [EXTRA DAEMON ARGS...]; export options from $NFSRDMAD_EXPORT_OPTS
+nfsrdmad_start() {
+    local dir=$1; shift
+    [ -n "${NFSRDMAD_BIN:-}" ] || { echo "nfsrdmad_start: NFSRDMAD_BIN is not set" >&2; return 1; }
+    [ -x "$NFSRDMAD_BIN" ] || { echo "nfsrdmad_start: $NFSRDMAD_BIN is not executable in the guest (a host path under /tmp, /run or /dev/shm is not visible there)" >&2; return 1; }
+    [ -d "$dir" ] || { echo "nfsrdmad_start: no directory $dir" >&2; return 1; }
+    mkdir -p "$NFSRDMAD_STATE"
+    echo "+ $NFSRDMAD_BIN --foreground --tcp $NFSRDMAD_ADDR:$NFSRDMAD_PORT --mount-port $NFSRDMAD_MOUNT_PORT --export $dir=${NFSRDMAD_EXPORT_OPTS:-rw,no_root_squash} $*" | tee -a "$NFSRDMAD_LOG"
+    "$NFSRDMAD_BIN" --foreground --log-level "${NFSRDMAD_LOG_LEVEL:-info}" \
+        --state-dir "$NFSRDMAD_STATE" --tcp "$NFSRDMAD_ADDR:$NFSRDMAD_PORT" \
+        --mount-port "$NFSRDMAD_MOUNT_PORT" \
+        --export "$dir=${NFSRDMAD_EXPORT_OPTS:-rw,no_root_squash}" "$@" >> "$NFSRDMAD_LOG" 2>&1 &
+    NFSRDMAD_PID=$!
+    local i
+    for ((i = 0; i < 150; i++)); do
+        if ! kill -0 "$NFSRDMAD_PID" 2>/dev/null; then
+            wait "$NFSRDMAD_PID"
+            echo "nfsrdmad exited during startup (status $?); log:" >&2
+            tail -20 "$NFSRDMAD_LOG" | sed 's/^/  nfsrdmad: /' >&2
+            NFSRDMAD_PID=
+            return 1
+        fi
+        # both listeners accept connections (bash's /dev/tcp: no exec, and unlike
+        # `rpcinfo -n PORT` it does not need rpcbind)
+        _tcp_open "$NFSRDMAD_ADDR" "$NFSRDMAD_PORT" && _tcp_open "$NFSRDMAD_ADDR" "$NFSRDMAD_MOUNT_PORT" && break
+        sleep 0.2
+    done
+    _tcp_open "$NFSRDMAD_ADDR" "$NFSRDMAD_PORT" && _tcp_open "$NFSRDMAD_ADDR" "$NFSRDMAD_MOUNT_PORT" \
+        || { echo "nfsrdmad does not accept connections on $NFSRDMAD_ADDR:$NFSRDMAD_PORT and :$NFSRDMAD_MOUNT_PORT after 30 s" >&2; return 1; }
+    echo "nfsrdmad: pid $NFSRDMAD_PID, export $dir, listening on $NFSRDMAD_ADDR:$NFSRDMAD_PORT (MOUNT $NFSRDMAD_MOUNT_PORT)"
+}
+
+# nfsrdmad_stop: SIGUSR1 (counters into the log), then SIGTERM; returns the daemon's status
+nfsrdmad_stop() {
+    [ -n "$NFSRDMAD_PID" ] || return 0
+    local pid=$NFSRDMAD_PID i rc
+    NFSRDMAD_PID=
+    kill -USR1 "$pid" 2>/dev/null && sleep 0.5
+    kill -TERM "$pid" 2>/dev/null || { echo "nfsrdmad (pid $pid) was not running" >&2; wait "$pid"; return 1; }
+    for ((i = 0; i < 150; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    if kill -0 "$pid" 2>/dev/null; then
+        echo "nfsrdmad did not exit within 30 s of SIGTERM; killing it" >&2
+        kill -KILL "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
+        return 1
+    fi
+    wait "$pid"; rc=$?
+    echo "nfsrdmad exited with status $rc"
+    return $rc
+}

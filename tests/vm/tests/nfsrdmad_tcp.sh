@@ -1,0 +1,284 @@
+#!/bin/bash
+# nfsrdmad_tcp.sh - guest test group 2: OUR daemon over TCP under the Linux kernel NFS client.
+#
+# nfsrdmad ($NFSRDMAD_BIN, the freshly built host binary) exports an ext4 file system
+# (loop-mounted image: the guest's overlay root has no file handles) on 127.0.0.1:2049, MOUNT
+# on 20048, and the kernel client mounts it with vers=3,proto=tcp,nolock (no NLM yet).
+#
+# Asserts:
+#  - the daemon starts, registers NFS v3 and MOUNT v3 with rpcbind, answers their NULL
+#    procedures, and showmount -e lists the export;
+#  - the mount really runs over TCP (mountstats) and df/statfs works;
+#  - the same workload (below) passes every one of its checks on the NFS mount AND on a local
+#    ext4 directory, and the resulting trees are identical (type, mode, owner, link count,
+#    size, symlink target, content md5 of every entry), compared four ways: local run,
+#    NFS client view before and after a remount (cold caches), and the server's own view of
+#    the exported directory;
+#  - no "server not responding" from the client; the daemon exits 0 on SIGTERM.
+# Workload: create/write/read/verify (8 MiB + odd tail, small files, append, overwrite in
+# place, sparse file); mkdir -p of a 40-level tree and a wide tree; rename (file, across
+# directories, over an existing file, directory, onto an empty directory, and the refusal onto
+# a non-empty one); hard link (nlink, shared inode, unlink one name); symlink (relative,
+# dangling, to a directory, 1000-byte target); chmod (incl. setuid, sticky), chown, chgrp,
+# truncate (shrink, grow sparse, to zero); `ls -l` of 5 000 entries (count, names, attributes,
+# again with cold caches); rm -rf of the big and deep trees.
+# Env: NFSRDMAD_BIN (required), MANY (5000), KEEP_GOING=1 default (all checks run).
+source "$VMTEST_LIB/common.sh"
+source "$VMTEST_LIB/nfs.sh"
+
+MANY=${MANY:-5000}
+EXPORT=/srv/export
+LOCAL=/srv/local
+MNT=/mnt/nfsrdmad
+
+# ------------------------------------------------------------------------------ the workload
+# workload ROOT LABEL: runs every step in ROOT/w; each check is named "LABEL: ...".
+workload() {
+    local R=$1/w L=$2 n got
+    local ok="check"
+    rm -rf "$R"
+    mkdir "$R" || { fail "$L: mkdir $R"; return 1; }
+    cd "$R" || return 1
+
+    step "$L: create / write / read / verify"
+    $ok "$L: write 8 MiB + 4321 bytes" cp /tmp/src big.bin
+    $ok "$L: fsync big.bin" sync big.bin
+    $ok "$L: read back big.bin" cmp /tmp/src big.bin
+    mkdir small
+    for i in $(seq 1 50); do printf 'small file %d\n' "$i" > "small/f$i" || break; done
+    got=$(cat small/f*| wc -l); check_eq "$L: 50 small files written and read" 50 "$got"
+    echo appended >> small/f1
+    check_eq "$L: append" "$(printf 'small file 1\nappended')" "$(cat small/f1)"
+    cp /tmp/src /tmp/expect.$L
+    dd if=/tmp/patch of=/tmp/expect.$L bs=4096 seek=333 conv=notrunc status=none
+    $ok "$L: overwrite 64 KiB in place" dd if=/tmp/patch of=big.bin bs=4096 seek=333 conv=notrunc,fsync status=none
+    echo 3 > /proc/sys/vm/drop_caches
+    $ok "$L: re-read after the overwrite (caches dropped)" cmp /tmp/expect.$L big.bin
+    $ok "$L: sparse file" dd if=/dev/zero of=sparse bs=1 count=1 seek=$((5 * 1024 * 1024)) status=none
+    check_eq "$L: sparse file size" $((5 * 1024 * 1024 + 1)) "$(stat -c %s sparse)"
+    $ok "$L: sparse file reads as zeros" cmp -n $((5 * 1024 * 1024 + 1)) sparse /dev/zero
+    # O_CREAT|O_EXCL: NFSv3 EXCLUSIVE create (with verifier) of a new name, EEXIST on an old one
+    $ok "$L: O_EXCL create of a new file succeeds, of an existing one fails with EEXIST" python3 -c '
+import errno, os
+os.close(os.open("excl", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+try:
+    os.open("big.bin", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    raise SystemExit("O_EXCL open of big.bin succeeded")
+except FileExistsError:
+    pass'
+
+    step "$L: mkdir -p of deep and wide trees"
+    local deep
+    deep=$(printf 'level%02d/' $(seq 1 40))
+    $ok "$L: mkdir -p 40 levels" mkdir -p "deep/$deep"
+    $ok "$L: file at the bottom" bash -c "echo bottom > deep/${deep}bottom.txt"
+    $ok "$L: mkdir -p of an existing tree" mkdir -p "deep/$deep"
+    $ok "$L: mkdir of an existing directory fails" bash -c '! mkdir deep 2>/dev/null'
+    $ok "$L: mkdir -p wide tree" mkdir -p tree/{1..8}/{a,b,c}/x/y
+    check_eq "$L: wide tree has 81 directories" 81 "$(find tree -type d | wc -l)"
+    check_eq "$L: deep tree has 41 directories" 41 "$(find deep -type d | wc -l)"
+
+    step "$L: rename"
+    mkdir r r2
+    echo a > r/a
+    $ok "$L: rename a file" mv r/a r/b
+    $ok "$L: old name gone, new name has the data" bash -c '[ ! -e r/a ] && [ "$(cat r/b)" = a ]'
+    $ok "$L: rename across directories" mv r/b r2/b
+    $ok "$L: moved file readable" bash -c '[ ! -e r/b ] && [ "$(cat r2/b)" = a ]'
+    echo old > r/x; echo new > r/y
+    $ok "$L: rename over an existing file" mv -f r/y r/x
+    $ok "$L: the replaced file has the new data" bash -c '[ ! -e r/y ] && [ "$(cat r/x)" = new ]'
+    $ok "$L: rename a directory (the deep tree)" mv deep deep2
+    $ok "$L: deep file reachable under the new name" bash -c "[ \"\$(cat deep2/${deep}bottom.txt)\" = bottom ] && [ ! -e deep ]"
+    mkdir r/e1 r/e2
+    $ok "$L: rename a directory onto an empty directory" mv -T r/e1 r/e2
+    mkdir -p r/n1 r/n2/sub
+    $ok "$L: rename a directory onto a non-empty one fails" bash -c '! mv -T r/n1 r/n2 2>/dev/null'
+    $ok "$L: both directories intact after the refused rename" test -d r/n1 -a -d r/n2/sub
+
+    step "$L: hard links"
+    mkdir l
+    echo original > l/orig
+    $ok "$L: link" ln l/orig l/hard
+    check_eq "$L: nlink is 2" 2 "$(stat -c %h l/orig)"
+    check_eq "$L: both names have the same inode" "$(stat -c %i l/orig)" "$(stat -c %i l/hard)"
+    echo more >> l/hard
+    check_eq "$L: a write through one name shows through the other" "$(printf 'original\nmore')" "$(cat l/orig)"
+    $ok "$L: unlink one name" rm l/orig
+    check_eq "$L: nlink is 1 after unlink" 1 "$(stat -c %h l/hard)"
+    check_eq "$L: data intact after unlink" "$(printf 'original\nmore')" "$(cat l/hard)"
+    $ok "$L: link into another directory" ln l/hard r2/hard2
+    check_eq "$L: nlink is 2 again" 2 "$(stat -c %h l/hard)"
+
+    step "$L: symlinks"
+    $ok "$L: symlink to a file" ln -s hard l/sym
+    check_eq "$L: readlink" hard "$(readlink l/sym)"
+    check_eq "$L: read through the symlink" "$(printf 'original\nmore')" "$(cat l/sym)"
+    $ok "$L: dangling symlink" ln -s /nonexistent/target l/dangle
+    $ok "$L: dangling symlink exists and does not resolve" bash -c '[ -L l/dangle ] && [ ! -e l/dangle ]'
+    $ok "$L: symlink to a directory" ln -s ../tree l/treelink
+    $ok "$L: traverse the directory symlink" test -d l/treelink/8/c/x/y
+    local long
+    long=$(printf 'x%.0s' $(seq 1 1000))
+    $ok "$L: symlink with a 1000-byte target" ln -s "$long" l/longlink
+    check_eq "$L: readlink of the 1000-byte target" "$long" "$(readlink l/longlink)"
+    check_eq "$L: lstat type" "symbolic link" "$(stat -c %F l/sym)"
+
+    step "$L: chmod / chown / truncate"
+    echo perms > p1
+    $ok "$L: chmod 600" chmod 600 p1
+    check_eq "$L: mode 600" 600 "$(stat -c %a p1)"
+    $ok "$L: chmod 4755 (setuid)" chmod 4755 p1
+    check_eq "$L: mode 4755" 4755 "$(stat -c %a p1)"
+    $ok "$L: chmod 0" chmod 0 p1
+    check_eq "$L: mode 0" 0 "$(stat -c %a p1)"
+    mkdir sticky
+    $ok "$L: chmod 1777 on a directory" chmod 1777 sticky
+    check_eq "$L: mode 1777" 1777 "$(stat -c %a sticky)"
+    $ok "$L: chown 1234:5678" chown 1234:5678 p1
+    check_eq "$L: owner 1234:5678" 1234:5678 "$(stat -c %u:%g p1)"
+    $ok "$L: chgrp 100" chgrp 100 p1
+    check_eq "$L: owner 1234:100" 1234:100 "$(stat -c %u:%g p1)"
+    $ok "$L: chown of a symlink itself (-h)" chown -h 42:43 l/sym
+    check_eq "$L: symlink owner 42:43" 42:43 "$(stat -c %u:%g l/sym)"
+    check_eq "$L: its target's owner unchanged" 0:0 "$(stat -c %u:%g l/hard)"
+    cp /tmp/src t1
+    $ok "$L: truncate to 100 bytes" truncate -s 100 t1
+    check_eq "$L: size 100" 100 "$(stat -c %s t1)"
+    $ok "$L: content of the first 100 bytes kept" cmp -n 100 /tmp/src t1
+    $ok "$L: grow to 3 MiB (sparse)" truncate -s 3M t1
+    check_eq "$L: size 3 MiB" 3145728 "$(stat -c %s t1)"
+    echo 3 > /proc/sys/vm/drop_caches
+    head -c 100 /tmp/src > /tmp/t1.expect.$L; truncate -s 3M /tmp/t1.expect.$L
+    $ok "$L: grown file = 100 bytes + zeros (caches dropped)" cmp /tmp/t1.expect.$L t1
+    $ok "$L: truncate to 0" truncate -s 0 t1
+    check_eq "$L: size 0" 0 "$(stat -c %s t1)"
+
+    step "$L: $MANY directory entries"
+    mkdir many
+    local t0
+    t0=$(now)
+    (cd many && seq -f 'f%05g' 1 "$MANY" | xargs touch)
+    check "$L: create $MANY files" test $? = 0
+    note "created in $(since "$t0") s"
+    t0=$(now)
+    ls -l many > /tmp/ls.$L; rc=$?
+    note "ls -l in $(since "$t0") s"
+    check_eq "$L: ls -l exit status" 0 "$rc"
+    check_eq "$L: ls -l prints total + $MANY lines" $((MANY + 1)) "$(wc -l < /tmp/ls.$L)"
+    check_eq "$L: every entry is -rw-r--r-- 1 root root 0" 0 \
+        "$(awk 'NR > 1 && !($1 == "-rw-r--r--" && $2 == 1 && $3 == "root" && $4 == "root" && $5 == 0)' /tmp/ls.$L | wc -l)"
+    check_eq "$L: the names are exactly f00001..f$(printf %05d "$MANY")" \
+        "$(seq -f 'f%05g' 1 "$MANY" | md5sum)" "$(ls -1 many | sort | md5sum)"
+    echo 3 > /proc/sys/vm/drop_caches
+    t0=$(now)
+    check_eq "$L: ls -l again with cold caches" $((MANY + 1)) "$(ls -l many | wc -l)"
+    note "cold ls -l in $(since "$t0") s"
+    check_eq "$L: find sees $MANY files" "$MANY" "$(find many -type f | wc -l)"
+
+    manifest . > "$VMTEST_OUT/manifest-full.$L.txt"
+
+    step "$L: rm -rf"
+    t0=$(now)
+    $ok "$L: rm -rf of $MANY entries" rm -rf many
+    note "removed in $(since "$t0") s"
+    $ok "$L: rm -rf of the 40-level tree" rm -rf deep2
+    $ok "$L: rm -rf of the rename scratch dir" rm -rf r
+    $ok "$L: removed trees are gone" bash -c '[ ! -e many ] && [ ! -e deep2 ] && [ ! -e r ]'
+    check_eq "$L: remaining top-level entries" "big.bin excl l p1 r2 small sparse sticky t1 tree" "$(ls | tr '\n' ' ' | sed 's/ $//')"
+    cd / || return 1
+}
+
+# manifest DIR: sorted lines describing every entry below DIR: type, mode, owner, link count,
+# size (not for directories: that depends on the file system's history), symlink target, and
+# for files a second line with the md5 of the content.
+manifest() {
+    (cd "$1" && {
+        find . -mindepth 1 \
+            \( -type d -printf '%p d mode=%m own=%U:%G nlink=%n\n' \) -o \
+            \( -type l -printf '%p l own=%U:%G nlink=%n size=%s -> %l\n' \) -o \
+            \( -type f -printf '%p f mode=%m own=%U:%G nlink=%n size=%s\n' \)
+        find . -mindepth 1 -type f -print0 | xargs -0 -r md5sum | awk '{print $2, "md5=" $1}'
+    } | LC_ALL=C sort)
+}
+
+compare_manifests() {  # DESC A B
+    if diff -u "$2" "$3" > /tmp/manifest.diff; then
+        pass "$1"
+    else
+        fail "$1" "differences (first lines below; full manifests in out/)"
+        head -40 /tmp/manifest.diff | sed 's/^/    /'
+    fi
+}
+
+# ------------------------------------------------------------------------------ main
+step "setup"
+check "host tools present in the guest" need_cmd mkfs.ext4 losetup rpcbind rpcinfo showmount mount.nfs md5sum \
+    || { vm_summary; exit 1; }
+check "NFSRDMAD_BIN is set and executable in the guest" test -x "${NFSRDMAD_BIN:-/nonexistent}" || { vm_summary; exit 1; }
+note "daemon: $NFSRDMAD_BIN ($("$NFSRDMAD_BIN" --version 2>&1 | head -1))"
+check "ext4 image for the export" make_ext4 $EXPORT 1024 || { vm_summary; exit 1; }
+check "ext4 image for the local comparison run" make_ext4 $LOCAL 1024 || { vm_summary; exit 1; }
+check "NFS client modules" nfs_client_modules || { vm_summary; exit 1; }
+check "rpcbind" rpcbind_start
+head -c $((8 * 1024 * 1024 + 4321)) /dev/urandom > /tmp/src
+head -c 65536 /dev/urandom > /tmp/patch
+
+step "nfsrdmad"
+check "nfsrdmad starts and listens" nfsrdmad_start $EXPORT || { vm_summary; exit 1; }
+rpcinfo -p 127.0.0.1 | sed 's/^/    /'
+check "NFSv3 NULL (rpcinfo via rpcbind)" rpcinfo -T tcp 127.0.0.1 100003 3
+check "MOUNT v3 NULL (rpcinfo via rpcbind)" rpcinfo -T tcp 127.0.0.1 100005 3
+check "rpcbind has NFS v3 over tcp on port $NFSRDMAD_PORT" \
+    bash -c "rpcinfo -p 127.0.0.1 | awk '\$1 == 100003 && \$2 == 3 && \$3 == \"tcp\" && \$4 == $NFSRDMAD_PORT' | grep -q ."
+check "rpcbind has MOUNT v3 over tcp" bash -c "rpcinfo -p 127.0.0.1 | awk '\$1 == 100005 && \$2 == 3 && \$3 == \"tcp\"' | grep -q ."
+check "showmount -e lists $EXPORT" bash -c "showmount -e 127.0.0.1 | tee /dev/stderr | grep -q '^$EXPORT '"
+
+step "mount"
+OPTS=$(nfsrdmad_mount_opts)
+check "mount -o $OPTS" nfs_mount "127.0.0.1:$EXPORT" $MNT "$OPTS" || {
+    tail -30 "$NFSRDMAD_LOG"; nfsrdmad_stop; vm_summary; exit 1; }
+check "the mount runs over TCP (mountstats)" assert_mount_transport $MNT tcp
+check "df of the mount" bash -c "df -P $MNT | tee /dev/stderr | awk 'NR == 2 && \$2 > 900000 {ok=1} END {exit !ok}'"
+
+T0=$(now)
+workload $MNT nfs
+note "NFS workload: $(since "$T0") s"
+cp "$VMTEST_OUT/manifest-full.nfs.txt" /tmp/m-full-nfs
+manifest $MNT/w > "$VMTEST_OUT/manifest.nfs-live.txt"
+
+step "remount (cold client caches) and compare"
+note "client-side statistics of the workload (per operation):"
+mount_op_summary $MNT | sed 's/^/    /' | tee "$VMTEST_OUT/mountstats.workload.txt"
+check "umount" nfs_umount $MNT
+check "remount" nfs_mount "127.0.0.1:$EXPORT" $MNT "$OPTS"
+manifest $MNT/w > "$VMTEST_OUT/manifest.nfs-cold.txt"
+manifest $EXPORT/w > "$VMTEST_OUT/manifest.server.txt"
+
+T0=$(now)
+workload $LOCAL local
+note "local workload: $(since "$T0") s"
+manifest $LOCAL/w > "$VMTEST_OUT/manifest.local.txt"
+
+step "compare"
+note "$(wc -l < "$VMTEST_OUT/manifest.local.txt") entries in the final tree, $(wc -l < "$VMTEST_OUT/manifest-full.local.txt") before rm -rf"
+compare_manifests "tree before rm -rf: NFS = local" "$VMTEST_OUT/manifest-full.local.txt" /tmp/m-full-nfs
+compare_manifests "final tree: NFS (live) = local" "$VMTEST_OUT/manifest.local.txt" "$VMTEST_OUT/manifest.nfs-live.txt"
+compare_manifests "final tree: NFS (after remount) = local" "$VMTEST_OUT/manifest.local.txt" "$VMTEST_OUT/manifest.nfs-cold.txt"
+compare_manifests "final tree: server's ext4 = local" "$VMTEST_OUT/manifest.local.txt" "$VMTEST_OUT/manifest.server.txt"
+
+step "shutdown"
+note "client-side statistics of the remounted NFS mount (per operation):"
+mount_op_summary $MNT | sed 's/^/    /'
+check "umount" nfs_umount $MNT
+if dmesg | grep -E "nfs: server .* not responding|nfs: server .* OK"; then
+    fail "no 'server not responding' from the NFS client" "see the dmesg lines above"
+else
+    pass "no 'server not responding' from the NFS client"
+fi
+check "nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop
+note "daemon log: $(wc -l < "$NFSRDMAD_LOG") lines, $(grep -ciE '\b(warn|warning|error|critical)\b' "$NFSRDMAD_LOG") warn/error lines; last lines:"
+tail -15 "$NFSRDMAD_LOG" | sed 's/^/    nfsrdmad: /'
+rpcbind_stop
+
+vm_summary
