@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <spdlog/spdlog.h>
 #include <thread>
@@ -147,7 +148,11 @@ int run(config::Config cfg, const Options& opts) {
     dispatcher.add(mounts);
     dispatcher.add(std::make_shared<nfs::v3::Nfs3Program>(registry));
 
-    engine::WorkerPool workers(cfg.workers);
+    engine::WorkerPool workers(cfg.workers, /*io_flusher=*/true);
+    if (int err = workers.io_flusher_error())
+        spdlog::warn("workers: PR_SET_IO_FLUSHER: {} (a client mounting this server from the "
+                     "same host can deadlock under memory pressure)",
+                     std::strerror(err));
     engine::ReactorGroup reactors(reactor_count(cfg));
     reactors.start();
     tcp::ServerOptions topts;

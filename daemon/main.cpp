@@ -88,6 +88,7 @@ int main(int argc, char** argv) {
         spdlog::set_default_logger(spdlog::syslog_logger_mt("nfsrdmad", "nfsrdmad", LOG_PID));
     }
     spdlog::set_level(spdlog::level::from_str(cfg.log_level));
+    spdlog::flush_on(spdlog::level::info);  // lines reach a redirected log as they happen
     spdlog::set_pattern(foreground ? "%Y-%m-%d %H:%M:%S.%e %^%l%$ %v" : "%v");
 
     daemon::Options opts;

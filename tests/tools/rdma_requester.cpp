@@ -13,6 +13,9 @@
 //   truncated    a header cut inside its read list           -> RDMA_ERROR ERR_CHUNK
 //   badlist      a list flag of 7                            -> RDMA_ERROR ERR_CHUNK
 //   nomsg        RDMA_NOMSG without a position-zero chunk    -> RDMA_ERROR ERR_CHUNK
+//   longcall     RDMA_NOMSG whose call is in a position-zero read chunk (RFC 8166
+//                §3.5.3), padded past any inline threshold  -> the server RDMA-Reads it
+//                and answers the NULL call
 //   overrun      4x the granted credits in one burst         -> the server disconnects
 //
 // After every error scenario but overrun it sends a NULL call on the same connection
@@ -101,6 +104,14 @@ public:
         expect(RDMA_CM_EVENT_ESTABLISHED);
         // From here on CM events are polled alongside the CQ (see receive()).
         fcntl(ch_->fd, F_SETFL, fcntl(ch_->fd, F_GETFL) | O_NONBLOCK);
+    }
+
+    // Registers `bytes` for the server to RDMA-Read; returns its rkey and address.
+    std::pair<uint32_t, uint64_t> expose(std::vector<uint8_t>& bytes) {
+        ibv_mr* mr = ibv_reg_mr(pd_, bytes.data(), bytes.size(),
+                                IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
+        if (!mr) die("ibv_reg_mr (remote read)");
+        return {mr->rkey, reinterpret_cast<uintptr_t>(bytes.data())};
     }
 
     void post_recv(int i) {
@@ -227,7 +238,7 @@ std::vector<uint8_t> null_call(uint32_t xid) {
 int main(int argc, char** argv) {
     if (argc != 4) {
         std::fprintf(stderr, "usage: rdma_requester ADDR PORT null|vers|unaligned|oversize|"
-                             "truncated|badlist|nomsg|overrun\n");
+                             "truncated|badlist|nomsg|longcall|overrun\n");
         return 2;
     }
     std::string scenario = argv[3];
@@ -275,6 +286,19 @@ int main(int argc, char** argv) {
         c.send({w.b});
         expect_error(c.receive(), xid, 2, "RDMA_NOMSG without a position-zero chunk");
         healthy_after("bad RDMA_NOMSG");
+    } else if (scenario == "longcall") {
+        // A NULL call padded to 6000 bytes, more than any inline threshold here: NULL
+        // has no arguments, so the server ignores what follows its header.
+        Words call;
+        rpc_null(call, ++xid);
+        call.b.resize(6000, 0);
+        static std::vector<uint8_t> exposed;
+        exposed = call.b;
+        auto [rkey, addr] = c.expose(exposed);
+        Words w = header(xid, 1).u(1).u(0).seg(rkey, uint32_t(exposed.size()), addr).u(0).u(0).u(0);
+        c.send({w.b});
+        expect_null_reply(c.receive(), xid, "RDMA_NOMSG with a 6000-byte position-zero chunk");
+        healthy_after("long call");
     } else if (scenario == "overrun") {
         c.send({null_call(++xid)});
         auto first = c.receive();

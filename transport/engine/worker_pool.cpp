@@ -1,17 +1,25 @@
 #include "transport/engine/worker_pool.h"
 
 #include <pthread.h>
+#include <sys/prctl.h>
+
+#include <cerrno>
+#include <latch>
 
 #include <string>
 
 namespace nfsrdmad::engine {
 
-WorkerPool::WorkerPool(unsigned threads) {
+WorkerPool::WorkerPool(unsigned threads, bool io_flusher) {
+    std::latch started(threads);
     for (unsigned i = 0; i < threads; ++i)
-        threads_.emplace_back([this, i] {
+        threads_.emplace_back([this, i, io_flusher, &started] {
             pthread_setname_np(pthread_self(), ("worker-" + std::to_string(i)).c_str());
+            if (io_flusher && prctl(PR_SET_IO_FLUSHER, 1, 0, 0, 0) != 0) io_flusher_error_ = errno;
+            started.count_down();
             loop();
         });
+    started.wait();  // so io_flusher_error() is known when the constructor returns
 }
 
 WorkerPool::~WorkerPool() { shutdown(); }
