@@ -4,7 +4,7 @@
 # (Soft-RoCE), then prints the side-by-side table (table.py).
 # Files in /vmtest: jobs/*.fio, table.py. Env: NFSRDMAD_BIN, BENCH_SIZE (128M),
 # BENCH_RUNTIME (15 s per data job), BENCH_NRFILES (1000), NFSRDMAD_RDMA_ARGS (the daemon's
-# RDMA listener arguments, once it has one; default "--rdma $RXE_IP:20049").
+# RDMA listener arguments; default "--rdma $RXE_IP:20050" when `nfsrdmad --help` shows --rdma).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/rxe.sh"
 source "$VMTEST_LIB/nfs.sh"
@@ -12,6 +12,7 @@ source "$VMTEST_LIB/nfs.sh"
 export SIZE=${BENCH_SIZE:-128M} RUNTIME=${BENCH_RUNTIME:-15} NRFILES=${BENCH_NRFILES:-1000}
 JOBS=(seq-write seq-read rand-read meta-create meta-stat meta-unlink)
 EXPORT=/srv/bench
+NFSRDMAD_RDMA_PORT=${NFSRDMAD_RDMA_PORT:-20050}
 RES=$VMTEST_OUT/results
 mkdir -p "$RES"
 
@@ -61,7 +62,8 @@ HAS_RDMA=0
 "$NFSRDMAD_BIN" --help 2>&1 | grep -q -- '--rdma' && HAS_RDMA=1
 RDMA_ARGS=()
 if [ $HAS_RDMA = 1 ]; then
-    read -r -a RDMA_ARGS <<< "${NFSRDMAD_RDMA_ARGS:---rdma $RXE_IP:20049}"
+    # port 20050, not the kernel nfsd's 20049: no interplay with the listener just stopped
+    read -r -a RDMA_ARGS <<< "${NFSRDMAD_RDMA_ARGS:---rdma $RXE_IP:$NFSRDMAD_RDMA_PORT}"
 else
     echo "n/a: nfsrdmad has no RDMA transport yet" > "$RES/nfsrdmad-rdma.na"
 fi
@@ -70,7 +72,7 @@ if check "nfsrdmad_start" nfsrdmad_start $EXPORT "${RDMA_ARGS[@]}"; then
         "vers=3,proto=tcp,port=$NFSRDMAD_PORT,mountport=$NFSRDMAD_MOUNT_PORT,mountproto=tcp,nolock" tcp
     if [ $HAS_RDMA = 1 ]; then
         suite nfsrdmad-rdma "$RXE_IP:$EXPORT" \
-            "vers=3,proto=rdma,port=20049,mountport=$NFSRDMAD_MOUNT_PORT,mountproto=tcp,nolock" rdma
+            "vers=3,proto=rdma,port=$NFSRDMAD_RDMA_PORT,mountport=$NFSRDMAD_MOUNT_PORT,mountproto=tcp,nolock" rdma
     fi
     check "nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop
 else

@@ -119,7 +119,20 @@ if [ -n "$SCRIPT" ]; then
 fi
 for f in "$@"; do cp -r "$f" "$RUN_DIR/"; done
 : > "$RUN_DIR/env"
-for kv in "${GUEST_ENV[@]}"; do printf '%s=%q\n' "${kv%%=*}" "${kv#*=}" >> "$RUN_DIR/env"; done
+for kv in "${GUEST_ENV[@]}"; do
+    key=${kv%%=*} val=${kv#*=}
+    # The guest sees the host's / except /tmp, /run and /dev/shm (its own are RAM). A
+    # program there (a build tree in /tmp) travels in the run directory, seen as /vmtest.
+    case "$val" in
+        /tmp/*|/run/*|/dev/shm/*)
+            if [ -f "$val" ] && [ -x "$val" ]; then
+                mkdir -p "$RUN_DIR/bin"
+                cp "$val" "$RUN_DIR/bin/"
+                val=/vmtest/bin/$(basename "$val")
+            fi ;;
+    esac
+    printf '%s=%q\n' "$key" "$val" >> "$RUN_DIR/env"
+done
 if [ $SHELL_MODE = 1 ]; then
     touch "$RUN_DIR/shell"
     cat > "$RUN_DIR/shellrc" <<'EOF'

@@ -158,7 +158,8 @@ except FileExistsError:
     mkdir many
     local t0
     t0=$(now)
-    (cd many && seq -f 'f%05g' 1 "$MANY" | xargs touch)
+    # bash redirections: no fork/exec per file (expensive under TCG); one CREATE per file
+    (cd many && for ((i = 1; i <= MANY; i++)); do printf -v f 'f%05d' $i; : > "$f" || exit 1; done)
     check "$L: create $MANY files" test $? = 0
     note "created in $(since "$t0") s"
     t0=$(now)
@@ -198,7 +199,8 @@ manifest() {
             \( -type d -printf '%p d mode=%m own=%U:%G nlink=%n\n' \) -o \
             \( -type l -printf '%p l own=%U:%G nlink=%n size=%s -> %l\n' \) -o \
             \( -type f -printf '%p f mode=%m own=%U:%G nlink=%n size=%s\n' \)
-        find . -mindepth 1 -type f -print0 | xargs -0 -r md5sum | awk '{print $2, "md5=" $1}'
+        # (empty files need no checksum: their size is already on the line above)
+        find . -mindepth 1 -type f -size +0 -print0 | xargs -0 -r md5sum | awk '{print $2, "md5=" $1}'
     } | LC_ALL=C sort)
 }
 
