@@ -58,6 +58,9 @@ else
 fi
 
 step "nfsrdmad"
+# Every address, like the kernel nfsd: the RDMA suite mounts $RXE_IP, and its MOUNT call goes
+# over TCP to that address (a listener on 127.0.0.1 only made that mount hang).
+NFSRDMAD_ADDR=0.0.0.0
 HAS_RDMA=0
 "$NFSRDMAD_BIN" --help 2>&1 | grep -q -- '--rdma' && HAS_RDMA=1
 RDMA_ARGS=()
