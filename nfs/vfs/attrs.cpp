@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 
+#include "nfs/vfs/durability.h"
 #include "nfs/vfs/names.h"
 #include "nfs/vfs/sys.h"
 
@@ -112,7 +113,9 @@ Result<void> setattr(const Node& node, const SetAttrs& attrs, const Identity& id
     if (attrs.size) {
         if (auto r = set_size(node, *st, *attrs.size, id); !r) return r;
     }
-    return with_identity(id, [&] { return set_owner_mode_times(node, *st, attrs); });
+    if (auto r = with_identity(id, [&] { return set_owner_mode_times(node, *st, attrs); }); !r)
+        return r;
+    return commit_object(node);  // RFC 1813 §3.3.2: on stable storage before the reply
 }
 
 Result<FsStat> fsstat(const Node& node) {

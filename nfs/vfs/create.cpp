@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <string>
 
+#include "nfs/vfs/durability.h"
 #include "nfs/vfs/names.h"
 #include "nfs/vfs/sys.h"
 
@@ -98,22 +99,32 @@ mode_t file_type_of(SpecialType type) {
     return S_IFIFO;
 }
 
+// The new entry reaches stable storage before the reply (durability.h).
+Result<Entry> durable(const Node& dir, Result<Entry> e) {
+    if (e) {
+        if (auto r = commit_directory(dir); !r) return r.failure();
+    }
+    return e;
+}
+
 }  // namespace
 
 Result<Entry> create(const Node& dir, std::string_view name, uint32_t mode, CreateHow how,
                      uint64_t verifier, const Identity& id) {
     if (auto r = validate_new_name(name); !r) return r.failure();
     const auto n = sys::name_buf(name);
-    return with_identity(id, [&] { return create_file(dir, n.c_str(), mode, how, verifier); });
+    return durable(
+        dir, with_identity(id, [&] { return create_file(dir, n.c_str(), mode, how, verifier); }));
 }
 
 Result<Entry> mkdir(const Node& dir, std::string_view name, uint32_t mode, const Identity& id) {
     if (auto r = validate_new_name(name); !r) return r.failure();
     const auto n = sys::name_buf(name);
-    return with_identity(id, [&]() -> Result<Entry> {
-        if (::mkdirat(dir.fd.get(), n.c_str(), mode & 07777) != 0) return fail(errno);
-        return created_entry(dir, n.c_str(), S_IFDIR);
-    });
+    return durable(dir, with_identity(id, [&]() -> Result<Entry> {
+                       if (::mkdirat(dir.fd.get(), n.c_str(), mode & 07777) != 0)
+                           return fail(errno);
+                       return created_entry(dir, n.c_str(), S_IFDIR);
+                   }));
 }
 
 Result<Entry> symlink(const Node& dir, std::string_view name, std::string_view target,
@@ -122,10 +133,11 @@ Result<Entry> symlink(const Node& dir, std::string_view name, std::string_view t
     if (auto r = validate_symlink_target(target); !r) return r.failure();
     const auto n = sys::name_buf(name);
     const std::string target_z(target);
-    return with_identity(id, [&]() -> Result<Entry> {
-        if (::symlinkat(target_z.c_str(), dir.fd.get(), n.c_str()) != 0) return fail(errno);
-        return created_entry(dir, n.c_str(), S_IFLNK);
-    });
+    return durable(dir, with_identity(id, [&]() -> Result<Entry> {
+                       if (::symlinkat(target_z.c_str(), dir.fd.get(), n.c_str()) != 0)
+                           return fail(errno);
+                       return created_entry(dir, n.c_str(), S_IFLNK);
+                   }));
 }
 
 Result<Entry> mknod(const Node& dir, std::string_view name, SpecialType type, uint32_t mode,
@@ -134,12 +146,13 @@ Result<Entry> mknod(const Node& dir, std::string_view name, SpecialType type, ui
     const auto n = sys::name_buf(name);
     const mode_t ftype = file_type_of(type);
     const bool device = ftype == S_IFCHR || ftype == S_IFBLK;
-    return with_identity(id, [&]() -> Result<Entry> {
-        if (::mknodat(dir.fd.get(), n.c_str(), ftype | (mode & 07777), device ? rdev : 0) != 0) {
-            return fail(errno);
-        }
-        return created_entry(dir, n.c_str(), ftype);
-    });
+    return durable(dir, with_identity(id, [&]() -> Result<Entry> {
+                       if (::mknodat(dir.fd.get(), n.c_str(), ftype | (mode & 07777),
+                                     device ? rdev : 0) != 0) {
+                           return fail(errno);
+                       }
+                       return created_entry(dir, n.c_str(), ftype);
+                   }));
 }
 
 }  // namespace nfsrdmad::vfs

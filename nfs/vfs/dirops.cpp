@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "nfs/vfs/durability.h"
 #include "nfs/vfs/names.h"
 #include "nfs/vfs/sys.h"
 
@@ -15,8 +16,10 @@ namespace {
 Result<void> unlink_entry(const Node& dir, std::string_view name, int flags, const Identity& id) {
     if (auto r = validate_existing_name(name); !r) return r;
     const auto n = sys::name_buf(name);
-    return with_identity(id,
-                         [&] { return check_syscall(::unlinkat(dir.fd.get(), n.c_str(), flags)); });
+    auto r = with_identity(
+        id, [&] { return check_syscall(::unlinkat(dir.fd.get(), n.c_str(), flags)); });
+    if (!r) return r;
+    return commit_directory(dir);  // RFC 1813 §3.3.12, §3.3.13 (durability.h)
 }
 
 bool same_export(const Node& a, const Node& b) {
@@ -40,10 +43,14 @@ Result<void> rename(const Node& from_dir, std::string_view from_name, const Node
     if (!same_export(from_dir, to_dir)) return fail(EXDEV);
     const auto from = sys::name_buf(from_name);
     const auto to = sys::name_buf(to_name);
-    return with_identity(id, [&] {
+    auto r = with_identity(id, [&] {
         return check_syscall(
             ::renameat(from_dir.fd.get(), from.c_str(), to_dir.fd.get(), to.c_str()));
     });
+    if (!r) return r;
+    // RFC 1813 §3.3.14: both directories on stable storage (durability.h)
+    if (auto c = commit_directory(to_dir); !c) return c;
+    return commit_directory(from_dir);
 }
 
 Result<void> link(const Node& file, const Node& dir, std::string_view name, const Identity& id) {
@@ -51,10 +58,14 @@ Result<void> link(const Node& file, const Node& dir, std::string_view name, cons
     if (!same_export(file, dir)) return fail(EXDEV);
     const auto n = sys::name_buf(name);
     const auto source = sys::proc_fd_path(file.fd.get());
-    return with_identity(id, [&] {
+    auto r = with_identity(id, [&] {
         return check_syscall(
             ::linkat(AT_FDCWD, source.c_str(), dir.fd.get(), n.c_str(), AT_SYMLINK_FOLLOW));
     });
+    if (!r) return r;
+    // RFC 1813 §3.3.15: the new name and the file's link count (durability.h)
+    if (auto c = commit_directory(dir); !c) return c;
+    return commit_object(file);
 }
 
 }  // namespace nfsrdmad::vfs

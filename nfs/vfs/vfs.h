@@ -12,6 +12,7 @@
 #include "nfs/vfs/attrs.h"
 #include "nfs/vfs/create.h"
 #include "nfs/vfs/dirops.h"
+#include "nfs/vfs/durability.h"
 #include "nfs/vfs/export.h"
 #include "nfs/vfs/fd_cache.h"
 #include "nfs/vfs/handle.h"

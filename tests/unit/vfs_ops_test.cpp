@@ -502,5 +502,67 @@ TEST_F(HygieneTest, NoDescriptorLeaks) {
     EXPECT_EQ(open_fd_count(), before);
 }
 
+// ---------------------------------------------------------------- durability
+
+// RFC 1813 §3.3: every namespace or attribute change is committed (fsync of the
+// directory, or of the object for SETATTR) before the operation returns; a failed
+// operation commits nothing. Counted through metadata_commits().
+class DurabilityTest : public VfsFixture {
+  protected:
+    template <class F>
+    uint64_t commits_during(F&& op) {
+        uint64_t before = metadata_commits();
+        op();
+        return metadata_commits() - before;
+    }
+};
+
+TEST_F(DurabilityTest, EveryChangeIsCommittedBeforeItReturns) {
+    EXPECT_EQ(commits_during([&] {
+                  ASSERT_TRUE(create(root_, "f", 0644, CreateHow::Guarded, 0, kRoot).ok());
+              }),
+              1u)
+        << "CREATE commits the directory";
+    EXPECT_EQ(commits_during([&] {
+                  ASSERT_TRUE(create(root_, "x", 0644, CreateHow::Exclusive, 42, kRoot).ok());
+              }),
+              1u)
+        << "exclusive CREATE (with its verifier) too";
+    EXPECT_EQ(commits_during([&] { ASSERT_TRUE(mkdir(root_, "d", 0755, kRoot).ok()); }), 1u);
+    EXPECT_EQ(commits_during([&] { ASSERT_TRUE(symlink(root_, "l", "f", 0777, kRoot).ok()); }), 1u);
+    EXPECT_EQ(commits_during(
+                  [&] { ASSERT_TRUE(mknod(root_, "p", SpecialType::Fifo, 0600, 0, kRoot).ok()); }),
+              1u);
+    EXPECT_EQ(commits_during([&] { ASSERT_TRUE(link(node("f"), node("d"), "f2", kRoot).ok()); }),
+              2u)
+        << "LINK: the new name's directory and the file's link count";
+    EXPECT_EQ(commits_during([&] { ASSERT_TRUE(rename(root_, "x", node("d"), "x", kRoot).ok()); }),
+              2u)
+        << "RENAME: both directories";
+    SetAttrs sa;
+    sa.mode = 0600;
+    EXPECT_EQ(commits_during([&] { ASSERT_TRUE(setattr(node("f"), sa, kRoot).ok()); }), 1u);
+    EXPECT_EQ(commits_during([&] { ASSERT_TRUE(setattr(node("d"), sa, kRoot).ok()); }), 1u);
+    EXPECT_EQ(commits_during([&] { ASSERT_TRUE(remove(root_, "f", kRoot).ok()); }), 1u);
+    EXPECT_EQ(commits_during([&] { ASSERT_TRUE(remove(node("d"), "f2", kRoot).ok()); }), 1u);
+    EXPECT_EQ(commits_during([&] { ASSERT_TRUE(remove(node("d"), "x", kRoot).ok()); }), 1u);
+    EXPECT_EQ(commits_during([&] { ASSERT_TRUE(rmdir(root_, "d", kRoot).ok()); }), 1u);
+}
+
+TEST_F(DurabilityTest, FailuresCommitNothing) {
+    write_file("f", "x");
+    ASSERT_EQ(::mkdir(path("locked").c_str(), 0755), 0);
+    Node locked = node("locked");
+    EXPECT_EQ(commits_during([&] {
+                  EXPECT_EQ(create(root_, "f", 0644, CreateHow::Guarded, 0, kRoot).error(), EEXIST);
+                  EXPECT_EQ(mkdir(root_, "f", 0755, kRoot).error(), EEXIST);
+                  EXPECT_EQ(remove(root_, "missing", kRoot).error(), ENOENT);
+                  EXPECT_EQ(rename(root_, "missing", root_, "y", kRoot).error(), ENOENT);
+                  EXPECT_EQ(create(locked, "g", 0644, CreateHow::Guarded, 0, kUser4321).error(),
+                            EACCES);
+              }),
+              0u);
+}
+
 }  // namespace
 }  // namespace nfsrdmad::vfs::testing
