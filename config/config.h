@@ -50,21 +50,22 @@ inline constexpr unsigned kMaxWorkers = 1024;
 
 // RPC-over-RDMA transport tuning (the `rdma:` section).
 struct RdmaTuning {
-    uint32_t credits = 128;               // RFC 8166 §3.3.1, granted to every connection
-    uint32_t inline_size = 4096;          // receive/send buffer size advertised (RFC 8797)
-    uint32_t max_payload_buffers = 256;   // 1 MiB registered buffers, in all
-    bool huge_pages = false;              // back payload buffers with 2 MiB pages
+    uint32_t credits = 128;              // RFC 8166 §3.3.1, granted to every connection
+    uint32_t inline_size = 4096;         // receive/send buffer size advertised (RFC 8797)
+    uint32_t max_payload_buffers = 256;  // 1 MiB registered buffers, in all
+    bool huge_pages = false;             // back payload buffers with 2 MiB pages
 };
 
-// How reactor threads wait for completions.
-enum class EngineMode { Event, Adaptive };
+// How reactor threads wait for completions: sleep on events, busy-poll (one core per
+// reactor at 100%), or poll while busy and sleep when idle.
+enum class EngineMode { Event, Poll, Adaptive };
 
 struct Config {
-    std::vector<TcpListener> tcp{{"0.0.0.0", 2049}};  // never empty
+    std::vector<TcpListener> tcp{{"0.0.0.0", 2049}};    // never empty
     std::vector<TcpListener> rdma{{"0.0.0.0", 20049}};  // empty: no RDMA
     RdmaTuning rdma_tuning;
     EngineMode engine_mode = EngineMode::Adaptive;
-    uint32_t spin_us = 50;  // adaptive: keep polling this long after the last completion
+    uint32_t spin_us = 50;           // adaptive: keep polling this long after the last completion
     uint16_t mount_port = 20048;     // MOUNT gets its own TCP listener, same address as tcp[0]
     unsigned engine_threads = 0;     // 0 = one per core
     unsigned workers = 16;           // disk worker pool size

@@ -338,9 +338,10 @@ void Loader::engine(const Val& v) {
             else if (*s == "adaptive")
                 cfg_.engine_mode = EngineMode::Adaptive;
             else if (*s == "poll")
-                error(val.mark, "engine mode 'poll' is not implemented yet (use adaptive)");
+                cfg_.engine_mode = EngineMode::Poll;
             else
-                error(val.mark, "unknown engine mode '" + *s + "' (expected one of: event, adaptive)");
+                error(val.mark,
+                      "unknown engine mode '" + *s + "' (expected one of: event, poll, adaptive)");
         }
     });
 }

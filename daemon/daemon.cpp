@@ -2,22 +2,23 @@
 
 #include <sys/stat.h>
 
+#include <spdlog/spdlog.h>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <spdlog/spdlog.h>
 #include <thread>
 
 #include "config/load.h"
 #include "daemon/exports.h"
+#include "daemon/memlock.h"
 #include "daemon/signals.h"
 #include "nfs/mount/mount_program.h"
 #include "nfs/v3/nfs3_program.h"
+#include "nfs/vfs/durability.h"
 #include "transport/engine/reactor.h"
 #include "transport/engine/worker_pool.h"
-#include "transport/rpc/dispatcher.h"
-#include "daemon/memlock.h"
 #include "transport/rdma/server.h"
+#include "transport/rpc/dispatcher.h"
 #include "transport/rpc/rpcbind.h"
 #include "transport/tcp/server.h"
 #include "xdr/mount_prot.h"
@@ -80,14 +81,27 @@ void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* 
     spdlog::info("stats: tcp accepted={} closed={} records={} oversize={} bytes_in={} bytes_out={}",
                  t.accepted.load(), t.closed.load(), t.records.load(), t.oversize_records.load(),
                  t.bytes_in.load(), t.bytes_out.load());
-    if (rdma) spdlog::info("stats: {}", rdma->stats());
+    spdlog::info("stats: vfs metadata_commits={}", vfs::metadata_commits());
+    if (rdma)
+        for (const auto& line : rdma->stats()) spdlog::info("stats: {}", line);
+}
+
+engine::Mode engine_mode(config::EngineMode m) {
+    switch (m) {
+        case config::EngineMode::Event:
+            return engine::Mode::Event;
+        case config::EngineMode::Poll:
+            return engine::Mode::Poll;
+        case config::EngineMode::Adaptive:
+            return engine::Mode::Adaptive;
+    }
+    return engine::Mode::Adaptive;
 }
 
 rdma::ServerOptions rdma_options(const config::Config& cfg) {
     rdma::ServerOptions o;
     o.credits = cfg.rdma_tuning.credits;
     o.inline_size = cfg.rdma_tuning.inline_size;
-    o.spin_us = cfg.engine_mode == config::EngineMode::Adaptive ? cfg.spin_us : 0;
     o.pools.max_payload_buffers = cfg.rdma_tuning.max_payload_buffers;
     o.pools.huge_pages = cfg.rdma_tuning.huge_pages;
     return o;
@@ -150,10 +164,12 @@ int run(config::Config cfg, const Options& opts) {
 
     engine::WorkerPool workers(cfg.workers, /*io_flusher=*/true);
     if (int err = workers.io_flusher_error())
-        spdlog::warn("workers: PR_SET_IO_FLUSHER: {} (a client mounting this server from the "
-                     "same host can deadlock under memory pressure)",
-                     std::strerror(err));
-    engine::ReactorGroup reactors(reactor_count(cfg));
+        spdlog::warn(
+            "workers: PR_SET_IO_FLUSHER: {} (a client mounting this server from the "
+            "same host can deadlock under memory pressure)",
+            std::strerror(err));
+    engine::ReactorGroup reactors(reactor_count(cfg), engine_mode(cfg.engine_mode),
+                                  std::chrono::microseconds(cfg.spin_us));
     reactors.start();
     tcp::ServerOptions topts;
     topts.max_record = cfg.max_record_size;

@@ -22,9 +22,7 @@ bool has_ipc_lock() {
 
 std::string check_memlock(const rdma::verbs::PoolSizes& p) {
     if (has_ipc_lock()) return {};
-    const unsigned long long need =
-        (unsigned long long)p.max_payload_buffers * p.payload_size +
-        2ull * p.max_inline_buffers * p.inline_size;
+    const unsigned long long need = p.max_registered_bytes();
     rlimit rl{};
     getrlimit(RLIMIT_MEMLOCK, &rl);
     if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need) return {};

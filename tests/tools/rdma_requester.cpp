@@ -17,8 +17,13 @@
 //                §3.5.3), padded past any inline threshold  -> the server RDMA-Reads it
 //                and answers the NULL call
 //   overrun      4x the granted credits in one burst         -> the server disconnects
+//   badrkey      a read chunk naming an rkey that does not exist: the server's RDMA
+//                Read fails with a remote access error       -> the server disconnects
+//   vanish       a NULL call with a 1 MiB read chunk, then the process exits while the
+//                server is still RDMA-Reading it (a peer dying mid-transfer); exit 0
+//                once the Send has left, the test then checks the server released all
 //
-// After every error scenario but overrun it sends a NULL call on the same connection
+// After every error scenario but overrun and badrkey it sends a NULL call on the same connection
 // and expects a normal reply: a refused message must not cost the connection.
 // Exit 0 when the server behaved as expected; 1 with a message otherwise.
 #include <arpa/inet.h>
@@ -26,6 +31,8 @@
 #include <infiniband/verbs.h>
 #include <netdb.h>
 #include <rdma/rdma_cma.h>
+
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -66,7 +73,7 @@ void rpc_null(Words& w, uint32_t xid) {
 }
 
 class Client {
-public:
+  public:
     Client(const char* addr, const char* port) {
         ch_ = rdma_create_event_channel();
         if (!ch_) die("rdma_create_event_channel");
@@ -112,6 +119,19 @@ public:
                                 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
         if (!mr) die("ibv_reg_mr (remote read)");
         return {mr->rkey, reinterpret_cast<uintptr_t>(bytes.data())};
+    }
+
+    // Waits for the completion of the last Send (send() signals every one).
+    void wait_sent() {
+        ibv_wc wc;
+        for (;;) {
+            int n = ibv_poll_cq(cq_, 1, &wc);
+            if (n < 0) die("ibv_poll_cq");
+            if (n == 0) continue;
+            if (wc.status != IBV_WC_SUCCESS) die("the Send failed");
+            if (wc.opcode == IBV_WC_SEND) return;
+            if (wc.opcode == IBV_WC_RECV) post_recv(static_cast<int>(wc.wr_id));
+        }
     }
 
     void post_recv(int i) {
@@ -180,7 +200,7 @@ public:
         return {};
     }
 
-private:
+  private:
     void expect(rdma_cm_event_type want) {
         rdma_cm_event* ev = nullptr;
         if (rdma_get_cm_event(ch_, &ev)) die("rdma_get_cm_event");
@@ -208,8 +228,11 @@ void expect_error(const std::vector<uint8_t>& m, uint32_t xid, uint32_t err, con
     if (m.empty()) die(std::string(what) + ": no reply (connection lost or timeout)");
     if (m.size() < 20) die(std::string(what) + ": reply too short");
     if (word(&m[0]) != xid) die(std::string(what) + ": reply xid differs");
-    if (word(&m[12]) != 4) die(std::string(what) + ": expected RDMA_ERROR, got proc " + std::to_string(word(&m[12])));
-    if (word(&m[16]) != err) die(std::string(what) + ": expected error " + std::to_string(err) + ", got " + std::to_string(word(&m[16])));
+    if (word(&m[12]) != 4)
+        die(std::string(what) + ": expected RDMA_ERROR, got proc " + std::to_string(word(&m[12])));
+    if (word(&m[16]) != err)
+        die(std::string(what) + ": expected error " + std::to_string(err) + ", got " +
+            std::to_string(word(&m[16])));
     if (err == 1 && (m.size() < 28 || word(&m[20]) != 1 || word(&m[24]) != 1))
         die(std::string(what) + ": ERR_VERS must carry the range 1..1");
     std::printf("ok: %s -> RDMA_ERROR %s\n", what, err == 1 ? "ERR_VERS" : "ERR_CHUNK");
@@ -237,8 +260,9 @@ std::vector<uint8_t> null_call(uint32_t xid) {
 
 int main(int argc, char** argv) {
     if (argc != 4) {
-        std::fprintf(stderr, "usage: rdma_requester ADDR PORT null|vers|unaligned|oversize|"
-                             "truncated|badlist|nomsg|longcall|overrun\n");
+        std::fprintf(stderr,
+                     "usage: rdma_requester ADDR PORT null|vers|unaligned|oversize|"
+                     "truncated|badlist|nomsg|longcall|overrun|badrkey|vanish\n");
         return 2;
     }
     std::string scenario = argv[3];
@@ -314,9 +338,32 @@ int main(int argc, char** argv) {
             die("the server kept the connection after " + std::to_string(burst.size()) +
                 " calls against " + std::to_string(granted) + " credits (" +
                 std::to_string(replies) + " replies)");
-        std::printf("ok: %zu calls against %u credits -> %zu replies, then the server "
-                    "disconnected\n",
-                    burst.size(), granted, replies);
+        std::printf(
+            "ok: %zu calls against %u credits -> %zu replies, then the server "
+            "disconnected\n",
+            burst.size(), granted, replies);
+    } else if (scenario == "badrkey") {
+        // A NULL call followed by a 4 KiB read chunk at its end (position 40, after the
+        // ten words of the call), whose rkey was never registered here.
+        Words w = header(++xid, 0).u(1).u(40).seg(0xdeadbeef, 4096, 0x10000).u(0).u(0).u(0);
+        rpc_null(w, xid);
+        c.send({w.b});
+        auto m = c.receive(30000);
+        if (!m.empty()) die("the server answered a call whose read chunk it cannot have read");
+        if (c.last != Client::Got::ConnectionLost)
+            die("the server neither answered nor disconnected after a failed RDMA Read");
+        std::printf("ok: read chunk with a bogus rkey -> the server disconnected\n");
+    } else if (scenario == "vanish") {
+        static std::vector<uint8_t> exposed(1u << 20, 0x5a);
+        auto [rkey, addr] = c.expose(exposed);
+        Words w =
+            header(++xid, 0).u(1).u(40).seg(rkey, uint32_t(exposed.size()), addr).u(0).u(0).u(0);
+        rpc_null(w, xid);
+        c.send({w.b});
+        c.wait_sent();
+        std::printf("ok: sent a call with a 1 MiB read chunk; exiting while it is read\n");
+        std::fflush(stdout);
+        _exit(0);  // no disconnect, no cleanup: the kernel tears the QP down
     } else {
         die("unknown scenario " + scenario);
     }

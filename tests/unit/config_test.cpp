@@ -244,9 +244,10 @@ TEST(ConfigErrors, UnknownKeyAtTopLevelAndInSections) {
     EXPECT_EQ(one_error("state_dir: /x\nexport: []\n"),
               "t.yaml:2:1: unknown key 'export' at top level (expected one of: listeners, engine, "
               "logging, state_dir, exports, rdma)");
-    EXPECT_EQ(one_error("engine:\n  thread: 2\n"),
-              "t.yaml:2:3: unknown key 'thread' in engine (expected one of: threads, workers, mode, "
-              "spin_us)");
+    EXPECT_EQ(
+        one_error("engine:\n  thread: 2\n"),
+        "t.yaml:2:3: unknown key 'thread' in engine (expected one of: threads, workers, mode, "
+        "spin_us)");
     EXPECT_EQ(
         one_error("exports:\n  - path: /a\n    clients:\n      - match: '*'\n        rw: 1\n"),
         "t.yaml:5:9: unknown key 'rw' in client (expected one of: match, access, squash, "
@@ -407,8 +408,9 @@ TEST(ConfigErrors, RecordSizeLimits) {
 }
 
 TEST(ConfigErrors, BadRdmaListener) {
-    EXPECT_EQ(one_error("listeners:\n  rdma:\n    - 0.0.0.0:99999\n"),
-              "t.yaml:3:7: bad RDMA listener '0.0.0.0:99999': bad port: 99999 is out of range (1-65535)");
+    EXPECT_EQ(
+        one_error("listeners:\n  rdma:\n    - 0.0.0.0:99999\n"),
+        "t.yaml:3:7: bad RDMA listener '0.0.0.0:99999': bad port: 99999 is out of range (1-65535)");
 }
 
 TEST(ConfigErrors, DuplicateKeys) {
@@ -667,7 +669,6 @@ TEST(ConfigOverrides, DuplicateExportOnCommandLine) {
 
 }  // namespace
 
-
 // ---- RDMA ------------------------------------------------------------------------
 
 TEST(ConfigRdma, ListenersTuningAndEngineMode) {
@@ -706,15 +707,25 @@ TEST(ConfigRdma, BadValuesAreErrorsWithPositions) {
         "  inline_size: 5000\n"
         "  credits: 0\n"
         "engine:\n"
-        "  mode: poll\n",
+        "  mode: spin\n",
         "t.yaml");
     EXPECT_FALSE(r.config);
     EXPECT_EQ(messages(r.errors),
               (std::vector<std::string>{
                   "t.yaml:2:16: 'inline_size' must be a multiple of 1024 (RFC 8797)",
                   "t.yaml:3:12: bad 'credits': 0 is out of range (1-1024)",
-                  "t.yaml:5:9: engine mode 'poll' is not implemented yet (use adaptive)",
+                  "t.yaml:5:9: unknown engine mode 'spin' (expected one of: event, poll, adaptive)",
               }));
+}
+
+TEST(ConfigEngine, EveryModeLoads) {
+    for (auto [text, mode] :
+         {std::pair{"event", EngineMode::Event}, std::pair{"poll", EngineMode::Poll},
+          std::pair{"adaptive", EngineMode::Adaptive}}) {
+        auto r = load_string(std::string("engine:\n  mode: ") + text + "\n", "t.yaml");
+        ASSERT_TRUE(r.config) << text;
+        EXPECT_EQ(r.config->engine_mode, mode) << text;
+    }
 }
 
 TEST(ConfigRdma, OverrideReplacesOrTurnsOff) {

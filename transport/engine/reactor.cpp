@@ -3,14 +3,29 @@
 #include <pthread.h>
 #include <sys/eventfd.h>
 
+#include <spdlog/fmt/fmt.h>
 #include <cerrno>
 #include <stdexcept>
-#include <spdlog/fmt/fmt.h>
 
 namespace nfsrdmad::engine {
 
-Reactor::Reactor()
-    : epfd_(epoll_create1(EPOLL_CLOEXEC)), wakefd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+const char* mode_name(Mode m) {
+    switch (m) {
+        case Mode::Event:
+            return "event";
+        case Mode::Poll:
+            return "poll";
+        case Mode::Adaptive:
+            return "adaptive";
+    }
+    return "?";
+}
+
+Reactor::Reactor(Mode mode, std::chrono::microseconds spin)
+    : mode_(mode),
+      spin_(spin),
+      epfd_(epoll_create1(EPOLL_CLOEXEC)),
+      wakefd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
     if (!epfd_ || !wakefd_) throw std::runtime_error("reactor: epoll/eventfd failed");
     epoll_event ev{};
     ev.events = EPOLLIN;
@@ -18,7 +33,9 @@ Reactor::Reactor()
     epoll_ctl(epfd_.get(), EPOLL_CTL_ADD, wakefd_.get(), &ev);
 }
 
-Reactor::~Reactor() { stop(); }
+Reactor::~Reactor() {
+    stop();
+}
 
 void Reactor::start(std::string name) {
     thread_ = std::thread([this, name = std::move(name)] {
@@ -56,6 +73,40 @@ void Reactor::remove(int fd) {
     handlers_.erase(fd);
 }
 
+uint64_t Reactor::add_poller(Poller p) {
+    uint64_t id = next_poller_++;
+    pollers_.emplace_back(id, std::make_shared<Poller>(std::move(p)));
+    return id;
+}
+
+void Reactor::remove_poller(uint64_t id) {
+    for (auto& [pid, p] : pollers_)
+        if (pid == id) p.reset();  // erased by run_pollers(), which may be iterating now
+    pollers_dirty_ = true;
+}
+
+bool Reactor::run_pollers() {
+    bool work = false;
+    for (size_t i = 0; i < pollers_.size(); ++i) {  // a poller may add or remove pollers
+        auto p = pollers_[i].second;
+        if (p && p->poll()) work = true;
+    }
+    if (pollers_dirty_) {
+        std::erase_if(pollers_, [](const auto& e) { return !e.second; });
+        pollers_dirty_ = false;
+    }
+    return work;
+}
+
+bool Reactor::arm_pollers() {
+    bool work = false;
+    for (size_t i = 0; i < pollers_.size(); ++i) {
+        auto p = pollers_[i].second;
+        if (p && p->arm()) work = true;
+    }
+    return work;
+}
+
 void Reactor::post(std::function<void()> fn) {
     {
         std::lock_guard lock(post_mu_);
@@ -77,10 +128,23 @@ void Reactor::drain_posted() {
 }
 
 void Reactor::run() {
+    using Clock = std::chrono::steady_clock;
     epoll_event events[64];
+    auto last_work = Clock::now();
     while (!stopping_) {
-        int n = epoll_wait(epfd_.get(), events, 64, -1);
+        bool busy = false;
+        if (mode_ != Mode::Event && !pollers_.empty()) {
+            busy = mode_ == Mode::Poll || Clock::now() - last_work < spin_;
+            // Going to sleep: every poller must be armed first, and whatever completed
+            // before the arm must be reaped now, or it would wait for the next event.
+            if (!busy && arm_pollers()) {
+                last_work = Clock::now();
+                continue;
+            }
+        }
+        int n = epoll_wait(epfd_.get(), events, 64, busy ? 0 : -1);
         if (n < 0 && errno != EINTR) break;
+        if (n > 0) last_work = Clock::now();
         for (int i = 0; i < n; ++i) {
             int fd = events[i].data.fd;
             if (fd == wakefd_.get()) {
@@ -92,12 +156,14 @@ void Reactor::run() {
             auto h = it->second;  // the handler may remove itself
             (*h)(events[i].events);
         }
+        if (mode_ != Mode::Event && run_pollers()) last_work = Clock::now();
     }
     drain_posted();
 }
 
-ReactorGroup::ReactorGroup(unsigned count) {
-    for (unsigned i = 0; i < count; ++i) reactors_.push_back(std::make_unique<Reactor>());
+ReactorGroup::ReactorGroup(unsigned count, Mode mode, std::chrono::microseconds spin)
+    : mode_(mode), spin_(spin) {
+    for (unsigned i = 0; i < count; ++i) reactors_.push_back(std::make_unique<Reactor>(mode, spin));
 }
 
 void ReactorGroup::start() {
@@ -108,6 +174,8 @@ void ReactorGroup::stop() {
     for (auto& r : reactors_) r->stop();
 }
 
-Reactor& ReactorGroup::next() { return *reactors_[next_++ % reactors_.size()]; }
+Reactor& ReactorGroup::next() {
+    return *reactors_[next_++ % reactors_.size()];
+}
 
 }  // namespace nfsrdmad::engine

@@ -2,11 +2,26 @@
 // when they are ready. Other threads hand it work with post(). Transports put their
 // sockets (and, for RDMA, completion channels) on reactors; nothing on a reactor
 // thread may block on disk.
+//
+// Pollers (RDMA completion queues) are what the modes are about:
+//
+//   event     sleep in epoll_wait; a poller's notification fd wakes the reactor.
+//   poll      never sleep: run every poller (and epoll_wait with timeout 0) in a loop.
+//   adaptive  poll while work arrives; after `spin` without work, arm every poller's
+//             notification and sleep. An idle daemon uses no CPU.
+//
+//            work found                       spin elapsed, arm() found nothing
+//   ┌────────────────────┐                 ┌──────────────────────────────┐
+//   ▼                    │                 │                              ▼
+//  poll pollers + epoll_wait(0) ───────────┘              epoll_wait(-1) (sleep)
+//   ▲                                                                     │
+//   └──────────────────── an fd or a notification fires ─────────────────┘
 #pragma once
 
 #include <sys/epoll.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -18,11 +33,21 @@
 
 namespace nfsrdmad::engine {
 
+enum class Mode { Event, Poll, Adaptive };
+const char* mode_name(Mode m);
+
+// Something the reactor polls in poll and adaptive modes.
+struct Poller {
+    std::function<bool()> poll;  // reap what is ready; true if there was anything
+    std::function<bool()> arm;   // before sleeping: ask for a wakeup; true if work slipped in
+};
+
 class Reactor {
-public:
+  public:
     using Handler = std::function<void(uint32_t epoll_events)>;
 
-    Reactor();
+    explicit Reactor(Mode mode = Mode::Event,
+                     std::chrono::microseconds spin = std::chrono::microseconds(50));
     ~Reactor();
     Reactor(const Reactor&) = delete;
     Reactor& operator=(const Reactor&) = delete;
@@ -34,15 +59,23 @@ public:
     bool add(int fd, uint32_t events, Handler h);
     bool modify(int fd, uint32_t events);
     void remove(int fd);
+    // Pollers run only in poll and adaptive modes (in event mode, use the fd alone).
+    uint64_t add_poller(Poller p);
+    void remove_poller(uint64_t id);  // safe from inside a poller
+    Mode mode() const { return mode_; }
 
     // From any thread: runs `fn` on the reactor thread soon.
     void post(std::function<void()> fn);
     bool on_reactor_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
 
-private:
+  private:
     void run();
     void drain_posted();
+    bool run_pollers();
+    bool arm_pollers();
 
+    const Mode mode_;
+    const std::chrono::microseconds spin_;
     UniqueFd epfd_;
     UniqueFd wakefd_;
     std::thread thread_;
@@ -50,18 +83,26 @@ private:
     std::unordered_map<int, std::shared_ptr<Handler>> handlers_;
     std::mutex post_mu_;
     std::vector<std::function<void()>> posted_;
+    std::vector<std::pair<uint64_t, std::shared_ptr<Poller>>> pollers_;  // null: removed
+    uint64_t next_poller_ = 1;
+    bool pollers_dirty_ = false;
 };
 
 // A fixed set of reactors; connections are spread over them round-robin.
 class ReactorGroup {
-public:
-    explicit ReactorGroup(unsigned count);
+  public:
+    explicit ReactorGroup(unsigned count, Mode mode = Mode::Event,
+                          std::chrono::microseconds spin = std::chrono::microseconds(50));
     void start();
     void stop();
     Reactor& next();
     size_t size() const { return reactors_.size(); }
+    Mode mode() const { return mode_; }
+    std::chrono::microseconds spin() const { return spin_; }
 
-private:
+  private:
+    Mode mode_;
+    std::chrono::microseconds spin_;
     std::vector<std::unique_ptr<Reactor>> reactors_;
     std::atomic<size_t> next_{0};
 };

@@ -4,12 +4,12 @@
 #include <fcntl.h>
 #include <netdb.h>
 
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <future>
-#include <spdlog/fmt/fmt.h>
-#include <spdlog/spdlog.h>
 
 #include "transport/rdma/protocol/private_data.h"
 
@@ -61,7 +61,8 @@ std::string Server::listen(const std::string& address, uint16_t port) {
         cm_reactor_ = &reactors_.next();
         std::promise<bool> added;
         cm_reactor_->post([&] {
-            added.set_value(cm_reactor_->add(channel_->fd, EPOLLIN, [this](uint32_t) { on_cm_events(); }));
+            added.set_value(
+                cm_reactor_->add(channel_->fd, EPOLLIN, [this](uint32_t) { on_cm_events(); }));
         });
         if (!added.get_future().get()) return "cannot watch the rdma_cm event channel";
     }
@@ -79,12 +80,16 @@ std::string Server::listen(const std::string& address, uint16_t port) {
     verbs::CmIdPtr id(raw);
     int rc = rdma_bind_addr(id.get(), res->ai_addr);
     freeaddrinfo(res);
-    if (rc != 0) return fmt::format("rdma_bind_addr {}:{}: {}", address, port, std::strerror(errno));
+    if (rc != 0)
+        return fmt::format("rdma_bind_addr {}:{}: {}", address, port, std::strerror(errno));
     if (rdma_listen(id.get(), 128) != 0)
         return fmt::format("rdma_listen {}:{}: {}", address, port, std::strerror(errno));
-    spdlog::info("rdma: listening on {}:{} (credits {}, inline {} bytes, {} mode)", address, port,
-                 opts_.credits, opts_.inline_size,
-                 opts_.spin_us ? fmt::format("adaptive {} us", opts_.spin_us) : "event");
+    const auto mode = reactors_.mode();
+    spdlog::info("rdma: listening on {}:{} (credits {}, inline {} bytes, {} completion mode{})",
+                 address, port, opts_.credits, opts_.inline_size, engine::mode_name(mode),
+                 mode == engine::Mode::Adaptive
+                     ? fmt::format(", spin {} us", reactors_.spin().count())
+                     : "");
     listeners_.push_back(std::move(id));
     return {};
 }
@@ -114,11 +119,10 @@ void Server::on_connect_request(rdma_cm_id* id, const rdma_conn_param& param) {
     verbs::ConnectionOptions o;
     o.credits = opts_.credits;
     o.inline_size = opts_.inline_size;
-    o.spin_us = opts_.spin_us;
     o.limits = opts_.limits;
     // RFC 8797: the client's inline sizes and whether it takes Send With Invalidate.
-    if (auto pd = parse_private_data({static_cast<const uint8_t*>(param.private_data),
-                                      param.private_data_len})) {
+    if (auto pd = parse_private_data(
+            {static_cast<const uint8_t*>(param.private_data), param.private_data_len})) {
         o.peer_receive = pd->receive_size;
         o.peer_remote_invalidate = pd->remote_invalidate;
     }
@@ -129,8 +133,8 @@ void Server::on_connect_request(rdma_cm_id* id, const rdma_conn_param& param) {
     o.initiator_depth = std::max<uint8_t>(depth, 1);
 
     auto& reactor = reactors_.next();
-    auto conn = verbs::Connection::create(
-        id, dev, reactor, {dispatcher_, workers_, counters_, channel_}, o, &why);
+    auto conn = verbs::Connection::create(id, dev, reactor,
+                                          {dispatcher_, workers_, counters_, channel_}, o, &why);
     if (!conn) return reject(why);
 
     PrivateData ours{opts_.inline_size, opts_.inline_size, false};
@@ -147,10 +151,11 @@ void Server::on_connect_request(rdma_cm_id* id, const rdma_conn_param& param) {
         return;
     }
     counters_.connections++;
-    spdlog::info("rdma: connection from {} on {} (peer inline {} / remote invalidation {}, "
-                 "read depth {})",
-                 conn->peer().text, dev->name(), o.peer_receive,
-                 o.peer_remote_invalidate ? "yes" : "no", o.initiator_depth);
+    spdlog::info(
+        "rdma: connection from {} on {} (peer inline {} / remote invalidation {}, "
+        "read depth {})",
+        conn->peer().text, dev->name(), o.peer_receive, o.peer_remote_invalidate ? "yes" : "no",
+        o.initiator_depth);
     {
         std::lock_guard lock(mu_);
         conns_[id] = conn;
@@ -231,31 +236,30 @@ size_t Server::connections() {
     return conns_.size();
 }
 
-std::string Server::stats() {
+std::vector<std::string> Server::stats() {
     const auto& c = counters_;
-    size_t in_use = 0, regs = 0, registered = 0;
+    size_t in_use = 0, regs = 0, registered = 0, huge = 0;
     std::lock_guard lock(mu_);
     for (auto& [ctx, d] : devices_) {
         for (auto* p : {&d->receives(), &d->sends(), &d->payloads()}) {
             in_use += p->in_use();
             regs += p->registrations();
             registered += p->registered_bytes();
+            huge += p->huge_page_bytes();
         }
     }
-    return fmt::format(
-        "rdma connections={} open={} disconnects={} rejected={} calls_msg={} calls_nomsg={} "
-        "done_ignored={} read_chunks={} read_bytes={} write_chunks={} write_bytes={} "
-        "reply_chunks={} reply_bytes={} inline_replies={} err_vers={} err_chunk={} "
-        "credit_overruns={} credits_granted={} completions={} completion_errors={} "
-        "send_invalidate={} staged_bytes={} payload_memcpy_bytes={} buffers_in_use={} "
-        "registrations={} registered_bytes={}",
+    std::vector<std::string> lines;
+    lines.push_back(fmt::format(
+        "rdma connections={} open={} disconnects={} rejected={} credits_granted={} {} "
+        "buffers_in_use={} registrations={} registered_bytes={} huge_page_bytes={}",
         c.connections.load(), conns_.size(), c.disconnects.load(), c.rejected_connections.load(),
-        c.calls_msg.load(), c.calls_nomsg.load(), c.done_ignored.load(), c.read_chunks.load(),
-        c.read_bytes.load(), c.write_chunks.load(), c.write_bytes.load(), c.reply_chunks.load(),
-        c.reply_bytes.load(), c.inline_replies.load(), c.err_vers.load(), c.err_chunk.load(),
-        c.credit_overruns.load(), c.credits_granted.load(), c.completions.load(),
-        c.completion_errors.load(), c.send_invalidate.load(), c.staged_bytes.load(),
-        c.payload_memcpy_bytes.load(), in_use, regs, registered);
+        c.credits_granted.load(), c.format(), in_use, regs, registered, huge));
+    // One line per open connection (its counters are atomics: safe to read from here).
+    for (auto& [id, conn] : conns_)
+        lines.push_back(fmt::format("rdma-connection {} credits={} read_depth={} {}",
+                                    conn->peer().text, conn->credits(), conn->read_depth(),
+                                    conn->counters().format()));
+    return lines;
 }
 
 }  // namespace nfsrdmad::rdma

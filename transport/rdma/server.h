@@ -21,15 +21,14 @@ namespace nfsrdmad::rdma {
 struct ServerOptions {
     uint32_t credits = 128;
     size_t inline_size = 4096;  // what we advertise we can receive and will send
-    uint32_t spin_us = 0;       // 0: event mode; >0: adaptive (poll this long after work)
     verbs::PoolSizes pools;
     Limits limits;
 };
 
 class Server {
-public:
-    Server(engine::ReactorGroup& reactors, engine::WorkerPool& workers,
-           rpc::Dispatcher& dispatcher, ServerOptions opts);
+  public:
+    Server(engine::ReactorGroup& reactors, engine::WorkerPool& workers, rpc::Dispatcher& dispatcher,
+           ServerOptions opts);
     ~Server();
 
     // Logs each RDMA device and its GIDs; returns how many devices there are.
@@ -41,9 +40,9 @@ public:
     void disconnect_all();
     size_t connections();
     const verbs::RdmaCounters& counters() const { return counters_; }
-    std::string stats();
+    std::vector<std::string> stats();  // the totals, then one line per connection
 
-private:
+  private:
     void on_cm_events();
     void on_connect_request(rdma_cm_id* id, const rdma_conn_param& param);
     std::shared_ptr<verbs::Device> device_for(ibv_context* ctx, std::string* why);

@@ -96,7 +96,8 @@ assert_mount_transport() {
         printf '%s' "$blk" | grep -E '^\s*(device|opts|xprt):' | sed 's/^/    /' >&2
         return 1
     fi
-    [ "$proto" = "$want" ] || { echo "assert_mount_transport: opts say proto=$proto, xprt says $xprt" >&2; return 1; }
+    # proto=rdma6/tcp6 (IPv6) is the same transport as rdma/tcp
+    [ "${proto%6}" = "$want" ] || { echo "assert_mount_transport: opts say proto=$proto, xprt says $xprt" >&2; return 1; }
 }
 
 # mount_op_count MNT OP: number of OP requests sent (per-op statistics of mountstats)
@@ -200,7 +201,8 @@ nfsrdmad_start() {
         --mount-port "$NFSRDMAD_MOUNT_PORT" \
         --export "$dir=${NFSRDMAD_EXPORT_OPTS:-rw,no_root_squash}" "$@" >> "$NFSRDMAD_LOG" 2>&1 &
     NFSRDMAD_PID=$!
-    local i
+    local i probe=${NFSRDMAD_ADDR#[}
+    probe=${probe%]}  # "[fd00::1]" on the command line, fd00::1 for bash's /dev/tcp
     for ((i = 0; i < 150; i++)); do
         if ! kill -0 "$NFSRDMAD_PID" 2>/dev/null; then
             wait "$NFSRDMAD_PID"
@@ -211,10 +213,10 @@ nfsrdmad_start() {
         fi
         # both listeners accept connections (bash's /dev/tcp: no exec, and unlike
         # `rpcinfo -n PORT` it does not need rpcbind)
-        _tcp_open "$NFSRDMAD_ADDR" "$NFSRDMAD_PORT" && _tcp_open "$NFSRDMAD_ADDR" "$NFSRDMAD_MOUNT_PORT" && break
+        _tcp_open "$probe" "$NFSRDMAD_PORT" && _tcp_open "$probe" "$NFSRDMAD_MOUNT_PORT" && break
         sleep 0.2
     done
-    _tcp_open "$NFSRDMAD_ADDR" "$NFSRDMAD_PORT" && _tcp_open "$NFSRDMAD_ADDR" "$NFSRDMAD_MOUNT_PORT" \
+    _tcp_open "$probe" "$NFSRDMAD_PORT" && _tcp_open "$probe" "$NFSRDMAD_MOUNT_PORT" \
         || { echo "nfsrdmad does not accept connections on $NFSRDMAD_ADDR:$NFSRDMAD_PORT and :$NFSRDMAD_MOUNT_PORT after 30 s" >&2; return 1; }
     echo "nfsrdmad: pid $NFSRDMAD_PID, export $dir, listening on $NFSRDMAD_ADDR:$NFSRDMAD_PORT (MOUNT $NFSRDMAD_MOUNT_PORT)"
 }

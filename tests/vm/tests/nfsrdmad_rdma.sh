@@ -15,10 +15,20 @@
 #  - a 1000-byte symlink target read back (READLINK through a write chunk);
 #  - a crafted requester (tests/tools/rdma_requester) gets ERR_VERS for a wrong version,
 #    ERR_CHUNK for unaligned, oversize, truncated and malformed chunk lists, and is
-#    disconnected for a credit overrun -- while the kernel mount keeps working;
+#    disconnected for a credit overrun and for a read chunk with a bogus rkey (the RDMA
+#    Read fails); a requester that dies while its 1 MiB read chunk is being pulled costs
+#    nothing: its buffers come back -- while the kernel mount keeps working;
 #  - the daemon's counters prove the paths ran: read chunks (WRITE), write chunks (READ),
-#    reply chunks (long replies), and payload bytes memcpy'd in userspace stayed 0;
-#  - the daemon exits 0 on SIGTERM.
+#    reply chunks (long replies), and payload bytes memcpy'd in userspace stayed 0; the
+#    per-connection lines of the dump agree;
+#  - the daemon exits 0 on SIGTERM;
+#  - a payload pool of 4 registered buffers on huge pages under four parallel writers and
+#    readers: calls wait for buffers (counted), none fails, no ERR_CHUNK, data intact;
+#  - IPv6: the listener on an IPv6 address of the rxe netdev, the requester and the kernel
+#    client (proto=rdma6) reach it;
+#  - the engine modes: restarted with engine.mode poll and then event, the kernel mount
+#    moves 32 MiB each way intact; an idle poll-mode daemon burns CPU, an idle adaptive or
+#    event one does not (CPU ticks from /proc, a functional check, not a speed check).
 # Env: NFSRDMAD_BIN (required), RDMA_REQUESTER (the tool), MANY (default 5000).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/nfs.sh"
@@ -125,9 +135,19 @@ nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120
 
 step "a crafted requester, while the kernel mount stays up"
 if [ -x "${RDMA_REQUESTER:-}" ]; then
-    for sc in null vers unaligned oversize truncated badlist nomsg longcall overrun; do
+    sleep 1; dump_stats; idle_buffers=$(counter buffers_in_use)
+    for sc in null vers unaligned oversize truncated badlist nomsg longcall overrun badrkey; do
         check "requester: $sc" "$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" "$sc"
     done
+    dump_stats
+    check "the failed RDMA Read was a completion error" test "$(counter completion_errors)" -gt 0
+    check "requester: vanish (dies mid RDMA Read)" "$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" vanish
+    # The dead peer's connection goes (CM DREQ from its closed id, or the Read's retries
+    # running out) and everything it held comes back.
+    vanished() { dump_stats; [ "$(counter open)" = 1 ] && [ "$(counter buffers_in_use)" = "$idle_buffers" ]; }
+    for ((i = 0; i < 90; i++)); do vanished && break; done  # ~1 s a round (dump_stats)
+    check "the vanished peer's connection and buffers are released" vanished
+    echo "    open=$(counter open) buffers_in_use=$(counter buffers_in_use) (idle mount: $idle_buffers)"
     check_eq "the kernel mount still reads the 64 MiB file" "$want" "$(md5sum < "$MNT/big.bin" | cut -d' ' -f1)"
     echo "after the requester" > /tmp/after.txt
     check "the kernel mount still writes" cp /tmp/after.txt "$MNT/after.txt"
@@ -159,6 +179,12 @@ check "credit overrun detected" test "$(counter credit_overruns)" -gt 0
 check "long calls ran (RDMA_NOMSG)" test "$(counter calls_nomsg)" -gt 0
 check_eq "payload bytes memcpy'd in userspace" 0 "$(counter payload_memcpy_bytes)"
 echo "completion errors: $(counter completion_errors) (flushes after the requester's disconnects are expected)"
+conn_line=$(grep -o "stats: rdma-connection .*" "$NFSRDMAD_LOG" | tail -1)
+echo "$conn_line"
+conn_counter() { echo "$conn_line" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+check "the mount's connection has its own counters: calls" test "$(conn_counter calls_msg)" -gt 0
+check "... READ data by write chunks on it" test "$(conn_counter write_chunks)" -gt 0
+check_eq "... credits it was granted" 128 "$(conn_counter credits)"
 
 step "shutdown"
 nfs_umount "$MNT"
@@ -167,4 +193,84 @@ dump_stats
 check_eq "no connection left open" 0 "$(counter open)"
 check_eq "no registered buffer left in use" 0 "$(counter buffers_in_use)"
 check "nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop
+
+# cpu_ticks PID: user+system clock ticks the process has used so far
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+# idle_ticks: ticks the daemon burns in 3 s with an idle mount
+idle_ticks() { local a; sleep 1; a=$(cpu_ticks "$NFSRDMAD_PID"); sleep 3; echo $(($(cpu_ticks "$NFSRDMAD_PID") - a)); }
+
+for mode in poll event adaptive; do
+    step "engine mode $mode"
+    printf 'engine:\n  mode: %s\n  threads: 1\n' "$mode" > /tmp/engine-$mode.yaml
+    check "nfsrdmad starts in $mode mode" nfsrdmad_start "$EXPORT" --rdma "$RXE_IP:$RDMA_PORT" \
+        --config /tmp/engine-$mode.yaml || continue
+    check "$mode: listening" wait_for 20 grep -q "rdma: listening on $RXE_IP:$RDMA_PORT (.*$mode completion mode" "$NFSRDMAD_LOG"
+    check "$mode: mount" nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120 || { nfsrdmad_stop; continue; }
+    check "$mode: write 32 MiB" dd if=/tmp/par1.bin of="$MNT/mode-$mode.bin" bs=1M conv=fsync status=none
+    cat /tmp/par2.bin >> "$MNT/mode-$mode.bin"
+    nfs_umount "$MNT"; nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120
+    check_eq "$mode: read back" "$(cat /tmp/par1.bin /tmp/par2.bin | md5sum)" "$(md5sum < "$MNT/mode-$mode.bin")"
+    ls "$MNT" > /dev/null
+    ticks=$(idle_ticks)
+    echo "    $mode: $ticks CPU ticks in 3 s with an idle mount"
+    if [ "$mode" = poll ]; then
+        check "poll: the reactor polls while idle (>= 100 ticks)" test "$ticks" -ge 100
+    else
+        check "$mode: an idle daemon sleeps (<= 10 ticks)" test "$ticks" -le 10
+    fi
+    nfs_umount "$MNT"
+    check "$mode: nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop
+done
+
+step "a payload pool of 4 buffers, on huge pages, under four writers and readers"
+echo 16 > /proc/sys/vm/nr_hugepages
+printf 'rdma:\n  max_payload_buffers: 4\n  huge_pages: true\n' > /tmp/small-pool.yaml
+if check "nfsrdmad starts with 4 payload buffers" nfsrdmad_start "$EXPORT" \
+        --rdma "$RXE_IP:$RDMA_PORT" --config /tmp/small-pool.yaml &&
+    check "pool: listening" wait_for 20 grep -q "rdma: listening on $RXE_IP:$RDMA_PORT" "$NFSRDMAD_LOG" &&
+    check "pool: mount" nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120; then
+    pids=()
+    for i in 1 2 3 4; do dd if=/tmp/par$i.bin of="$MNT/pool$i.bin" bs=1M conv=fsync status=none & pids+=($!); done
+    wait "${pids[@]}"
+    nfs_umount "$MNT"; nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120
+    pids=()
+    for i in 1 2 3 4; do md5sum < "$MNT/pool$i.bin" > /tmp/pool$i.got & pids+=($!); done
+    wait "${pids[@]}"
+    for i in 1 2 3 4; do
+        check_eq "pool: file $i intact" "$(md5sum < /tmp/par$i.bin)" "$(cat /tmp/pool$i.got)"
+    done
+    dump_stats
+    grep -o "stats: rdma .*" "$NFSRDMAD_LOG" | tail -1
+    check "pool: calls waited for registered memory" test "$(counter buffer_waits)" -gt 0
+    check_eq "pool: no ERR_CHUNK" 0 "$(counter err_chunk)"
+    check_eq "pool: no disconnect but the remount's" 1 "$(counter disconnects)"
+    check "pool: payload buffers on huge pages" test "$(counter huge_page_bytes)" -gt 0
+    check_eq "pool: payload memcpy" 0 "$(counter payload_memcpy_bytes)"
+    nfs_umount "$MNT"
+fi
+check "pool: nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop
+echo 0 > /proc/sys/vm/nr_hugepages
+
+step "IPv6: the listener on an IPv6 address of the rxe netdev"
+V6=fd00:99::1
+ip -6 addr add "$V6/64" dev "$RXE_NETDEV" nodad
+v6_gid() { grep -q "^fd00:0099:0000:0000:0000:0000:0000:0001" /sys/class/infiniband/$RXE_DEV/ports/1/gids/*; }
+check "rxe has a GID for $V6" wait_for 10 v6_gid
+if NFSRDMAD_ADDR="[$V6]" check "nfsrdmad starts on [$V6]" nfsrdmad_start "$EXPORT" --rdma "[$V6]:$RDMA_PORT" &&
+    check "v6: listening" wait_for 20 grep -q "rdma: listening on $V6:$RDMA_PORT" "$NFSRDMAD_LOG"; then
+    if [ -x "${RDMA_REQUESTER:-}" ]; then
+        check "v6: requester NULL" "$RDMA_REQUESTER" "$V6" "$RDMA_PORT" null
+        check "v6: requester ERR_VERS" "$RDMA_REQUESTER" "$V6" "$RDMA_PORT" vers
+    fi
+    v6opts="vers=3,proto=rdma6,port=$RDMA_PORT,mountport=$NFSRDMAD_MOUNT_PORT,mountproto=tcp6,nolock,soft,timeo=300,retrans=2"
+    if check "v6: kernel mount proto=rdma6" nfs_mount "[$V6]:$EXPORT" "$MNT" "$v6opts" 120; then
+        check "v6: transport is rdma (mountstats)" assert_mount_transport "$MNT" rdma
+        check_eq "v6: read a file" "$(md5sum < /tmp/par3.bin)" "$(md5sum < "$MNT/par3.bin")"
+        check "v6: write a file" cp /tmp/par4.bin "$MNT/v6.bin"
+        check_eq "v6: the server has it" "$(md5sum < /tmp/par4.bin)" "$(md5sum < "$EXPORT/v6.bin")"
+        nfs_umount "$MNT"
+    fi
+    grep "rdma: connection from" "$NFSRDMAD_LOG" | tail -1
+fi
+check "v6: nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop
 vm_summary

@@ -3,11 +3,12 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 
+#include <spdlog/spdlog.h>
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
-#include <spdlog/spdlog.h>
+#include <utility>
 
 namespace nfsrdmad::rdma::verbs {
 
@@ -111,8 +112,8 @@ bool Connection::setup(std::string* why) {
     const auto& a = dev_->attr();
     const int recv_depth = static_cast<int>(opts_.credits) * 2;
     const int send_depth = std::min<int>(a.max_qp_wr, static_cast<int>(opts_.credits) * 8 + 64);
-    cq_.reset(ibv_create_cq(ctx, std::min(a.max_cqe, recv_depth + send_depth), this,
-                            channel_.get(), 0));
+    cq_.reset(
+        ibv_create_cq(ctx, std::min(a.max_cqe, recv_depth + send_depth), this, channel_.get(), 0));
     if (!cq_) {
         *why = std::string("ibv_create_cq: ") + std::strerror(errno);
         return false;
@@ -146,8 +147,19 @@ bool Connection::setup(std::string* why) {
 
 void Connection::start() {
     auto self = shared_from_this();
-    watching_ = reactor_.add(channel_->fd, EPOLLIN,
-                             [self](uint32_t) { self->on_completion_event(); });
+    watching_ =
+        reactor_.add(channel_->fd, EPOLLIN, [self](uint32_t) { self->on_completion_event(); });
+    // Poll and adaptive modes: the reactor polls the CQ itself, and arms its notification
+    // only before it sleeps (adaptive). Event mode: the channel alone, re-armed per event.
+    if (watching_ && reactor_.mode() != engine::Mode::Event) {
+        poller_ = reactor_.add_poller({
+            [self] { return self->reap() > 0; },
+            [self] {
+                ibv_req_notify_cq(self->cq_.get(), 0);
+                return self->reap() > 0;
+            },
+        });
+    }
     svc_.counters.credits_granted = opts_.credits;
     // Completions may already be waiting (see setup()).
     on_completion_event();
@@ -180,41 +192,42 @@ bool Connection::post_receive() {
     return true;
 }
 
+int Connection::reap() {
+    if (closed_ && work_.empty()) return 0;  // torn down: the CQ stays quiet
+    int total = 0;
+    ibv_wc wcs[32];
+    for (;;) {
+        int n = ibv_poll_cq(cq_.get(), 32, wcs);
+        if (n <= 0) break;
+        for (int i = 0; i < n; ++i) handle(wcs[i]);
+        total += n;
+    }
+    if (closed_ && work_.empty()) teardown();
+    return total;
+}
+
 void Connection::on_completion_event() {
     if (closed_ && work_.empty()) return;
     ibv_cq* cq = nullptr;
     void* ctx = nullptr;
     if (ibv_get_cq_event(channel_.get(), &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
-    using Clock = std::chrono::steady_clock;
-    auto last_work = Clock::now();
-    ibv_wc wcs[32];
-    for (;;) {
-        int n = ibv_poll_cq(cq_.get(), 32, wcs);
-        if (n > 0) {
-            for (int i = 0; i < n; ++i) handle(wcs[i]);
-            last_work = Clock::now();
-            continue;
-        }
-        // Adaptive mode: keep polling while work keeps arriving, then sleep.
-        if (opts_.spin_us &&
-            Clock::now() - last_work < std::chrono::microseconds(opts_.spin_us))
-            continue;
-        ibv_req_notify_cq(cq_.get(), 0);
-        // A completion that slipped in before the re-arm would wait for the next event.
-        n = ibv_poll_cq(cq_.get(), 32, wcs);
-        if (n <= 0) break;
-        for (int i = 0; i < n; ++i) handle(wcs[i]);
+    if (poller_) {  // the reactor polls and arms
+        reap();
+        return;
     }
-    if (closed_ && work_.empty()) teardown();
+    // Event mode: reap, re-arm, and reap what slipped in before the re-arm.
+    do {
+        reap();
+        if (closed_ && work_.empty()) return;
+        ibv_req_notify_cq(cq_.get(), 0);
+    } while (reap() > 0);
 }
 
 void Connection::handle(const ibv_wc& wc) {
-    ++local_.completions;
-    svc_.counters.completions++;
+    count(&TransportCounters::completions);
     if (wc.status != IBV_WC_SUCCESS) {
         if (wc.status != IBV_WC_WR_FLUSH_ERR) {
-            ++local_.completion_errors;
-            svc_.counters.completion_errors++;
+            count(&TransportCounters::completion_errors);
             spdlog::warn("rdma {}: completion error: {} (opcode {})", peer_.text,
                          ibv_wc_status_str(wc.status), static_cast<int>(wc.opcode));
         }
@@ -253,7 +266,9 @@ void Connection::handle(const ibv_wc& wc) {
     }
 }
 
-void Connection::release_credit() { credits_.on_reply(); }
+void Connection::release_credit() {
+    credits_.on_reply();
+}
 
 void Connection::on_receive(uint64_t id, uint32_t len) {
     auto node = work_.extract(id);
@@ -265,7 +280,7 @@ void Connection::on_receive(uint64_t id, uint32_t len) {
         return;
     }
     if (!credits_.on_call()) {
-        svc_.counters.credit_overruns++;
+        count(&TransportCounters::credit_overruns);
         disconnect("the peer sent more calls than its " + std::to_string(credits_.granted()) +
                    " credits");
         return;
@@ -274,7 +289,7 @@ void Connection::on_receive(uint64_t id, uint32_t len) {
     auto parsed = parse_header(msg, opts_.limits);
     if (auto* err = std::get_if<HeaderError>(&parsed)) {
         if (err->answer == HeaderError::Ignore) {
-            if (err->why == "RDMA_DONE") svc_.counters.done_ignored++;
+            if (err->why == "RDMA_DONE") count(&TransportCounters::done_ignored);
             spdlog::debug("rdma {}: ignoring message: {}", peer_.text, err->why);
             release_credit();
             return;
@@ -291,12 +306,10 @@ void Connection::on_receive(uint64_t id, uint32_t len) {
     call->received = std::move(buf);
     switch (call->header.type) {
         case MsgType::NoMsg:
-            ++local_.calls_nomsg;
-            svc_.counters.calls_nomsg++;
+            count(&TransportCounters::calls_nomsg);
             break;
         default:
-            ++local_.calls_msg;
-            svc_.counters.calls_msg++;
+            count(&TransportCounters::calls_msg);
             break;
     }
     if (call->plan.read_bytes() == 0) {
@@ -306,33 +319,86 @@ void Connection::on_receive(uint64_t id, uint32_t len) {
     start_reads(std::move(call));
 }
 
-void Connection::start_reads(std::shared_ptr<CallWork> call) {
-    auto queue = [&](const PullSet& set, BufferPtr& into) {
+bool Connection::reserve_pulls(CallWork& call) {
+    auto get = [&](const PullSet& set, BufferPtr& into) {
+        if (into) return true;  // reserved on an earlier try
         into = dev_->payloads().get();
-        if (!into || into->size() < set.length) return false;
-        for (const auto& p : set.pulls) {
-            if (p.remote.length == 0) continue;
-            read_queue_.push_back({call, p, into.get()});
-            ++call->reads_left;
-        }
-        svc_.counters.read_chunks++;
-        svc_.counters.read_bytes += set.length;
-        return true;
+        return into && into->size() >= set.length;
     };
-    if ((call->plan.message_pulls && !queue(*call->plan.message_pulls, call->message)) ||
-        (call->plan.payload_pulls && !queue(*call->plan.payload_pulls, call->payload))) {
-        // No registered memory free for the pull: refuse this call, keep the connection.
-        spdlog::warn("rdma {}: no payload buffer free for a {}-byte read chunk", peer_.text,
-                     call->plan.read_bytes());
-        std::erase_if(read_queue_, [&](const PendingRead& r) { return r.call == call; });
-        send_error(call->header.xid, HeaderError::ErrChunk);
+    if ((call.plan.message_pulls && !get(*call.plan.message_pulls, call.message)) ||
+        (call.plan.payload_pulls && !get(*call.plan.payload_pulls, call.payload))) {
+        call.message.reset();  // hold nothing while waiting
+        call.payload.reset();
+        short_of_ = &dev_->payloads();
+        return false;
+    }
+    return true;
+}
+
+void Connection::start_reads(std::shared_ptr<CallWork> call) {
+    // Calls that wait for registered memory go first: arrival order is kept.
+    if (!starved_calls_.empty() || !reserve_pulls(*call)) {
+        starved_calls_.push_back(std::move(call));
+        wait_for_buffers();
         return;
     }
+    begin_reads(std::move(call));
+}
+
+void Connection::begin_reads(std::shared_ptr<CallWork> call) {
+    auto queue = [&](const PullSet& set, Buffer* into) {
+        for (const auto& p : set.pulls) {
+            if (p.remote.length == 0) continue;
+            read_queue_.push_back({call, p, into});
+            ++call->reads_left;
+        }
+        count(&TransportCounters::read_chunks);
+        count(&TransportCounters::read_bytes, set.length);
+    };
+    if (call->plan.message_pulls) queue(*call->plan.message_pulls, call->message.get());
+    if (call->plan.payload_pulls) queue(*call->plan.payload_pulls, call->payload.get());
     if (call->reads_left == 0) {
         dispatch(std::move(call));
         return;
     }
     pump_reads();
+}
+
+void Connection::wait_for_buffers() {
+    MemoryPool* pool = std::exchange(short_of_, nullptr);
+    if (closed_ || !pool || std::ranges::find(awaiting_, pool) != awaiting_.end()) return;
+    count(&TransportCounters::buffer_waits);
+    std::weak_ptr<Connection> weak = weak_from_this();
+    auto wake = [weak, pool] {
+        if (auto self = weak.lock())
+            self->reactor_.post([self, pool] {
+                std::erase(self->awaiting_, pool);
+                self->retry_starved();
+            });
+    };
+    // A buffer came back between the failed attempt and now: retry at once (and hand
+    // this one back, retry_starved() takes its own).
+    if (pool->get_or_notify(wake))
+        return reactor_.post([weak] {
+            if (auto self = weak.lock()) self->retry_starved();
+        });
+    awaiting_.push_back(pool);
+}
+
+void Connection::retry_starved() {
+    if (closed_) return;
+    // Replies first: they give buffers and credits back.
+    while (!starved_replies_.empty()) {
+        auto& [call, reply] = starved_replies_.front();
+        if (!try_send_reply(call, **reply)) return wait_for_buffers();
+        starved_replies_.pop_front();
+    }
+    while (!starved_calls_.empty()) {
+        auto call = starved_calls_.front();
+        if (!reserve_pulls(*call)) return wait_for_buffers();
+        starved_calls_.pop_front();
+        begin_reads(std::move(call));
+    }
 }
 
 void Connection::pump_reads() {
@@ -343,8 +409,8 @@ void Connection::pump_reads() {
         auto rec = std::make_unique<ReadRecord>();
         rec->call = r.call;
         uint64_t id = track(std::move(rec));
-        ibv_sge sge{reinterpret_cast<uintptr_t>(r.into->data() + r.pull.offset), r.pull.remote.length,
-                    r.into->lkey()};
+        ibv_sge sge{reinterpret_cast<uintptr_t>(r.into->data() + r.pull.offset),
+                    r.pull.remote.length, r.into->lkey()};
         ibv_send_wr wr{};
         wr.wr_id = id;
         wr.opcode = IBV_WR_RDMA_READ;
@@ -386,7 +452,7 @@ void Connection::dispatch(std::shared_ptr<CallWork> call) {
                                             {call->payload->data(), p.payload_pulls->length}};
         auto reply = std::make_shared<std::optional<rpc::Reply>>(
             self->svc_.dispatcher.dispatch(msg, self->peer_, self->dev_->allocator()));
-        self->reactor_.post([self, call, reply] { self->send_reply(call, std::move(*reply)); });
+        self->reactor_.post([self, call, reply] { self->send_reply(call, reply); });
     });
 }
 
@@ -400,15 +466,23 @@ struct Gather {
 
 }  // namespace
 
-void Connection::send_reply(std::shared_ptr<CallWork> call, std::optional<rpc::Reply> reply) {
+void Connection::send_reply(std::shared_ptr<CallWork> call, ReplyPtr reply) {
     if (closed_) {
         release_credit();
         return;
     }
-    if (!reply) {  // dropped by the RPC layer (e.g. a retransmission in progress)
+    if (!*reply) {  // dropped by the RPC layer (e.g. a retransmission in progress)
         release_credit();
         return;
     }
+    if (!starved_replies_.empty() || !try_send_reply(call, **reply)) {
+        starved_replies_.emplace_back(std::move(call), std::move(reply));
+        wait_for_buffers();
+    }
+}
+
+bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Reply& r) {
+    rpc::Reply* reply = &r;
     ReplyInputs in;
     in.call = &call->header;
     in.credits = credits_.granted();
@@ -421,7 +495,7 @@ void Connection::send_reply(std::shared_ptr<CallWork> call, std::optional<rpc::R
         spdlog::info("rdma {}: ERR_CHUNK for xid {:#x}: {}", peer_.text, call->header.xid,
                      plan.error);
         send_error(call->header.xid, HeaderError::ErrChunk);
-        return;
+        return true;
     }
 
     auto rec = std::make_unique<ReplyRecord>();
@@ -440,14 +514,19 @@ void Connection::send_reply(std::shared_ptr<CallWork> call, std::optional<rpc::R
                 continue;
             }
             while (!b.empty()) {
-                auto nb = b.size() <= dev_->sends().buffer_size() ? dev_->sends().get()
-                                                                   : dev_->payloads().get();
-                if (!nb) return false;
+                auto& pool =
+                    b.size() <= dev_->sends().buffer_size() ? dev_->sends() : dev_->payloads();
+                auto nb = pool.get();
+                if (!nb) {
+                    short_of_ = &pool;
+                    return false;
+                }
                 size_t n = std::min(b.size(), nb->size());
                 std::memcpy(nb->data(), b.data(), n);
                 if (reply->payload && b.data() >= reply->payload->data.data() &&
                     b.data() < reply->payload->data.data() + reply->payload->data.size())
-                    svc_.counters.payload_memcpy_bytes += n;  // file data not in registered memory
+                    count(&TransportCounters::payload_memcpy_bytes,
+                          n);  // file data not in registered memory
                 g.sges.push_back({reinterpret_cast<uintptr_t>(nb->data()), static_cast<uint32_t>(n),
                                   nb->lkey()});
                 g.staged += n;
@@ -463,10 +542,7 @@ void Connection::send_reply(std::shared_ptr<CallWork> call, std::optional<rpc::R
     uint64_t staged = 0;
     for (size_t i = 0; i < plan.writes.size(); ++i) {
         const auto& push = plan.writes[i];
-        if (!gather(push.local, gathers[i])) {
-            disconnect("out of registered buffers for a reply");
-            return;
-        }
+        if (!gather(push.local, gathers[i])) return false;  // staging buffers go back
         staged += gathers[i].staged;
         ibv_send_wr& wr = wrs[i];
         wr.opcode = IBV_WR_RDMA_WRITE;
@@ -485,8 +561,8 @@ void Connection::send_reply(std::shared_ptr<CallWork> call, std::optional<rpc::R
     {
         auto sb = dev_->sends().get();
         if (!sb) {
-            disconnect("out of send buffers");
-            return;
+            short_of_ = &dev_->sends();
+            return false;
         }
         size_t off = 0;
         for (Bytes b : send_pieces) {
@@ -497,7 +573,7 @@ void Connection::send_reply(std::shared_ptr<CallWork> call, std::optional<rpc::R
             }
             if (off + b.size() > sb->size()) {
                 disconnect("a reply does not fit its send buffer");
-                return;
+                return true;
             }
             std::memcpy(sb->data() + off, b.data(), b.size());
             sg.sges.push_back({reinterpret_cast<uintptr_t>(sb->data() + off),
@@ -512,8 +588,7 @@ void Connection::send_reply(std::shared_ptr<CallWork> call, std::optional<rpc::R
     send.opcode = plan.invalidate ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND;
     if (plan.invalidate) {
         send.invalidate_rkey = *plan.invalidate;
-        ++local_.send_invalidate;
-        svc_.counters.send_invalidate++;
+        count(&TransportCounters::send_invalidate);
     }
     send.send_flags = IBV_SEND_SIGNALED;
     send.sg_list = sg.sges.data();
@@ -521,18 +596,16 @@ void Connection::send_reply(std::shared_ptr<CallWork> call, std::optional<rpc::R
     rec->payload = std::move(reply->payload_owner);
     send.wr_id = track(std::move(rec));
 
-    svc_.counters.staged_bytes += staged;
+    count(&TransportCounters::staged_bytes, staged);
     if (plan.write_chunk_bytes) {
-        ++local_.write_chunks;
-        svc_.counters.write_chunks++;
-        svc_.counters.write_bytes += plan.write_chunk_bytes;
+        count(&TransportCounters::write_chunks);
+        count(&TransportCounters::write_bytes, plan.write_chunk_bytes);
     }
     if (plan.reply_chunk_bytes) {
-        ++local_.reply_chunks;
-        svc_.counters.reply_chunks++;
-        svc_.counters.reply_bytes += plan.reply_chunk_bytes;
+        count(&TransportCounters::reply_chunks);
+        count(&TransportCounters::reply_bytes, plan.reply_chunk_bytes);
     } else {
-        svc_.counters.inline_replies++;
+        count(&TransportCounters::inline_replies);
     }
     ibv_send_wr* bad = nullptr;
     if (ibv_post_send(id_->qp, wrs.data(), &bad) != 0) {
@@ -540,15 +613,14 @@ void Connection::send_reply(std::shared_ptr<CallWork> call, std::optional<rpc::R
         release_credit();
         disconnect(std::string("ibv_post_send (reply): ") + std::strerror(errno));
     }
+    return true;
 }
 
 void Connection::send_error(uint32_t xid, HeaderError::Answer err) {
     if (err == HeaderError::ErrVers) {
-        ++local_.err_vers;
-        svc_.counters.err_vers++;
+        count(&TransportCounters::err_vers);
     } else {
-        ++local_.err_chunk;
-        svc_.counters.err_chunk++;
+        count(&TransportCounters::err_chunk);
     }
     auto sb = dev_->sends().get();
     if (!sb) {
@@ -582,18 +654,26 @@ void Connection::disconnect(const std::string& why) {
     svc_.counters.disconnects++;
     spdlog::info("rdma {}: disconnecting: {}", peer_.text, why);
     read_queue_.clear();
+    starved_calls_.clear();
+    starved_replies_.clear();
     // Moving the QP to the error state flushes every posted work request; their
     // completions release the buffers (handle()), then teardown() runs.
     rdma_disconnect(id_.get());
     ibv_qp_attr attr{};
     attr.qp_state = IBV_QPS_ERR;
     ibv_modify_qp(id_->qp, &attr, IBV_QP_STATE);
-    on_completion_event();
+    reap();
 }
 
-void Connection::on_cm_disconnected() { disconnect("the peer disconnected"); }
+void Connection::on_cm_disconnected() {
+    disconnect("the peer disconnected");
+}
 
 void Connection::teardown() {
+    if (poller_) {
+        reactor_.remove_poller(poller_);  // drops the poller's reference to us
+        poller_ = 0;
+    }
     if (watching_) {
         reactor_.remove(channel_->fd);  // drops the reactor's reference to us
         watching_ = false;

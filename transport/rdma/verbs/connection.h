@@ -36,11 +36,10 @@ namespace nfsrdmad::rdma::verbs {
 
 struct ConnectionOptions {
     uint32_t credits = 128;
-    size_t inline_size = 4096;      // our receive (and send) buffer size
-    size_t peer_receive = 1024;     // the peer's receive size (RFC 8797), else 1024
+    size_t inline_size = 4096;   // our receive (and send) buffer size
+    size_t peer_receive = 1024;  // the peer's receive size (RFC 8797), else 1024
     bool peer_remote_invalidate = false;
     uint32_t initiator_depth = 16;  // RDMA Reads we may have in flight
-    uint32_t spin_us = 0;           // adaptive mode: keep polling this long after work
     Limits limits;
 };
 
@@ -52,7 +51,7 @@ struct ConnectionServices {
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {
-public:
+  public:
     // Creates the CQ and QP on `id` (from a CONNECT_REQUEST) and posts the receives,
     // before the caller accepts: the peer may send as soon as it is connected. Takes
     // ownership of `id` on success only.
@@ -64,28 +63,47 @@ public:
     rdma_cm_id* id() const { return id_.get(); }
     engine::Reactor& reactor() const { return reactor_; }
     const rpc::Peer& peer() const { return peer_; }
-    void start();            // on the reactor: watch the completion channel
+    void start();                             // on the reactor: watch the completion channel
     void disconnect(const std::string& why);  // on the reactor
-    void on_cm_disconnected();                 // on the reactor
+    void on_cm_disconnected();                // on the reactor
     bool closed() const { return closed_; }
+    const TransportCounters& counters() const { return local_; }  // any thread
+    uint32_t credits() const { return opts_.credits; }
+    uint32_t read_depth() const { return opts_.initiator_depth; }
 
     struct Work;
     struct CallWork;
 
-private:
+  private:
     Connection(rdma_cm_id* id, std::shared_ptr<Device> dev, engine::Reactor& r,
                ConnectionServices svc, const ConnectionOptions& o);
 
     bool setup(std::string* why);
+    // Counts on this connection and in the server-wide totals.
+    void count(Counter TransportCounters::*c, uint64_t n = 1) {
+        (local_.*c).fetch_add(n, std::memory_order_relaxed);
+        (svc_.counters.*c).fetch_add(n, std::memory_order_relaxed);
+    }
     bool post_receive();
     void on_completion_event();
+    int reap();  // polls the CQ dry; returns the completions handled
     void handle(const ibv_wc& wc);
     void on_receive(uint64_t id, uint32_t len);
     void start_reads(std::shared_ptr<CallWork> call);
     void pump_reads();
     void on_read_done(uint64_t id);
     void dispatch(std::shared_ptr<CallWork> call);
-    void send_reply(std::shared_ptr<CallWork> call, std::optional<rpc::Reply> reply);
+    using ReplyPtr = std::shared_ptr<std::optional<rpc::Reply>>;
+    void send_reply(std::shared_ptr<CallWork> call, ReplyPtr reply);
+    // false: no registered buffer free now (nothing was posted or consumed)
+    bool try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Reply& reply);
+    bool reserve_pulls(CallWork& call);
+    void begin_reads(std::shared_ptr<CallWork> call);  // its buffers are reserved
+    // Registered memory ran out: calls and replies wait here, in order, until the pool
+    // that ran dry (short_of_) hands a buffer back. They never fail for it: an RDMA_ERROR
+    // would surface as EIO in the client's application.
+    void wait_for_buffers();
+    void retry_starved();
     void send_error(uint32_t xid, HeaderError::Answer err);
     uint64_t track(std::unique_ptr<Work> w);
     void release_credit();
@@ -108,11 +126,16 @@ private:
         Buffer* into;
     };
     std::deque<PendingRead> read_queue_;
+    std::deque<std::shared_ptr<CallWork>> starved_calls_;
+    std::deque<std::pair<std::shared_ptr<CallWork>, ReplyPtr>> starved_replies_;
+    MemoryPool* short_of_ = nullptr;     // the pool the last failed attempt needed
+    std::vector<MemoryPool*> awaiting_;  // pools that will wake us when they can
     uint32_t reads_in_flight_ = 0;
     uint32_t receives_posted_ = 0;
     bool closed_ = false;
     bool watching_ = false;
-    ConnectionCounters local_;
+    uint64_t poller_ = 0;  // poll/adaptive modes: our poller on the reactor
+    TransportCounters local_;
 };
 
 }  // namespace nfsrdmad::rdma::verbs

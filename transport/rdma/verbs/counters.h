@@ -1,5 +1,10 @@
 // What the RDMA transport did, globally and per connection, readable from a running
 // daemon (SIGUSR1 dump) so tests can prove which paths ran.
+//
+// Every connection owns a TransportCounters; each event is counted there and in the
+// server-wide RdmaCounters (which adds what only the listener sees). All fields are
+// relaxed atomics: the reactor and the workers write them, the stats dump reads them
+// from another thread.
 #pragma once
 
 #include <atomic>
@@ -8,30 +13,27 @@
 
 namespace nfsrdmad::rdma::verbs {
 
-struct ConnectionCounters {
-    uint64_t calls_msg = 0, calls_nomsg = 0, calls_msgp = 0;
-    uint64_t read_chunks = 0, read_bytes = 0;
-    uint64_t write_chunks = 0, write_bytes = 0;
-    uint64_t reply_chunks = 0, reply_bytes = 0;
-    uint64_t err_vers = 0, err_chunk = 0;
-    uint64_t completions = 0, completion_errors = 0;
-    uint64_t send_invalidate = 0;
+using Counter = std::atomic<uint64_t>;
+
+struct TransportCounters {
+    Counter calls_msg{0}, calls_nomsg{0}, calls_msgp{0}, done_ignored{0};
+    Counter read_chunks{0}, read_bytes{0};
+    Counter write_chunks{0}, write_bytes{0};
+    Counter reply_chunks{0}, reply_bytes{0};
+    Counter inline_replies{0};
+    Counter err_vers{0}, err_chunk{0}, credit_overruns{0};
+    Counter completions{0}, completion_errors{0}, send_invalidate{0};
+    Counter staged_bytes{0};          // RPC headers/attributes copied to send
+    Counter payload_memcpy_bytes{0};  // file data copied in userspace: must stay 0
+    Counter buffer_waits{0};          // times calls or replies waited for registered memory
+
+    // "calls_msg=1 calls_nomsg=0 ..." in declaration order
+    std::string format() const;
 };
 
-struct RdmaCounters {
-    std::atomic<uint64_t> connections{0}, disconnects{0}, rejected_connections{0};
-    std::atomic<uint64_t> calls_msg{0}, calls_nomsg{0}, calls_msgp{0}, done_ignored{0};
-    std::atomic<uint64_t> read_chunks{0}, read_bytes{0};
-    std::atomic<uint64_t> write_chunks{0}, write_bytes{0};
-    std::atomic<uint64_t> reply_chunks{0}, reply_bytes{0};
-    std::atomic<uint64_t> inline_replies{0};
-    std::atomic<uint64_t> err_vers{0}, err_chunk{0}, credit_overruns{0};
-    std::atomic<uint64_t> credits_granted{0};
-    std::atomic<uint64_t> completions{0}, completion_errors{0}, send_invalidate{0};
-    std::atomic<uint64_t> staged_bytes{0};          // RPC headers/attributes copied to send
-    std::atomic<uint64_t> payload_memcpy_bytes{0};  // file data copied in userspace: must stay 0
-
-    std::string format() const;
+struct RdmaCounters : TransportCounters {
+    Counter connections{0}, disconnects{0}, rejected_connections{0};
+    Counter credits_granted{0};  // the grant of the newest connection
 };
 
 }  // namespace nfsrdmad::rdma::verbs

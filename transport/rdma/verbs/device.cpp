@@ -18,13 +18,13 @@ std::shared_ptr<Device> Device::open(ibv_context* ctx, const PoolSizes& s, std::
         *why = d->name_ + ": ibv_alloc_pd: " + std::strerror(errno);
         return nullptr;
     }
-    d->recv_ = std::make_unique<MemoryPool>(d->pd(), d->name_ + " receive buffers",
-                                            s.inline_size, 256, s.max_inline_buffers, false);
+    d->recv_ = std::make_unique<MemoryPool>(d->pd(), d->name_ + " receive buffers", s.inline_size,
+                                            PoolSizes::kInlinePerSlab, s.max_inline_buffers, false);
     d->send_ = std::make_unique<MemoryPool>(d->pd(), d->name_ + " send buffers", s.inline_size,
-                                            256, s.max_inline_buffers, false);
+                                            PoolSizes::kInlinePerSlab, s.max_inline_buffers, false);
     d->payload_ = std::make_unique<MemoryPool>(d->pd(), d->name_ + " payload buffers",
-                                               s.payload_size, 8, s.max_payload_buffers,
-                                               s.huge_pages);
+                                               s.payload_size, PoolSizes::kPayloadsPerSlab,
+                                               s.max_payload_buffers, s.huge_pages);
     d->alloc_ = std::make_unique<PayloadPoolAllocator>(*d->payload_);
     return d;
 }

@@ -7,8 +7,11 @@
 #include <infiniband/verbs.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -23,7 +26,7 @@ class MemoryPool;
 
 // One buffer of a pool. Returned to its pool when the last owner lets go.
 class Buffer {
-public:
+  public:
     uint8_t* data() const { return data_; }
     size_t size() const { return size_; }
     uint32_t lkey() const { return lkey_; }
@@ -32,7 +35,7 @@ public:
         return b >= data_ && b + n <= data_ + size_;
     }
 
-private:
+  private:
     friend class MemoryPool;
     uint8_t* data_ = nullptr;
     size_t size_ = 0;
@@ -46,7 +49,7 @@ struct BufferRelease {
 using BufferPtr = std::unique_ptr<Buffer, BufferRelease>;
 
 class MemoryPool {
-public:
+  public:
     // `buffer_size` bytes per buffer, `per_slab` buffers per registration, at most
     // `max_buffers` in all.
     MemoryPool(ibv_pd* pd, std::string name, size_t buffer_size, size_t per_slab,
@@ -55,16 +58,23 @@ public:
 
     // nullptr when the pool is exhausted (or registration failed: see last_error()).
     BufferPtr get();
+    // Like get(); when it comes back empty, `wake` is called once (on the thread that
+    // returns a buffer: keep it short, e.g. a reactor post) as soon as one is free.
+    BufferPtr get_or_notify(std::function<void()> wake);
+    // Like get(), but waits up to `patience` for a buffer (worker threads only).
+    BufferPtr get_waiting(std::chrono::milliseconds patience);
     size_t buffer_size() const { return buffer_size_; }
     size_t in_use() const { return in_use_; }
     size_t registered_bytes() const;
     size_t registrations() const;
+    size_t huge_page_bytes() const;  // registered bytes backed by 2 MiB pages
     const std::string& last_error() const { return error_; }
 
-private:
+  private:
     friend struct BufferRelease;
     void put(Buffer* b);
-    bool grow();  // with mu_ held
+    bool grow();       // with mu_ held
+    BufferPtr take();  // with mu_ held
 
     struct Slab {
         void* mem = nullptr;
@@ -81,6 +91,9 @@ private:
     mutable std::mutex mu_;
     std::vector<std::unique_ptr<Slab>> slabs_;
     std::vector<Buffer*> free_;
+    std::vector<std::function<void()>> wakers_;
+    std::condition_variable freed_;
+    bool warned_no_huge_ = false;
     std::atomic<size_t> in_use_{0};
     std::string error_;
 };
@@ -88,22 +101,22 @@ private:
 // READ payloads in registered memory: the RPC layer's PayloadAllocator for RDMA. The
 // file is read straight into what RDMA Write then pushes to the client.
 class RegisteredPayload : public rpc::PayloadBuffer {
-public:
+  public:
     explicit RegisteredPayload(BufferPtr b) : buf_(std::move(b)) {}
     uint8_t* data() override { return buf_->data(); }
     size_t capacity() const override { return buf_->size(); }
     const Buffer& buffer() const { return *buf_; }
 
-private:
+  private:
     BufferPtr buf_;
 };
 
 class PayloadPoolAllocator : public rpc::PayloadAllocator {
-public:
+  public:
     explicit PayloadPoolAllocator(MemoryPool& pool) : pool_(pool) {}
     std::unique_ptr<rpc::PayloadBuffer> allocate(size_t bytes) override;
 
-private:
+  private:
     MemoryPool& pool_;
 };
 
