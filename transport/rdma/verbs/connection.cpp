@@ -389,11 +389,12 @@ void Connection::retry_starved() {
     if (closed_) return;
     // Replies first: they give buffers and credits back.
     while (!starved_replies_.empty()) {
-        auto& [call, reply] = starved_replies_.front();
+        auto [call, reply] = starved_replies_.front();
         if (!try_send_reply(call, **reply)) return wait_for_buffers();
+        if (closed_) return;  // the attempt failed hard: disconnect() emptied the queues
         starved_replies_.pop_front();
     }
-    while (!starved_calls_.empty()) {
+    while (!starved_calls_.empty() && !closed_) {
         auto call = starved_calls_.front();
         if (!reserve_pulls(*call)) return wait_for_buffers();
         starved_calls_.pop_front();
@@ -523,10 +524,10 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
                 }
                 size_t n = std::min(b.size(), nb->size());
                 std::memcpy(nb->data(), b.data(), n);
+                // File data that was not in registered memory: must never happen.
                 if (reply->payload && b.data() >= reply->payload->data.data() &&
                     b.data() < reply->payload->data.data() + reply->payload->data.size())
-                    count(&TransportCounters::payload_memcpy_bytes,
-                          n);  // file data not in registered memory
+                    count(&TransportCounters::payload_memcpy_bytes, n);
                 g.sges.push_back({reinterpret_cast<uintptr_t>(nb->data()), static_cast<uint32_t>(n),
                                   nb->lkey()});
                 g.staged += n;
