@@ -52,6 +52,22 @@ counter() {  # NAME: the value of NAME= in the last stats line of the daemon log
 
 dump_stats() { kill -USR1 "$NFSRDMAD_PID" && sleep 1; }
 
+# parallel_roundtrip NAME LABEL: /tmp/par1..4.bin written to $MNT/NAME1..4.bin by four
+# parallel writers, then (after a remount: cold cache) read back by four parallel readers
+# and compared. Waits for these jobs only: the daemon and rpcbind are background jobs too.
+parallel_roundtrip() {
+    local name=$1 label=$2 i pids=()
+    for i in 1 2 3 4; do dd if=/tmp/par$i.bin of="$MNT/$name$i.bin" bs=1M conv=fsync status=none & pids+=($!); done
+    wait "${pids[@]}"
+    nfs_umount "$MNT"; nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120
+    pids=()
+    for i in 1 2 3 4; do md5sum < "$MNT/$name$i.bin" > /tmp/$name$i.got & pids+=($!); done
+    wait "${pids[@]}"
+    for i in 1 2 3 4; do
+        check_eq "$label $i" "$(md5sum < /tmp/par$i.bin)" "$(cat /tmp/$name$i.got)"
+    done
+}
+
 step "Soft-RoCE"
 check "rxe device up" rxe_setup || { vm_summary; exit 1; }
 check "export on ext4" make_ext4 "$EXPORT" 600 || { vm_summary; exit 1; }
@@ -93,17 +109,7 @@ nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120
 
 step "four parallel writers and readers"
 for i in 1 2 3 4; do head -c $((16 << 20)) /dev/urandom > /tmp/par$i.bin; done
-# (wait for these jobs only: the daemon and rpcbind are background jobs of this shell too)
-pids=()
-for i in 1 2 3 4; do dd if=/tmp/par$i.bin of="$MNT/par$i.bin" bs=1M conv=fsync status=none & pids+=($!); done
-wait "${pids[@]}"
-nfs_umount "$MNT"; nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120
-pids=()
-for i in 1 2 3 4; do md5sum < "$MNT/par$i.bin" > /tmp/par$i.got & pids+=($!); done
-wait "${pids[@]}"
-for i in 1 2 3 4; do
-    check_eq "parallel file $i" "$(md5sum < /tmp/par$i.bin)" "$(cat /tmp/par$i.got)"
-done
+parallel_roundtrip par "parallel file"
 
 step "a directory of $MANY entries (reply chunks)"
 mkdir -p "$EXPORT/many"
@@ -229,16 +235,7 @@ if check "nfsrdmad starts with 4 payload buffers" nfsrdmad_start "$EXPORT" \
         --rdma "$RXE_IP:$RDMA_PORT" --config /tmp/small-pool.yaml &&
     check "pool: listening" wait_for 20 grep -q "rdma: listening on $RXE_IP:$RDMA_PORT" "$NFSRDMAD_LOG" &&
     check "pool: mount" nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120; then
-    pids=()
-    for i in 1 2 3 4; do dd if=/tmp/par$i.bin of="$MNT/pool$i.bin" bs=1M conv=fsync status=none & pids+=($!); done
-    wait "${pids[@]}"
-    nfs_umount "$MNT"; nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120
-    pids=()
-    for i in 1 2 3 4; do md5sum < "$MNT/pool$i.bin" > /tmp/pool$i.got & pids+=($!); done
-    wait "${pids[@]}"
-    for i in 1 2 3 4; do
-        check_eq "pool: file $i intact" "$(md5sum < /tmp/par$i.bin)" "$(cat /tmp/pool$i.got)"
-    done
+    parallel_roundtrip pool "pool: file intact:"
     dump_stats
     grep -o "stats: rdma .*" "$NFSRDMAD_LOG" | tail -1
     check "pool: calls waited for registered memory" test "$(counter buffer_waits)" -gt 0
