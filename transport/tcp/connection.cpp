@@ -3,9 +3,9 @@
 #include <sys/socket.h>
 #include <sys/uio.h>
 
+#include <spdlog/spdlog.h>
 #include <cerrno>
 #include <climits>
-#include <spdlog/spdlog.h>
 
 namespace nfsrdmad::tcp {
 
@@ -15,7 +15,7 @@ Connection::Connection(engine::UniqueFd fd, rpc::Peer peer, engine::Reactor& rea
       peer_(std::move(peer)),
       reactor_(reactor),
       svc_(services),
-      assembler_(services.max_record) {}
+      assembler_(services.max_record, services.buffers) {}
 
 Connection::~Connection() = default;
 
@@ -66,8 +66,8 @@ void Connection::on_readable() {
                 break;
             case RecordAssembler::Status::TooLarge:
                 svc_.counters.oversize_records++;
-                spdlog::warn("tcp: {} sent a record over the {}-byte limit; closing",
-                             peer_.text, svc_.max_record);
+                spdlog::warn("tcp: {} sent a record over the {}-byte limit; closing", peer_.text,
+                             svc_.max_record);
                 close();
                 return;
             case RecordAssembler::Status::RecordReady:

@@ -16,8 +16,8 @@
 namespace nfsrdmad::tcp {
 
 struct TcpCounters {
-    std::atomic<uint64_t> accepted{0}, closed{0}, records{0}, oversize_records{0},
-        bytes_in{0}, bytes_out{0};
+    std::atomic<uint64_t> accepted{0}, closed{0}, records{0}, oversize_records{0}, bytes_in{0},
+        bytes_out{0};
 };
 
 struct ConnectionServices {
@@ -26,11 +26,13 @@ struct ConnectionServices {
     rpc::PayloadAllocator& payloads;
     TcpCounters& counters;
     size_t max_record;
-    size_t max_in_flight;  // calls running or replies unsent, per connection, before we stop reading
+    size_t
+        max_in_flight;  // calls running or replies unsent, per connection, before we stop reading
+    std::shared_ptr<BufferCache> buffers;  // record buffers
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {
-public:
+  public:
     Connection(engine::UniqueFd fd, rpc::Peer peer, engine::Reactor& reactor,
                ConnectionServices services);
     ~Connection();
@@ -41,7 +43,7 @@ public:
     bool idle() const { return in_flight_ == 0 && queued_ == 0; }
     const rpc::Peer& peer() const { return peer_; }
 
-private:
+  private:
     struct Outgoing {
         uint8_t mark[4];
         rpc::Reply reply;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "transport/tcp/buffer_cache.h"
+
 namespace nfsrdmad::tcp {
 
 std::span<uint8_t> RecordAssembler::want() {
@@ -15,7 +17,9 @@ bool RecordAssembler::reserve(size_t total) {
     if (total <= cap_) return true;
     size_t cap = std::max(total, cap_ * 2);
     cap = std::min(cap, max_record_);
-    std::shared_ptr<uint8_t[]> nb(new uint8_t[cap]);
+    std::shared_ptr<uint8_t[]> nb =
+        cache_ ? cache_->get(cap) : std::shared_ptr<uint8_t[]>(new uint8_t[cap]);
+    if (!nb) return false;
     // Only a record of several fragments is ever grown while holding data.
     if (size_) std::memcpy(nb.get(), buf_.get(), size_);
     buf_ = std::move(nb);

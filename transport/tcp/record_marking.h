@@ -14,6 +14,8 @@
 
 namespace nfsrdmad::tcp {
 
+class BufferCache;
+
 inline constexpr uint32_t kLastFragment = 0x80000000u;
 
 struct Record {
@@ -23,8 +25,10 @@ struct Record {
 };
 
 class RecordAssembler {
-public:
-    explicit RecordAssembler(size_t max_record) : max_record_(max_record) {}
+  public:
+    // Record buffers come from `cache` when given (reused, no page faults), else new[].
+    explicit RecordAssembler(size_t max_record, std::shared_ptr<BufferCache> cache = nullptr)
+        : max_record_(max_record), cache_(std::move(cache)) {}
 
     enum class Status { NeedMore, RecordReady, TooLarge };
 
@@ -33,10 +37,11 @@ public:
     Record take();  // after RecordReady
     size_t fragments_in_record() const { return fragments_; }
 
-private:
+  private:
     bool reserve(size_t total);
 
     size_t max_record_;
+    std::shared_ptr<BufferCache> cache_;
     uint8_t header_[4]{};
     size_t header_got_ = 0;
     bool in_body_ = false;

@@ -6,32 +6,17 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <future>
-#include <spdlog/fmt/fmt.h>
-#include <spdlog/spdlog.h>
 
 namespace nfsrdmad::tcp {
 
 namespace {
-
-class HeapBuffer : public rpc::PayloadBuffer {
-public:
-    // Page aligned (aligned_alloc wants a whole number of pages, at least one).
-    explicit HeapBuffer(size_t n)
-        : p_(static_cast<uint8_t*>(std::aligned_alloc(4096, std::max<size_t>(4096, (n + 4095) & ~size_t(4095))))),
-          n_(n) {}
-    ~HeapBuffer() override { std::free(p_); }
-    uint8_t* data() override { return p_; }
-    size_t capacity() const override { return n_; }
-
-private:
-    uint8_t* p_;
-    size_t n_;
-};
 
 bool parse_address(const std::string& addr, uint16_t port, sockaddr_storage& ss, socklen_t& len) {
     std::memset(&ss, 0, sizeof ss);
@@ -53,10 +38,6 @@ bool parse_address(const std::string& addr, uint16_t port, sockaddr_storage& ss,
 }
 
 }  // namespace
-
-std::unique_ptr<rpc::PayloadBuffer> HeapPayloadAllocator::allocate(size_t bytes) {
-    return std::make_unique<HeapBuffer>(bytes);
-}
 
 std::string format_address(const sockaddr* sa) {
     char buf[INET6_ADDRSTRLEN] = "?";
@@ -82,7 +63,8 @@ Server::~Server() = default;
 std::string Server::listen(const std::string& address, uint16_t port) {
     sockaddr_storage ss;
     socklen_t len;
-    if (!parse_address(address, port, ss, len)) return fmt::format("not an IP address: '{}'", address);
+    if (!parse_address(address, port, ss, len))
+        return fmt::format("not an IP address: '{}'", address);
     engine::UniqueFd fd(::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd) return fmt::format("socket: {}", std::strerror(errno));
     int one = 1;
@@ -96,7 +78,8 @@ std::string Server::listen(const std::string& address, uint16_t port) {
     // Accepting is cheap: the first reactor does it and spreads connections over all.
     auto& r = reactors_.next();
     std::promise<bool> added;
-    r.post([&] { added.set_value(r.add(lfd, EPOLLIN, [this, lfd](uint32_t) { on_accept(lfd); })); });
+    r.post(
+        [&] { added.set_value(r.add(lfd, EPOLLIN, [this, lfd](uint32_t) { on_accept(lfd); })); });
     if (!added.get_future().get()) return "cannot watch listening socket";
     spdlog::info("tcp: listening on {}", format_address(reinterpret_cast<sockaddr*>(&ss)));
     listeners_.push_back({&r, std::make_shared<engine::UniqueFd>(std::move(fd))});
@@ -120,8 +103,9 @@ void Server::on_accept(int lfd) {
         counters_.accepted++;
         spdlog::debug("tcp: connection from {}", peer.text);
         auto& r = reactors_.next();
-        ConnectionServices svc{dispatcher_, workers_, payloads_, counters_, opts_.max_record,
-                               opts_.max_in_flight_per_connection};
+        ConnectionServices svc{dispatcher_, workers_,         payloads_,
+                               counters_,   opts_.max_record, opts_.max_in_flight_per_connection,
+                               buffers_};
         auto conn = std::make_shared<Connection>(engine::UniqueFd(cfd), std::move(peer), r, svc);
         {
             std::lock_guard lock(mu_);
@@ -134,7 +118,8 @@ void Server::on_accept(int lfd) {
 
 void Server::stop_accepting() {
     // A listening socket belongs to its reactor: unwatch and close it there.
-    for (auto& l : listeners_) l.reactor->post([fd = l.fd, r = l.reactor] { r->remove(fd->get()); });
+    for (auto& l : listeners_)
+        l.reactor->post([fd = l.fd, r = l.reactor] { r->remove(fd->get()); });
     listeners_.clear();
 }
 

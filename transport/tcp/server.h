@@ -9,15 +9,10 @@
 #include "transport/engine/reactor.h"
 #include "transport/engine/worker_pool.h"
 #include "transport/rpc/dispatcher.h"
+#include "transport/tcp/buffer_cache.h"
 #include "transport/tcp/connection.h"
 
 namespace nfsrdmad::tcp {
-
-// READ payload memory on TCP: plain heap, page aligned.
-class HeapPayloadAllocator : public rpc::PayloadAllocator {
-public:
-    std::unique_ptr<rpc::PayloadBuffer> allocate(size_t bytes) override;
-};
 
 struct ServerOptions {
     size_t max_record = (1u << 20) + 65536;
@@ -25,9 +20,9 @@ struct ServerOptions {
 };
 
 class Server {
-public:
-    Server(engine::ReactorGroup& reactors, engine::WorkerPool& workers,
-           rpc::Dispatcher& dispatcher, ServerOptions opts);
+  public:
+    Server(engine::ReactorGroup& reactors, engine::WorkerPool& workers, rpc::Dispatcher& dispatcher,
+           ServerOptions opts);
     ~Server();
 
     // Binds and listens; returns an error text, empty on success.
@@ -37,14 +32,15 @@ public:
     size_t connections();
     const TcpCounters& counters() const { return counters_; }
 
-private:
+  private:
     void on_accept(int listen_fd);
 
     engine::ReactorGroup& reactors_;
     engine::WorkerPool& workers_;
     rpc::Dispatcher& dispatcher_;
     ServerOptions opts_;
-    HeapPayloadAllocator payloads_;
+    std::shared_ptr<BufferCache> buffers_ = BufferCache::create();
+    HeapPayloadAllocator payloads_{buffers_};
     TcpCounters counters_;
     struct Listener {
         engine::Reactor* reactor;
