@@ -78,9 +78,12 @@ void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* 
         c.calls.load(), c.dropped.load(), c.garbage_args.load(), c.auth_errors.load(),
         c.prog_unavail.load(), c.prog_mismatch.load(), c.proc_unavail.load(),
         c.system_errors.load(), c.cache_replays.load(), d.reply_cache().size());
-    spdlog::info("stats: tcp accepted={} closed={} records={} oversize={} bytes_in={} bytes_out={}",
-                 t.accepted.load(), t.closed.load(), t.records.load(), t.oversize_records.load(),
-                 t.bytes_in.load(), t.bytes_out.load());
+    spdlog::info(
+        "stats: tcp accepted={} closed={} records={} oversize={} bytes_in={} bytes_out={} "
+        "payload_spliced_bytes={} payload_copied_bytes={}",
+        t.accepted.load(), t.closed.load(), t.records.load(), t.oversize_records.load(),
+        t.bytes_in.load(), t.bytes_out.load(), t.payload_spliced_bytes.load(),
+        t.payload_copied_bytes.load());
     spdlog::info("stats: vfs metadata_commits={}", vfs::metadata_commits());
     if (rdma)
         for (const auto& line : rdma->stats()) spdlog::info("stats: {}", line);

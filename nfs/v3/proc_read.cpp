@@ -1,6 +1,8 @@
 // NFSPROC3_READ (RFC 1813 §3.3.6). The file is read straight into the transport's
 // payload buffer, which the reply then sends without copying (xdr::Encoder's
-// external segment: writev on TCP, an RDMA Write chunk on RDMA).
+// external segment: an RDMA Write chunk on RDMA). Where the transport offers a pipe
+// (TCP), the file's page-cache pages are spliced into it instead and never enter
+// userspace at all; the payload buffer is then only what the encoding points at.
 #include "nfs/v3/request.h"
 #include "nfs/vfs/io.h"
 
@@ -24,7 +26,23 @@ rpc::Outcome proc_read(Request& rq) {
         res.status = x::NFS3ERR_JUKEBOX;
         return rq.reply(res);
     }
-    auto r = vfs::read(*file, a.offset, count, buf->data(), who.id);
+    vfs::Result<vfs::ReadResult> r = vfs::fail(EINVAL);
+    if (int pipe = buf->splice_fd(); pipe >= 0) {
+        r = vfs::read_to_pipe(*file, a.offset, count, pipe, who.id);
+        if (r) buf->set_spliced(r->count);
+        if (r && !r->eof && r->count < count) {
+            // The pipe filled (an unaligned 1 MiB read touches 257 pages; a pipe may be
+            // only 1 MiB): the rest goes into memory, behind the spliced part.
+            auto rest = vfs::read(*file, a.offset + r->count, count - r->count,
+                                  buf->data() + r->count, who.id);
+            if (rest) {
+                r->count += rest->count;
+                r->eof = rest->eof;
+            }
+        }
+    }
+    if (!r && r.error() == EINVAL)  // no pipe, or a file system that cannot splice
+        r = vfs::read(*file, a.offset, count, buf->data(), who.id);
     auto st = vfs::getattr(*file);
     x::post_op_attr attrs = st ? post_op(*st, file->exp->fsid()) : x::post_op_attr{};
     if (!r) {

@@ -1,5 +1,6 @@
 #include "nfs/vfs/io.h"
 
+#include <fcntl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -72,25 +73,62 @@ Result<uint32_t> pwrite_full(int fd, uint64_t offset, std::span<const uint8_t> d
     return static_cast<uint32_t>(done);
 }
 
-}  // namespace
-
-Result<ReadResult> read(const OpenFile& file, uint64_t offset, uint32_t count, void* dst,
-                        const Identity& id) {
+// The READ both ways share: permission, the offset limit, then `transfer` moves up to
+// `count` bytes and says how many (and whether it stopped for a reason other than EOF).
+template <class Transfer>
+Result<ReadResult> read_with(const OpenFile& file, uint64_t offset, uint32_t count,
+                             const Identity& id, Transfer&& transfer) {
     auto st = check_io_permission(file, id, OpenFor::Read);
     if (!st) return st.failure();
     if (offset >= kMaxOffset) return ReadResult{0, true};
     if (count > kMaxOffset - offset) count = static_cast<uint32_t>(kMaxOffset - offset);
 
-    auto done = pread_full(file.fd.get(), offset, count, dst);
+    bool stopped_early = false;
+    Result<uint32_t> done = transfer(count, stopped_early);
     if (!done) return done.failure();
     const uint64_t end = offset + *done;
-    bool eof = *done < count || end >= st->stx_size;
+    bool eof = !stopped_early && (*done < count || end >= st->stx_size);
     if (eof && *done == count && count > 0) {
         // Full read ending at the old size: the file may have grown meanwhile.
         auto now = sys::stat_fd(file.fd.get());
         if (now) eof = end >= now->stx_size;
     }
     return ReadResult{*done, eof};
+}
+
+}  // namespace
+
+Result<ReadResult> read(const OpenFile& file, uint64_t offset, uint32_t count, void* dst,
+                        const Identity& id) {
+    return read_with(file, offset, count, id,
+                     [&](uint32_t n, bool&) { return pread_full(file.fd.get(), offset, n, dst); });
+}
+
+Result<ReadResult> read_to_pipe(const OpenFile& file, uint64_t offset, uint32_t count, int pipe_fd,
+                                const Identity& id) {
+    return read_with(
+        file, offset, count, id, [&](uint32_t n, bool& stopped_early) -> Result<uint32_t> {
+            loff_t off = static_cast<loff_t>(offset);
+            uint32_t done = 0;
+            while (done < n) {
+                // Non-blocking on the pipe side only: a full pipe ends the read short.
+                const ssize_t got =
+                    ::splice(file.fd.get(), &off, pipe_fd, nullptr, n - done, SPLICE_F_NONBLOCK);
+                if (got == 0) break;  // end of file
+                if (got < 0) {
+                    if (errno == EINTR) continue;
+                    if (errno == EAGAIN && done > 0) {
+                        stopped_early = true;
+                        break;
+                    }
+                    if (done == 0) return fail(errno);
+                    stopped_early = true;  // report the progress, like pread_full
+                    break;
+                }
+                done += static_cast<uint32_t>(got);
+            }
+            return done;
+        });
 }
 
 Result<WriteResult> write(const OpenFile& file, uint64_t offset, std::span<const uint8_t> data,

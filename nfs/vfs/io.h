@@ -38,6 +38,14 @@ struct WriteResult {
 Result<ReadResult> read(const OpenFile& file, uint64_t offset, uint32_t count, void* dst,
                         const Identity& id);
 
+// The same READ, but the data never enters userspace: splice(2) moves page-cache pages
+// (references, not copies) into the pipe `pipe_fd`, which must be empty and hold
+// `count` bytes (a pipe slot per page touched: one more than count/4096 when the offset
+// is unaligned); the transport splices it on to its socket. Stops early (a short read,
+// eof false) if the pipe fills. EINVAL when the file system cannot splice: read() then.
+Result<ReadResult> read_to_pipe(const OpenFile& file, uint64_t offset, uint32_t count, int pipe_fd,
+                                const Identity& id);
+
 // RFC 1813 §3.3.7 WRITE of data at offset. file must come from FdCache::get(...,
 // OpenFor::Write) (else EBADF). Permission: owner or write permission -> else EACCES.
 // The write itself runs with id's credentials, so the kernel clears setuid/setgid bits

@@ -449,6 +449,28 @@ std::string Daemon::on_disk(const std::string& rel) const {
     return ::testing::AssertionSuccess();
 }
 
+std::optional<uint64_t> Daemon::StatsCounter(const std::string& group, const std::string& name) {
+    if (pid_ <= 0) return std::nullopt;
+    std::error_code ec;
+    const auto start = std::filesystem::file_size(log_, ec);
+    if (ec || ::kill(pid_, SIGUSR1) != 0) return std::nullopt;
+    const std::string prefix = "stats: " + group + " ", key = " " + name + "=";
+    for (int i = 0; i < 50; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        std::ifstream in(log_);
+        in.seekg(static_cast<std::streamoff>(start));
+        std::string line;
+        while (std::getline(in, line)) {
+            auto at = line.find(prefix);
+            if (at == std::string::npos) continue;
+            auto k = line.find(key, at);
+            if (k == std::string::npos) return std::nullopt;
+            return std::stoull(line.substr(k + key.size()));
+        }
+    }
+    return std::nullopt;
+}
+
 ::testing::AssertionResult Daemon::Reload() {
     if (pid_ <= 0) return ::testing::AssertionFailure() << "daemon is not running";
     AppendToLog(log_, "=== e2e: sending SIGHUP");

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -101,6 +102,9 @@ class Daemon {
     ::testing::AssertionResult WriteConfig(const std::vector<ConfigExport>& exports);
     // SIGHUP; succeeds if the daemon is still running 500 ms later.
     ::testing::AssertionResult Reload();
+    // SIGUSR1, then NAME's value in the dump's "stats: GROUP ..." line (GROUP: rpc, tcp,
+    // vfs, rdma). nullopt when no such line or counter appears within 5 s.
+    std::optional<uint64_t> StatsCounter(const std::string& group, const std::string& name);
     const std::string& config_path() const { return config_; }
 
     bool running() const { return pid_ > 0; }

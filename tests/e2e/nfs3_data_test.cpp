@@ -132,6 +132,12 @@ TEST_F(Nfs3DataTest, File256MiBWrittenIn1MiBPwritesIsBitExactOverNfsAndOnDisk) {
     }
     EXPECT_EQ(bad_chunks, 0);
     EXPECT_EQ(read_back.value(), written.value()) << "checksum of NFS read-back";
+    // Over TCP the READ data went file -> pipe -> socket by splice, never through
+    // userspace (tests run as root, so 1 MiB pipes can be made).
+    auto spliced = daemon_->StatsCounter("tcp", "payload_spliced_bytes");
+    ASSERT_TRUE(spliced) << daemon_->log_tail();
+    EXPECT_GE(*spliced, kBigSize);
+    EXPECT_EQ(daemon_->StatsCounter("tcp", "payload_copied_bytes"), std::optional<uint64_t>(0));
 
     // Unaligned reads crossing 1 MiB boundaries and the end of file.
     struct Range {

@@ -71,6 +71,54 @@ TEST_F(IoTest, WriteThenReadRoundTrip) {
     EXPECT_EQ(head[2], payload.back());
 }
 
+// read_to_pipe: the same READ, the data spliced into a pipe (TCP's zero-copy path).
+TEST_F(IoTest, ReadToPipeMovesTheBytesAndReportsEofAndShortReads) {
+    std::string content(300000, '\0');
+    for (size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>(i * 7 + 3);
+    write_file("p", content, 0640, 1234, 1234);
+    auto f = open("p", OpenFor::Read);
+    ASSERT_TRUE(f);
+    int fds[2];
+    ASSERT_EQ(::pipe2(fds, O_CLOEXEC | O_NONBLOCK), 0);
+    ASSERT_GE(::fcntl(fds[1], F_SETPIPE_SZ, 1 << 20), 1 << 20);
+    auto drain = [&](size_t n) {
+        std::string got(n, '\0');
+        size_t done = 0;
+        while (done < n) {
+            ssize_t k = ::read(fds[0], got.data() + done, n - done);
+            if (k <= 0) break;
+            done += static_cast<size_t>(k);
+        }
+        got.resize(done);
+        return got;
+    };
+
+    auto r = read_to_pipe(*f, 1000, 5000, fds[1], kUser1234);
+    ASSERT_TRUE(r.ok()) << describe_error(r.error());
+    EXPECT_EQ(r->count, 5000u);
+    EXPECT_FALSE(r->eof);
+    EXPECT_EQ(drain(5000), content.substr(1000, 5000));
+
+    r = read_to_pipe(*f, 299990, 100, fds[1], kUser1234);  // across the end
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->count, 10u);
+    EXPECT_TRUE(r->eof);
+    EXPECT_EQ(drain(10), content.substr(299990));
+
+    EXPECT_EQ(read_to_pipe(*f, 0, 10, fds[1], kUser4321).error(), EACCES);
+
+    // A pipe that cannot take it all: a short read that is not end of file.
+    ASSERT_GE(::fcntl(fds[1], F_SETPIPE_SZ, 65536), 65536);
+    const int cap = ::fcntl(fds[1], F_GETPIPE_SZ);
+    r = read_to_pipe(*f, 0, 200000, fds[1], kUser1234);
+    ASSERT_TRUE(r.ok());
+    EXPECT_EQ(r->count, static_cast<uint32_t>(cap));
+    EXPECT_FALSE(r->eof) << "stopping because the pipe is full is not EOF";
+    EXPECT_EQ(drain(r->count), content.substr(0, r->count));
+    ::close(fds[0]);
+    ::close(fds[1]);
+}
+
 TEST_F(IoTest, StableWritesReportTheirCommitment) {
     write_file("s", "", 0644, 1234, 1234);
     auto f = open("s", OpenFor::Write);

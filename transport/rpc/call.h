@@ -39,15 +39,24 @@ struct Peer {
 
 // Memory for a reply payload (READ data). The transport decides what it is: heap on
 // TCP, registered memory on RDMA, so the file is read straight into what is sent.
+//
+// A transport that sends from a pipe (TCP: splice(2) to the socket) may also offer one
+// with splice_fd(): the back end then splices file data into it, page references and
+// no copy, and reports how much with set_spliced(n). The payload's first n bytes are
+// then in the pipe (data() holds nothing there); any rest is in data() + n.
 class PayloadBuffer {
-public:
+  public:
     virtual ~PayloadBuffer() = default;
     virtual uint8_t* data() = 0;
     virtual size_t capacity() const = 0;
+    virtual int splice_fd() { return -1; }  // the pipe's write end; -1: none offered
+    virtual void set_spliced(size_t) {}
+    virtual size_t spliced() const { return 0; }       // bytes waiting in the pipe
+    virtual int spliced_source() const { return -1; }  // the pipe's read end
 };
 
 class PayloadAllocator {
-public:
+  public:
     virtual ~PayloadAllocator() = default;
     // nullptr when no memory is free right now (a bounded registered pool).
     virtual std::unique_ptr<PayloadBuffer> allocate(size_t bytes) = 0;
@@ -55,8 +64,8 @@ public:
 
 // One received RPC message. The bytes stay alive until the reply is sent.
 struct Message {
-    std::shared_ptr<const void> owner;    // keeps `bytes` alive
-    std::span<const uint8_t> bytes;       // the whole RPC call message
+    std::shared_ptr<const void> owner;  // keeps `bytes` alive
+    std::span<const uint8_t> bytes;     // the whole RPC call message
     std::optional<xdr::ReadChunk> read_chunk;
 };
 

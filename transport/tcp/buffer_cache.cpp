@@ -55,15 +55,30 @@ size_t BufferCache::idle() const {
 
 namespace {
 
+constexpr size_t kMinSplice = 64 * 1024;
+
 class CachedBuffer : public rpc::PayloadBuffer {
   public:
-    CachedBuffer(std::shared_ptr<uint8_t[]> p, size_t n) : p_(std::move(p)), n_(n) {}
+    CachedBuffer(std::shared_ptr<uint8_t[]> p, size_t n, std::shared_ptr<PipePool> pipes)
+        : p_(std::move(p)), n_(n), pipes_(std::move(pipes)) {}
     uint8_t* data() override { return p_.get(); }
     size_t capacity() const override { return n_; }
+
+    int splice_fd() override {
+        // Small READs go out in one writev with their reply: splicing costs more calls.
+        if (!pipe_ && pipes_ && n_ >= kMinSplice) pipe_ = pipes_->get();
+        return pipe_ ? pipe_->write_end() : -1;
+    }
+    void set_spliced(size_t n) override { spliced_ = n; }
+    size_t spliced() const override { return spliced_; }
+    int spliced_source() const override { return pipe_ ? pipe_->read_end() : -1; }
 
   private:
     std::shared_ptr<uint8_t[]> p_;
     size_t n_;
+    std::shared_ptr<PipePool> pipes_;
+    std::unique_ptr<PipePool::Lease> pipe_;
+    size_t spliced_ = 0;
 };
 
 }  // namespace
@@ -71,7 +86,7 @@ class CachedBuffer : public rpc::PayloadBuffer {
 std::unique_ptr<rpc::PayloadBuffer> HeapPayloadAllocator::allocate(size_t bytes) {
     auto p = cache_->get(bytes);
     if (!p) return nullptr;
-    return std::make_unique<CachedBuffer>(std::move(p), bytes);
+    return std::make_unique<CachedBuffer>(std::move(p), bytes, pipes_);
 }
 
 }  // namespace nfsrdmad::tcp

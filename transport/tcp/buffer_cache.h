@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "transport/rpc/call.h"
+#include "transport/tcp/pipe_pool.h"
 
 namespace nfsrdmad::tcp {
 
@@ -38,14 +39,17 @@ class BufferCache : public std::enable_shared_from_this<BufferCache> {
     std::array<std::vector<uint8_t*>, kMaxShift - kMinShift + 1> free_;
 };
 
-// READ payload memory on TCP, from a BufferCache.
+// READ payloads on TCP: memory from a BufferCache, and (when `pipes` is given) a pipe
+// to splice the file data into instead (rpc::PayloadBuffer::splice_fd).
 class HeapPayloadAllocator : public rpc::PayloadAllocator {
   public:
-    explicit HeapPayloadAllocator(std::shared_ptr<BufferCache> cache) : cache_(std::move(cache)) {}
+    HeapPayloadAllocator(std::shared_ptr<BufferCache> cache, std::shared_ptr<PipePool> pipes)
+        : cache_(std::move(cache)), pipes_(std::move(pipes)) {}
     std::unique_ptr<rpc::PayloadBuffer> allocate(size_t bytes) override;
 
   private:
     std::shared_ptr<BufferCache> cache_;
+    std::shared_ptr<PipePool> pipes_;
 };
 
 }  // namespace nfsrdmad::tcp

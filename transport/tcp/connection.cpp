@@ -1,5 +1,6 @@
 #include "transport/tcp/connection.h"
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -136,11 +137,18 @@ void add_iov(std::vector<iovec>& v, const uint8_t* p, size_t n, size_t& skip) {
 void Connection::on_writable() {
     std::vector<iovec> iov;
     while (!out_.empty() && !closed_) {
+        if (out_.front().spliced()) {
+            if (!send_spliced(out_.front())) return;
+            out_.pop_front();
+            queued_ = out_.size();
+            continue;
+        }
         iov.clear();
-        // Gather the queued replies: mark, inline bytes up to the payload, the payload
-        // itself from where it was read, the rest of the inline bytes.
+        // Gather the queued replies up to the next spliced one: mark, inline bytes up to
+        // the payload, the payload itself from where it was read, the rest of the inline
+        // bytes.
         for (auto& o : out_) {
-            if (iov.size() + 4 > IOV_MAX) break;
+            if (o.spliced() || iov.size() + 4 > IOV_MAX) break;
             size_t skip = o.sent;
             const auto& b = o.reply.bytes;
             add_iov(iov, o.mark, 4, skip);
@@ -169,11 +177,72 @@ void Connection::on_writable() {
                 left = 0;
             } else {
                 left -= rest;
+                if (o.reply.payload)
+                    svc_.counters.payload_copied_bytes += o.reply.payload->data.size();
                 out_.pop_front();
                 queued_ = out_.size();
             }
         }
     }
+}
+
+// One reply whose READ data waits in a pipe:
+//
+//   [mark | inline up to the data]  [data: pipe ──splice──► socket | rest of data]  [pad | rest]
+//         sendmsg(MSG_MORE)                 splice                 sendmsg (from memory)
+//
+// The data's first spliced() bytes are in the pipe, any rest in memory (the pipe was
+// full). `sent` counts through it all, so a full socket can stop and resume anywhere.
+bool Connection::send_spliced(Outgoing& o) {
+    const auto& b = o.reply.bytes;
+    const size_t off = o.reply.payload->offset;
+    const auto payload = o.reply.payload->data;
+    const size_t head = 4 + off, piped = o.spliced(), total = o.total();
+    const size_t data = payload.size();
+    while (o.sent < total) {
+        ssize_t n;
+        if (o.sent < head) {
+            std::vector<iovec> iov;
+            size_t skip = o.sent;
+            add_iov(iov, o.mark, 4, skip);
+            add_iov(iov, b.data(), off, skip);
+            msghdr msg{};
+            msg.msg_iov = iov.data();
+            msg.msg_iovlen = iov.size();
+            n = ::sendmsg(fd_.get(), &msg, MSG_MORE | MSG_NOSIGNAL);
+        } else if (o.sent < head + piped) {
+            n = ::splice(o.reply.payload_owner->spliced_source(), nullptr, fd_.get(), nullptr,
+                         head + piped - o.sent,
+                         SPLICE_F_NONBLOCK | (total > head + piped ? SPLICE_F_MORE : 0));
+            if (n == 0) {  // the pipe ran dry before the promised bytes: cannot recover
+                spdlog::error("tcp: {}: spliced READ data lost; closing", peer_.text);
+                close();
+                return false;
+            }
+            if (n > 0) svc_.counters.payload_spliced_bytes += n;
+        } else {
+            // The data's rest from memory, if any, then the inline bytes after it.
+            std::vector<iovec> iov;
+            size_t skip = o.sent - head - piped;
+            add_iov(iov, payload.data() + piped, data - piped, skip);
+            add_iov(iov, b.data() + off, b.size() - off, skip);
+            msghdr msg{};
+            msg.msg_iov = iov.data();
+            msg.msg_iovlen = iov.size();
+            n = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
+            if (n > 0 && o.sent < head + data)
+                svc_.counters.payload_copied_bytes += std::min<size_t>(n, head + data - o.sent);
+        }
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            if (errno == EAGAIN) return false;
+            close();
+            return false;
+        }
+        o.sent += static_cast<size_t>(n);
+        svc_.counters.bytes_out += n;
+    }
+    return true;
 }
 
 void Connection::update_interest() {

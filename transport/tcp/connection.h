@@ -18,6 +18,8 @@ namespace nfsrdmad::tcp {
 struct TcpCounters {
     std::atomic<uint64_t> accepted{0}, closed{0}, records{0}, oversize_records{0}, bytes_in{0},
         bytes_out{0};
+    std::atomic<uint64_t> payload_spliced_bytes{0};  // READ data moved file->pipe->socket
+    std::atomic<uint64_t> payload_copied_bytes{0};   // READ data sent from memory (writev)
 };
 
 struct ConnectionServices {
@@ -49,11 +51,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
         rpc::Reply reply;
         size_t sent = 0;
         size_t total() const;
+        // READ data waiting in a pipe (rpc::PayloadBuffer::splice_fd): sent by splice.
+        size_t spliced() const {
+            return reply.payload && reply.payload_owner ? reply.payload_owner->spliced() : 0;
+        }
     };
 
     void on_events(uint32_t ev);
     void on_readable();
     void on_writable();
+    bool send_spliced(Outgoing& o);  // false: the socket is full (or the connection closed)
     void submit(Record rec);
     void queue_reply(rpc::Reply reply);  // on the reactor thread
     void update_interest();

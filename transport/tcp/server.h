@@ -40,7 +40,9 @@ class Server {
     rpc::Dispatcher& dispatcher_;
     ServerOptions opts_;
     std::shared_ptr<BufferCache> buffers_ = BufferCache::create();
-    HeapPayloadAllocator payloads_{buffers_};
+    // A pipe holds a whole READ: 1 MiB (FSINFO's rtmax) at any offset, which can touch
+    // 257 pages, one pipe slot each (the kernel rounds the size up to 2 MiB).
+    HeapPayloadAllocator payloads_{buffers_, PipePool::create((1u << 20) + 4096)};
     TcpCounters counters_;
     struct Listener {
         engine::Reactor* reactor;
