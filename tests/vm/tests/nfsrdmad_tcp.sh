@@ -14,6 +14,8 @@
 #    size, symlink target, content md5 of every entry), compared four ways: local run,
 #    NFS client view before and after a remount (cold caches), and the server's own view of
 #    the exported directory;
+#  - the daemon's counters: READ data was spliced (payload_spliced_bytes), and at least one
+#    metadata commit per created entry (RFC 1813 §3.3 stable storage);
 #  - no "server not responding" from the client; the daemon exits 0 on SIGTERM.
 # Workload: create/write/read/verify (8 MiB + odd tail, small files, append, overwrite in
 # place, sparse file); mkdir -p of a 40-level tree and a wide tree; rename (file, across
@@ -272,6 +274,16 @@ compare_manifests "final tree: server's ext4 = local" "$VMTEST_OUT/manifest.loca
 step "shutdown"
 note "client-side statistics of the remounted NFS mount (per operation):"
 mount_op_summary $MNT | sed 's/^/    /'
+# The daemon's counters: READ data went file -> pipe -> socket (splice), and every create,
+# remove, rename... was committed to stable storage before its reply.
+kill -USR1 "$NFSRDMAD_PID" && sleep 1
+stat_of() { grep -o "stats: $1 .*" "$NFSRDMAD_LOG" | tail -1 | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+note "$(grep -o 'stats: tcp .*' "$NFSRDMAD_LOG" | tail -1)"
+note "$(grep -o 'stats: vfs .*' "$NFSRDMAD_LOG" | tail -1)"
+check "READ data was spliced, not copied (payload_spliced_bytes >= 8 MiB)" \
+    test "$(stat_of tcp payload_spliced_bytes)" -ge $((8 << 20))
+check "metadata commits for the $MANY created entries and more" \
+    test "$(stat_of vfs metadata_commits)" -ge "$MANY"
 check "umount" nfs_umount $MNT
 if dmesg | grep -E "nfs: server .* not responding|nfs: server .* OK"; then
     fail "no 'server not responding' from the NFS client" "see the dmesg lines above"
