@@ -1,11 +1,17 @@
 // transport/tcp BufferCache: reuse by size class, bounds, alignment, and the record
-// assembler drawing its buffers from it.
+// assembler drawing its buffers from it. PipePool: pipes big enough for a READ, reused
+// only when empty.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <cstdint>
+
 #include <cstring>
+#include <string>
 
 #include "transport/tcp/buffer_cache.h"
+#include "transport/tcp/pipe_pool.h"
 #include "transport/tcp/record_marking.h"
 
 namespace nfsrdmad::tcp {
@@ -73,6 +79,30 @@ TEST(BufferCache, RecordAssemblerReusesRecordBuffers) {
     auto r2 = one_record(2);
     EXPECT_EQ(r2.data.get(), p1) << "the second record reuses the first one's buffer";
     EXPECT_EQ(r2.bytes()[0], 2);
+}
+
+TEST(PipePool, PipesHoldAWholeReadAndOnlyEmptyOnesAreReused) {
+    auto pool = PipePool::create((1u << 20) + 4096, 4);
+    auto lease = pool->get();
+    ASSERT_TRUE(lease) << "1 MiB pipes can be made (as root, or within pipe-max-size)";
+    EXPECT_GE(::fcntl(lease->write_end(), F_GETPIPE_SZ), 1 << 20);
+    const int first = lease->read_end();
+    std::string data(1 << 20, 'x');  // a full 1 MiB READ fits without blocking
+    EXPECT_EQ(::write(lease->write_end(), data.data(), data.size()), ssize_t(data.size()));
+    std::string back(data.size(), '\0');
+    EXPECT_EQ(::read(lease->read_end(), back.data(), back.size()), ssize_t(back.size()));
+    lease.reset();
+    EXPECT_EQ(pool->idle(), 1u) << "an emptied pipe goes back to the pool";
+    lease = pool->get();
+    EXPECT_EQ(lease->read_end(), first);
+    EXPECT_EQ(pool->idle(), 0u);
+
+    // A connection that died mid-send leaves data in its pipe: that pipe is closed, or
+    // the next READ would send the old bytes first.
+    ASSERT_EQ(::write(lease->write_end(), "left", 4), 4);
+    lease.reset();
+    EXPECT_EQ(pool->idle(), 0u);
+    EXPECT_EQ(::fcntl(first, F_GETFD), -1) << "the pipe with data left was closed";
 }
 
 }  // namespace

@@ -37,6 +37,11 @@ struct Peer {
     std::string text;  // "10.0.0.1:812", for logs and the duplicate request cache
 };
 
+// "10.0.0.1:812" or "[fd00::1]:812"; "?" for other families.
+std::string format_address(const sockaddr* sa);
+// A Peer for an IPv4 or IPv6 address (the transports' accepted connections).
+Peer make_peer(const sockaddr* sa);
+
 // Memory for a reply payload (READ data). The transport decides what it is: heap on
 // TCP, registered memory on RDMA, so the file is read straight into what is sent.
 //

@@ -31,7 +31,6 @@ class PipePool : public std::enable_shared_from_this<PipePool> {
     // logged once): callers read into memory instead.
     std::unique_ptr<Lease> get();
     size_t idle() const;
-    size_t pipe_bytes() const { return bytes_; }
 
   private:
     PipePool(size_t bytes, size_t keep) : bytes_(bytes), keep_(keep) {}

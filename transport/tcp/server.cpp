@@ -39,21 +39,6 @@ bool parse_address(const std::string& addr, uint16_t port, sockaddr_storage& ss,
 
 }  // namespace
 
-std::string format_address(const sockaddr* sa) {
-    char buf[INET6_ADDRSTRLEN] = "?";
-    if (sa->sa_family == AF_INET) {
-        auto* v4 = reinterpret_cast<const sockaddr_in*>(sa);
-        inet_ntop(AF_INET, &v4->sin_addr, buf, sizeof buf);
-        return fmt::format("{}:{}", buf, ntohs(v4->sin_port));
-    }
-    if (sa->sa_family == AF_INET6) {
-        auto* v6 = reinterpret_cast<const sockaddr_in6*>(sa);
-        inet_ntop(AF_INET6, &v6->sin6_addr, buf, sizeof buf);
-        return fmt::format("[{}]:{}", buf, ntohs(v6->sin6_port));
-    }
-    return "?";
-}
-
 Server::Server(engine::ReactorGroup& reactors, engine::WorkerPool& workers,
                rpc::Dispatcher& dispatcher, ServerOptions opts)
     : reactors_(reactors), workers_(workers), dispatcher_(dispatcher), opts_(opts) {}
@@ -71,7 +56,7 @@ std::string Server::listen(const std::string& address, uint16_t port) {
     setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (ss.ss_family == AF_INET6) setsockopt(fd.get(), IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
     if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0)
-        return fmt::format("bind {}: {}", format_address(reinterpret_cast<sockaddr*>(&ss)),
+        return fmt::format("bind {}: {}", rpc::format_address(reinterpret_cast<sockaddr*>(&ss)),
                            std::strerror(errno));
     if (::listen(fd.get(), 1024) != 0) return fmt::format("listen: {}", std::strerror(errno));
     int lfd = fd.get();
@@ -81,7 +66,7 @@ std::string Server::listen(const std::string& address, uint16_t port) {
     r.post(
         [&] { added.set_value(r.add(lfd, EPOLLIN, [this, lfd](uint32_t) { on_accept(lfd); })); });
     if (!added.get_future().get()) return "cannot watch listening socket";
-    spdlog::info("tcp: listening on {}", format_address(reinterpret_cast<sockaddr*>(&ss)));
+    spdlog::info("tcp: listening on {}", rpc::format_address(reinterpret_cast<sockaddr*>(&ss)));
     listeners_.push_back({&r, std::make_shared<engine::UniqueFd>(std::move(fd))});
     return {};
 }
@@ -99,7 +84,7 @@ void Server::on_accept(int lfd) {
         }
         int one = 1;
         setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        peer.text = format_address(reinterpret_cast<sockaddr*>(&peer.addr));
+        peer.text = rpc::format_address(reinterpret_cast<sockaddr*>(&peer.addr));
         counters_.accepted++;
         spdlog::debug("tcp: connection from {}", peer.text);
         auto& r = reactors_.next();

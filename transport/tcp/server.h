@@ -53,7 +53,4 @@ class Server {
     std::vector<std::weak_ptr<Connection>> conns_;
 };
 
-// "10.0.0.1:812" / "[::1]:812"
-std::string format_address(const sockaddr* sa);
-
 }  // namespace nfsrdmad::tcp

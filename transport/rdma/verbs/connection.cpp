@@ -1,6 +1,5 @@
 #include "transport/rdma/verbs/connection.h"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 
 #include <spdlog/spdlog.h>
@@ -31,29 +30,6 @@ struct Connection::CallWork {
     bool failed = false;
 };
 
-namespace {
-
-std::string peer_text(rdma_cm_id* id) {
-    char buf[INET6_ADDRSTRLEN] = "?";
-    sockaddr* sa = rdma_get_peer_addr(id);
-    uint16_t port = 0;
-    if (sa->sa_family == AF_INET) {
-        auto* v4 = reinterpret_cast<sockaddr_in*>(sa);
-        inet_ntop(AF_INET, &v4->sin_addr, buf, sizeof buf);
-        port = ntohs(v4->sin_port);
-        return std::string(buf) + ":" + std::to_string(port);
-    }
-    if (sa->sa_family == AF_INET6) {
-        auto* v6 = reinterpret_cast<sockaddr_in6*>(sa);
-        inet_ntop(AF_INET6, &v6->sin6_addr, buf, sizeof buf);
-        port = ntohs(v6->sin6_port);
-        return "[" + std::string(buf) + "]:" + std::to_string(port);
-    }
-    return buf;
-}
-
-}  // namespace
-
 // A work record for RDMA Reads of one call.
 struct ReadRecord : Connection::Work {
     ReadRecord() : Work(Read) {}
@@ -71,12 +47,13 @@ struct ReplyRecord : Connection::Work {
 
 Connection::Connection(rdma_cm_id* id, std::shared_ptr<Device> dev, engine::Reactor& r,
                        ConnectionServices svc, const ConnectionOptions& o)
-    : svc_(svc), id_(id), dev_(std::move(dev)), reactor_(r), opts_(o), credits_(o.credits) {
-    peer_.text = peer_text(id);
-    sockaddr* sa = rdma_get_peer_addr(id);
-    peer_.len = sa->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
-    std::memcpy(&peer_.addr, sa, peer_.len);
-}
+    : svc_(svc),
+      id_(id),
+      dev_(std::move(dev)),
+      reactor_(r),
+      opts_(o),
+      peer_(rpc::make_peer(rdma_get_peer_addr(id))),
+      credits_(o.credits) {}
 
 Connection::~Connection() {
     // Work records own buffers; the QP and CQ go before them (reverse declaration order

@@ -1,0 +1,33 @@
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <cstring>
+
+#include "transport/rpc/call.h"
+
+namespace nfsrdmad::rpc {
+
+std::string format_address(const sockaddr* sa) {
+    char buf[INET6_ADDRSTRLEN] = "?";
+    if (sa->sa_family == AF_INET) {
+        auto* v4 = reinterpret_cast<const sockaddr_in*>(sa);
+        inet_ntop(AF_INET, &v4->sin_addr, buf, sizeof buf);
+        return std::string(buf) + ":" + std::to_string(ntohs(v4->sin_port));
+    }
+    if (sa->sa_family == AF_INET6) {
+        auto* v6 = reinterpret_cast<const sockaddr_in6*>(sa);
+        inet_ntop(AF_INET6, &v6->sin6_addr, buf, sizeof buf);
+        return "[" + std::string(buf) + "]:" + std::to_string(ntohs(v6->sin6_port));
+    }
+    return "?";
+}
+
+Peer make_peer(const sockaddr* sa) {
+    Peer p;
+    p.len = sa->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
+    std::memcpy(&p.addr, sa, p.len);
+    p.text = format_address(sa);
+    return p;
+}
+
+}  // namespace nfsrdmad::rpc
