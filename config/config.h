@@ -54,6 +54,7 @@ struct RdmaTuning {
     uint32_t inline_size = 4096;         // receive/send buffer size advertised (RFC 8797)
     uint32_t max_payload_buffers = 256;  // 1 MiB registered buffers, in all
     bool huge_pages = false;             // back payload buffers with 2 MiB pages
+    uint32_t send_timeout = 60;          // s a reply Send may wait for the peer; 0 = never
 };
 
 // How reactor threads wait for completions: sleep on events, busy-poll (one core per

@@ -254,7 +254,7 @@ void Loader::rdma_list(const Val& v) {
 // The `rdma:` section: transport tuning.
 void Loader::rdma_tuning(const Val& v) {
     if (!is_map(v, "'rdma'", true)) return;
-    Keys keys = {"credits", "inline_size", "max_payload_buffers", "huge_pages"};
+    Keys keys = {"credits", "inline_size", "max_payload_buffers", "huge_pages", "send_timeout"};
     auto& t = cfg_.rdma_tuning;
     for_each_key(v, "in rdma", keys, [&](std::string_view key, const Val& val) {
         if (key == "credits") {
@@ -268,6 +268,8 @@ void Loader::rdma_tuning(const Val& v) {
         } else if (key == "max_payload_buffers") {
             if (auto n = number(val, "'max_payload_buffers'", 1, 65536))
                 t.max_payload_buffers = uint32_t(*n);
+        } else if (key == "send_timeout") {
+            if (auto n = number(val, "'send_timeout'", 0, 3600)) t.send_timeout = uint32_t(*n);
         } else if (auto b = flag(val, "'huge_pages'")) {
             t.huge_pages = *b;
         }

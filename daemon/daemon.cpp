@@ -107,6 +107,7 @@ rdma::ServerOptions rdma_options(const config::Config& cfg) {
     o.inline_size = cfg.rdma_tuning.inline_size;
     o.pools.max_payload_buffers = cfg.rdma_tuning.max_payload_buffers;
     o.pools.huge_pages = cfg.rdma_tuning.huge_pages;
+    o.send_timeout = std::chrono::seconds(cfg.rdma_tuning.send_timeout);
     return o;
 }
 

@@ -22,6 +22,15 @@
 //   vanish       a NULL call with a 1 MiB read chunk, then the process exits while the
 //                server is still RDMA-Reading it (a peer dying mid-transfer); exit 0
 //                once the Send has left, the test then checks the server released all
+//   bignomsg     RDMA_NOMSG whose position-zero chunk (1 MiB + 8 KiB) is larger than a
+//                payload buffer but under the largest reply -> RDMA_ERROR ERR_CHUNK
+//                at once (not a call parked forever waiting for a buffer)
+//   hog          like deaf, after four NULL calls each with a 1 MiB read chunk: the
+//                server pulls them into payload buffers that stay held with the
+//                replies it cannot deliver, until its send watchdog cuts us off
+//   deaf         posts no receive at all and asks for infinite RNR retries, then sends
+//                a NULL call: the server's reply can never be delivered   -> the
+//                server disconnects once its rdma.send_timeout has passed
 //
 // After every error scenario but overrun and badrkey it sends a NULL call on the same connection
 // and expects a normal reply: a refused message must not cost the connection.
@@ -74,7 +83,8 @@ void rpc_null(Words& w, uint32_t xid) {
 
 class Client {
   public:
-    Client(const char* addr, const char* port) {
+    // `deaf`: post no receive at all (a peer that will never take a reply).
+    Client(const char* addr, const char* port, bool deaf = false) {
         ch_ = rdma_create_event_channel();
         if (!ch_) die("rdma_create_event_channel");
         if (rdma_create_id(ch_, &id_, nullptr, RDMA_PS_TCP)) die("rdma_create_id");
@@ -98,7 +108,7 @@ class Client {
         mem_.resize(kBuf * (kRecvs + 512));
         mr_ = ibv_reg_mr(pd_, mem_.data(), mem_.size(), IBV_ACCESS_LOCAL_WRITE);
         if (!mr_) die("ibv_reg_mr");
-        for (int i = 0; i < kRecvs; ++i) post_recv(i);
+        for (int i = 0; i < kRecvs && !deaf; ++i) post_recv(i);
         // RFC 8797: 4 KiB send and receive, no remote invalidation.
         uint8_t pd[8] = {0xf6, 0xab, 0x0e, 0x18, 1, 0, 3, 3};
         rdma_conn_param cp{};
@@ -262,11 +272,11 @@ int main(int argc, char** argv) {
     if (argc != 4) {
         std::fprintf(stderr,
                      "usage: rdma_requester ADDR PORT null|vers|unaligned|oversize|"
-                     "truncated|badlist|nomsg|longcall|overrun|badrkey|vanish\n");
+                     "truncated|badlist|nomsg|longcall|overrun|badrkey|vanish|bignomsg|deaf|hog\n");
         return 2;
     }
     std::string scenario = argv[3];
-    Client c(argv[1], argv[2]);
+    Client c(argv[1], argv[2], scenario == "deaf" || scenario == "hog");
     uint32_t xid = 0x5000;
     auto healthy_after = [&](const char* what) {
         c.send({null_call(++xid)});
@@ -364,6 +374,45 @@ int main(int argc, char** argv) {
         std::printf("ok: sent a call with a 1 MiB read chunk; exiting while it is read\n");
         std::fflush(stdout);
         _exit(0);  // no disconnect, no cleanup: the kernel tears the QP down
+    } else if (scenario == "bignomsg") {
+        static std::vector<uint8_t> exposed((1u << 20) + 8192, 0);
+        Words call;
+        rpc_null(call, ++xid);
+        std::memcpy(exposed.data(), call.b.data(), call.b.size());
+        auto [rkey, addr] = c.expose(exposed);
+        Words w = header(xid, 1).u(1).u(0).seg(rkey, uint32_t(exposed.size()), addr).u(0).u(0).u(0);
+        c.send({w.b});
+        expect_error(c.receive(), xid, 2, "RDMA_NOMSG with a position-zero chunk of 1 MiB + 8 KiB");
+        healthy_after("oversized long call");
+    } else if (scenario == "deaf" || scenario == "hog") {
+        if (scenario == "hog") {
+            static std::vector<uint8_t> exposed(1u << 20, 0x5a);
+            auto [rkey, addr] = c.expose(exposed);
+            for (int i = 0; i < 4; ++i) {
+                Words w = header(++xid, 0).u(1).u(40).seg(rkey, uint32_t(exposed.size()), addr);
+                w.u(0).u(0).u(0);
+                rpc_null(w, xid);
+                c.send({w.b});
+                c.wait_sent();
+            }
+            std::printf("ok: four calls with 1 MiB read chunks sent; holding their replies\n");
+            std::fflush(stdout);
+        } else {
+            c.send({null_call(++xid)});
+            c.wait_sent();
+        }
+        // Nothing can arrive (no receive is posted): receive() watches for the server's
+        // disconnect. The caller's daemon runs with a short rdma.send_timeout.
+        auto start = std::chrono::steady_clock::now();
+        c.receive(120000);
+        auto waited = std::chrono::duration_cast<std::chrono::seconds>(
+                          std::chrono::steady_clock::now() - start)
+                          .count();
+        if (c.last != Client::Got::ConnectionLost)
+            die("the server kept a connection whose peer takes no reply for " +
+                std::to_string(waited) + " s");
+        std::printf("ok: a peer that posts no receive -> disconnected after %lld s\n",
+                    static_cast<long long>(waited));
     } else {
         die("unknown scenario " + scenario);
     }

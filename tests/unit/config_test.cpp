@@ -83,6 +83,7 @@ TEST(ConfigExample, FullExampleParses) {
     EXPECT_EQ(c.rdma_tuning.inline_size, 4096u);
     EXPECT_EQ(c.rdma_tuning.max_payload_buffers, 256u);
     EXPECT_FALSE(c.rdma_tuning.huge_pages);
+    EXPECT_EQ(c.rdma_tuning.send_timeout, 60u);
 
     ASSERT_EQ(c.exports.size(), 2u);
     const Export& data = c.exports[0];
@@ -680,7 +681,8 @@ TEST(ConfigRdma, ListenersTuningAndEngineMode) {
         "rdma:\n"
         "  credits: 32\n"
         "  inline_size: 8192\n"
-        "  huge_pages: yes\n",
+        "  huge_pages: yes\n"
+        "  send_timeout: 5\n",
         "t.yaml");
     ASSERT_TRUE(r.config) << ::testing::PrintToString(messages(r.errors));
     ASSERT_EQ(r.config->rdma.size(), 2u);
@@ -689,6 +691,7 @@ TEST(ConfigRdma, ListenersTuningAndEngineMode) {
     EXPECT_EQ(r.config->rdma_tuning.credits, 32u);
     EXPECT_EQ(r.config->rdma_tuning.inline_size, 8192u);
     EXPECT_TRUE(r.config->rdma_tuning.huge_pages);
+    EXPECT_EQ(r.config->rdma_tuning.send_timeout, 5u);
 }
 
 TEST(ConfigRdma, EmptyListTurnsRdmaOff) {

@@ -110,6 +110,23 @@ TEST(RdmaHeader, NoMsgWithPositionZeroChunk) {
     EXPECT_EQ(h.reads[0].position, 0u);
 }
 
+// A long call larger than one payload buffer but under the maximum message size: it can
+// never be RDMA-Read anywhere, so it is refused on arrival (ERR_CHUNK), not parked
+// waiting for a buffer that cannot exist.
+TEST(RdmaHeader, LongCallLargerThanAPayloadBufferIsErrChunk) {
+    const uint64_t buffer = (1u << 20) + 4096;  // the verbs layer's payload buffer
+    const Limits fitted = fit_to_buffer(Limits{}, buffer);
+    EXPECT_EQ(fitted.max_call, buffer);
+    EXPECT_LE(fitted.max_transfer, buffer);
+    EXPECT_EQ(fitted.max_message, Limits{}.max_message);  // reply chunks are staged in pieces
+    const uint32_t too_big = (1u << 20) + 8192;
+    ASSERT_LT(too_big, Limits{}.max_call);  // the case the unfitted limits let through
+    W big = head(1).u(1).u(0).seg(3, too_big, 0x100).u(0).u(0).u(0);
+    EXPECT_EQ(refused(parse_header(big.b, fitted)), HeaderError::ErrChunk);
+    W fits = head(1).u(1).u(0).seg(3, uint32_t(buffer), 0x100).u(0).u(0).u(0);
+    EXPECT_EQ(ok(parse_header(fits.b, fitted)).reads[0].length(), buffer);
+}
+
 TEST(RdmaHeader, MsgpIsProcessedAsMsg) {
     W w = head(2).u(0).u(0).u(0).u(0).u(0);  // align, thresh, empty lists
     rpc_body(w, 24);
@@ -327,7 +344,17 @@ TEST(RdmaReplyPlan, ReadPayloadGoesToTheWriteChunkWithoutPad) {
     EXPECT_EQ(plan.writes[0].local[0].data(), r.payload.data()) << "pushed from where it is";
     EXPECT_EQ(sum(plan.send), 120u) << "neither payload nor its pad stays inline";
     // The header reports 4096 + 905 in the same two segments.
-    W want = W().u(kXid).u(1).u(32).u(0).u(0).u(1).u(2).seg(5, 4096, 0xa000).seg(6, 905, 0xb000).u(0).u(0);
+    W want = W().u(kXid)
+                 .u(1)
+                 .u(32)
+                 .u(0)
+                 .u(0)
+                 .u(1)
+                 .u(2)
+                 .seg(5, 4096, 0xa000)
+                 .seg(6, 905, 0xb000)
+                 .u(0)
+                 .u(0);
     EXPECT_EQ(plan.header, want.b);
 }
 

@@ -3,6 +3,8 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
 
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
@@ -59,10 +61,15 @@ std::string Server::listen(const std::string& address, uint16_t port) {
         if (!channel_) return fmt::format("rdma_create_event_channel: {}", std::strerror(errno));
         fcntl(channel_->fd, F_SETFL, fcntl(channel_->fd, F_GETFL) | O_NONBLOCK);
         cm_reactor_ = &reactors_.next();
+        tick_.reset(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
+        itimerspec every_second{{1, 0}, {1, 0}};
+        if (!tick_ || timerfd_settime(tick_.get(), 0, &every_second, nullptr) != 0)
+            return fmt::format("timerfd: {}", std::strerror(errno));
         std::promise<bool> added;
         cm_reactor_->post([&] {
-            added.set_value(
-                cm_reactor_->add(channel_->fd, EPOLLIN, [this](uint32_t) { on_cm_events(); }));
+            added.set_value(cm_reactor_->add(channel_->fd, EPOLLIN, [this](uint32_t) {
+                on_cm_events();
+            }) && cm_reactor_->add(tick_.get(), EPOLLIN, [this](uint32_t) { on_tick(); }));
         });
         if (!added.get_future().get()) return "cannot watch the rdma_cm event channel";
     }
@@ -119,7 +126,7 @@ void Server::on_connect_request(rdma_cm_id* id, const rdma_conn_param& param) {
     verbs::ConnectionOptions o;
     o.credits = opts_.credits;
     o.inline_size = opts_.inline_size;
-    o.limits = opts_.limits;
+    o.limits = fit_to_buffer(opts_.limits, dev->payloads().buffer_size());
     // RFC 8797: the client's inline sizes and whether it takes Send With Invalidate.
     if (auto pd = parse_private_data(
             {static_cast<const uint8_t*>(param.private_data), param.private_data_len})) {
@@ -144,7 +151,12 @@ void Server::on_connect_request(rdma_cm_id* id, const rdma_conn_param& param) {
     acc.private_data_len = static_cast<uint8_t>(pd_bytes.size());
     acc.initiator_depth = depth;
     acc.responder_resources = std::min<int>(param.responder_resources, a.max_qp_rd_atom);
-    acc.rnr_retry_count = 7;
+    // The RNR retry count we send in the CM reply sets how often the *peer's* Sends retry
+    // when we have no receive posted (IBA CM: each side's QP takes the other side's
+    // value). A compliant peer never meets that (2 x credits receives stay posted), so
+    // a finite count: 7 would mean forever. Our own Sends take the count from the peer's
+    // request, possibly 7; the send watchdog (check_stalled_sends) bounds those.
+    acc.rnr_retry_count = 6;
     if (rdma_accept(id, &acc) != 0) {
         spdlog::warn("rdma: rdma_accept from {}: {}", conn->peer().text, std::strerror(errno));
         conn->disconnect("accept failed");
@@ -213,10 +225,24 @@ void Server::on_cm_events() {
     }
 }
 
+void Server::on_tick() {
+    uint64_t expirations = 0;
+    if (::read(tick_.get(), &expirations, sizeof expirations) < 0) return;
+    if (opts_.send_timeout.count() <= 0) return;
+    const auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(mu_);
+    for (auto& [id, conn] : conns_) {
+        auto c = conn;
+        c->reactor().post(
+            [c, now, limit = opts_.send_timeout] { c->check_stalled_sends(now, limit); });
+    }
+}
+
 void Server::stop_accepting() {
     if (!cm_reactor_) return;
     std::promise<void> done;
     cm_reactor_->post([&] {
+        cm_reactor_->remove(tick_.get());
         listeners_.clear();
         done.set_value();
     });
@@ -238,9 +264,10 @@ size_t Server::connections() {
 
 std::vector<std::string> Server::stats() {
     const auto& c = counters_;
-    size_t in_use = 0, regs = 0, registered = 0, huge = 0;
+    size_t in_use = 0, regs = 0, registered = 0, huge = 0, timeouts = 0;
     std::lock_guard lock(mu_);
     for (auto& [ctx, d] : devices_) {
+        timeouts += d->payloads().wait_timeouts();
         for (auto* p : {&d->receives(), &d->sends(), &d->payloads()}) {
             in_use += p->in_use();
             regs += p->registrations();
@@ -251,9 +278,10 @@ std::vector<std::string> Server::stats() {
     std::vector<std::string> lines;
     lines.push_back(fmt::format(
         "rdma connections={} open={} disconnects={} rejected={} credits_granted={} {} "
-        "buffers_in_use={} registrations={} registered_bytes={} huge_page_bytes={}",
+        "buffers_in_use={} registrations={} registered_bytes={} huge_page_bytes={} "
+        "payload_wait_timeouts={}",
         c.connections.load(), conns_.size(), c.disconnects.load(), c.rejected_connections.load(),
-        c.credits_granted.load(), c.format(), in_use, regs, registered, huge));
+        c.credits_granted.load(), c.format(), in_use, regs, registered, huge, timeouts));
     // One line per open connection (its counters are atomics: safe to read from here).
     for (auto& [id, conn] : conns_)
         lines.push_back(fmt::format("rdma-connection {} credits={} read_depth={} {}",

@@ -1,6 +1,7 @@
 // The RPC-over-RDMA listener (rdma_cm, port 20049 by default) and its connections.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,6 +24,9 @@ struct ServerOptions {
     size_t inline_size = 4096;  // what we advertise we can receive and will send
     verbs::PoolSizes pools;
     Limits limits;
+    // A reply Send the peer has not taken for this long ends the connection
+    // (Connection::check_stalled_sends); 0 disables.
+    std::chrono::milliseconds send_timeout{std::chrono::seconds(60)};
 };
 
 class Server {
@@ -44,6 +48,7 @@ class Server {
 
   private:
     void on_cm_events();
+    void on_tick();  // every second, on the CM reactor: per-connection watchdogs
     void on_connect_request(rdma_cm_id* id, const rdma_conn_param& param);
     std::shared_ptr<verbs::Device> device_for(ibv_context* ctx, std::string* why);
 
@@ -56,6 +61,7 @@ class Server {
     // Shared with every connection: a channel outlives the ids created on it.
     std::shared_ptr<rdma_event_channel> channel_;
     std::vector<verbs::CmIdPtr> listeners_;
+    engine::UniqueFd tick_;  // timerfd driving on_tick()
     std::map<ibv_context*, std::shared_ptr<verbs::Device>> devices_;
     std::mutex mu_;  // devices_ and conns_ (stats() reads them from the signal thread)
     std::unordered_map<rdma_cm_id*, std::shared_ptr<verbs::Connection>> conns_;

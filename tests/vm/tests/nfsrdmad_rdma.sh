@@ -18,12 +18,17 @@
 #    disconnected for a credit overrun and for a read chunk with a bogus rkey (the RDMA
 #    Read fails); a requester that dies while its 1 MiB read chunk is being pulled costs
 #    nothing: its buffers come back -- while the kernel mount keeps working;
+#  - a long call larger than a payload buffer gets ERR_CHUNK at once (not a call parked
+#    forever), and a requester that posts no receive is disconnected by the send
+#    watchdog (rdma.send_timeout, 3 s here) while the kernel mount keeps going;
 #  - the daemon's counters prove the paths ran: read chunks (WRITE), write chunks (READ),
 #    reply chunks (long replies), and payload bytes memcpy'd in userspace stayed 0; the
 #    per-connection lines of the dump agree;
 #  - the daemon exits 0 on SIGTERM;
 #  - a payload pool of 4 registered buffers on huge pages under four parallel writers and
 #    readers: calls wait for buffers (counted), none fails, no ERR_CHUNK, data intact;
+#    then a requester holds all four: a READ gives up after 0.5 s with NFS3ERR_JUKEBOX
+#    (counted) and the client's retry reads the file intact once the watchdog frees them;
 #  - IPv6: the listener on an IPv6 address of the rxe netdev, the requester and the kernel
 #    client (proto=rdma6) reach it;
 #  - the engine modes: restarted with engine.mode poll and then event, the kernel mount
@@ -77,7 +82,10 @@ load_modules rpcrdma
 step "nfsrdmad over RDMA on $RXE_IP:$RDMA_PORT"
 NFSRDMAD_ADDR=$RXE_IP
 check "rpcbind" rpcbind_start
-check "nfsrdmad starts" nfsrdmad_start "$EXPORT" --rdma "$RXE_IP:$RDMA_PORT" || { vm_summary; exit 1; }
+# A short send watchdog, so the deaf requester below is cut off within seconds; the
+# kernel client's replies keep completing, which the watchdog counts as progress.
+printf 'rdma:\n  send_timeout: 3\n' > /tmp/main.yaml
+check "nfsrdmad starts" nfsrdmad_start "$EXPORT" --rdma "$RXE_IP:$RDMA_PORT" --config /tmp/main.yaml || { vm_summary; exit 1; }
 # RDMA listeners start after TCP, which is what nfsrdmad_start waits for.
 check "listening on the rxe device" wait_for 20 grep -q "rdma: listening on $RXE_IP:$RDMA_PORT" "$NFSRDMAD_LOG"
 
@@ -142,11 +150,14 @@ nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120
 step "a crafted requester, while the kernel mount stays up"
 if [ -x "${RDMA_REQUESTER:-}" ]; then
     sleep 1; dump_stats; idle_buffers=$(counter buffers_in_use)
-    for sc in null vers unaligned oversize truncated badlist nomsg longcall overrun badrkey; do
+    for sc in null vers unaligned oversize truncated badlist nomsg longcall bignomsg overrun badrkey; do
         check "requester: $sc" "$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" "$sc"
     done
     dump_stats
     check "the failed RDMA Read was a completion error" test "$(counter completion_errors)" -gt 0
+    check "requester: deaf (takes no reply) is cut off" "$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" deaf
+    dump_stats
+    check_eq "the deaf peer's disconnect was the send watchdog's" 1 "$(counter stalled_sends)"
     check "requester: vanish (dies mid RDMA Read)" "$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" vanish
     # The dead peer's connection goes (CM DREQ from its closed id, or the Read's retries
     # running out) and everything it held comes back.
@@ -230,7 +241,7 @@ done
 
 step "a payload pool of 4 buffers, on huge pages, under four writers and readers"
 echo 16 > /proc/sys/vm/nr_hugepages
-printf 'rdma:\n  max_payload_buffers: 4\n  huge_pages: true\n' > /tmp/small-pool.yaml
+printf 'rdma:\n  max_payload_buffers: 4\n  huge_pages: true\n  send_timeout: 8\n' > /tmp/small-pool.yaml
 if check "nfsrdmad starts with 4 payload buffers" nfsrdmad_start "$EXPORT" \
         --rdma "$RXE_IP:$RDMA_PORT" --config /tmp/small-pool.yaml &&
     check "pool: listening" wait_for 20 grep -q "rdma: listening on $RXE_IP:$RDMA_PORT" "$NFSRDMAD_LOG" &&
@@ -243,6 +254,24 @@ if check "nfsrdmad starts with 4 payload buffers" nfsrdmad_start "$EXPORT" \
     check_eq "pool: no disconnect but the remount's" 1 "$(counter disconnects)"
     check "pool: payload buffers on huge pages" test "$(counter huge_page_bytes)" -gt 0
     check_eq "pool: payload memcpy" 0 "$(counter payload_memcpy_bytes)"
+    # No registered buffer frees up: a requester holds all four (calls whose replies it
+    # never takes) until the send watchdog (8 s here) cuts it off. A READ meanwhile waits
+    # 0.5 s for a buffer and answers NFS3ERR_JUKEBOX; the client retries and gets its
+    # data once the buffers are back.
+    dd if=/dev/urandom of="$EXPORT/jukebox.bin" bs=1M count=2 status=none
+    want_j=$(md5sum < "$EXPORT/jukebox.bin" | cut -d' ' -f1)
+    dump_stats; base_reads=$(counter read_chunks)
+    "$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" hog > /tmp/hog.log 2>&1 & hog=$!
+    hogging() { dump_stats; [ "$(counter read_chunks)" -ge $((base_reads + 4)) ]; }
+    check "jukebox: a requester holds every payload buffer" wait_for 30 hogging
+    check_eq "jukebox: the READ gets its data once the buffers are back" "$want_j" \
+        "$(md5sum < "$MNT/jukebox.bin" | cut -d' ' -f1)"
+    check "jukebox: the requester was cut off by the send watchdog" wait "$hog"
+    sed 's/^/    hog: /' /tmp/hog.log
+    dump_stats
+    check "jukebox: READ gave up waiting for a buffer (NFS3ERR_JUKEBOX)" \
+        test "$(counter payload_wait_timeouts)" -gt 0
+    check "jukebox: the holder's replies were stalled sends" test "$(counter stalled_sends)" -ge 1
     nfs_umount "$MNT"
 fi
 check "pool: nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop

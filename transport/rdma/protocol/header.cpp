@@ -88,7 +88,7 @@ ParseResult parse_header(std::span<const uint8_t> msg, const Limits& limits) {
     }
     for (const auto& c : h.reads) {
         const bool whole_call = c.position == 0;
-        auto err = check_segments(c.segments, whole_call ? limits.max_message : limits.max_transfer,
+        auto err = check_segments(c.segments, whole_call ? limits.max_call : limits.max_transfer,
                                   limits, whole_call ? "position-zero read chunk" : "read chunk");
         if (!err.empty()) return chunk_error(xid, err);
     }

@@ -281,6 +281,14 @@ void Connection::on_receive(uint64_t id, uint32_t len) {
     call->header = std::move(std::get<TransportHeader>(parsed));
     call->plan = plan_call(call->header, len);
     call->received = std::move(buf);
+    // The limits were fitted to our payload buffers (fit_to_buffer); never RDMA-Read
+    // past the end of one, whatever the limits say.
+    const size_t room = dev_->payloads().buffer_size();
+    if ((call->plan.message_pulls && call->plan.message_pulls->length > room) ||
+        (call->plan.payload_pulls && call->plan.payload_pulls->length > room)) {
+        send_error(call->header.xid, HeaderError::ErrChunk);
+        return;
+    }
     switch (call->header.type) {
         case MsgType::NoMsg:
             count(&TransportCounters::calls_nomsg);
@@ -297,13 +305,14 @@ void Connection::on_receive(uint64_t id, uint32_t len) {
 }
 
 bool Connection::reserve_pulls(CallWork& call) {
-    auto get = [&](const PullSet& set, BufferPtr& into) {
+    // on_receive() refused any pull set larger than one buffer.
+    auto get = [&](BufferPtr& into) {
         if (into) return true;  // reserved on an earlier try
         into = dev_->payloads().get();
-        return into && into->size() >= set.length;
+        return into != nullptr;
     };
-    if ((call.plan.message_pulls && !get(*call.plan.message_pulls, call.message)) ||
-        (call.plan.payload_pulls && !get(*call.plan.payload_pulls, call.payload))) {
+    if ((call.plan.message_pulls && !get(call.message)) ||
+        (call.plan.payload_pulls && !get(call.payload))) {
         call.message.reset();  // hold nothing while waiting
         call.payload.reset();
         short_of_ = &dev_->payloads();
@@ -586,6 +595,7 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
         count(&TransportCounters::inline_replies);
     }
     ibv_send_wr* bad = nullptr;
+    sends_in_flight_.push_back({send.wr_id, std::chrono::steady_clock::now()});
     if (ibv_post_send(id_->qp, wrs.data(), &bad) != 0) {
         auto node = work_.extract(send.wr_id);
         release_credit();
@@ -619,6 +629,7 @@ void Connection::send_error(uint32_t xid, HeaderError::Answer err) {
     wr.num_sge = 1;
     wr.wr_id = track(std::move(rec));
     ibv_send_wr* bad = nullptr;
+    sends_in_flight_.push_back({wr.wr_id, std::chrono::steady_clock::now()});
     if (ibv_post_send(id_->qp, &wr, &bad) != 0) {
         work_.erase(wr.wr_id);
         release_credit();
@@ -632,6 +643,7 @@ void Connection::disconnect(const std::string& why) {
     svc_.counters.disconnects++;
     spdlog::info("rdma {}: disconnecting: {}", peer_.text, why);
     read_queue_.clear();
+    sends_in_flight_.clear();
     starved_calls_.clear();
     starved_replies_.clear();
     // Moving the QP to the error state flushes every posted work request; their
@@ -641,6 +653,28 @@ void Connection::disconnect(const std::string& why) {
     attr.qp_state = IBV_QPS_ERR;
     ibv_modify_qp(id_->qp, &attr, IBV_QP_STATE);
     reap();
+}
+
+void Connection::check_stalled_sends(std::chrono::steady_clock::time_point now,
+                                     std::chrono::milliseconds limit) {
+    // Sends complete in the order they were posted (one RC send queue): completed ones
+    // are dropped from the front here. Any dropped means the peer is taking replies; a
+    // deep queue draining slowly is progress, not a stall. Stalled: the oldest Send is
+    // older than `limit` and none has completed for `limit` either.
+    bool progressed = false;
+    while (!sends_in_flight_.empty() && !work_.contains(sends_in_flight_.front().first)) {
+        sends_in_flight_.pop_front();
+        progressed = true;
+    }
+    if (progressed) send_progress_at_ = now;
+    if (closed_ || sends_in_flight_.empty() || limit.count() <= 0) return;
+    const auto since = std::max(sends_in_flight_.front().second, send_progress_at_);
+    const auto age = now - since;
+    if (age < limit) return;
+    count(&TransportCounters::stalled_sends);
+    disconnect("a reply Send has not completed for " +
+               std::to_string(std::chrono::duration_cast<std::chrono::seconds>(age).count()) +
+               " s: the peer posts no receives (its credits and our buffers are released)");
 }
 
 void Connection::on_cm_disconnected() {

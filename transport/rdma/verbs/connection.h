@@ -16,6 +16,7 @@
 #include <rdma/rdma_cma.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -66,6 +67,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void start();                             // on the reactor: watch the completion channel
     void disconnect(const std::string& why);  // on the reactor
     void on_cm_disconnected();                // on the reactor
+    // On the reactor: disconnects when the oldest reply Send has waited `limit` for the
+    // peer. A peer that posts no receives makes our Sends retry on RNR NAKs, forever if
+    // its connect request asked for an RNR retry count of 7 (which sets ours: IBA CM);
+    // meanwhile it holds credits and registered buffers. 0 disables.
+    void check_stalled_sends(std::chrono::steady_clock::time_point now,
+                             std::chrono::milliseconds limit);
     bool closed() const { return closed_; }
     const TransportCounters& counters() const { return local_; }  // any thread
     uint32_t credits() const { return opts_.credits; }
@@ -126,6 +133,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
         Buffer* into;
     };
     std::deque<PendingRead> read_queue_;
+    // Signaled Sends (replies, RDMA_ERRORs) by wr_id, in post order (check_stalled_sends).
+    std::deque<std::pair<uint64_t, std::chrono::steady_clock::time_point>> sends_in_flight_;
+    std::chrono::steady_clock::time_point send_progress_at_{};  // a check saw Sends complete
     std::deque<std::shared_ptr<CallWork>> starved_calls_;
     std::deque<std::pair<std::shared_ptr<CallWork>, ReplyPtr>> starved_replies_;
     MemoryPool* short_of_ = nullptr;     // the pool the last failed attempt needed

@@ -26,6 +26,7 @@ struct TransportCounters {
     Counter staged_bytes{0};          // RPC headers/attributes copied to send
     Counter payload_memcpy_bytes{0};  // file data copied in userspace: must stay 0
     Counter buffer_waits{0};          // times calls or replies waited for registered memory
+    Counter stalled_sends{0};         // disconnects for a Send the peer never took
 
     // "calls_msg=1 calls_nomsg=0 ..." in declaration order
     std::string format() const;

@@ -15,13 +15,14 @@ void BufferRelease::operator()(Buffer* b) const {
 }
 
 MemoryPool::MemoryPool(ibv_pd* pd, std::string name, size_t buffer_size, size_t per_slab,
-                       size_t max_buffers, bool huge_pages)
+                       size_t max_buffers, bool huge_pages, int access)
     : pd_(pd),
       name_(std::move(name)),
       buffer_size_((buffer_size + 63) & ~size_t(63)),
       per_slab_(per_slab ? per_slab : 1),
       max_buffers_(max_buffers),
-      huge_pages_(huge_pages) {}
+      huge_pages_(huge_pages),
+      access_(access) {}
 
 MemoryPool::~MemoryPool() {
     for (auto& s : slabs_) {
@@ -63,8 +64,7 @@ bool MemoryPool::grow() {
             return false;
         }
     }
-    const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE;
-    slab->mr.reset(ibv_reg_mr(pd_, slab->mem, slab->bytes, access));
+    slab->mr.reset(ibv_reg_mr(pd_, slab->mem, slab->bytes, access_));
     if (!slab->mr) {
         error_ = name_ + ": ibv_reg_mr of " + std::to_string(slab->bytes) +
                  " bytes: " + std::strerror(errno) + " (check RLIMIT_MEMLOCK)";
@@ -108,7 +108,11 @@ BufferPtr MemoryPool::get_waiting(std::chrono::milliseconds patience) {
     auto deadline = std::chrono::steady_clock::now() + patience;
     for (;;) {
         if (auto b = take()) return b;
-        if (freed_.wait_until(lock, deadline) == std::cv_status::timeout) return take();
+        if (freed_.wait_until(lock, deadline) == std::cv_status::timeout) {
+            auto b = take();
+            if (!b) ++wait_timeouts_;
+            return b;
+        }
     }
 }
 

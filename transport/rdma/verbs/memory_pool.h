@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,19 @@
 namespace nfsrdmad::rdma::verbs {
 
 class MemoryPool;
+
+// What the pools' memory is registered for. Every pool is local to this host: the
+// server initiates every RDMA Read and Write (RFC 8166 §3.4: the requester exposes its
+// memory, the responder never does), so no peer ever needs an rkey of ours, and one
+// that guessed one must find nothing it may read or write. Receive buffers and RDMA
+// Read sinks need local write; send and RDMA Write sources need nothing beyond local.
+// iWARP is the exception: its RDMA Read sink must allow remote write, which would
+// expose a pool shared by every connection. Until sinks are registered per I/O and
+// invalidated after, iWARP devices are refused (nullopt).
+inline std::optional<int> pool_access(ibv_transport_type transport) {
+    if (transport == IBV_TRANSPORT_IWARP) return std::nullopt;
+    return IBV_ACCESS_LOCAL_WRITE;
+}
 
 // One buffer of a pool. Returned to its pool when the last owner lets go.
 class Buffer {
@@ -37,6 +51,19 @@ class Buffer {
 
   private:
     friend class MemoryPool;
+
+    // What the pools' memory is registered for. Every pool is local to this host: the
+    // server initiates every RDMA Read and Write (RFC 8166 §3.4: the requester exposes its
+    // memory, the responder never does), so no peer ever needs an rkey of ours, and one
+    // that guessed one must find nothing it may read or write. Receive buffers and RDMA
+    // Read sinks need local write; send and RDMA Write sources need nothing beyond local.
+    // iWARP is the exception: its RDMA Read sink must allow remote write, which would
+    // expose a pool shared by every connection. Until sinks are registered per I/O and
+    // invalidated after, iWARP devices are refused (nullopt).
+    inline std::optional<int> pool_access(ibv_transport_type transport) {
+        if (transport == IBV_TRANSPORT_IWARP) return std::nullopt;
+        return IBV_ACCESS_LOCAL_WRITE;
+    }
     uint8_t* data_ = nullptr;
     size_t size_ = 0;
     uint32_t lkey_ = 0;
@@ -51,9 +78,9 @@ using BufferPtr = std::unique_ptr<Buffer, BufferRelease>;
 class MemoryPool {
   public:
     // `buffer_size` bytes per buffer, `per_slab` buffers per registration, at most
-    // `max_buffers` in all.
+    // `max_buffers` in all, each slab registered with `access` (pool_access()).
     MemoryPool(ibv_pd* pd, std::string name, size_t buffer_size, size_t per_slab,
-               size_t max_buffers, bool huge_pages);
+               size_t max_buffers, bool huge_pages, int access);
     ~MemoryPool();
 
     // nullptr when the pool is exhausted (or registration failed: see last_error()).
@@ -63,6 +90,7 @@ class MemoryPool {
     BufferPtr get_or_notify(std::function<void()> wake);
     // Like get(), but waits up to `patience` for a buffer (worker threads only).
     BufferPtr get_waiting(std::chrono::milliseconds patience);
+    size_t wait_timeouts() const { return wait_timeouts_; }  // get_waiting() gave up
     size_t buffer_size() const { return buffer_size_; }
     size_t in_use() const { return in_use_; }
     size_t registered_bytes() const;
@@ -88,6 +116,7 @@ class MemoryPool {
     std::string name_;
     size_t buffer_size_, per_slab_, max_buffers_;
     bool huge_pages_;
+    const int access_;
     mutable std::mutex mu_;
     std::vector<std::unique_ptr<Slab>> slabs_;
     std::vector<Buffer*> free_;
@@ -95,6 +124,7 @@ class MemoryPool {
     std::condition_variable freed_;
     bool warned_no_huge_ = false;
     std::atomic<size_t> in_use_{0};
+    std::atomic<size_t> wait_timeouts_{0};
     std::string error_;
 };
 
