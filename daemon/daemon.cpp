@@ -141,13 +141,11 @@ bool start_rdma(const config::Config& cfg, engine::ReactorGroup& reactors,
 int run(config::Config cfg, const Options& opts) {
     SignalWaiter signals;  // before any thread starts, so all inherit the mask
 
-    std::error_code ec;
-    std::filesystem::create_directories(cfg.state_dir, ec);
-    if (ec) {
-        spdlog::critical("state directory {}: {}", cfg.state_dir, ec.message());
+    std::string why;
+    if (!vfs::make_state_dir(cfg.state_dir, &why)) {
+        spdlog::critical("state directory: {}", why);
         return 1;
     }
-    std::string why;
     auto key = vfs::load_or_create_handle_key(cfg.state_dir, &why);
     if (!key) {
         spdlog::critical("handle key: {}", why);

@@ -49,6 +49,12 @@ Result<HandleKey> read_key_file(const std::string& path, std::string* why) {
         set_why(why, path + ": key file is accessible by group/other (chmod 0600 it)");
         return fail(EPERM);
     }
+    if (st.st_uid != ::geteuid()) {
+        // Whoever planted it knows the key, and can forge handles to the whole file system.
+        set_why(why, path + ": key file is owned by uid " + std::to_string(st.st_uid) +
+                         ", not by this daemon's uid " + std::to_string(::geteuid()));
+        return fail(EPERM);
+    }
     HandleKey key{};
     ssize_t n = ::pread(fd.get(), key.data(), key.size(), 0);
     if (n < 0) return fail(errno);
@@ -87,6 +93,31 @@ Result<void> create_key_file(const std::string& dir, const std::string& path, st
     return {};
 }
 
+// The directory holding the key must be ours and closed to others: anyone who may write
+// in it may replace the key (or the file it is linked from).
+Result<void> check_state_dir(const std::string& dir, std::string* why) {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) {
+        int e = errno;
+        set_why(why, dir + ": " + std::strerror(e));
+        return fail(e);
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        set_why(why, dir + ": not a directory");
+        return fail(ENOTDIR);
+    }
+    if (st.st_uid != ::geteuid()) {
+        set_why(why, "state directory " + dir + " is owned by uid " + std::to_string(st.st_uid) +
+                         ", not by this daemon's uid " + std::to_string(::geteuid()));
+        return fail(EPERM);
+    }
+    if ((st.st_mode & 022) != 0) {
+        set_why(why, "state directory " + dir + " is writable by group/other (chmod 0700 it)");
+        return fail(EPERM);
+    }
+    return {};
+}
+
 }  // namespace
 
 Result<void> random_bytes(void* buf, size_t len) {
@@ -101,7 +132,27 @@ Result<void> random_bytes(void* buf, size_t len) {
     return {};
 }
 
+Result<void> make_state_dir(const std::string& dir, std::string* why) {
+    // Parents as usual (0755 under the umask), the state directory itself 0700.
+    for (size_t slash = dir.find('/', 1); slash != std::string::npos;
+         slash = dir.find('/', slash + 1)) {
+        const std::string parent = dir.substr(0, slash);
+        if (::mkdir(parent.c_str(), 0755) != 0 && errno != EEXIST) {
+            int e = errno;
+            set_why(why, parent + ": " + std::strerror(e));
+            return fail(e);
+        }
+    }
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+        int e = errno;
+        set_why(why, dir + ": " + std::strerror(e));
+        return fail(e);
+    }
+    return check_state_dir(dir, why);
+}
+
 Result<HandleKey> load_or_create_handle_key(const std::string& state_dir, std::string* why) {
+    if (auto r = check_state_dir(state_dir, why); !r) return r.failure();
     const std::string path = state_dir + "/" + kHandleKeyFile;
     if (::access(path.c_str(), F_OK) != 0 && errno == ENOENT) {
         if (auto r = create_key_file(state_dir, path, why); !r) return r.failure();

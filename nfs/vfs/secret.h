@@ -18,11 +18,17 @@ inline constexpr const char* kHandleKeyFile = "handle.key";
 // The key must survive restarts: handles issued before a restart stay valid only while
 // the key is unchanged. Errors (never silently replaced):
 //   EINVAL  the file exists but is not exactly 16 bytes / not a regular file;
-//   EPERM   the file is readable or writable by group/other;
+//   EPERM   the file is readable or writable by group/other, or not owned by our
+//           euid; or state_dir is not ours or is writable by group/other (whoever
+//           can plant or swap the key can forge handles to the whole file system);
 //   others  from open/read/write (e.g. ENOENT when state_dir is missing).
 // On error, *why (if given) receives a sentence for the log.
 Result<HandleKey> load_or_create_handle_key(const std::string& state_dir,
                                             std::string* why = nullptr);
+
+// Creates `dir` (mode 0700; missing parents 0755) unless it exists, then checks it as
+// load_or_create_handle_key() does. An existing directory keeps its mode.
+Result<void> make_state_dir(const std::string& dir, std::string* why = nullptr);
 
 // RFC 1813 §3.3.7 (WRITE) / §3.3.21 (COMMIT): writeverf3. Random, fixed for the lifetime
 // of this process, different at every daemon start, so clients detect a restart and

@@ -155,6 +155,43 @@ TEST_F(KeyFileTest, GroupReadableKeyIsRefused) {
     EXPECT_EQ(load_or_create_handle_key(state_dir_).error(), EPERM);
 }
 
+// Issue 8 finding 7: a key planted by someone else (any owner) was accepted, and the
+// state directory took the umask's mode: whoever can plant the key forges handles.
+TEST_F(KeyFileTest, KeyOwnedBySomeoneElseIsRefused) {
+    if (::geteuid() != 0) GTEST_FAIL() << "needs root to chown the key file";
+    const std::string key_path = state_dir_ + "/handle.key";
+    ASSERT_EQ(::chown(key_path.c_str(), 4321, 4321), 0);
+    std::string why;
+    EXPECT_EQ(load_or_create_handle_key(state_dir_, &why).error(), EPERM);
+    EXPECT_NE(why.find("owned by uid 4321"), std::string::npos) << why;
+}
+
+TEST_F(KeyFileTest, StateDirWritableByOthersOrNotOursIsRefused) {
+    ASSERT_EQ(::chmod(state_dir_.c_str(), 0777), 0);
+    std::string why;
+    EXPECT_EQ(load_or_create_handle_key(state_dir_, &why).error(), EPERM);
+    EXPECT_NE(why.find("writable by group/other"), std::string::npos) << why;
+    ASSERT_EQ(::chmod(state_dir_.c_str(), 0700), 0);
+    if (::geteuid() != 0) GTEST_FAIL() << "needs root to chown the state directory";
+    ASSERT_EQ(::chown(state_dir_.c_str(), 4321, 4321), 0);
+    EXPECT_EQ(load_or_create_handle_key(state_dir_, &why).error(), EPERM);
+    EXPECT_NE(why.find("owned by uid 4321"), std::string::npos) << why;
+    ASSERT_EQ(::chown(state_dir_.c_str(), 0, 0), 0);
+    EXPECT_TRUE(load_or_create_handle_key(state_dir_).ok());
+}
+
+TEST_F(KeyFileTest, NewStateDirIsPrivate) {
+    ::umask(022);
+    const std::string dir = base_ + "/var/lib/nfsrdmad";
+    std::string why;
+    ASSERT_TRUE(make_state_dir(dir, &why).ok()) << why;
+    struct stat st {};
+    ASSERT_EQ(::stat(dir.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0700u);
+    EXPECT_TRUE(load_or_create_handle_key(dir).ok());
+    EXPECT_TRUE(make_state_dir(dir).ok()) << "an existing private directory is fine";
+}
+
 TEST_F(KeyFileTest, MissingStateDirIsAnError) {
     EXPECT_EQ(load_or_create_handle_key(base_ + "/nope").error(), ENOENT);
 }
