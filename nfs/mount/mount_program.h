@@ -2,6 +2,7 @@
 // client turns an export path into its first file handle.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -13,21 +14,30 @@
 
 namespace nfsrdmad::nfs::mount {
 
-// Who has mounted what (MOUNTPROC_DUMP); advisory, like every server's.
+// Who has mounted what (MOUNTPROC_DUMP); advisory, like every server's. Directories
+// are stored in normal form (one spelling per directory), and the list is bounded so
+// that what a client can make it hold (and DUMP send) does not grow with its calls:
+// past `per_host` entries of one host, or `max_entries` in all, the oldest goes.
 class MountList {
-public:
+  public:
+    static constexpr size_t kMaxEntries = 4096;
+    static constexpr size_t kPerHost = 16;
+    explicit MountList(size_t max_entries = kMaxEntries, size_t per_host = kPerHost)
+        : max_entries_(max_entries), per_host_(per_host) {}
+
     void add(const std::string& host, const std::string& dir);
     void remove(const std::string& host, const std::string& dir);
     void remove_host(const std::string& host);
     std::set<std::pair<std::string, std::string>> snapshot() const;
 
-private:
+  private:
+    const size_t max_entries_, per_host_;
     mutable std::mutex mu_;
-    std::set<std::pair<std::string, std::string>> entries_;
+    std::deque<std::pair<std::string, std::string>> entries_;  // oldest first, no duplicates
 };
 
 class MountProgram : public rpc::Program {
-public:
+  public:
     explicit MountProgram(std::shared_ptr<vfs::ExportRegistry> exports)
         : exports_(std::move(exports)) {}
 
@@ -39,7 +49,7 @@ public:
 
     const MountList& mounts() const { return mounts_; }
 
-private:
+  private:
     std::shared_ptr<vfs::ExportRegistry> exports_;
     MountList mounts_;
 

@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #include "nfs/common/authorize.h"
+#include "nfs/common/log_text.h"
 #include "nfs/mount/procedures.h"
 #include "nfs/vfs/lookup.h"
 #include "nfs/vfs/policy.h"
@@ -89,7 +90,7 @@ rpc::Outcome MountProcedures::mnt(MountProgram& p, rpc::CallContext& ctx) {
         for (uint32_t f : rule->flavors) flavors.push_back(static_cast<int32_t>(f));
         if (flavors.empty()) flavors.push_back(vfs::kAuthSys);
     }
-    spdlog::info("mount: {} MNT {} -> {}", ctx.header.peer->text, path,
+    spdlog::info("mount: {} MNT {} -> {}", ctx.header.peer->text, log_text(path),
                  static_cast<int>(res.fhs_status));
     if (res.fhs_status == x::MNT3_OK) list(p).add(peer_host(*ctx.header.peer), path);
 

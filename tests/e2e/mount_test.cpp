@@ -190,6 +190,47 @@ TEST_F(MountTest, DumpListsMountAndUmntRemovesIt) {
     EXPECT_EQ(MountUmnt(m3(), 3, "/never/mounted"), "");
 }
 
+// Issue 8 finding 6: the list held every raw spelling a client sent (9 898 spellings of
+// one path made a 5.4 MB DUMP reply). One directory is one entry, and one host holds at
+// most MountList::kPerHost (16) entries.
+TEST_F(MountTest, MountListHoldsOneSpellingPerDirectoryAndIsBoundedPerHost) {
+    const std::string root = daemon_->export_dir();
+    std::vector<std::string> spellings = {root + "/", root + "//", root + "/.", root + "/./",
+                                          root + "/././/."};
+    for (int i = 0; i < 200; ++i)
+        spellings.push_back(root + std::string(size_t(i % 7) + 1, '/') + ".");
+    for (const auto& p : spellings) ASSERT_TRUE(MountIs(Mnt3(m3(), p), MNT3_OK)) << p;
+    DumpRes d = MountDump(m3(), 3);
+    ASSERT_TRUE(d.rpc_error.empty()) << d.rpc_error;
+    ASSERT_EQ(d.entries.size(), 1u) << "every spelling of one directory is one entry";
+    EXPECT_EQ(d.entries[0].dir, root);
+    EXPECT_EQ(MountUmnt(m3(), 3, root + "//."), "");
+    EXPECT_TRUE(MountDump(m3(), 3).entries.empty()) << "UMNT by another spelling removes it";
+
+    for (int i = 0; i < 40; ++i) {
+        const std::string sub = "sub" + std::to_string(i);
+        ASSERT_EQ(::mkdir(disk(sub).c_str(), 0755), 0);
+        ASSERT_TRUE(MountIs(Mnt3(m3(), disk(sub)), MNT3_OK));
+    }
+    DumpRes many = MountDump(m3(), 3);
+    ASSERT_TRUE(many.rpc_error.empty()) << many.rpc_error;
+    EXPECT_EQ(many.entries.size(), 16u) << "one host's entries are bounded";
+    EXPECT_EQ(CountDir(many, disk("sub39")), 1) << "the newest mount is kept";
+    EXPECT_EQ(CountDir(many, disk("sub0")), 0) << "the oldest went";
+}
+
+// A path is client text: logged escaped, so a newline in it cannot forge a log line.
+TEST_F(MountTest, MntPathIsLoggedEscaped) {
+    const std::string forged = "nfsrdmad forged: attacker line";
+    MntRes r = Mnt3(m3(), daemon_->export_dir() + "/no\n" + forged);
+    ASSERT_TRUE(r.rpc_error.empty()) << r.rpc_error;
+    EXPECT_NE(r.status, MNT3_OK);
+    std::string log;
+    ASSERT_TRUE(ReadFile(daemon_->log_path(), &log));
+    EXPECT_NE(log.find("no\\x0a" + forged), std::string::npos) << "the escaped path is in the log";
+    EXPECT_EQ(log.find("\n" + forged), std::string::npos) << "a client's newline reached the log";
+}
+
 TEST_F(MountTest, UmntallRemovesAllMountsOfThisHost) {
     ASSERT_TRUE(MountIs(Mnt3(m3(), daemon_->export_dir()), MNT3_OK));
     ASSERT_TRUE(MountIs(Mnt3(m3(), second()), MNT3_OK));
