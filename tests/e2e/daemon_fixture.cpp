@@ -474,8 +474,21 @@ std::optional<uint64_t> Daemon::StatsCounter(const std::string& group, const std
 ::testing::AssertionResult Daemon::Reload() {
     if (pid_ <= 0) return ::testing::AssertionFailure() << "daemon is not running";
     AppendToLog(log_, "=== e2e: sending SIGHUP");
+    std::error_code ec;
+    const auto start = std::filesystem::file_size(log_, ec);
     if (::kill(pid_, SIGHUP) != 0) return ::testing::AssertionFailure() << ErrnoText("kill SIGHUP");
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    // The reload is over when the daemon says how it ended (daemon.cpp's reload()).
+    bool ended = false;
+    for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+         !ended && std::chrono::steady_clock::now() < deadline;) {
+        std::ifstream in(log_);
+        in.seekg(static_cast<std::streamoff>(ec ? 0 : start));
+        std::string line;
+        while (std::getline(in, line) && !ended)
+            ended = line.find("reload: exports replaced") != std::string::npos ||
+                    line.find("keeping the current exports") != std::string::npos;
+        if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;
@@ -484,6 +497,10 @@ std::optional<uint64_t> Daemon::StatsCounter(const std::string& group, const std
                                              << "\n---- daemon log tail ----\n"
                                              << log_tail();
     }
+    if (!ended)
+        return ::testing::AssertionFailure() << "no end of the reload in the log after 10 s"
+                                             << "\n---- daemon log tail ----\n"
+                                             << log_tail();
     return ::testing::AssertionSuccess();
 }
 

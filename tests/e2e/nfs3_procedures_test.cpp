@@ -18,6 +18,7 @@
 #include "tests/e2e/daemon_fixture.h"
 #include "tests/e2e/e2e_util.h"
 #include "tests/e2e/raw_nfs.h"
+#include "tests/e2e/rpc_wire.h"
 
 namespace nfsrdmad::e2e {
 namespace {
@@ -73,6 +74,39 @@ TEST_F(Nfs3ProceduresTest, NullOnMountedSessionAndFreshConnection) {
 }
 
 // ---- GETATTR ------------------------------------------------------------------------------------
+
+// The duplicate request cache under a real retransmission: the same REMOVE record sent
+// twice on one connection (same xid, same client port, what a client resends after a lost
+// reply) is answered from the cache with the first reply, NFS3_OK, instead of running
+// again and failing with NFS3ERR_NOENT. A new xid does run again, which proves the
+// second answer came from the cache.
+TEST_F(Nfs3ProceduresTest, RetransmittedRemoveIsAnsweredFromTheReplyCache) {
+    ASSERT_TRUE(WriteFile(disk("victim"), "x"));
+    std::string why;
+    auto conn = wire::Conn::Open(daemon_->nfs_port(), &why);
+    ASSERT_TRUE(conn) << why;
+    auto remove = [&](uint32_t xid) {
+        wire::XdrOut args;
+        args.opaque(root_.data.data(), root_.data.size()).str("victim");
+        EXPECT_TRUE(conn->SendRecord(
+            wire::EncodeCall(wire::RootCall(xid, kNfsProgram, 3, 12, args.take())), &why))
+            << why;
+        wire::Bytes rec;
+        EXPECT_EQ(conn->RecvRecord(&rec, 10000, &why), wire::Conn::Recv::kOk) << why;
+        wire::Reply r = wire::ParseReply(rec);
+        uint32_t status = 0xffffffff;
+        if (r.parse_error.empty() && r.results.size() >= 4) wire::XdrIn(r.results).u32(&status);
+        return std::pair{rec, status};
+    };
+    auto [first, st1] = remove(0x7001);
+    EXPECT_EQ(st1, uint32_t(NFS3_OK));
+    EXPECT_TRUE(Absent(disk("victim")));
+    auto [again, st2] = remove(0x7001);
+    EXPECT_EQ(st2, uint32_t(NFS3_OK)) << "a retransmitted REMOVE ran again";
+    EXPECT_EQ(again, first) << "the retransmission gets the cached reply, byte for byte";
+    auto [fresh, st3] = remove(0x7002);
+    EXPECT_EQ(st3, uint32_t(NFS3ERR_NOENT)) << "a new call is not answered from the cache";
+}
 
 TEST_F(Nfs3ProceduresTest, GetattrRegularFileMatchesDisk) {
     NFSRDMAD_E2E_REQUIRE_ROOT();
