@@ -196,8 +196,17 @@ TEST_F(BadInputTest, TruncatedFragmentThenCloseDoesNotBlockOthers) {
     Reply r = Call(daemon_->nfs_port(), wire::RootCall(2, kNfs, 3, 0), 5000);
     EXPECT_TRUE(Accepted(r, 2, wire::kSuccess)) << "a half-sent record must not block the server";
 
-    stalled.reset();  // close mid-record
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    // Close mid-record, then wait until the server has seen the close.
+    auto closed_before = daemon_->StatsCounter("tcp", "closed");
+    ASSERT_TRUE(closed_before);
+    stalled.reset();
+    auto closed = [&] {
+        auto n = daemon_->StatsCounter("tcp", "closed");
+        return n && *n > *closed_before;
+    };
+    for (int i = 0; i < 50 && !closed(); ++i) {
+    }
+    EXPECT_TRUE(closed()) << "the server never noticed the close";
     Reply r2 = Call(daemon_->nfs_port(), wire::RootCall(3, kNfs, 3, 0));
     EXPECT_TRUE(Accepted(r2, 3, wire::kSuccess));
 }
@@ -301,8 +310,17 @@ TEST_F(BadInputTest, PipelinedReadsBeyondTheQueueLimitAreAllAnsweredOnceTheClien
         all.insert(all.end(), one.begin(), one.end());
     }
     // The calls are small; the kernel buffers them while the server reads at its own pace.
+    auto calls_before = daemon_->StatsCounter("rpc", "calls");
+    ASSERT_TRUE(calls_before);
     std::thread sender([&] { EXPECT_TRUE(c->Send(all, nullptr)); });
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let the server's queue fill
+    // Let the server's queue fill: it has run at least a queue's worth (64) of the calls.
+    auto queued = [&] {
+        auto n = daemon_->StatsCounter("rpc", "calls");
+        return n && *n >= *calls_before + 64;
+    };
+    for (int i = 0; i < 50 && !queued(); ++i) {
+    }
+    EXPECT_TRUE(queued()) << "the server did not take a queue's worth of calls";
     std::set<uint32_t> xids;
     for (uint32_t i = 0; i < kCalls; ++i) {
         Bytes rec;
