@@ -79,6 +79,10 @@ rpc::Outcome proc_fsinfo(Request& rq);
 rpc::Outcome proc_pathconf(Request& rq);
 rpc::Outcome proc_commit(Request& rq);
 
+// Transfer sizes FSINFO advertises (RFC 1813 §3.3.19), and the most the server sends.
+inline constexpr uint32_t kMaxTransfer = 1u << 20;   // rtmax, rtpref, wtmax, wtpref
+inline constexpr uint32_t kDirTransfer = 64u << 10;  // dtpref: one READDIR(PLUS) reply
+
 // writeverf3 of this daemon run (RFC 1813 §3.3.7, §3.3.21).
 void put_write_verifier(x::writeverf3& v);
 

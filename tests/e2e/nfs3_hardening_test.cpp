@@ -21,6 +21,7 @@
 #include "tests/e2e/daemon_fixture.h"
 #include "tests/e2e/e2e_util.h"
 #include "tests/e2e/raw_nfs.h"
+#include "tests/e2e/rpc_wire.h"
 
 extern char** environ;
 
@@ -172,6 +173,93 @@ TEST_F(RefusedClientTest, ReadOfARefusedClientOpensNothing) {
     EXPECT_TRUE(open_fds.empty()) << open_fds.size()
                                   << " descriptor(s) of the file stay open in the daemon";
     EXPECT_TRUE(RunsLocally(bin)) << "a refused READ made the server's binary unexecutable";
+}
+
+// ---- READDIR / READDIRPLUS ----------------------------------------------------------------
+
+constexpr uint32_t kNfsReaddir = 16, kNfsReaddirplus = 17;
+
+class ListingTest : public DaemonTest {
+  protected:
+    // The results of one hand-built call (cookie 0, zero verifier, then `counts`), so that
+    // the test sees the exact size of the reply.
+    wire::Reply ListRaw(uint32_t proc, const Fh& dir, std::initializer_list<uint32_t> counts) {
+        wire::XdrOut args;
+        const uint8_t verf[8] = {};
+        args.opaque(dir.data.data(), dir.size()).u64(0).raw(verf, sizeof verf);
+        for (uint32_t c : counts) args.u32(c);
+        return wire::RoundTrip(daemon_->nfs_port(), wire::EncodeCall(wire::RootCall(
+                                                        proc, kNfsProgram, 3, proc, args.take())));
+    }
+};
+
+TEST_F(ListingTest, HugeCountsAreClampedToDtpref) {
+    // 3000 entries of 84 bytes each: far more than one reply may carry.
+    ASSERT_EQ(::mkdir(disk("big").c_str(), 0755), 0);
+    const std::string pad(56, 'n');
+    for (int i = 0; i < 3000; ++i) {
+        std::string why;
+        ASSERT_TRUE(WriteFile(disk("big/" + pad + std::to_string(1000 + i)), "", &why)) << why;
+    }
+    FsinfoRes info = Fsinfo(rpc(), root_);
+    ASSERT_TRUE(NfsIs(info, NFS3_OK));
+    const uint32_t dtpref = info.ok.dtpref;
+    ASSERT_GT(dtpref, 0u);
+    LookupRes big = Lookup(rpc(), root_, "big");
+    ASSERT_TRUE(NfsIs(big, NFS3_OK));
+
+    for (uint32_t proc : {kNfsReaddir, kNfsReaddirplus}) {
+        SCOPED_TRACE(proc == kNfsReaddir ? "READDIR" : "READDIRPLUS");
+        wire::Reply r = proc == kNfsReaddir ? ListRaw(proc, big.fh, {0xffffffffu})
+                                            : ListRaw(proc, big.fh, {0xffffffffu, 0xffffffffu});
+        ASSERT_TRUE(r.parse_error.empty()) << r.parse_error;
+        ASSERT_EQ(r.accept_stat, wire::kSuccess) << r.Describe();
+        uint32_t status = 0xffffffffu;
+        ASSERT_TRUE(wire::XdrIn(r.results).u32(&status));
+        EXPECT_EQ(status, uint32_t{NFS3_OK});
+        EXPECT_LE(r.results.size(), dtpref) << "a count of 4 GiB must not buy more than dtpref";
+        EXPECT_GT(r.results.size(), dtpref / 2) << "the reply should still be filled";
+    }
+
+    // Paging with such counts still delivers every entry ("." and ".." too).
+    size_t pages = 0;
+    ReaddirRes all = ReaddirAll(rpc(), big.fh, 0xffffffffu, &pages);
+    ASSERT_TRUE(NfsIs(all, NFS3_OK));
+    EXPECT_EQ(all.entries.size(), 3002u);
+    EXPECT_GT(pages, 1u);
+    ReaddirRes plus = ReaddirplusAll(rpc(), big.fh, 0xffffffffu, 0xffffffffu);
+    ASSERT_TRUE(NfsIs(plus, NFS3_OK));
+    EXPECT_EQ(plus.entries.size(), 3002u);
+
+    // A count too small for even one entry (RFC 1813 §3.3.16, §3.3.17).
+    EXPECT_TRUE(NfsIs(Readdir(rpc(), big.fh, 0, Verf8{}, 16), NFS3ERR_TOOSMALL));
+    EXPECT_TRUE(NfsIs(Readdirplus(rpc(), big.fh, 0, Verf8{}, 16, 16), NFS3ERR_TOOSMALL));
+}
+
+TEST_F(ListingTest, RefusedListingCarriesNoDirectoryAttributes) {
+    NFSRDMAD_E2E_REQUIRE_ROOT();
+    ASSERT_EQ(::mkdir(disk("private").c_str(), 0700), 0);
+    std::string why;
+    ASSERT_TRUE(WriteFile(disk("private/f"), "x", &why)) << why;
+    LookupRes dir = Lookup(rpc(), root_, "private");
+    ASSERT_TRUE(NfsIs(dir, NFS3_OK));
+    auto other = RpcConn::Connect(daemon_->nfs_port(), kNfsProgram, 3, &why, 4321, 4321);
+    ASSERT_TRUE(other != nullptr) << why;
+
+    ReaddirRes r = Readdir(other->get(), dir.fh, 0, Verf8{}, 4096);
+    EXPECT_TRUE(NfsIs(r, NFS3ERR_ACCES));
+    EXPECT_FALSE(r.has_dir_attr) << "READDIR refused, yet the directory's attributes follow";
+    ReaddirRes p = Readdirplus(other->get(), dir.fh, 0, Verf8{}, 4096, 16384);
+    EXPECT_TRUE(NfsIs(p, NFS3ERR_ACCES));
+    EXPECT_FALSE(p.has_dir_attr) << "READDIRPLUS refused, yet the directory's attributes follow";
+
+    // The owner still gets them, and so does a failure that is not a refusal.
+    ReaddirRes mine = Readdir(rpc(), dir.fh, 0, Verf8{}, 4096);
+    ASSERT_TRUE(NfsIs(mine, NFS3_OK));
+    EXPECT_TRUE(mine.has_dir_attr);
+    ReaddirRes small = Readdir(rpc(), dir.fh, 0, Verf8{}, 16);
+    ASSERT_TRUE(NfsIs(small, NFS3ERR_TOOSMALL));
+    EXPECT_TRUE(small.has_dir_attr);
 }
 
 }  // namespace
