@@ -262,5 +262,48 @@ TEST_F(ListingTest, RefusedListingCarriesNoDirectoryAttributes) {
     EXPECT_TRUE(small.has_dir_attr);
 }
 
+// ---- ".." never leaves the export ------------------------------------------------------------
+
+class HardeningTest : public DaemonTest {};
+
+TEST_F(HardeningTest, DotDotOfADirectoryMovedOutOfTheExportIsStale) {
+    ASSERT_EQ(::mkdir(disk("d").c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(disk("d/sub").c_str(), 0755), 0);
+    LookupRes d = Lookup(rpc(), root_, "d");
+    ASSERT_TRUE(NfsIs(d, NFS3_OK));
+    LookupRes sub = Lookup(rpc(), d.fh, "sub");
+    ASSERT_TRUE(NfsIs(sub, NFS3_OK));
+    // A local user moves d out of the export (same filesystem).
+    ASSERT_EQ(::rename(disk("d").c_str(), (daemon_->base_dir() + "/outside").c_str()), 0);
+
+    for (const Fh* start : {&sub.fh, &d.fh}) {
+        Fh cur = *start;
+        for (int step = 0; step < 4; ++step) {
+            LookupRes up = Lookup(rpc(), cur, "..");
+            ASSERT_TRUE(NfsIs(up, NFS3ERR_STALE))
+                << "step " << step << ": \"..\" led out of the export";
+            EXPECT_TRUE(up.fh.empty());
+        }
+    }
+    ReaddirRes list = ReaddirplusAll(rpc(), sub.fh, 4096, 16384);
+    ASSERT_TRUE(NfsIs(list, NFS3_OK));
+    bool saw_dotdot = false;
+    for (const DirEntry& e : list.entries) {
+        if (e.name != "..") continue;
+        saw_dotdot = true;
+        EXPECT_FALSE(e.has_fh) << "READDIRPLUS handed out a handle outside the export";
+        EXPECT_FALSE(e.has_attr);
+    }
+    EXPECT_TRUE(saw_dotdot);
+
+    // Inside the export ".." still works.
+    ASSERT_EQ(::mkdir(disk("in").c_str(), 0755), 0);
+    LookupRes in = Lookup(rpc(), root_, "in");
+    ASSERT_TRUE(NfsIs(in, NFS3_OK));
+    LookupRes up = Lookup(rpc(), in.fh, "..");
+    ASSERT_TRUE(NfsIs(up, NFS3_OK));
+    EXPECT_EQ(up.fh, root_);
+}
+
 }  // namespace
 }  // namespace nfsrdmad::e2e

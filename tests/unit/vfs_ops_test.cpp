@@ -41,6 +41,34 @@ TEST_F(LookupTest, DotAndDotDotInsideTheExport) {
     EXPECT_EQ(grandparent->node.handle, exp_->root_handle());
 }
 
+TEST_F(LookupTest, DotDotNeverLeavesADirectoryMovedOutOfTheExport) {
+    // Deep enough that the walk back to the root takes several steps.
+    ASSERT_EQ(::mkdir(path("a").c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(path("a/d").c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(path("a/d/sub").c_str(), 0755), 0);
+    Node d = node("a/d");
+    Node sub = node("a/d/sub");
+    const std::string outside = base_ + "/outside";  // same filesystem, not exported
+    ASSERT_EQ(::rename(path("a/d").c_str(), outside.c_str()), 0);
+
+    // sub's parent is now base_/outside, d's parent base_: neither is in the export.
+    for (const Identity& id : {kRoot, kUser4321}) {
+        EXPECT_EQ(lookup(sub, "..", id).error(), ESTALE);
+        EXPECT_EQ(lookup(d, "..", id).error(), ESTALE);
+    }
+    // Only ".." is refused: the moved directories themselves keep working (no subtree check).
+    EXPECT_TRUE(lookup(d, "sub", kRoot).ok());
+
+    // Moved back in, below another directory: ".." works again.
+    ASSERT_EQ(::rename(outside.c_str(), path("a/back").c_str()), 0);
+    auto up = lookup(sub, "..", kUser4321);
+    ASSERT_TRUE(up.ok()) << describe_error(up.error());
+    EXPECT_EQ(up->node.handle, d.handle);
+    auto up2 = lookup(d, "..", kRoot);
+    ASSERT_TRUE(up2.ok()) << describe_error(up2.error());
+    EXPECT_EQ(up2->node.handle, node("a").handle);
+}
+
 TEST_F(LookupTest, ReturnsAttributesAndErrors) {
     write_file("f", "12345", 0640, 1234, 4321);
     auto e = lookup(root_, "f", kRoot);
