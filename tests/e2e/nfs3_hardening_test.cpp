@@ -305,5 +305,27 @@ TEST_F(HardeningTest, DotDotOfADirectoryMovedOutOfTheExportIsStale) {
     EXPECT_EQ(up.fh, root_);
 }
 
+// ---- SETATTR of a symlink's mode -------------------------------------------------------------
+
+TEST_F(HardeningTest, SymlinkModeChangeIsRefusedNotIgnored) {
+    NFSRDMAD_E2E_REQUIRE_ROOT();
+    ASSERT_EQ(::symlink("target", disk("sl").c_str()), 0);
+    ASSERT_EQ(::lchown(disk("sl").c_str(), 1234, 1234), 0);
+    LookupRes sl = Lookup(rpc(), root_, "sl");
+    ASSERT_TRUE(NfsIs(sl, NFS3_OK));
+    std::string why;
+    auto stranger = RpcConn::Connect(daemon_->nfs_port(), kNfsProgram, 3, &why, 4321, 4321);
+    ASSERT_TRUE(stranger != nullptr) << why;
+    auto owner = RpcConn::Connect(daemon_->nfs_port(), kNfsProgram, 3, &why, 1234, 1234);
+    ASSERT_TRUE(owner != nullptr) << why;
+
+    EXPECT_TRUE(NfsIs(Setattr(stranger->get(), sl.fh, SetAttrs::Mode(0600)), NFS3ERR_PERM));
+    EXPECT_TRUE(NfsIs(Setattr(owner->get(), sl.fh, SetAttrs::Mode(0600)), NFS3ERR_NOTSUPP));
+    EXPECT_TRUE(NfsIs(Setattr(rpc(), sl.fh, SetAttrs::Mode(0600)), NFS3ERR_NOTSUPP));
+    struct stat st;
+    ASSERT_TRUE(Lstat(disk("sl"), &st, &why)) << why;
+    EXPECT_EQ(st.st_mode & 07777, 0777u);
+}
+
 }  // namespace
 }  // namespace nfsrdmad::e2e

@@ -456,14 +456,28 @@ TEST_F(SetAttrTest, SizeOfNonRegularFiles) {
     EXPECT_EQ(setattr(node("p"), t, kRoot).error(), EINVAL);
 }
 
-TEST_F(SetAttrTest, SymlinkModeIgnoredOwnerChanged) {
+TEST_F(SetAttrTest, SymlinkModeChangeIsRefusedNotIgnored) {
     ASSERT_EQ(::symlink("target", path("sl").c_str()), 0);
-    SetAttrs sa;
-    sa.mode = 0600;
-    sa.uid = 1234;
-    ASSERT_TRUE(setattr(node("sl"), sa, kRoot).ok());
-    EXPECT_EQ(stat_path("sl").st_uid, 1234u);
-    EXPECT_EQ(stat_path("sl").st_mode & 0777, 0777u);
+    ASSERT_EQ(::lchown(path("sl").c_str(), 1234, 1234), 0);
+    Node sl = node("sl");
+    SetAttrs mode;
+    mode.mode = 0600;
+    SetAttrs mode_and_owner = mode;
+    mode_and_owner.uid = 4321;
+    // Not the owner: NFS3ERR_PERM, as for any chmod (RFC 1813 §3.3.2).
+    EXPECT_EQ(setattr(sl, mode, kUser4321).error(), EPERM);
+    // The owner, or root: Linux cannot store it, and says so rather than succeeding.
+    EXPECT_EQ(setattr(sl, mode, kUser1234).error(), EOPNOTSUPP);
+    EXPECT_EQ(setattr(sl, mode_and_owner, kRoot).error(), EOPNOTSUPP);
+    EXPECT_EQ(stat_path("sl").st_uid, 1234u) << "a refused request applies nothing";
+    EXPECT_EQ(stat_path("sl").st_mode & 07777, 0777u);
+
+    // The mode it has is no change: the rest of the request is carried out.
+    SetAttrs same = mode_and_owner;
+    same.mode = 0777;
+    ASSERT_TRUE(setattr(sl, same, kRoot).ok());
+    EXPECT_EQ(stat_path("sl").st_uid, 4321u);
+    EXPECT_EQ(stat_path("sl").st_mode & 07777, 0777u);
 }
 
 // ---------------------------------------------------------------- fsstat / pathconf
