@@ -2,6 +2,7 @@
 // its cookie verifier check, and XDR sizes for filling a reply up to the client's limit.
 #pragma once
 
+#include <algorithm>
 #include <cerrno>
 
 #include "nfs/v3/request.h"
@@ -12,6 +13,13 @@ namespace nfsrdmad::nfs::v3 {
 // Bytes of a reply before any entry: status, post_op_attr, cookieverf3, and after the
 // entries the list terminator and eof.
 inline constexpr size_t kDirReplyOverhead = 4 + (4 + 84) + 8 + 4 + 4;
+
+// The most bytes a reply may take: what the client asked for (READDIR count, READDIRPLUS
+// maxcount), but never more than the dtpref FSINFO advertises. RFC 1813 §3.3.16 and
+// §3.3.17 let the server return less than asked; the client pages on with the cookie.
+inline size_t reply_limit(uint32_t asked) {
+    return std::min(asked, kDirTransfer);
+}
 
 // One entry3's bytes: "value follows", fileid, name, cookie.
 inline size_t entry_size(std::string_view name) {
@@ -33,10 +41,18 @@ struct Listing {
 x::nfsstat3 open_listing(Request& rq, const x::nfs_fh3& fh, uint64_t cookie,
                          const x::cookieverf3& verf, Listing& out);
 
+// The directory's attributes for a failed listing: none when the caller was refused
+// (ACCES, PERM). They are optional (RFC 1813 §3.3.16 resfail post_op_attr), and a
+// caller denied reading the directory is not shown its attributes either.
+inline x::post_op_attr failed_listing_attrs(const Listing& l, x::nfsstat3 status) {
+    if (!l.dir.node.exp || status == x::NFS3ERR_ACCES || status == x::NFS3ERR_PERM) return {};
+    return post_op(l.dir.node);
+}
+
 // The reply when the listing could not start (Res: READDIR3res or READDIRPLUS3res).
 template <class Res>
 rpc::Outcome refuse_listing(Request& rq, Res& res, const Listing& l) {
-    if (l.dir.node.exp) res.resfail.dir_attributes = post_op(l.dir.node);
+    res.resfail.dir_attributes = failed_listing_attrs(l, res.status);
     return rq.reply(res);
 }
 
@@ -44,16 +60,12 @@ rpc::Outcome refuse_listing(Request& rq, Res& res, const Listing& l) {
 template <class Res>
 rpc::Outcome finish_listing(Request& rq, Res& res, const Listing& l,
                             const vfs::Result<vfs::ReaddirResult>& r) {
-    x::post_op_attr dir_attrs = post_op(l.dir.node);
     if (!r)
         res.status = r.error() == EINVAL ? x::NFS3ERR_BAD_COOKIE : to_nfsstat3(r.error());
     else if (res.resok.reply.entries.empty() && !r->eof)
         res.status = x::NFS3ERR_TOOSMALL;  // not even one entry fits the client's limit
-    if (res.status != x::NFS3_OK) {
-        res.resfail.dir_attributes = dir_attrs;
-        return rq.reply(res);
-    }
-    res.resok.dir_attributes = dir_attrs;
+    if (res.status != x::NFS3_OK) return refuse_listing(rq, res, l);
+    res.resok.dir_attributes = post_op(l.dir.node);
     res.resok.cookieverf = to_cookieverf(l.verifier);
     res.resok.reply.eof = r->eof;
     return rq.reply(res);

@@ -14,10 +14,10 @@ rpc::Outcome proc_fsinfo(Request& rq) {
     if (res.status != x::NFS3_OK) return rq.reply(res);
     auto& r = res.resok;
     r.obj_attributes = post_op(t.node);
-    r.rtmax = r.rtpref = 1u << 20;
-    r.wtmax = r.wtpref = 1u << 20;
+    r.rtmax = r.rtpref = kMaxTransfer;
+    r.wtmax = r.wtpref = kMaxTransfer;
     r.rtmult = r.wtmult = 4096;
-    r.dtpref = 64 * 1024;
+    r.dtpref = kDirTransfer;
     r.maxfilesize = INT64_MAX;
     r.time_delta = {0, 1};
     r.properties = x::FSF3_LINK | x::FSF3_SYMLINK | x::FSF3_HOMOGENEOUS | x::FSF3_CANSETTIME;

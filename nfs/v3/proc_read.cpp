@@ -8,8 +8,6 @@
 
 namespace nfsrdmad::nfs::v3 {
 
-inline constexpr uint32_t kMaxTransfer = 1u << 20;  // FSINFO rtmax
-
 rpc::Outcome proc_read(Request& rq) {
     x::READ3args a;
     if (!rq.decode(a)) return rpc::Outcome::garbage();

@@ -13,13 +13,14 @@ rpc::Outcome proc_readdir(Request& rq) {
     res.status = open_listing(rq, a.dir, a.cookie, a.cookieverf, l);
     if (res.status != x::NFS3_OK) return refuse_listing(rq, res, l);
     std::deque<std::string> names;  // the reply's views point here
+    const size_t limit = reply_limit(a.count);
     size_t used = kDirReplyOverhead;
     auto& entries = res.resok.reply.entries;
     auto r = vfs::readdir(
         l.dir.node, a.cookie,
         [&](const vfs::DirEntry& e) {
             size_t need = entry_size(e.name);
-            if (used + need > a.count) return false;
+            if (used + need > limit) return false;
             used += need;
             entries.push_back({l.fileid(e.name, e.ino), names.emplace_back(e.name), e.cookie});
             return true;

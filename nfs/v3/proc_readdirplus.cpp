@@ -14,8 +14,9 @@ rpc::Outcome proc_readdirplus(Request& rq) {
     Listing l;
     res.status = open_listing(rq, a.dir, a.cookie, a.cookieverf, l);
     if (res.status != x::NFS3_OK) return refuse_listing(rq, res, l);
-    std::deque<std::string> names;           // the reply's views point here
-    std::deque<vfs::FileHandle> handles;     // and here
+    std::deque<std::string> names;        // the reply's views point here
+    std::deque<vfs::FileHandle> handles;  // and here
+    const size_t limit = reply_limit(a.maxcount);
     size_t used = kDirReplyOverhead, dir_bytes = 0;
     auto& entries = res.resok.reply.entries;
     auto r = vfs::readdir(
@@ -34,7 +35,7 @@ rpc::Outcome proc_readdirplus(Request& rq) {
             }
             // dircount limits the READDIR part of the reply (fileid, name, cookie).
             size_t dir_need = entry_size(e.name);
-            if (used + need > a.maxcount || (a.dircount && dir_bytes + dir_need > a.dircount)) {
+            if (used + need > limit || (a.dircount && dir_bytes + dir_need > a.dircount)) {
                 if (ep.name_handle.handle_follows) handles.pop_back();
                 return false;
             }

@@ -18,22 +18,35 @@ x::nfsstat3 Request::admit(const vfs::Export& exp, Caller& who) {
     return x::NFS3ERR_ACCES;
 }
 
+// The caller is authorized against the export the handle names before anything of
+// that export is opened: a refused client costs a MAC check and no filesystem access.
 x::nfsstat3 Request::resolve(const x::nfs_fh3& fh, Target& out) {
-    auto node = table->resolve(fh.data);
+    auto ref = table->find_by_handle(fh.data);
+    if (!ref) return to_nfsstat3(ref.error());
+    if (x::nfsstat3 s = admit(*ref->exp, out.who); s != x::NFS3_OK) return s;
+    auto node = vfs::ExportTable::open(*ref);
     if (!node) return to_nfsstat3(node.error());
     out.node = std::move(*node);
-    return admit(*out.node.exp, out.who);
+    return x::NFS3_OK;
 }
 
 x::nfsstat3 Request::open(const x::nfs_fh3& fh, vfs::OpenFor need,
                           std::shared_ptr<const vfs::OpenFile>& file, Caller& who) {
-    auto f = svc.files.get(*table, fh.data, need);
+    auto ref = table->find_by_handle(fh.data);
+    if (!ref) return to_nfsstat3(ref.error());
+    if (x::nfsstat3 s = admit(*ref->exp, who); s != x::NFS3_OK) return s;
+    // A caller without write access gets NFS3ERR_ROFS from WRITE, with the file's wcc
+    // data: a read-only descriptor serves that (RFC 1813 §3.3.7).
+    if (!who.read_write) need = vfs::OpenFor::Read;
+    auto f = svc.files.get(*ref, need);
     if (!f) return to_nfsstat3(f.error());
     file = std::move(*f);
-    return admit(*file->exp, who);
+    return x::NFS3_OK;
 }
 
-void put_write_verifier(x::writeverf3& v) { v = to_cookieverf(vfs::write_verifier()); }
+void put_write_verifier(x::writeverf3& v) {
+    v = to_cookieverf(vfs::write_verifier());
+}
 
 x::cookieverf3 to_cookieverf(uint64_t v) {
     x::cookieverf3 out;
@@ -56,8 +69,8 @@ vfs::SetAttrs to_set_attrs(const x::sattr3& s) {
     auto time = [](x::time_how how, const x::nfstime3& t) {
         if (how == x::SET_TO_SERVER_TIME) return vfs::TimeChange::server();
         if (how == x::SET_TO_CLIENT_TIME)
-            return vfs::TimeChange::client({static_cast<time_t>(t.seconds),
-                                            static_cast<long>(t.nseconds)});
+            return vfs::TimeChange::client(
+                {static_cast<time_t>(t.seconds), static_cast<long>(t.nseconds)});
         return vfs::TimeChange{};
     };
     a.atime = time(s.atime.set_it, s.atime.atime);

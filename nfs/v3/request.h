@@ -21,7 +21,7 @@ struct Target {
 };
 
 class Request {
-public:
+  public:
     Request(rpc::CallContext& ctx, Services& svc)
         : ctx(ctx), svc(svc), table(svc.exports->snapshot()) {}
 
@@ -34,10 +34,13 @@ public:
         return x::xdr_decode(ctx.args, a) && ctx.args.remaining() == 0;
     }
 
-    // Handle -> node, then the export's rules. NFS3_OK, or the status to reply with.
-    // A flavor the export does not accept makes the whole call an AUTH_TOOWEAK reject.
+    // Handle -> its export -> the export's rules -> node: nothing is opened for a caller
+    // the export refuses. NFS3_OK, or the status to reply with. A flavor the export does
+    // not accept makes the whole call an AUTH_TOOWEAK reject.
     x::nfsstat3 resolve(const x::nfs_fh3& fh, Target& out);
-    // The same for READ/WRITE/COMMIT, through the descriptor cache.
+    // The same for READ/WRITE/COMMIT, through the descriptor cache. OpenFor::Write opens
+    // the file for writing only if the caller's rule allows writing (else it is opened
+    // read-only, and the procedure answers NFS3ERR_ROFS).
     x::nfsstat3 open(const x::nfs_fh3& fh, vfs::OpenFor need,
                      std::shared_ptr<const vfs::OpenFile>& file, Caller& who);
 
@@ -48,7 +51,7 @@ public:
         return rpc::Outcome::ok();
     }
 
-private:
+  private:
     x::nfsstat3 admit(const vfs::Export& exp, Caller& who);
     std::optional<rpc::Outcome> rejected_;
 };
@@ -75,6 +78,10 @@ rpc::Outcome proc_fsstat(Request& rq);
 rpc::Outcome proc_fsinfo(Request& rq);
 rpc::Outcome proc_pathconf(Request& rq);
 rpc::Outcome proc_commit(Request& rq);
+
+// Transfer sizes FSINFO advertises (RFC 1813 §3.3.19), and the most the server sends.
+inline constexpr uint32_t kMaxTransfer = 1u << 20;   // rtmax, rtpref, wtmax, wtpref
+inline constexpr uint32_t kDirTransfer = 64u << 10;  // dtpref: one READDIR(PLUS) reply
 
 // writeverf3 of this daemon run (RFC 1813 §3.3.7, §3.3.21).
 void put_write_verifier(x::writeverf3& v);

@@ -77,6 +77,22 @@ Result<void> set_owner_mode_times(const Node& node, const struct statx& st, cons
     return {};
 }
 
+// A mode change of a symlink, checked before anything is applied. Linux keeps no mode
+// on symlinks (lchmod fails with EOPNOTSUPP, and since 2023 the VFS refuses a symlink
+// mode change outright, "attr: block mode changes of symlinks"). knfsd (fs/nfsd/vfs.c,
+// nfsd_setattr) drops such a change and answers NFS3_OK, also to a non-owner: a success
+// that did nothing. We answer what a local chmod would: a caller who is neither the
+// owner nor root gets EPERM (RFC 1813 §3.3.2 NFS3ERR_PERM, "not owner"); the owner gets
+// EOPNOTSUPP (NFS3ERR_NOTSUPP, RFC 1813 §2.6 "operation is not supported"), because the
+// request is well formed (NFS3ERR_INVAL would say otherwise) but cannot be carried out.
+// Asking for the mode the symlink has changes nothing and is not refused.
+Result<void> check_symlink_mode(const struct statx& st, const SetAttrs& attrs, const Identity& id) {
+    if (!attrs.mode || !S_ISLNK(st.stx_mode)) return {};
+    if (!id.is_root() && id.uid != st.stx_uid) return fail(EPERM);
+    if ((*attrs.mode & 07777) != (st.stx_mode & 07777)) return fail(EOPNOTSUPP);
+    return {};
+}
+
 }  // namespace
 
 Result<struct statx> getattr(const Node& node) {
@@ -110,6 +126,7 @@ Result<uint32_t> access(const Node& node, uint32_t requested, const Identity& id
 Result<void> setattr(const Node& node, const SetAttrs& attrs, const Identity& id) {
     auto st = getattr(node);
     if (!st) return st.failure();
+    if (auto r = check_symlink_mode(*st, attrs, id); !r) return r;
     if (attrs.size) {
         if (auto r = set_size(node, *st, *attrs.size, id); !r) return r;
     }

@@ -66,7 +66,9 @@ struct SetAttrs {
 //   size on a directory -> EISDIR, on another non-regular file -> EINVAL. As in Linux
 //   nfsd the owner may truncate a file even without write permission (a client that
 //   created it 0444 with O_TRUNC sends CREATE then SETATTR size=0).
-//   mode on a symlink is ignored (Linux symlinks have no mode).
+//   mode on a symlink: Linux symlinks have no mode of their own, so a change is
+//   refused before anything is applied: EPERM for a caller who is neither the owner
+//   nor root, else EOPNOTSUPP. The mode the symlink already has is no change.
 // Guarded SETATTR (ctime check) is done by the caller with getattr().
 Result<void> setattr(const Node& node, const SetAttrs& attrs, const Identity& id);
 

@@ -174,22 +174,30 @@ std::shared_ptr<const Export> ExportTable::find_by_path(std::string_view path) c
     return nullptr;
 }
 
-Result<Node> ExportTable::resolve(std::span<const uint8_t> wire) const {
+Result<HandleRef> ExportTable::find_by_handle(std::span<const uint8_t> wire) const {
     auto decoded = decode_handle(key_, wire);
     if (!decoded) return decoded.failure();
     std::shared_ptr<const Export> exp = find_by_fsid(decoded->fsid);
     if (!exp) return fail(ESTALE);
+    auto handle = FileHandle::from(wire);
+    if (!handle) return handle.failure();
+    return HandleRef{std::move(exp), *decoded, *handle};
+}
 
-    auto fd = open_kernel_handle(exp->mount_fd(), decoded->kernel, O_PATH);
+Result<Node> ExportTable::open(const HandleRef& ref) {
+    auto fd = open_kernel_handle(ref.exp->mount_fd(), ref.decoded.kernel, O_PATH);
     if (!fd) return fd.failure();
     auto st = sys::stat_fd(fd->get());
     if (!st) return st.failure();
-    if (dev_of(*st) != exp->dev()) return fail(ESTALE);
+    if (dev_of(*st) != ref.exp->dev()) return fail(ESTALE);
     if (st->stx_nlink == 0) return fail(ESTALE);  // removed, kept alive only by open fds
+    return Node{ref.exp, std::move(*fd), ref.handle};
+}
 
-    auto handle = FileHandle::from(wire);
-    if (!handle) return handle.failure();
-    return Node{std::move(exp), std::move(*fd), *handle};
+Result<Node> ExportTable::resolve(std::span<const uint8_t> wire) const {
+    auto ref = find_by_handle(wire);
+    if (!ref) return ref.failure();
+    return open(*ref);
 }
 
 }  // namespace nfsrdmad::vfs

@@ -90,6 +90,14 @@ class Export : public std::enable_shared_from_this<Export> {
     HandleKey key_{};
 };
 
+// A wire handle whose length, version and MAC checked out, and the export its fsid
+// names. Nothing has been opened yet: authorize the caller against `exp` first.
+struct HandleRef {
+    std::shared_ptr<const Export> exp;
+    DecodedHandle decoded;
+    FileHandle handle;  // the wire bytes
+};
+
 // An immutable set of exports. Build a new one to reload; see ExportRegistry.
 class ExportTable {
   public:
@@ -110,10 +118,17 @@ class ExportTable {
     // lexical normalisation ("//", trailing "/", "." components). nullptr if not found.
     std::shared_ptr<const Export> find_by_path(std::string_view path) const;
 
-    // Wire handle -> Node, as root (call outside any IdentityScope).
+    // Wire handle -> its export, without touching the filesystem:
     //   kBadHandle  wrong length/version/MAC (NFS3ERR_BADHANDLE);
-    //   ESTALE      unknown fsid, object deleted (also when nlink is 0 but some process still
-    //               holds it open), or object not on the export's filesystem.
+    //   ESTALE      unknown fsid.
+    Result<HandleRef> find_by_handle(std::span<const uint8_t> wire) const;
+
+    // The object a checked handle names, as an O_PATH Node; as root (call outside any
+    // IdentityScope). ESTALE: object deleted (also when nlink is 0 but some process still
+    // holds it open), or not on the export's filesystem.
+    static Result<Node> open(const HandleRef& ref);
+
+    // find_by_handle + open.
     // Handles are not subtree-checked (like Linux nfsd's default no_subtree_check): a
     // file renamed out of the export directory, but on the same filesystem, stays
     // reachable through a handle obtained while it was inside.

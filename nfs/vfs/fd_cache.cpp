@@ -27,15 +27,14 @@ Result<void> check_regular(const Export& exp, int path_fd) {
     return {};
 }
 
-// As root: O_RDWR if possible so that one descriptor serves readers and writers.
+// As root, and no wider than needed: O_RDWR only to write. A descriptor open for
+// writing makes the file unexecutable locally (ETXTBSY), so reads never hold one.
 Result<std::pair<UniqueFd, bool>> open_regular(int path_fd, OpenFor need) {
     constexpr int kFlags = O_NONBLOCK;  // not O_NOFOLLOW: /proc/self/fd/N is itself a link
-    auto rw = sys::reopen(path_fd, O_RDWR | kFlags);
-    if (rw) return std::pair{std::move(*rw), true};
-    if (need == OpenFor::Write) return rw.failure();
-    auto ro = sys::reopen(path_fd, O_RDONLY | kFlags);
-    if (!ro) return ro.failure();
-    return std::pair{std::move(*ro), false};
+    const bool write = need == OpenFor::Write;
+    auto fd = sys::reopen(path_fd, (write ? O_RDWR : O_RDONLY) | kFlags);
+    if (!fd) return fd.failure();
+    return std::pair{std::move(*fd), write};
 }
 
 }  // namespace
@@ -48,19 +47,18 @@ size_t FdCache::HandleHash::operator()(const FileHandle& h) const {
     return static_cast<size_t>(v);
 }
 
+Result<std::shared_ptr<const OpenFile>> FdCache::get(const HandleRef& ref, OpenFor need) {
+    if (auto hit = lookup(ref.handle, ref.exp.get(), need)) return hit;
+    auto path_fd = open_kernel_handle(ref.exp->mount_fd(), ref.decoded.kernel, O_PATH);
+    if (!path_fd) return path_fd.failure();
+    return open_and_insert(ref.exp, ref.handle, path_fd->get(), need);
+}
+
 Result<std::shared_ptr<const OpenFile>> FdCache::get(const ExportTable& table,
                                                      std::span<const uint8_t> wire, OpenFor need) {
-    auto decoded = decode_handle(table.key(), wire);
-    if (!decoded) return decoded.failure();
-    auto exp = table.find_by_fsid(decoded->fsid);
-    if (!exp) return fail(ESTALE);
-    auto handle = FileHandle::from(wire);
-    if (!handle) return handle.failure();
-    if (auto hit = lookup(*handle, exp.get(), need)) return hit;
-
-    auto path_fd = open_kernel_handle(exp->mount_fd(), decoded->kernel, O_PATH);
-    if (!path_fd) return path_fd.failure();
-    return open_and_insert(std::move(exp), *handle, path_fd->get(), need);
+    auto ref = table.find_by_handle(wire);
+    if (!ref) return ref.failure();
+    return get(*ref, need);
 }
 
 Result<std::shared_ptr<const OpenFile>> FdCache::get(const Node& node, OpenFor need) {

@@ -2,8 +2,16 @@
 //
 // open_by_handle_at + a reopen per READ would cost three extra syscalls on the hottest
 // path, so regular files are kept open, keyed by wire handle (fsid + kernel handle).
-// Descriptors are opened as root, O_RDWR when possible (fallback O_RDONLY), so one fd
-// serves every user: io.h checks the caller's permission before each use.
+// Descriptors are opened as root, so one fd serves every user: io.h checks the caller's
+// permission before each use. They are opened no wider than the request needs:
+// OpenFor::Read (READ, COMMIT, and a WRITE the rule does not allow) opens O_RDONLY;
+// OpenFor::Write opens O_RDWR, and the nfs layer asks for it only for a WRITE from a
+// caller admitted with write access. A file the server only read is therefore never
+// open for writing, and stays executable locally (no ETXTBSY). Once a writable entry
+// exists it also serves readers, until evicted.
+// Nothing is opened for a caller the export refuses: callers check the handle and find
+// its export (ExportTable::find_by_handle), authorize the caller against that export,
+// and only then call get().
 // Thread-safe; entries are shared_ptrs, so eviction never closes an fd in use.
 // An fd of a file unlinked meanwhile is harmless: io.h reports ESTALE when nlink == 0.
 #pragma once
@@ -28,8 +36,8 @@ namespace nfsrdmad::vfs {
 struct OpenFile {
     std::shared_ptr<const Export> exp;
     FileHandle handle;
-    UniqueFd fd;    // O_RDWR or O_RDONLY, O_NONBLOCK (lease breaks -> EWOULDBLOCK)
-    bool writable;  // opened O_RDWR
+    UniqueFd fd;    // O_RDONLY or O_RDWR, O_NONBLOCK (lease breaks -> EWOULDBLOCK)
+    bool writable;  // opened O_RDWR (for OpenFor::Write)
 };
 
 enum class OpenFor { Read, Write };
@@ -39,12 +47,14 @@ class FdCache {
     static constexpr size_t kDefaultCapacity = 1024;
     explicit FdCache(size_t capacity = kDefaultCapacity) : capacity_(capacity ? capacity : 1) {}
 
-    // Wire handle -> open file, from the cache or opened now. Call as root (outside any
-    // IdentityScope). Errors: kBadHandle, ESTALE (as ExportTable::resolve); EISDIR for a
+    // Checked handle -> open file, from the cache or opened now. Call as root (outside any
+    // IdentityScope). Errors: ESTALE (as ExportTable::open); EISDIR for a
     // directory, EINVAL for other non-regular files; for OpenFor::Write, the reason the
     // file cannot be opened for writing (EROFS, ETXTBSY, EPERM for immutable/append-only,
     // EWOULDBLOCK while a local lease is being broken -> NFS3ERR_JUKEBOX).
     // An entry from an older export-table generation is not reused.
+    Result<std::shared_ptr<const OpenFile>> get(const HandleRef& ref, OpenFor need);
+    // table.find_by_handle(wire) (kBadHandle, ESTALE), then the above.
     Result<std::shared_ptr<const OpenFile>> get(const ExportTable& table,
                                                 std::span<const uint8_t> wire, OpenFor need);
     // Same, for an already resolved node (avoids the open_by_handle_at on a miss).

@@ -23,6 +23,35 @@ Result<UniqueFd> open_parent(const Node& dir) {
                         RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS);
 }
 
+// Deeper than any path a client could name (PATH_MAX / 2 components).
+constexpr int kMaxExportDepth = 2048;
+
+// Whether the directory `fd` is the export root or below it, found by walking ".." up
+// to the export root (yes), the top of the mount or of the filesystem, or a removed
+// directory (no). Runs as root: the walk is the server's check, not the caller's lookup.
+Result<bool> within_export(const Export& exp, int fd) {
+    auto cur = sys::dup_fd(fd);
+    if (!cur) return cur.failure();
+    for (int depth = 0; depth <= kMaxExportDepth; ++depth) {
+        auto st = sys::stat_fd(cur->get());
+        if (!st) return st.failure();
+        if (exp.is_root(*st)) return true;
+        auto up = sys::openat2(cur->get(), "..", O_PATH | O_DIRECTORY,
+                               RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS);
+        if (!up) {
+            if (up.error() == EXDEV || up.error() == ENOENT) return false;
+            return up.failure();
+        }
+        auto up_st = sys::stat_fd(up->get());
+        if (!up_st) return up_st.failure();
+        if (up_st->stx_ino == st->stx_ino && up_st->stx_dev_major == st->stx_dev_major &&
+            up_st->stx_dev_minor == st->stx_dev_minor)
+            return false;  // "/" is its own parent
+        cur = std::move(up);
+    }
+    return false;
+}
+
 Result<UniqueFd> open_in_dir(const Node& dir, std::string_view name) {
     if (name == "..") return open_parent(dir);
     const auto n = sys::name_buf(name);
@@ -33,11 +62,22 @@ Result<UniqueFd> open_in_dir(const Node& dir, std::string_view name) {
 
 Result<Entry> lookup(const Node& dir, std::string_view name, const Identity& id) {
     if (auto r = validate_name(name); !r) return r.failure();
-    return with_identity(id, [&]() -> Result<Entry> {
+    auto e = with_identity(id, [&]() -> Result<Entry> {
         auto fd = open_in_dir(dir, name);
         if (!fd) return fd.failure();
         return make_entry(dir.exp, std::move(*fd));
     });
+    if (!e || name != "..") return e;
+    // Handles are not subtree-checked (export.h), so `dir` may be a directory a local
+    // user moved out of the export; its ".." must not hand out a handle further out.
+    // ESTALE, as knfsd answers with subtree_check for an object outside the exported
+    // subtree: to this export the directory is gone (RFC 1813 §2.6 NFS3ERR_STALE,
+    // "no longer exists or access to it has been revoked"). ACCES would wrongly suggest
+    // a permission the client could be granted.
+    auto inside = within_export(*dir.exp, e->node.fd.get());
+    if (!inside) return inside.failure();
+    if (!*inside) return fail(ESTALE);
+    return e;
 }
 
 Result<std::string> readlink(const Node& node) {

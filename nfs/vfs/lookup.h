@@ -15,6 +15,7 @@ namespace nfsrdmad::vfs {
 //   name invalid (empty, '/', NUL)  -> EINVAL; longer than 255 -> ENAMETOOLONG
 //   "."                             -> dir itself
 //   ".." of the export root         -> the export root (never leave the export)
+//   ".." whose result is not within the export (dir was moved out of it) -> ESTALE
 //   symlink                         -> the symlink itself, never followed
 //   mount point inside the export   -> EXDEV (not crossed; map to NFS3ERR_ACCES)
 //   dir not a directory             -> ENOTDIR

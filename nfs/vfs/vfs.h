@@ -2,11 +2,12 @@
 //
 // Typical request flow (NFSv3 procedure layer):
 //   auto table = registry.snapshot();                // one snapshot per request
-//   auto node  = table->resolve(fh);                 // as root: handle -> O_PATH fd
-//   const ClientRule* rule = match(node->exp->spec(), peer, hostname);
+//   auto ref   = table->find_by_handle(fh);          // MAC + fsid, no filesystem access
+//   const ClientRule* rule = match(ref->exp->spec(), peer, hostname);  // none: refuse
 //   Identity id = squash(*rule, creds, flavor);
+//   auto node  = ExportTable::open(*ref);            // as root: handle -> O_PATH fd
 //   auto entry = lookup(*node, name, id);            // operation under id's credentials
-// READ/WRITE/COMMIT go through FdCache instead of resolve().
+// READ/WRITE/COMMIT go through FdCache::get(*ref, ...) instead of open().
 #pragma once
 
 #include "nfs/vfs/attrs.h"

@@ -441,7 +441,10 @@ std::string Daemon::on_disk(const std::string& rel) const {
       << "exports:\n";
     for (const auto& e : exports) {
         y << "  - {path: \"" << e.path << "\", access: " << e.access << ", squash: " << e.squash
-          << ", clients: [\"*\"]}\n";
+          << ", clients: [";
+        for (size_t i = 0; i < e.clients.size(); ++i)
+            y << (i ? ", " : "") << "\"" << e.clients[i] << "\"";
+        y << "]}\n";
     }
     std::string why;
     if (!WriteFile(config_, y.str(), &why)) return ::testing::AssertionFailure() << why;

@@ -73,8 +73,9 @@ struct DaemonOptions {
 // One export entry of the YAML configuration file.
 struct ConfigExport {
     std::string path;
-    std::string access = "rw";    // rw | ro
-    std::string squash = "none";  // none | root | all
+    std::string access = "rw";                 // rw | ro
+    std::string squash = "none";               // none | root | all
+    std::vector<std::string> clients = {"*"};  // exports(5)-style client specs
 };
 
 class Daemon {

@@ -516,8 +516,12 @@ ReaddirRes Readdir(rpc_context* rpc, const Fh& dir, uint64_t cookie, const Verf8
     return Call<ReaddirRes, READDIR3res>(
         rpc, [&](rpc_cb cb, void* p) { return rpc_nfs3_readdir_async(rpc, cb, &a, p); },
         [](READDIR3res& r, ReaddirRes& o) {
-            if (r.status != NFS3_OK) return;
+            if (r.status != NFS3_OK) {
+                CopyPostOp(r.READDIR3res_u.resfail.dir_attributes, &o.has_dir_attr, &o.dir_attr);
+                return;
+            }
             const READDIR3resok& ok = r.READDIR3res_u.resok;
+            CopyPostOp(ok.dir_attributes, &o.has_dir_attr, &o.dir_attr);
             std::memcpy(o.cookieverf.data(), ok.cookieverf, 8);
             for (const entry3* p = ok.reply.entries; p != nullptr;) {
                 const entry3 e = Load(p);
@@ -544,8 +548,13 @@ ReaddirRes Readdirplus(rpc_context* rpc, const Fh& dir, uint64_t cookie, const V
     return Call<ReaddirRes, READDIRPLUS3res>(
         rpc, [&](rpc_cb cb, void* p) { return rpc_nfs3_readdirplus_async(rpc, cb, &a, p); },
         [](READDIRPLUS3res& r, ReaddirRes& o) {
-            if (r.status != NFS3_OK) return;
+            if (r.status != NFS3_OK) {
+                CopyPostOp(r.READDIRPLUS3res_u.resfail.dir_attributes, &o.has_dir_attr,
+                           &o.dir_attr);
+                return;
+            }
             const READDIRPLUS3resok& ok = r.READDIRPLUS3res_u.resok;
+            CopyPostOp(ok.dir_attributes, &o.has_dir_attr, &o.dir_attr);
             std::memcpy(o.cookieverf.data(), ok.cookieverf, 8);
             for (const entryplus3* p = ok.reply.entries; p != nullptr;) {
                 const entryplus3 e = Load(p);

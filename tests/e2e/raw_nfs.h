@@ -151,6 +151,8 @@ struct DirEntry {
     Fh fh;
 };
 struct ReaddirRes : RpcOutcome {
+    bool has_dir_attr = false;  // dir_attributes, of a failed call too
+    fattr3 dir_attr{};
     Verf8 cookieverf{};
     std::vector<DirEntry> entries;
     bool eof = false;

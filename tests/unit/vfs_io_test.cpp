@@ -192,12 +192,19 @@ TEST_F(IoTest, DeletedFileIsStaleEvenWhenCached) {
 
 TEST_F(IoTest, WriteNeedsAWritableDescriptor) {
     write_file("f", "x", 0644);
-    auto f = open("f", OpenFor::Read);
-    ASSERT_NE(f, nullptr);
-    EXPECT_TRUE(f->writable);  // root opens O_RDWR when it can
-    OpenFile ro{f->exp, f->handle, UniqueFd(::open(path("f").c_str(), O_RDONLY)), false};
+    auto ro = open("f", OpenFor::Read);
+    ASSERT_NE(ro, nullptr);
+    // Reads never hold the file open for writing (that would make it unexecutable locally).
+    EXPECT_FALSE(ro->writable);
+    EXPECT_EQ(::fcntl(ro->fd.get(), F_GETFL) & O_ACCMODE, O_RDONLY);
     const std::vector<uint8_t> data = {'y'};
-    EXPECT_EQ(write(ro, 0, data, StableHow::Unstable, kRoot).error(), EBADF);
+    EXPECT_EQ(write(*ro, 0, data, StableHow::Unstable, kRoot).error(), EBADF);
+
+    auto f = open("f", OpenFor::Write);  // replaces the read-only entry
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->writable);
+    EXPECT_EQ(::fcntl(f->fd.get(), F_GETFL) & O_ACCMODE, O_RDWR);
+    EXPECT_EQ(open("f", OpenFor::Read)->fd.get(), f->fd.get());  // and now serves reads too
     EXPECT_EQ(write(*f, static_cast<uint64_t>(INT64_MAX), data, StableHow::Unstable, kRoot).error(),
               EFBIG);
 }

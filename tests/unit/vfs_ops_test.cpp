@@ -41,6 +41,34 @@ TEST_F(LookupTest, DotAndDotDotInsideTheExport) {
     EXPECT_EQ(grandparent->node.handle, exp_->root_handle());
 }
 
+TEST_F(LookupTest, DotDotNeverLeavesADirectoryMovedOutOfTheExport) {
+    // Deep enough that the walk back to the root takes several steps.
+    ASSERT_EQ(::mkdir(path("a").c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(path("a/d").c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(path("a/d/sub").c_str(), 0755), 0);
+    Node d = node("a/d");
+    Node sub = node("a/d/sub");
+    const std::string outside = base_ + "/outside";  // same filesystem, not exported
+    ASSERT_EQ(::rename(path("a/d").c_str(), outside.c_str()), 0);
+
+    // sub's parent is now base_/outside, d's parent base_: neither is in the export.
+    for (const Identity& id : {kRoot, kUser4321}) {
+        EXPECT_EQ(lookup(sub, "..", id).error(), ESTALE);
+        EXPECT_EQ(lookup(d, "..", id).error(), ESTALE);
+    }
+    // Only ".." is refused: the moved directories themselves keep working (no subtree check).
+    EXPECT_TRUE(lookup(d, "sub", kRoot).ok());
+
+    // Moved back in, below another directory: ".." works again.
+    ASSERT_EQ(::rename(outside.c_str(), path("a/back").c_str()), 0);
+    auto up = lookup(sub, "..", kUser4321);
+    ASSERT_TRUE(up.ok()) << describe_error(up.error());
+    EXPECT_EQ(up->node.handle, d.handle);
+    auto up2 = lookup(d, "..", kRoot);
+    ASSERT_TRUE(up2.ok()) << describe_error(up2.error());
+    EXPECT_EQ(up2->node.handle, node("a").handle);
+}
+
 TEST_F(LookupTest, ReturnsAttributesAndErrors) {
     write_file("f", "12345", 0640, 1234, 4321);
     auto e = lookup(root_, "f", kRoot);
@@ -428,14 +456,28 @@ TEST_F(SetAttrTest, SizeOfNonRegularFiles) {
     EXPECT_EQ(setattr(node("p"), t, kRoot).error(), EINVAL);
 }
 
-TEST_F(SetAttrTest, SymlinkModeIgnoredOwnerChanged) {
+TEST_F(SetAttrTest, SymlinkModeChangeIsRefusedNotIgnored) {
     ASSERT_EQ(::symlink("target", path("sl").c_str()), 0);
-    SetAttrs sa;
-    sa.mode = 0600;
-    sa.uid = 1234;
-    ASSERT_TRUE(setattr(node("sl"), sa, kRoot).ok());
-    EXPECT_EQ(stat_path("sl").st_uid, 1234u);
-    EXPECT_EQ(stat_path("sl").st_mode & 0777, 0777u);
+    ASSERT_EQ(::lchown(path("sl").c_str(), 1234, 1234), 0);
+    Node sl = node("sl");
+    SetAttrs mode;
+    mode.mode = 0600;
+    SetAttrs mode_and_owner = mode;
+    mode_and_owner.uid = 4321;
+    // Not the owner: NFS3ERR_PERM, as for any chmod (RFC 1813 §3.3.2).
+    EXPECT_EQ(setattr(sl, mode, kUser4321).error(), EPERM);
+    // The owner, or root: Linux cannot store it, and says so rather than succeeding.
+    EXPECT_EQ(setattr(sl, mode, kUser1234).error(), EOPNOTSUPP);
+    EXPECT_EQ(setattr(sl, mode_and_owner, kRoot).error(), EOPNOTSUPP);
+    EXPECT_EQ(stat_path("sl").st_uid, 1234u) << "a refused request applies nothing";
+    EXPECT_EQ(stat_path("sl").st_mode & 07777, 0777u);
+
+    // The mode it has is no change: the rest of the request is carried out.
+    SetAttrs same = mode_and_owner;
+    same.mode = 0777;
+    ASSERT_TRUE(setattr(sl, same, kRoot).ok());
+    EXPECT_EQ(stat_path("sl").st_uid, 4321u);
+    EXPECT_EQ(stat_path("sl").st_mode & 07777, 0777u);
 }
 
 // ---------------------------------------------------------------- fsstat / pathconf
