@@ -56,6 +56,13 @@ struct RdmaTuning {
     bool huge_pages = false;             // back payload buffers with 2 MiB pages
 };
 
+// Per-client bounds on the TCP side (the `tcp:` section).
+struct TcpTuning {
+    uint32_t max_connections = 1024;  // more are accepted and closed at once
+    uint32_t idle_timeout = 360;      // seconds without a call or a reply (knfsd: 6 min); 0: never
+    uint32_t max_pipes = 256;         // pipes holding spliced READ data, in all
+};
+
 // How reactor threads wait for completions: sleep on events, busy-poll (one core per
 // reactor at 100%), or poll while busy and sleep when idle.
 enum class EngineMode { Event, Poll, Adaptive };
@@ -64,6 +71,7 @@ struct Config {
     std::vector<TcpListener> tcp{{"0.0.0.0", 2049}};    // never empty
     std::vector<TcpListener> rdma{{"0.0.0.0", 20049}};  // empty: no RDMA
     RdmaTuning rdma_tuning;
+    TcpTuning tcp_tuning;
     EngineMode engine_mode = EngineMode::Adaptive;
     uint32_t spin_us = 50;           // adaptive: keep polling this long after the last completion
     uint16_t mount_port = 20048;     // MOUNT gets its own TCP listener, same address as tcp[0]

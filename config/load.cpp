@@ -88,6 +88,7 @@ class Loader {
     void tcp_list(const Val& v);
     void rdma_list(const Val& v);
     void rdma_tuning(const Val& v);
+    void tcp_tuning(const Val& v);
     std::optional<TcpListener> tcp_listener(const Val& v, const std::string& kind = "TCP");
     void engine(const Val& v);
     void logging(const Val& v);
@@ -194,7 +195,7 @@ std::optional<uint64_t> Loader::number(const Val& v, std::string_view what, uint
 
 void Loader::root(const Val& v) {
     if (!is_map(v, "the top level", true)) return;
-    Keys keys = {"listeners", "engine", "logging", "state_dir", "exports", "rdma"};
+    Keys keys = {"listeners", "engine", "logging", "state_dir", "exports", "rdma", "tcp"};
     for_each_key(v, "at top level", keys, [&](std::string_view key, const Val& val) {
         if (key == "listeners") {
             listeners(val);
@@ -204,6 +205,8 @@ void Loader::root(const Val& v) {
             logging(val);
         } else if (key == "rdma") {
             rdma_tuning(val);
+        } else if (key == "tcp") {
+            tcp_tuning(val);
         } else if (key == "state_dir") {
             auto s = text(val, "'state_dir'");
             if (s && s->empty()) {
@@ -270,6 +273,23 @@ void Loader::rdma_tuning(const Val& v) {
                 t.max_payload_buffers = uint32_t(*n);
         } else if (auto b = flag(val, "'huge_pages'")) {
             t.huge_pages = *b;
+        }
+    });
+}
+
+// The `tcp:` section: per-client bounds.
+void Loader::tcp_tuning(const Val& v) {
+    if (!is_map(v, "'tcp'", true)) return;
+    Keys keys = {"max_connections", "idle_timeout", "max_pipes"};
+    auto& t = cfg_.tcp_tuning;
+    for_each_key(v, "in tcp", keys, [&](std::string_view key, const Val& val) {
+        if (key == "max_connections") {
+            if (auto n = number(val, "'max_connections'", 1, 1000000))
+                t.max_connections = uint32_t(*n);
+        } else if (key == "idle_timeout") {
+            if (auto n = number(val, "'idle_timeout'", 0, 86400)) t.idle_timeout = uint32_t(*n);
+        } else if (auto n = number(val, "'max_pipes'", 0, 65536)) {
+            t.max_pipes = uint32_t(*n);
         }
     });
 }

@@ -68,6 +68,12 @@ struct DaemonOptions {
     // `--foreground --log-level debug --config BASE/nfsrdmad.yaml`. The YAML exports the primary
     // export (access rw, squash none, clients ["*"]) until Daemon::WriteConfig() says otherwise.
     bool use_config_file = false;
+    // Extra top-level YAML sections (e.g. "tcp: {idle_timeout: 1}"). In config-file mode they
+    // are appended to BASE/nfsrdmad.yaml; otherwise they go to BASE/extra.yaml, passed with
+    // --config under the command-line exports.
+    std::string config_yaml;
+    // > 0: the daemon's RLIMIT_NOFILE (soft and hard), set between fork and exec.
+    unsigned long max_open_files = 0;
 };
 
 // One export entry of the YAML configuration file.

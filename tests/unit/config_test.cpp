@@ -243,7 +243,7 @@ TEST(ConfigErrors, UnknownKeyInExport) {
 TEST(ConfigErrors, UnknownKeyAtTopLevelAndInSections) {
     EXPECT_EQ(one_error("state_dir: /x\nexport: []\n"),
               "t.yaml:2:1: unknown key 'export' at top level (expected one of: listeners, engine, "
-              "logging, state_dir, exports, rdma)");
+              "logging, state_dir, exports, rdma, tcp)");
     EXPECT_EQ(
         one_error("engine:\n  thread: 2\n"),
         "t.yaml:2:3: unknown key 'thread' in engine (expected one of: threads, workers, mode, "
@@ -546,6 +546,20 @@ TEST(ConfigOverrides, BareExportIsReadWriteRootSquashAnyClient) {
     EXPECT_EQ(r.access, Access::ReadWrite);
     EXPECT_EQ(r.squash, Squash::Root);
     EXPECT_EQ(r.sec, Sec{SecFlavor::Sys});
+}
+
+TEST(ConfigTcp, DefaultsAndLimits) {
+    Config d = good("");
+    EXPECT_EQ(d.tcp_tuning.max_connections, 1024u);
+    EXPECT_EQ(d.tcp_tuning.idle_timeout, 360u);
+    EXPECT_EQ(d.tcp_tuning.max_pipes, 256u);
+    Config c = good("tcp: {max_connections: 10, idle_timeout: 0, max_pipes: 0}\n");
+    EXPECT_EQ(c.tcp_tuning.max_connections, 10u);
+    EXPECT_EQ(c.tcp_tuning.idle_timeout, 0u);
+    EXPECT_EQ(c.tcp_tuning.max_pipes, 0u);
+    EXPECT_FALSE(load("tcp: {max_connections: 0}\n").errors.empty());
+    EXPECT_FALSE(load("tcp: {idle_timeout: -1}\n").errors.empty());
+    EXPECT_FALSE(load("tcp: {bogus: 1}\n").errors.empty());
 }
 
 TEST(ConfigOverrides, ExportWithOptions) {
