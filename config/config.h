@@ -30,6 +30,7 @@ struct ClientRule {
     uint32_t anonuid = 65534;
     uint32_t anongid = 65534;
     std::vector<SecFlavor> sec{SecFlavor::Sys};
+    bool secure = true;  // exports(5) secure: calls must come from a port below 1024
 };
 
 struct Export {

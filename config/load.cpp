@@ -407,7 +407,8 @@ std::optional<Export> Loader::export_entry(const Val& v) {
     ClientRule defaults;  // the export's access/squash/...; clients start from these
     std::optional<Val> clients_val;
     bool has_path = false;
-    Keys keys = {"path", "fsid", "access", "squash", "anonuid", "anongid", "sec", "clients"};
+    Keys keys = {"path",    "fsid", "access", "squash", "anonuid",
+                 "anongid", "sec",  "secure", "clients"};
     for_each_key(v, "in export", keys, [&](std::string_view key, const Val& val) {
         if (key == "path") {
             has_path = true;
@@ -443,9 +444,11 @@ std::optional<Export> Loader::export_entry(const Val& v) {
     return exp;
 }
 
-// access / squash / anonuid / anongid / sec, for an export's defaults or one client.
+// access / squash / anonuid / anongid / sec / secure, for an export's defaults or one client.
 void Loader::rule_option(std::string_view key, const Val& v, ClientRule& rule) {
-    if (key == "anonuid" || key == "anongid") {
+    if (key == "secure") {
+        if (auto b = flag(v, "'secure'")) rule.secure = *b;
+    } else if (key == "anonuid" || key == "anongid") {
         auto n = number(v, "'" + std::string(key) + "'", 0, std::numeric_limits<uint32_t>::max());
         if (n) (key == "anonuid" ? rule.anonuid : rule.anongid) = uint32_t(*n);
     } else if (key == "sec") {
@@ -520,7 +523,7 @@ std::optional<ClientRule> Loader::client(const Val& v, const ClientRule& default
 
     size_t errors_before = errors_.size();
     bool has_match = false;
-    Keys keys = {"match", "access", "squash", "anonuid", "anongid", "sec"};
+    Keys keys = {"match", "access", "squash", "anonuid", "anongid", "sec", "secure"};
     for_each_key(v, "in client", keys, [&](std::string_view key, const Val& val) {
         if (key == "match") {
             has_match = true;

@@ -39,7 +39,8 @@ std::string resolve_verified(const rpc::Peer& peer) {
     addrinfo* res = nullptr;
     if (getaddrinfo(host, nullptr, &hints, &res) != 0) return {};
     bool confirmed = false;
-    for (auto* ai = res; ai && !confirmed; ai = ai->ai_next) confirmed = same_address(ai->ai_addr, sa);
+    for (auto* ai = res; ai && !confirmed; ai = ai->ai_next)
+        confirmed = same_address(ai->ai_addr, sa);
     freeaddrinfo(res);
     return confirmed ? host : "";
 }
@@ -77,6 +78,19 @@ std::string verified_hostname(const rpc::Peer& peer) {
     return name;
 }
 
+bool port_allowed(const vfs::ClientRule& rule, const rpc::Peer& peer) {
+    if (!rule.secure || peer.rdma) return true;
+    auto* sa = reinterpret_cast<const sockaddr*>(&peer.addr);
+    uint16_t port = 0;
+    if (sa->sa_family == AF_INET)
+        port = ntohs(reinterpret_cast<const sockaddr_in*>(sa)->sin_port);
+    else if (sa->sa_family == AF_INET6)
+        port = ntohs(reinterpret_cast<const sockaddr_in6*>(sa)->sin6_port);
+    else
+        return false;
+    return port < 1024;
+}
+
 const vfs::ClientRule* client_rule(const vfs::Export& exp, const rpc::Peer& peer) {
     std::string host = has_hostname_rule(exp.spec()) ? verified_hostname(peer) : "";
     return vfs::match(exp.spec(), reinterpret_cast<const sockaddr*>(&peer.addr), host);
@@ -85,6 +99,7 @@ const vfs::ClientRule* client_rule(const vfs::Export& exp, const rpc::Peer& peer
 Verdict authorize(const vfs::Export& exp, const rpc::CallHeader& h, Caller& out) {
     out.rule = h.peer ? client_rule(exp, *h.peer) : nullptr;
     if (!out.rule) return Verdict::NotAllowed;
+    if (!port_allowed(*out.rule, *h.peer)) return Verdict::InsecurePort;
     if (!vfs::flavor_allowed(*out.rule, h.cred.flavor)) return Verdict::WeakAuth;
     vfs::Identity from_client;
     from_client.uid = h.cred.sys.uid;

@@ -11,6 +11,9 @@ x::nfsstat3 Request::admit(const vfs::Export& exp, Caller& who) {
             return x::NFS3_OK;
         case Verdict::NotAllowed:
             return x::NFS3ERR_ACCES;
+        case Verdict::InsecurePort:
+            // knfsd (nfsd_setuser_and_check_port) answers nfserr_perm.
+            return x::NFS3ERR_PERM;
         case Verdict::WeakAuth:
             rejected_ = rpc::Outcome::auth(xdr::rpc::AUTH_TOOWEAK);
             return x::NFS3ERR_ACCES;
@@ -33,7 +36,9 @@ x::nfsstat3 Request::open(const x::nfs_fh3& fh, vfs::OpenFor need,
     return admit(*file->exp, who);
 }
 
-void put_write_verifier(x::writeverf3& v) { v = to_cookieverf(vfs::write_verifier()); }
+void put_write_verifier(x::writeverf3& v) {
+    v = to_cookieverf(vfs::write_verifier());
+}
 
 x::cookieverf3 to_cookieverf(uint64_t v) {
     x::cookieverf3 out;
@@ -56,8 +61,8 @@ vfs::SetAttrs to_set_attrs(const x::sattr3& s) {
     auto time = [](x::time_how how, const x::nfstime3& t) {
         if (how == x::SET_TO_SERVER_TIME) return vfs::TimeChange::server();
         if (how == x::SET_TO_CLIENT_TIME)
-            return vfs::TimeChange::client({static_cast<time_t>(t.seconds),
-                                            static_cast<long>(t.nseconds)});
+            return vfs::TimeChange::client(
+                {static_cast<time_t>(t.seconds), static_cast<long>(t.nseconds)});
         return vfs::TimeChange{};
     };
     a.atime = time(s.atime.set_it, s.atime.atime);

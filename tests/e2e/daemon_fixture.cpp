@@ -454,7 +454,7 @@ std::string Daemon::on_disk(const std::string& rel) const {
       << "exports:\n";
     for (const auto& e : exports) {
         y << "  - {path: \"" << e.path << "\", access: " << e.access << ", squash: " << e.squash
-          << ", clients: [\"*\"]}\n";
+          << ", secure: false, clients: [\"*\"]}\n";
     }
     if (!opts_.config_yaml.empty()) y << opts_.config_yaml << "\n";
     std::string why;

@@ -91,7 +91,7 @@ class TcpLimitsTest : public DaemonTest {
     TcpLimitsTest() { mount_client_ = false; }
     DaemonOptions Options() override {
         DaemonOptions o;
-        o.export_options = "rw,no_root_squash";
+        o.export_options = "rw,no_root_squash,insecure";
         o.extra_args = {"--rdma", "off"};
         o.config_yaml = yaml_;
         o.max_open_files = max_open_files_;
