@@ -3,11 +3,9 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 
-#include <chrono>
 #include <cstring>
-#include <mutex>
-#include <unordered_map>
 
+#include "nfs/common/hostname_cache.h"
 #include "nfs/vfs/policy.h"
 
 namespace nfsrdmad::nfs {
@@ -58,24 +56,8 @@ std::string peer_host(const rpc::Peer& peer) {
 }
 
 std::string verified_hostname(const rpc::Peer& peer) {
-    using Clock = std::chrono::steady_clock;
-    struct Cached {
-        std::string name;
-        Clock::time_point expires;
-    };
-    static std::mutex mu;
-    static std::unordered_map<std::string, Cached> cache;
-    std::string key = peer_host(peer);
-    {
-        std::lock_guard lock(mu);
-        auto it = cache.find(key);
-        if (it != cache.end() && it->second.expires > Clock::now()) return it->second.name;
-    }
-    std::string name = resolve_verified(peer);  // may block: we are on a worker thread
-    std::lock_guard lock(mu);
-    if (cache.size() > 10000) cache.clear();
-    cache[key] = {name, Clock::now() + std::chrono::minutes(5)};
-    return name;
+    static HostnameCache cache(resolve_verified);
+    return cache.lookup(peer);
 }
 
 bool port_allowed(const vfs::ClientRule& rule, const rpc::Peer& peer) {

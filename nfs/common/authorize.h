@@ -35,7 +35,8 @@ bool port_allowed(const vfs::ClientRule& rule, const rpc::Peer& peer);
 // "10.0.0.7" (no port), for the mount list.
 std::string peer_host(const rpc::Peer& peer);
 
-// Forward-confirmed reverse DNS name of the peer, cached; "" when it has none.
+// Forward-confirmed reverse DNS name of the peer, cached (HostnameCache); "" when it has
+// none, or when too many lookups are running to start one without waiting.
 std::string verified_hostname(const rpc::Peer& peer);
 
 }  // namespace nfsrdmad::nfs
