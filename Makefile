@@ -39,7 +39,7 @@ run: build
 	@echo "Serving $(EXPORT_DIR): mount -t nfs -o vers=3,proto=tcp,port=$(NFS_PORT),mountport=$(MOUNT_PORT) $$(hostname):$(EXPORT_DIR) /mnt"
 	$(BUILD)/daemon/nfsrdmad --foreground --config config/examples/dev.yaml \
 	    --state-dir $(STATE_DIR) --tcp 0.0.0.0:$(NFS_PORT) --mount-port $(MOUNT_PORT) \
-	    --export '$(EXPORT_DIR)=rw,no_root_squash'
+	    --export '$(EXPORT_DIR)=rw,no_root_squash,insecure'
 
 test: build build-asan
 	@scripts/run-tests.sh $(BUILD) $(ASAN_BUILD) $(CTEST_ARGS)

@@ -30,6 +30,7 @@ struct ClientRule {
     uint32_t anonuid = 65534;
     uint32_t anongid = 65534;
     std::vector<SecFlavor> sec{SecFlavor::Sys};
+    bool secure = true;  // exports(5) secure: calls must come from a port below 1024
 };
 
 struct Export {
@@ -57,6 +58,13 @@ struct RdmaTuning {
     uint32_t send_timeout = 60;          // s a reply Send may wait for the peer; 0 = never
 };
 
+// Per-client bounds on the TCP side (the `tcp:` section).
+struct TcpTuning {
+    uint32_t max_connections = 1024;  // more are accepted and closed at once
+    uint32_t idle_timeout = 360;      // seconds without a call or a reply (knfsd: 6 min); 0: never
+    uint32_t max_pipes = 256;         // pipes holding spliced READ data, in all
+};
+
 // How reactor threads wait for completions: sleep on events, busy-poll (one core per
 // reactor at 100%), or poll while busy and sleep when idle.
 enum class EngineMode { Event, Poll, Adaptive };
@@ -65,6 +73,7 @@ struct Config {
     std::vector<TcpListener> tcp{{"0.0.0.0", 2049}};    // never empty
     std::vector<TcpListener> rdma{{"0.0.0.0", 20049}};  // empty: no RDMA
     RdmaTuning rdma_tuning;
+    TcpTuning tcp_tuning;
     EngineMode engine_mode = EngineMode::Adaptive;
     uint32_t spin_us = 50;           // adaptive: keep polling this long after the last completion
     uint16_t mount_port = 20048;     // MOUNT gets its own TCP listener, same address as tcp[0]

@@ -88,6 +88,7 @@ class Loader {
     void tcp_list(const Val& v);
     void rdma_list(const Val& v);
     void rdma_tuning(const Val& v);
+    void tcp_tuning(const Val& v);
     std::optional<TcpListener> tcp_listener(const Val& v, const std::string& kind = "TCP");
     void engine(const Val& v);
     void logging(const Val& v);
@@ -194,7 +195,7 @@ std::optional<uint64_t> Loader::number(const Val& v, std::string_view what, uint
 
 void Loader::root(const Val& v) {
     if (!is_map(v, "the top level", true)) return;
-    Keys keys = {"listeners", "engine", "logging", "state_dir", "exports", "rdma"};
+    Keys keys = {"listeners", "engine", "logging", "state_dir", "exports", "rdma", "tcp"};
     for_each_key(v, "at top level", keys, [&](std::string_view key, const Val& val) {
         if (key == "listeners") {
             listeners(val);
@@ -204,6 +205,8 @@ void Loader::root(const Val& v) {
             logging(val);
         } else if (key == "rdma") {
             rdma_tuning(val);
+        } else if (key == "tcp") {
+            tcp_tuning(val);
         } else if (key == "state_dir") {
             auto s = text(val, "'state_dir'");
             if (s && s->empty()) {
@@ -272,6 +275,23 @@ void Loader::rdma_tuning(const Val& v) {
             if (auto n = number(val, "'send_timeout'", 0, 3600)) t.send_timeout = uint32_t(*n);
         } else if (auto b = flag(val, "'huge_pages'")) {
             t.huge_pages = *b;
+        }
+    });
+}
+
+// The `tcp:` section: per-client bounds.
+void Loader::tcp_tuning(const Val& v) {
+    if (!is_map(v, "'tcp'", true)) return;
+    Keys keys = {"max_connections", "idle_timeout", "max_pipes"};
+    auto& t = cfg_.tcp_tuning;
+    for_each_key(v, "in tcp", keys, [&](std::string_view key, const Val& val) {
+        if (key == "max_connections") {
+            if (auto n = number(val, "'max_connections'", 1, 1000000))
+                t.max_connections = uint32_t(*n);
+        } else if (key == "idle_timeout") {
+            if (auto n = number(val, "'idle_timeout'", 0, 86400)) t.idle_timeout = uint32_t(*n);
+        } else if (auto n = number(val, "'max_pipes'", 0, 65536)) {
+            t.max_pipes = uint32_t(*n);
         }
     });
 }
@@ -389,7 +409,8 @@ std::optional<Export> Loader::export_entry(const Val& v) {
     ClientRule defaults;  // the export's access/squash/...; clients start from these
     std::optional<Val> clients_val;
     bool has_path = false;
-    Keys keys = {"path", "fsid", "access", "squash", "anonuid", "anongid", "sec", "clients"};
+    Keys keys = {"path",    "fsid", "access", "squash", "anonuid",
+                 "anongid", "sec",  "secure", "clients"};
     for_each_key(v, "in export", keys, [&](std::string_view key, const Val& val) {
         if (key == "path") {
             has_path = true;
@@ -425,9 +446,11 @@ std::optional<Export> Loader::export_entry(const Val& v) {
     return exp;
 }
 
-// access / squash / anonuid / anongid / sec, for an export's defaults or one client.
+// access / squash / anonuid / anongid / sec / secure, for an export's defaults or one client.
 void Loader::rule_option(std::string_view key, const Val& v, ClientRule& rule) {
-    if (key == "anonuid" || key == "anongid") {
+    if (key == "secure") {
+        if (auto b = flag(v, "'secure'")) rule.secure = *b;
+    } else if (key == "anonuid" || key == "anongid") {
         auto n = number(v, "'" + std::string(key) + "'", 0, std::numeric_limits<uint32_t>::max());
         if (n) (key == "anonuid" ? rule.anonuid : rule.anongid) = uint32_t(*n);
     } else if (key == "sec") {
@@ -502,7 +525,7 @@ std::optional<ClientRule> Loader::client(const Val& v, const ClientRule& default
 
     size_t errors_before = errors_.size();
     bool has_match = false;
-    Keys keys = {"match", "access", "squash", "anonuid", "anongid", "sec"};
+    Keys keys = {"match", "access", "squash", "anonuid", "anongid", "sec", "secure"};
     for_each_key(v, "in client", keys, [&](std::string_view key, const Val& val) {
         if (key == "match") {
             has_match = true;

@@ -12,7 +12,7 @@ namespace nfsrdmad::config {
 namespace {
 
 constexpr std::string_view kSupported =
-    "rw, ro, root_squash, no_root_squash, all_squash, anonuid=N, anongid=N, "
+    "rw, ro, root_squash, no_root_squash, all_squash, secure, insecure, anonuid=N, anongid=N, "
     "sec=FLAVOR[:FLAVOR...], fsid=N, clients=SPEC";
 
 bool fail(std::string* why, std::string msg) {
@@ -24,6 +24,7 @@ bool fail(std::string* why, std::string msg) {
 std::optional<std::string_view> option_group(std::string_view name) {
     if (name == "rw" || name == "ro") return "access";
     if (name == "root_squash" || name == "no_root_squash" || name == "all_squash") return "squash";
+    if (name == "secure" || name == "insecure") return "secure";
     for (std::string_view n : {"anonuid", "anongid", "sec", "fsid", "clients"}) {
         if (name == n) return n;
     }
@@ -31,7 +32,7 @@ std::optional<std::string_view> option_group(std::string_view name) {
 }
 
 bool takes_value(std::string_view group) {
-    return group != "access" && group != "squash";
+    return group != "access" && group != "squash" && group != "secure";
 }
 
 bool parse_sec_value(std::string_view value, std::vector<SecFlavor>& out, std::string* why) {
@@ -71,6 +72,8 @@ bool apply_option(std::string_view name, std::string_view value, Export& exp, Cl
         rule.squash = name == "all_squash"    ? Squash::All
                       : name == "root_squash" ? Squash::Root
                                               : Squash::None;
+    } else if (name == "secure" || name == "insecure") {
+        rule.secure = name == "secure";
     } else if (name == "anonuid") {
         return set_uint32(name, value, rule.anonuid, why);
     } else if (name == "anongid") {

@@ -79,11 +79,12 @@ void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* 
         c.prog_unavail.load(), c.prog_mismatch.load(), c.proc_unavail.load(),
         c.system_errors.load(), c.cache_replays.load(), d.reply_cache().size());
     spdlog::info(
-        "stats: tcp accepted={} closed={} records={} oversize={} bytes_in={} bytes_out={} "
-        "payload_spliced_bytes={} payload_copied_bytes={}",
-        t.accepted.load(), t.closed.load(), t.records.load(), t.oversize_records.load(),
-        t.bytes_in.load(), t.bytes_out.load(), t.payload_spliced_bytes.load(),
-        t.payload_copied_bytes.load());
+        "stats: tcp accepted={} closed={} rejected={} idle_closed={} accept_errors={} "
+        "records={} oversize={} bytes_in={} bytes_out={} payload_spliced_bytes={} "
+        "payload_copied_bytes={}",
+        t.accepted.load(), t.closed.load(), t.rejected.load(), t.idle_closed.load(),
+        t.accept_errors.load(), t.records.load(), t.oversize_records.load(), t.bytes_in.load(),
+        t.bytes_out.load(), t.payload_spliced_bytes.load(), t.payload_copied_bytes.load());
     spdlog::info("stats: vfs metadata_commits={}", vfs::metadata_commits());
     if (rdma)
         for (const auto& line : rdma->stats()) spdlog::info("stats: {}", line);
@@ -175,6 +176,9 @@ int run(config::Config cfg, const Options& opts) {
     reactors.start();
     tcp::ServerOptions topts;
     topts.max_record = cfg.max_record_size;
+    topts.max_connections = cfg.tcp_tuning.max_connections;
+    topts.idle_timeout = std::chrono::seconds(cfg.tcp_tuning.idle_timeout);
+    topts.max_pipes = cfg.tcp_tuning.max_pipes;
     tcp::Server server(reactors, workers, dispatcher, topts);
 
     std::unique_ptr<rdma::Server> rdma_server;

@@ -6,11 +6,16 @@ namespace {
 
 uint32_t flavor_number(config::SecFlavor f) {
     switch (f) {
-        case config::SecFlavor::None: return vfs::kAuthNone;
-        case config::SecFlavor::Sys: return vfs::kAuthSys;
-        case config::SecFlavor::Krb5: return vfs::kAuthKrb5;
-        case config::SecFlavor::Krb5i: return vfs::kAuthKrb5i;
-        case config::SecFlavor::Krb5p: return vfs::kAuthKrb5p;
+        case config::SecFlavor::None:
+            return vfs::kAuthNone;
+        case config::SecFlavor::Sys:
+            return vfs::kAuthSys;
+        case config::SecFlavor::Krb5:
+            return vfs::kAuthKrb5;
+        case config::SecFlavor::Krb5i:
+            return vfs::kAuthKrb5i;
+        case config::SecFlavor::Krb5p:
+            return vfs::kAuthKrb5p;
     }
     return vfs::kAuthSys;
 }
@@ -31,6 +36,7 @@ vfs::ClientRule to_rule(const config::ClientRule& c) {
                                                   : vfs::ClientRule::All;
     r.anonuid = c.anonuid;
     r.anongid = c.anongid;
+    r.secure = c.secure;
     for (auto f : c.sec) r.flavors.push_back(flavor_number(f));
     return r;
 }

@@ -3,11 +3,9 @@
 #include <arpa/inet.h>
 #include <netdb.h>
 
-#include <chrono>
 #include <cstring>
-#include <mutex>
-#include <unordered_map>
 
+#include "nfs/common/hostname_cache.h"
 #include "nfs/vfs/policy.h"
 
 namespace nfsrdmad::nfs {
@@ -39,7 +37,8 @@ std::string resolve_verified(const rpc::Peer& peer) {
     addrinfo* res = nullptr;
     if (getaddrinfo(host, nullptr, &hints, &res) != 0) return {};
     bool confirmed = false;
-    for (auto* ai = res; ai && !confirmed; ai = ai->ai_next) confirmed = same_address(ai->ai_addr, sa);
+    for (auto* ai = res; ai && !confirmed; ai = ai->ai_next)
+        confirmed = same_address(ai->ai_addr, sa);
     freeaddrinfo(res);
     return confirmed ? host : "";
 }
@@ -57,24 +56,21 @@ std::string peer_host(const rpc::Peer& peer) {
 }
 
 std::string verified_hostname(const rpc::Peer& peer) {
-    using Clock = std::chrono::steady_clock;
-    struct Cached {
-        std::string name;
-        Clock::time_point expires;
-    };
-    static std::mutex mu;
-    static std::unordered_map<std::string, Cached> cache;
-    std::string key = peer_host(peer);
-    {
-        std::lock_guard lock(mu);
-        auto it = cache.find(key);
-        if (it != cache.end() && it->second.expires > Clock::now()) return it->second.name;
-    }
-    std::string name = resolve_verified(peer);  // may block: we are on a worker thread
-    std::lock_guard lock(mu);
-    if (cache.size() > 10000) cache.clear();
-    cache[key] = {name, Clock::now() + std::chrono::minutes(5)};
-    return name;
+    static HostnameCache cache(resolve_verified);
+    return cache.lookup(peer);
+}
+
+bool port_allowed(const vfs::ClientRule& rule, const rpc::Peer& peer) {
+    if (!rule.secure || peer.rdma) return true;
+    auto* sa = reinterpret_cast<const sockaddr*>(&peer.addr);
+    uint16_t port = 0;
+    if (sa->sa_family == AF_INET)
+        port = ntohs(reinterpret_cast<const sockaddr_in*>(sa)->sin_port);
+    else if (sa->sa_family == AF_INET6)
+        port = ntohs(reinterpret_cast<const sockaddr_in6*>(sa)->sin6_port);
+    else
+        return false;
+    return port < 1024;
 }
 
 const vfs::ClientRule* client_rule(const vfs::Export& exp, const rpc::Peer& peer) {
@@ -85,6 +81,7 @@ const vfs::ClientRule* client_rule(const vfs::Export& exp, const rpc::Peer& peer
 Verdict authorize(const vfs::Export& exp, const rpc::CallHeader& h, Caller& out) {
     out.rule = h.peer ? client_rule(exp, *h.peer) : nullptr;
     if (!out.rule) return Verdict::NotAllowed;
+    if (!port_allowed(*out.rule, *h.peer)) return Verdict::InsecurePort;
     if (!vfs::flavor_allowed(*out.rule, h.cred.flavor)) return Verdict::WeakAuth;
     vfs::Identity from_client;
     from_client.uid = h.cred.sys.uid;

@@ -18,8 +18,9 @@ struct Caller {
 
 enum class Verdict {
     Ok,
-    NotAllowed,  // no rule matches this client: ACCES
-    WeakAuth,    // a rule matches, but not with this auth flavor: AUTH_TOOWEAK (RFC 2623 §2.3)
+    NotAllowed,    // no rule matches this client: ACCES
+    WeakAuth,      // a rule matches, but not with this auth flavor: AUTH_TOOWEAK (RFC 2623 §2.3)
+    InsecurePort,  // a `secure` rule matches a call from port >= 1024: PERM, as knfsd answers
 };
 
 Verdict authorize(const vfs::Export& exp, const rpc::CallHeader& h, Caller& out);
@@ -27,10 +28,15 @@ Verdict authorize(const vfs::Export& exp, const rpc::CallHeader& h, Caller& out)
 // The client rule only (MOUNT: the flavors to offer, whether it may mount at all).
 const vfs::ClientRule* client_rule(const vfs::Export& exp, const rpc::Peer& peer);
 
+// exports(5) `secure`: false when the rule asks for a reserved source port (< 1024) and
+// the peer's is not one. RPC-over-RDMA peers always pass, as with knfsd.
+bool port_allowed(const vfs::ClientRule& rule, const rpc::Peer& peer);
+
 // "10.0.0.7" (no port), for the mount list.
 std::string peer_host(const rpc::Peer& peer);
 
-// Forward-confirmed reverse DNS name of the peer, cached; "" when it has none.
+// Forward-confirmed reverse DNS name of the peer, cached (HostnameCache); "" when it has
+// none, or when too many lookups are running to start one without waiting.
 std::string verified_hostname(const rpc::Peer& peer);
 
 }  // namespace nfsrdmad::nfs

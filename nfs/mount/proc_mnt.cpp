@@ -18,19 +18,26 @@ namespace {
 
 x::mountstat3 to_mountstat(int err) {
     switch (err) {
-        case ENOENT: return x::MNT3ERR_NOENT;
-        case EACCES: case EPERM: case EXDEV: return x::MNT3ERR_ACCES;
-        case ENOTDIR: return x::MNT3ERR_NOTDIR;
-        case ENAMETOOLONG: return x::MNT3ERR_NAMETOOLONG;
-        case EINVAL: return x::MNT3ERR_INVAL;
-        default: return x::MNT3ERR_IO;
+        case ENOENT:
+            return x::MNT3ERR_NOENT;
+        case EACCES:
+        case EPERM:
+        case EXDEV:
+            return x::MNT3ERR_ACCES;
+        case ENOTDIR:
+            return x::MNT3ERR_NOTDIR;
+        case ENAMETOOLONG:
+            return x::MNT3ERR_NAMETOOLONG;
+        case EINVAL:
+            return x::MNT3ERR_INVAL;
+        default:
+            return x::MNT3ERR_IO;
     }
 }
 
 // The export that contains `path` (itself or a parent), and what is left below it.
 std::shared_ptr<const vfs::Export> containing_export(const vfs::ExportTable& t,
-                                                    const std::string& path,
-                                                    std::string& rest) {
+                                                     const std::string& path, std::string& rest) {
     std::string p = vfs::normalize_path(path);
     if (p.empty()) return nullptr;
     for (std::string prefix = p;;) {
@@ -80,7 +87,9 @@ rpc::Outcome MountProcedures::mnt(MountProgram& p, rpc::CallContext& ctx) {
     vfs::Node node;
     std::vector<int32_t> flavors;
     const vfs::ClientRule* rule = exp ? client_rule(*exp, *ctx.header.peer) : nullptr;
-    if (exp && !rule) {
+    if (exp && (!rule || !port_allowed(*rule, *ctx.header.peer))) {
+        // No rule for this client, or a `secure` one and an unprivileged source port
+        // (rpc.mountd refuses those as "illegal port" with MNT3ERR_ACCES).
         res.fhs_status = x::MNT3ERR_ACCES;
     } else if (exp) {
         vfs::Identity from_client{ctx.header.cred.sys.uid, ctx.header.cred.sys.gid,

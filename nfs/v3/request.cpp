@@ -11,6 +11,9 @@ x::nfsstat3 Request::admit(const vfs::Export& exp, Caller& who) {
             return x::NFS3_OK;
         case Verdict::NotAllowed:
             return x::NFS3ERR_ACCES;
+        case Verdict::InsecurePort:
+            // knfsd (nfsd_setuser_and_check_port) answers nfserr_perm.
+            return x::NFS3ERR_PERM;
         case Verdict::WeakAuth:
             rejected_ = rpc::Outcome::auth(xdr::rpc::AUTH_TOOWEAK);
             return x::NFS3ERR_ACCES;

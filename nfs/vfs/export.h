@@ -43,6 +43,7 @@ struct ClientRule {
     uint32_t anonuid = 65534;
     uint32_t anongid = 65534;
     std::vector<uint32_t> flavors;  // accepted flavors; empty means {kAuthSys}
+    bool secure = true;             // only calls from a reserved port (< 1024)
 };
 
 struct ExportSpec {

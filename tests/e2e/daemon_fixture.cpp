@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -310,6 +311,14 @@ std::string Daemon::on_disk(const std::string& rel) const {
             args.push_back("--export");
             args.push_back(base_ + "/" + e.name + "=" + e.options);
         }
+        if (!opts_.config_yaml.empty()) {
+            const std::string extra = base_ + "/extra.yaml";
+            std::string why;
+            if (!WriteFile(extra, opts_.config_yaml + "\n", &why))
+                return ::testing::AssertionFailure() << why;
+            args.push_back("--config");
+            args.push_back(extra);
+        }
     }
     for (const auto& a : opts_.extra_args) args.push_back(a);
 
@@ -345,6 +354,10 @@ std::string Daemon::on_disk(const std::string& rel) const {
         ::dup2(logfd, 1);
         ::dup2(logfd, 2);
         ::close_range(3, ~0U, 0);
+        if (opts_.max_open_files > 0) {
+            rlimit nofile{opts_.max_open_files, opts_.max_open_files};
+            if (::setrlimit(RLIMIT_NOFILE, &nofile) != 0) ::_exit(125);
+        }
         ::execv(argv[0], argv.data());
         std::fprintf(stderr, "e2e: execv(%s) failed: %s\n", argv[0], std::strerror(errno));
         ::_exit(127);
@@ -441,11 +454,12 @@ std::string Daemon::on_disk(const std::string& rel) const {
       << "exports:\n";
     for (const auto& e : exports) {
         y << "  - {path: \"" << e.path << "\", access: " << e.access << ", squash: " << e.squash
-          << ", clients: [";
+          << ", secure: false, clients: [";
         for (size_t i = 0; i < e.clients.size(); ++i)
             y << (i ? ", " : "") << "\"" << e.clients[i] << "\"";
         y << "]}\n";
     }
+    if (!opts_.config_yaml.empty()) y << opts_.config_yaml << "\n";
     std::string why;
     if (!WriteFile(config_, y.str(), &why)) return ::testing::AssertionFailure() << why;
     AppendToLog(log_, "=== e2e: wrote " + config_ + ":\n" + y.str());

@@ -54,7 +54,7 @@ bool IsRoot();
 
 struct DaemonOptions {
     // Options for the primary export (BASE/export), exports(5) syntax.
-    std::string export_options = "rw,no_root_squash";
+    std::string export_options = "rw,no_root_squash,insecure";
     // Additional exports: each is created as BASE/<name> and passed as
     // --export 'BASE/<name>=<options>'.
     struct Extra {
@@ -66,8 +66,15 @@ struct DaemonOptions {
     std::vector<std::string> extra_args;
     // Instead of --tcp/--mount-port/--state-dir/--export, write BASE/nfsrdmad.yaml and start with
     // `--foreground --log-level debug --config BASE/nfsrdmad.yaml`. The YAML exports the primary
-    // export (access rw, squash none, clients ["*"]) until Daemon::WriteConfig() says otherwise.
+    // export (access rw, squash none, insecure, clients ["*"]) until Daemon::WriteConfig() says
+    // otherwise.
     bool use_config_file = false;
+    // Extra top-level YAML sections (e.g. "tcp: {idle_timeout: 1}"). In config-file mode they
+    // are appended to BASE/nfsrdmad.yaml; otherwise they go to BASE/extra.yaml, passed with
+    // --config under the command-line exports.
+    std::string config_yaml;
+    // > 0: the daemon's RLIMIT_NOFILE (soft and hard), set between fork and exec.
+    unsigned long max_open_files = 0;
 };
 
 // One export entry of the YAML configuration file.

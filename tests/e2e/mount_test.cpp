@@ -13,6 +13,7 @@
 #include "tests/e2e/daemon_fixture.h"
 #include "tests/e2e/e2e_util.h"
 #include "tests/e2e/raw_nfs.h"
+#include "tests/e2e/rpc_wire.h"
 
 namespace nfsrdmad::e2e {
 namespace {
@@ -44,7 +45,7 @@ class MountTest : public DaemonTest {
     MountTest() { mount_client_ = false; }  // DUMP must only show what the test mounts
     DaemonOptions Options() override {
         DaemonOptions o;
-        o.extra_exports.push_back({"second", "rw,no_root_squash"});
+        o.extra_exports.push_back({"second", "rw,no_root_squash,insecure"});
         return o;
     }
     void SetUp() override {
@@ -305,10 +306,10 @@ class ExportOptionsTest : public DaemonTest {
     ExportOptionsTest() { mount_client_ = false; }
     DaemonOptions Options() override {
         DaemonOptions o;
-        o.export_options = "rw,no_root_squash";
-        o.extra_exports.push_back({"ro_exp", "ro,no_root_squash"});
-        o.extra_exports.push_back({"rsq", "rw,root_squash,anonuid=4321,anongid=4322"});
-        o.extra_exports.push_back({"asq", "rw,all_squash,anonuid=5432,anongid=5433"});
+        o.export_options = "rw,no_root_squash,insecure";
+        o.extra_exports.push_back({"ro_exp", "ro,no_root_squash,insecure"});
+        o.extra_exports.push_back({"rsq", "rw,root_squash,anonuid=4321,anongid=4322,insecure"});
+        o.extra_exports.push_back({"asq", "rw,all_squash,anonuid=5432,anongid=5433,insecure"});
         return o;
     }
     void RootOf(const std::string& dir, Fh* out) {
@@ -508,6 +509,81 @@ TEST_F(ConfigReloadTest, StartsFromYamlAndReloadsExportsOnSighup) {
     auto m = RpcConn::Connect(daemon_->mount_port(), kMountProgram, 3, &why);
     ASSERT_TRUE(m != nullptr) << why;
     EXPECT_TRUE(MountIs(Mnt3(m->get(), added), MNT3_OK)) << "previous exports stay in force";
+}
+
+// ---- exports(5) secure / insecure
+// ---------------------------------------------------------------- Raw RPC over sockets whose
+// source port the test chooses: the primary export is `secure` (the default), "open" is `insecure`.
+
+class SecurePortTest : public DaemonTest {
+  protected:
+    SecurePortTest() { mount_client_ = false; }
+    DaemonOptions Options() override {
+        DaemonOptions o;
+        o.export_options = "rw,no_root_squash";  // secure by default
+        o.extra_exports.push_back({"open", "rw,no_root_squash,insecure"});
+        return o;
+    }
+
+    static constexpr uint32_t kMnt = 100005, kNfs = 100003, kGetattr = 1;
+
+    // One call on a fresh connection from a reserved or an unprivileged port.
+    wire::Reply Call(uint16_t port, bool reserved, const wire::Call& call) {
+        std::string why;
+        auto c =
+            reserved ? wire::Conn::OpenFromReservedPort(port, &why) : wire::Conn::Open(port, &why);
+        wire::Reply bad;
+        bad.parse_error = why;
+        if (!c || !c->SendRecord(wire::EncodeCall(call), &why)) return bad;
+        wire::Bytes rec;
+        if (c->RecvRecord(&rec, 5000, &why) != wire::Conn::Recv::kOk) return bad;
+        return wire::ParseReply(rec);
+    }
+    // MOUNT v3 MNT: the status, and the handle when it is MNT3_OK.
+    uint32_t Mnt(const std::string& path, bool reserved, wire::Bytes* fh) {
+        auto r = Call(daemon_->mount_port(), reserved,
+                      wire::RootCall(1, kMnt, 3, 1, wire::XdrOut().str(path).take()));
+        EXPECT_TRUE(r.parse_error.empty()) << r.parse_error;
+        wire::XdrIn in(r.results);
+        uint32_t status = ~0u;
+        if (!in.u32(&status)) return ~0u;
+        if (status == 0) {
+            EXPECT_TRUE(in.opaque(fh, 64));
+        }
+        return status;
+    }
+    // NFSv3 GETATTR: the nfsstat3.
+    uint32_t Getattr(const wire::Bytes& fh, bool reserved) {
+        auto r = Call(daemon_->nfs_port(), reserved,
+                      wire::RootCall(2, kNfs, 3, kGetattr, wire::XdrOut().opaque(fh).take()));
+        EXPECT_TRUE(r.parse_error.empty()) << r.parse_error;
+        wire::XdrIn in(r.results);
+        uint32_t status = ~0u;
+        in.u32(&status);
+        return status;
+    }
+};
+
+TEST_F(SecurePortTest, SecureExportServesOnlyReservedPorts) {
+    NFSRDMAD_E2E_REQUIRE_ROOT();  // binding a port below 1024
+    wire::Bytes fh, ignored;
+    ASSERT_EQ(Mnt(daemon_->export_dir(), true, &fh), 0u) << "MNT from a reserved port";
+    EXPECT_EQ(Getattr(fh, true), 0u) << "GETATTR from a reserved port";
+    EXPECT_EQ(Mnt(daemon_->export_dir(), false, &ignored), uint32_t(MNT3ERR_ACCES))
+        << "MNT from an unprivileged port (rpc.mountd: illegal port)";
+    EXPECT_EQ(Getattr(fh, false), uint32_t(NFS3ERR_PERM))
+        << "GETATTR from an unprivileged port (knfsd answers nfserr_perm)";
+}
+
+TEST_F(SecurePortTest, InsecureExportServesAnyPort) {
+    NFSRDMAD_E2E_REQUIRE_ROOT();
+    const std::string open = daemon_->extra_export_dir("open");
+    for (bool reserved : {true, false}) {
+        SCOPED_TRACE(reserved ? "reserved port" : "unprivileged port");
+        wire::Bytes fh;
+        ASSERT_EQ(Mnt(open, reserved, &fh), 0u);
+        EXPECT_EQ(Getattr(fh, reserved), 0u);
+    }
 }
 
 }  // namespace

@@ -194,11 +194,28 @@ std::string Reply::Describe() const {
     return o.str();
 }
 
-std::unique_ptr<Conn> Conn::Open(uint16_t port, std::string* why) {
+std::unique_ptr<Conn> Conn::OpenFrom(uint16_t port, bool reserved, std::string* why) {
     int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         *why = std::string("socket: ") + std::strerror(errno);
         return nullptr;
+    }
+    if (reserved) {
+        int one = 1;
+        ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        bool bound = false;
+        for (uint16_t p = 600; p < 1024 && !bound; ++p) {
+            sockaddr_in l{};
+            l.sin_family = AF_INET;
+            l.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            l.sin_port = htons(p);
+            bound = ::bind(fd, reinterpret_cast<sockaddr*>(&l), sizeof l) == 0;
+        }
+        if (!bound) {
+            *why = std::string("bind to a reserved port: ") + std::strerror(errno);
+            ::close(fd);
+            return nullptr;
+        }
     }
     sockaddr_in a{};
     a.sin_family = AF_INET;
@@ -212,6 +229,14 @@ std::unique_ptr<Conn> Conn::Open(uint16_t port, std::string* why) {
     int one = 1;
     ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     return std::unique_ptr<Conn>(new Conn(fd));
+}
+
+std::unique_ptr<Conn> Conn::Open(uint16_t port, std::string* why) {
+    return OpenFrom(port, false, why);
+}
+
+std::unique_ptr<Conn> Conn::OpenFromReservedPort(uint16_t port, std::string* why) {
+    return OpenFrom(port, true, why);
 }
 
 Conn::~Conn() {

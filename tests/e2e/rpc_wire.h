@@ -111,6 +111,9 @@ Reply ParseReply(const Bytes& record);
 class Conn {
   public:
     static std::unique_ptr<Conn> Open(uint16_t port, std::string* why);
+    // The same from a reserved source port (the first free one in 600..1023; needs root),
+    // for exports(5) `secure` exports.
+    static std::unique_ptr<Conn> OpenFromReservedPort(uint16_t port, std::string* why);
     ~Conn();
     Conn(const Conn&) = delete;
     Conn& operator=(const Conn&) = delete;
@@ -130,6 +133,7 @@ class Conn {
 
   private:
     explicit Conn(int fd) : fd_(fd) {}
+    static std::unique_ptr<Conn> OpenFrom(uint16_t port, bool reserved, std::string* why);
     // Reads exactly n bytes before the deadline.
     Recv ReadExact(uint8_t* p, size_t n, int64_t deadline_ms, std::string* why);
     int fd_;

@@ -132,7 +132,7 @@ mkdir "$EXPORT/subdir"
 echo "tools_test: starting $BIN (nfs port $NFSPORT, mount port $MOUNTPORT, export $EXPORT)"
 "$BIN" --foreground --log-level debug --state-dir "$STATE" \
     --tcp "127.0.0.1:$NFSPORT" --mount-port "$MOUNTPORT" \
-    --export "$EXPORT=rw,no_root_squash" >"$LOG" 2>&1 &
+    --export "$EXPORT=rw,no_root_squash,insecure" >"$LOG" 2>&1 &
 DPID=$!
 
 port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }

@@ -195,6 +195,22 @@ TEST(ConfigDefaults, ExportDefaultsLikeExports5) {
     EXPECT_EQ(r.anonuid, 65534u);
     EXPECT_EQ(r.anongid, 65534u);
     EXPECT_EQ(r.sec, Sec{SecFlavor::Sys});
+    EXPECT_TRUE(r.secure) << "exports(5): secure is the default";
+}
+
+TEST(ConfigDefaults, SecureAndInsecureInYaml) {
+    Config c = good(
+        "exports:\n"
+        "  - path: /srv\n"
+        "    secure: false\n"
+        "    clients:\n"
+        "      - 10.0.0.0/8\n"
+        "      - {match: 192.168.0.0/16, secure: true}\n"
+        "  - path: /data\n");
+    ASSERT_EQ(c.exports.size(), 2u);
+    EXPECT_FALSE(c.exports[0].clients.at(0).secure) << "inherits the export's secure: false";
+    EXPECT_TRUE(c.exports[0].clients.at(1).secure);
+    EXPECT_TRUE(c.exports[1].clients.at(0).secure);
 }
 
 TEST(ConfigDefaults, ClientMappingOverridesOnlyWhatItSays) {
@@ -238,13 +254,13 @@ TEST(ConfigErrors, UnknownKeyInExport) {
                         "  - path: /srv\n"
                         "    acess: rw\n"),
               "t.yaml:3:5: unknown key 'acess' in export (expected one of: path, fsid, access, "
-              "squash, anonuid, anongid, sec, clients)");
+              "squash, anonuid, anongid, sec, secure, clients)");
 }
 
 TEST(ConfigErrors, UnknownKeyAtTopLevelAndInSections) {
     EXPECT_EQ(one_error("state_dir: /x\nexport: []\n"),
               "t.yaml:2:1: unknown key 'export' at top level (expected one of: listeners, engine, "
-              "logging, state_dir, exports, rdma)");
+              "logging, state_dir, exports, rdma, tcp)");
     EXPECT_EQ(
         one_error("engine:\n  thread: 2\n"),
         "t.yaml:2:3: unknown key 'thread' in engine (expected one of: threads, workers, mode, "
@@ -252,7 +268,7 @@ TEST(ConfigErrors, UnknownKeyAtTopLevelAndInSections) {
     EXPECT_EQ(
         one_error("exports:\n  - path: /a\n    clients:\n      - match: '*'\n        rw: 1\n"),
         "t.yaml:5:9: unknown key 'rw' in client (expected one of: match, access, squash, "
-        "anonuid, anongid, sec)");
+        "anonuid, anongid, sec, secure)");
 }
 
 TEST(ConfigErrors, BadCidr) {
@@ -547,6 +563,35 @@ TEST(ConfigOverrides, BareExportIsReadWriteRootSquashAnyClient) {
     EXPECT_EQ(r.access, Access::ReadWrite);
     EXPECT_EQ(r.squash, Squash::Root);
     EXPECT_EQ(r.sec, Sec{SecFlavor::Sys});
+    EXPECT_TRUE(r.secure);
+}
+
+TEST(ConfigOverrides, SecureAndInsecureOptions) {
+    std::string why;
+    auto ins = parse_export_option("/srv/x=rw,insecure", &why);
+    ASSERT_TRUE(ins) << why;
+    EXPECT_FALSE(ins->clients.at(0).secure);
+    auto sec = parse_export_option("/srv/x=secure,ro", &why);
+    ASSERT_TRUE(sec) << why;
+    EXPECT_TRUE(sec->clients.at(0).secure);
+    EXPECT_FALSE(parse_export_option("/srv/x=secure,insecure", &why));
+    EXPECT_EQ(why, "option 'insecure' conflicts with earlier 'secure'");
+    EXPECT_FALSE(parse_export_option("/srv/x=insecure=1", &why));
+    EXPECT_EQ(why, "option 'insecure' takes no value");
+}
+
+TEST(ConfigTcp, DefaultsAndLimits) {
+    Config d = good("");
+    EXPECT_EQ(d.tcp_tuning.max_connections, 1024u);
+    EXPECT_EQ(d.tcp_tuning.idle_timeout, 360u);
+    EXPECT_EQ(d.tcp_tuning.max_pipes, 256u);
+    Config c = good("tcp: {max_connections: 10, idle_timeout: 0, max_pipes: 0}\n");
+    EXPECT_EQ(c.tcp_tuning.max_connections, 10u);
+    EXPECT_EQ(c.tcp_tuning.idle_timeout, 0u);
+    EXPECT_EQ(c.tcp_tuning.max_pipes, 0u);
+    EXPECT_FALSE(load("tcp: {max_connections: 0}\n").errors.empty());
+    EXPECT_FALSE(load("tcp: {idle_timeout: -1}\n").errors.empty());
+    EXPECT_FALSE(load("tcp: {bogus: 1}\n").errors.empty());
 }
 
 TEST(ConfigOverrides, ExportWithOptions) {
@@ -636,8 +681,8 @@ TEST(ConfigOverrides, ErrorsAreCollectedAndConfigUnchanged) {
                   "command line: --export /srv/a: '/srv/a' is already exported",
                   "command line: --export /srv/b=fsid=3: fsid 3 is already used by '/srv/a'",
                   "command line: --export /srv/c=bogus: unknown export option 'bogus' (supported: "
-                  "rw, ro, root_squash, no_root_squash, all_squash, anonuid=N, anongid=N, "
-                  "sec=FLAVOR[:FLAVOR...], fsid=N, clients=SPEC)",
+                  "rw, ro, root_squash, no_root_squash, all_squash, secure, insecure, anonuid=N, "
+                  "anongid=N, sec=FLAVOR[:FLAVOR...], fsid=N, clients=SPEC)",
               }));
     for (const auto& e : errors) {
         EXPECT_EQ(e.file, "command line");

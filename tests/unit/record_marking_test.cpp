@@ -95,3 +95,28 @@ TEST(RecordMarking, BodyIsReadStraightIntoTheRecordBuffer) {
     auto r = a.take();
     EXPECT_EQ(r.data.get(), want.data());
 }
+
+TEST(RecordMarking, AMarkAloneReservesOnlyAFirstChunk) {
+    // A hostile mark claims the largest allowed record and sends nothing more: the buffer
+    // must follow the bytes that arrive, not the claim.
+    const size_t max = 64u << 20;
+    RecordAssembler a(max);
+    std::vector<uint8_t> header{0x80 | uint8_t(max >> 24), uint8_t(max >> 16), uint8_t(max >> 8),
+                                uint8_t(max)};
+    Status s;
+    feed(a, header, 4, &s);
+    ASSERT_EQ(s, Status::NeedMore);
+    EXPECT_LE(a.want().size(), RecordAssembler::kFirstChunk);
+}
+
+TEST(RecordMarking, BufferGrowsAsBytesArriveAndKeepsThem) {
+    const size_t len = 1u << 20;
+    std::vector<uint8_t> body(len);
+    for (size_t i = 0; i < len; ++i) body[i] = uint8_t(i * 7 + i / 4096);
+    RecordAssembler a(2u << 20);
+    for (size_t step : {size_t(1000), size_t(64 * 1024), len + 4}) {
+        auto recs = feed(a, fragment(body, true), step);
+        ASSERT_EQ(recs.size(), 1u) << "step " << step;
+        EXPECT_EQ(recs[0], body) << "step " << step;
+    }
+}

@@ -4,7 +4,9 @@
 #include <sys/eventfd.h>
 
 #include <spdlog/fmt/fmt.h>
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <stdexcept>
 
 namespace nfsrdmad::engine {
@@ -107,6 +109,31 @@ bool Reactor::arm_pollers() {
     return work;
 }
 
+Reactor::TimerId Reactor::after(std::chrono::milliseconds delay, std::function<void()> fn) {
+    TimerId id{Clock::now() + delay, next_timer_++};
+    timers_.emplace(id, std::move(fn));
+    return id;
+}
+
+void Reactor::cancel(TimerId id) {
+    timers_.erase(id);
+}
+
+int Reactor::run_timers() {
+    for (;;) {
+        if (timers_.empty()) return -1;
+        auto it = timers_.begin();
+        auto now = Clock::now();
+        if (it->first.at > now) {
+            auto ms = std::chrono::ceil<std::chrono::milliseconds>(it->first.at - now).count();
+            return static_cast<int>(std::min<int64_t>(ms, INT32_MAX));
+        }
+        auto fn = std::move(it->second);
+        timers_.erase(it);  // before running: it may add or cancel timers
+        fn();
+    }
+}
+
 void Reactor::post(std::function<void()> fn) {
     {
         std::lock_guard lock(post_mu_);
@@ -142,7 +169,8 @@ void Reactor::run() {
                 continue;
             }
         }
-        int n = epoll_wait(epfd_.get(), events, 64, busy ? 0 : -1);
+        int timeout = run_timers();
+        int n = epoll_wait(epfd_.get(), events, 64, busy ? 0 : timeout);
         if (n < 0 && errno != EINTR) break;
         if (n > 0) last_work = Clock::now();
         for (int i = 0; i < n; ++i) {

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -64,6 +65,18 @@ class Reactor {
     void remove_poller(uint64_t id);  // safe from inside a poller
     Mode mode() const { return mode_; }
 
+    // Timers, only from the reactor's own thread: `fn` runs on it once, `delay` from now
+    // (epoll_wait sleeps until the earliest one; no descriptor is used, so timers work
+    // even when the process is out of them).
+    using Clock = std::chrono::steady_clock;
+    struct TimerId {
+        Clock::time_point at;
+        uint64_t seq = 0;  // 0: no timer
+        auto operator<=>(const TimerId&) const = default;
+    };
+    TimerId after(std::chrono::milliseconds delay, std::function<void()> fn);
+    void cancel(TimerId id);  // no effect when it already ran or was cancelled
+
     // From any thread: runs `fn` on the reactor thread soon.
     void post(std::function<void()> fn);
     bool on_reactor_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
@@ -73,6 +86,7 @@ class Reactor {
     void drain_posted();
     bool run_pollers();
     bool arm_pollers();
+    int run_timers();  // runs the due ones; returns epoll_wait's timeout until the next
 
     const Mode mode_;
     const std::chrono::microseconds spin_;
@@ -85,6 +99,8 @@ class Reactor {
     std::vector<std::function<void()>> posted_;
     std::vector<std::pair<uint64_t, std::shared_ptr<Poller>>> pollers_;  // null: removed
     uint64_t next_poller_ = 1;
+    std::map<TimerId, std::function<void()>> timers_;
+    uint64_t next_timer_ = 1;
     bool pollers_dirty_ = false;
 };
 

@@ -35,6 +35,9 @@ struct Peer {
     sockaddr_storage addr{};
     socklen_t len = 0;
     std::string text;  // "10.0.0.1:812", for logs and the duplicate request cache
+    // RPC-over-RDMA: every call counts as from a reserved port (knfsd's svc_rdma sets
+    // RQ_SECURE unconditionally), since the RDMA CM port says nothing about privilege.
+    bool rdma = false;
 };
 
 // "10.0.0.1:812" or "[fd00::1]:812"; "?" for other families.

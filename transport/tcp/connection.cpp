@@ -24,12 +24,42 @@ void Connection::start() {
     auto self = shared_from_this();
     interest_ = EPOLLIN;
     reactor_.add(fd_.get(), interest_, [self](uint32_t ev) { self->on_events(ev); });
+    touch();
+    if (svc_.idle_timeout.count() > 0) arm_idle_timer(svc_.idle_timeout);
+}
+
+void Connection::arm_idle_timer(std::chrono::milliseconds delay) {
+    // The timer must not keep a closed connection alive.
+    std::weak_ptr<Connection> weak = weak_from_this();
+    idle_timer_ = reactor_.after(delay, [weak] {
+        if (auto self = weak.lock()) self->on_idle_timer();
+    });
+}
+
+// Like knfsd's idle sweep: a connection that has sent no complete call and has no reply
+// coming for idle_timeout is closed, also one stuck halfway through a record. One with
+// calls running or replies queued is never idle.
+void Connection::on_idle_timer() {
+    idle_timer_ = {};
+    if (closed_) return;
+    auto now = engine::Reactor::Clock::now();
+    if (!idle()) touch();
+    auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_activity_);
+    if (quiet < svc_.idle_timeout) {
+        arm_idle_timer(svc_.idle_timeout - quiet);
+        return;
+    }
+    svc_.counters.idle_closed++;
+    spdlog::debug("tcp: {} idle for {} s; closing", peer_.text,
+                  std::chrono::duration_cast<std::chrono::seconds>(quiet).count());
+    close();
 }
 
 void Connection::close() {
     if (closed_) return;
     closed_ = true;
     svc_.counters.closed++;
+    reactor_.cancel(idle_timer_);
     reactor_.remove(fd_.get());  // drops the reactor's reference to us
     fd_.reset();
     out_.clear();
@@ -73,6 +103,7 @@ void Connection::on_readable() {
                 return;
             case RecordAssembler::Status::RecordReady:
                 svc_.counters.records++;
+                touch();
                 submit(assembler_.take());
                 break;
         }
@@ -139,6 +170,7 @@ void Connection::on_writable() {
     while (!out_.empty() && !closed_) {
         if (out_.front().spliced()) {
             if (!send_spliced(out_.front())) return;
+            touch();
             out_.pop_front();
             queued_ = out_.size();
             continue;
@@ -179,6 +211,7 @@ void Connection::on_writable() {
                 left -= rest;
                 if (o.reply.payload)
                     svc_.counters.payload_copied_bytes += o.reply.payload->data.size();
+                touch();
                 out_.pop_front();
                 queued_ = out_.size();
             }

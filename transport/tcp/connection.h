@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <memory>
 
@@ -18,6 +19,9 @@ namespace nfsrdmad::tcp {
 struct TcpCounters {
     std::atomic<uint64_t> accepted{0}, closed{0}, records{0}, oversize_records{0}, bytes_in{0},
         bytes_out{0};
+    std::atomic<uint64_t> rejected{0};               // over tcp.max_connections: closed at once
+    std::atomic<uint64_t> idle_closed{0};            // closed after tcp.idle_timeout
+    std::atomic<uint64_t> accept_errors{0};          // EMFILE/ENFILE and the like
     std::atomic<uint64_t> payload_spliced_bytes{0};  // READ data moved file->pipe->socket
     std::atomic<uint64_t> payload_copied_bytes{0};   // READ data sent from memory (writev)
 };
@@ -31,6 +35,8 @@ struct ConnectionServices {
     size_t
         max_in_flight;  // calls running or replies unsent, per connection, before we stop reading
     std::shared_ptr<BufferCache> buffers;  // record buffers
+    // Closed when no call arrives and no reply is pending for this long; 0: never.
+    std::chrono::milliseconds idle_timeout{0};
 };
 
 class Connection : public std::enable_shared_from_this<Connection> {
@@ -64,6 +70,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void submit(Record rec);
     void queue_reply(rpc::Reply reply);  // on the reactor thread
     void update_interest();
+    // Activity: a complete call arrived or a reply went out. Restarts the idle clock.
+    void touch() { last_activity_ = engine::Reactor::Clock::now(); }
+    void arm_idle_timer(std::chrono::milliseconds delay);
+    void on_idle_timer();
     // Backpressure: a client that sends calls but does not read its replies stops being
     // read from, so neither running calls nor queued replies grow without bound.
     bool saturated() const { return in_flight_ + out_.size() >= svc_.max_in_flight; }
@@ -78,6 +88,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::atomic<size_t> queued_{0};  // out_.size(), readable from any thread
     uint32_t interest_ = 0;
     bool closed_ = false;
+    engine::Reactor::Clock::time_point last_activity_;
+    engine::Reactor::TimerId idle_timer_;
 };
 
 }  // namespace nfsrdmad::tcp

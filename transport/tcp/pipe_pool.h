@@ -24,21 +24,26 @@ class PipePool : public std::enable_shared_from_this<PipePool> {
     class Lease;
 
     // Pipes of `bytes` (or, where that is not allowed, 1 MiB); at most `keep` idle ones
-    // are kept.
-    static std::shared_ptr<PipePool> create(size_t bytes, size_t keep = 64);
+    // are kept and at most `max_leased` are handed out at once (each holds two
+    // descriptors and up to `bytes` of page references until its reply is sent).
+    static std::shared_ptr<PipePool> create(size_t bytes, size_t keep = 64,
+                                            size_t max_leased = 256);
 
-    // nullptr when no pipe of that size can be made (the reason is in last_error(),
-    // logged once): callers read into memory instead.
+    // nullptr when `max_leased` pipes are out or no pipe of that size can be made (that
+    // reason is logged once): callers read into memory instead.
     std::unique_ptr<Lease> get();
     size_t idle() const;
+    size_t leased() const;
 
   private:
-    PipePool(size_t bytes, size_t keep) : bytes_(bytes), keep_(keep) {}
+    PipePool(size_t bytes, size_t keep, size_t max_leased)
+        : bytes_(bytes), keep_(keep), max_leased_(max_leased) {}
     void put(Pipe p);
 
-    const size_t bytes_, keep_;
+    const size_t bytes_, keep_, max_leased_;
     mutable std::mutex mu_;
     std::vector<Pipe> idle_;
+    size_t leased_ = 0;
     bool warned_ = false;
 };
 

@@ -9,18 +9,20 @@ namespace nfsrdmad::tcp {
 
 std::span<uint8_t> RecordAssembler::want() {
     if (!in_body_) return {header_ + header_got_, 4 - header_got_};
-    return {buf_.get() + size_, frag_left_};
+    return {buf_.get() + size_, std::min(frag_left_, cap_ - size_)};
 }
 
-bool RecordAssembler::reserve(size_t total) {
-    if (total > max_record_) return false;
-    if (total <= cap_) return true;
-    size_t cap = std::max(total, cap_ * 2);
-    cap = std::min(cap, max_record_);
+// Makes room for the next bytes of the fragment. The buffer follows the bytes that have
+// arrived (doubling, at least kFirstChunk), never the length the mark claims: a mark
+// alone must not make us reserve max_record.
+bool RecordAssembler::grow() {
+    const size_t total = size_ + frag_left_;
+    if (cap_ > size_ || frag_left_ == 0) return true;
+    size_t cap = std::min(total, std::max(cap_ * 2, kFirstChunk));
     std::shared_ptr<uint8_t[]> nb =
         cache_ ? cache_->get(cap) : std::shared_ptr<uint8_t[]>(new uint8_t[cap]);
     if (!nb) return false;
-    // Only a record of several fragments is ever grown while holding data.
+    // What has arrived moves to the larger buffer.
     if (size_) std::memcpy(nb.get(), buf_.get(), size_);
     buf_ = std::move(nb);
     cap_ = cap;
@@ -37,12 +39,12 @@ RecordAssembler::Status RecordAssembler::commit(size_t n) {
         last_ = h & kLastFragment;
         frag_left_ = h & ~kLastFragment;
         ++fragments_;
-        if (!reserve(size_ + frag_left_)) return Status::TooLarge;
+        if (size_ + frag_left_ > max_record_ || !grow()) return Status::TooLarge;
         in_body_ = frag_left_ > 0;
     } else {
         size_ += n;
         frag_left_ -= n;
-        if (frag_left_ > 0) return Status::NeedMore;
+        if (frag_left_ > 0) return grow() ? Status::NeedMore : Status::TooLarge;
         in_body_ = false;
     }
     if (in_body_ || !last_) return Status::NeedMore;

@@ -37,8 +37,11 @@ class RecordAssembler {
     Record take();  // after RecordReady
     size_t fragments_in_record() const { return fragments_; }
 
+    // The first allocation for a fragment's body; the buffer then doubles as bytes arrive.
+    static constexpr size_t kFirstChunk = 64 * 1024;
+
   private:
-    bool reserve(size_t total);
+    bool grow();
 
     size_t max_record_;
     std::shared_ptr<BufferCache> cache_;

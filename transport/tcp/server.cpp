@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
@@ -59,28 +60,54 @@ std::string Server::listen(const std::string& address, uint16_t port) {
         return fmt::format("bind {}: {}", rpc::format_address(reinterpret_cast<sockaddr*>(&ss)),
                            std::strerror(errno));
     if (::listen(fd.get(), 1024) != 0) return fmt::format("listen: {}", std::strerror(errno));
-    int lfd = fd.get();
     // Accepting is cheap: the first reactor does it and spreads connections over all.
-    auto& r = reactors_.next();
+    Listener l{&reactors_.next(), std::make_shared<engine::UniqueFd>(std::move(fd))};
     std::promise<bool> added;
-    r.post(
-        [&] { added.set_value(r.add(lfd, EPOLLIN, [this, lfd](uint32_t) { on_accept(lfd); })); });
+    l.reactor->post([&] {
+        added.set_value(
+            l.reactor->add(l.fd->get(), EPOLLIN, [this, l](uint32_t) { on_accept(l); }));
+    });
     if (!added.get_future().get()) return "cannot watch listening socket";
     spdlog::info("tcp: listening on {}", rpc::format_address(reinterpret_cast<sockaddr*>(&ss)));
-    listeners_.push_back({&r, std::make_shared<engine::UniqueFd>(std::move(fd))});
+    listeners_.push_back(l);
     return {};
 }
 
-void Server::on_accept(int lfd) {
-    for (;;) {
+void Server::on_accept(const Listener& l) {
+    const int lfd = l.fd->get();
+    // Bounded work per wake-up, like a connection's reads: other sockets on this reactor
+    // wait while we loop.
+    for (int round = 0; round < 64; ++round) {
         rpc::Peer peer;
         peer.len = sizeof peer.addr;
         int cfd = ::accept4(lfd, reinterpret_cast<sockaddr*>(&peer.addr), &peer.len,
                             SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (cfd < 0) {
-            if (errno == EMFILE || errno == ENFILE)
-                spdlog::error("tcp: accept: {} (raise LimitNOFILE)", std::strerror(errno));
+            if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED) return;
+            // Out of descriptors (EMFILE, ENFILE) or memory: the pending connection stays
+            // in the backlog and the listener stays readable, so retrying now would spin.
+            // Stop watching it for a while instead.
+            counters_.accept_errors++;
+            uint64_t held_back = 0;
+            if (accept_error_log_.allow(&held_back))
+                spdlog::error("tcp: accept: {} (raise LimitNOFILE); {} more since the last report",
+                              std::strerror(errno), held_back);
+            l.reactor->modify(lfd, 0);
+            l.reactor->after(kAcceptBackoff, [l] {
+                if (*l.fd) l.reactor->modify(l.fd->get(), EPOLLIN);
+            });
             return;
+        }
+        if (counters_.accepted - counters_.closed >= opts_.max_connections) {
+            ::close(cfd);
+            counters_.rejected++;
+            uint64_t held_back = 0;
+            if (reject_log_.allow(&held_back))
+                spdlog::warn(
+                    "tcp: {} connections open (tcp.max_connections); closing new ones "
+                    "({} more since the last report)",
+                    opts_.max_connections, held_back);
+            continue;
         }
         int one = 1;
         setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -88,9 +115,9 @@ void Server::on_accept(int lfd) {
         counters_.accepted++;
         spdlog::debug("tcp: connection from {}", peer.text);
         auto& r = reactors_.next();
-        ConnectionServices svc{dispatcher_, workers_,         payloads_,
-                               counters_,   opts_.max_record, opts_.max_in_flight_per_connection,
-                               buffers_};
+        ConnectionServices svc{dispatcher_, workers_,          payloads_,
+                               counters_,   opts_.max_record,  opts_.max_in_flight_per_connection,
+                               buffers_,    opts_.idle_timeout};
         auto conn = std::make_shared<Connection>(engine::UniqueFd(cfd), std::move(peer), r, svc);
         {
             std::lock_guard lock(mu_);
@@ -104,7 +131,10 @@ void Server::on_accept(int lfd) {
 void Server::stop_accepting() {
     // A listening socket belongs to its reactor: unwatch and close it there.
     for (auto& l : listeners_)
-        l.reactor->post([fd = l.fd, r = l.reactor] { r->remove(fd->get()); });
+        l.reactor->post([fd = l.fd, r = l.reactor] {
+            r->remove(fd->get());
+            fd->reset();  // a pending accept back-off timer sees it is gone
+        });
     listeners_.clear();
 }
 

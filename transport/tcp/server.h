@@ -1,11 +1,13 @@
 // TCP listeners (port 2049 for NFS, the MOUNT port) and the connections they accept.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "transport/engine/rate_limit.h"
 #include "transport/engine/reactor.h"
 #include "transport/engine/worker_pool.h"
 #include "transport/rpc/dispatcher.h"
@@ -17,6 +19,9 @@ namespace nfsrdmad::tcp {
 struct ServerOptions {
     size_t max_record = (1u << 20) + 65536;
     size_t max_in_flight_per_connection = 64;
+    size_t max_connections = 1024;              // beyond: accepted and closed at once
+    std::chrono::milliseconds idle_timeout{0};  // 0: connections are never closed for idling
+    size_t max_pipes = 256;                     // pipes out at once for spliced READ data
 };
 
 class Server {
@@ -33,8 +38,15 @@ class Server {
     const TcpCounters& counters() const { return counters_; }
 
   private:
-    void on_accept(int listen_fd);
+    struct Listener {
+        engine::Reactor* reactor;
+        std::shared_ptr<engine::UniqueFd> fd;  // reset once it stops accepting
+    };
+    void on_accept(const Listener& l);
 
+    // While accept() fails for lack of descriptors, the listener is unwatched this long
+    // instead of being retried in a loop.
+    static constexpr std::chrono::milliseconds kAcceptBackoff{100};
     engine::ReactorGroup& reactors_;
     engine::WorkerPool& workers_;
     rpc::Dispatcher& dispatcher_;
@@ -42,13 +54,12 @@ class Server {
     std::shared_ptr<BufferCache> buffers_ = BufferCache::create();
     // A pipe holds a whole READ: 1 MiB (FSINFO's rtmax) at any offset, which can touch
     // 257 pages, one pipe slot each (the kernel rounds the size up to 2 MiB).
-    HeapPayloadAllocator payloads_{buffers_, PipePool::create((1u << 20) + 4096)};
+    HeapPayloadAllocator payloads_{buffers_,
+                                   PipePool::create((1u << 20) + 4096, 64, opts_.max_pipes)};
     TcpCounters counters_;
-    struct Listener {
-        engine::Reactor* reactor;
-        std::shared_ptr<engine::UniqueFd> fd;
-    };
     std::vector<Listener> listeners_;
+    engine::RateLimit reject_log_{std::chrono::seconds(10)},
+        accept_error_log_{std::chrono::seconds(10)};
     std::mutex mu_;
     std::vector<std::weak_ptr<Connection>> conns_;
 };

@@ -52,7 +52,11 @@ Connection::Connection(rdma_cm_id* id, std::shared_ptr<Device> dev, engine::Reac
       dev_(std::move(dev)),
       reactor_(r),
       opts_(o),
-      peer_(rpc::make_peer(rdma_get_peer_addr(id))),
+      peer_([id] {
+          auto p = rpc::make_peer(rdma_get_peer_addr(id));
+          p.rdma = true;
+          return p;
+      }()),
       credits_(o.credits) {}
 
 Connection::~Connection() {
