@@ -3,8 +3,6 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
-#include <sys/timerfd.h>
-#include <unistd.h>
 
 #include <spdlog/fmt/fmt.h>
 #include <spdlog/spdlog.h>
@@ -61,15 +59,11 @@ std::string Server::listen(const std::string& address, uint16_t port) {
         if (!channel_) return fmt::format("rdma_create_event_channel: {}", std::strerror(errno));
         fcntl(channel_->fd, F_SETFL, fcntl(channel_->fd, F_GETFL) | O_NONBLOCK);
         cm_reactor_ = &reactors_.next();
-        tick_.reset(timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
-        itimerspec every_second{{1, 0}, {1, 0}};
-        if (!tick_ || timerfd_settime(tick_.get(), 0, &every_second, nullptr) != 0)
-            return fmt::format("timerfd: {}", std::strerror(errno));
         std::promise<bool> added;
         cm_reactor_->post([&] {
-            added.set_value(cm_reactor_->add(channel_->fd, EPOLLIN, [this](uint32_t) {
-                on_cm_events();
-            }) && cm_reactor_->add(tick_.get(), EPOLLIN, [this](uint32_t) { on_tick(); }));
+            tick_ = cm_reactor_->after(std::chrono::seconds(1), [this] { on_tick(); });
+            added.set_value(
+                cm_reactor_->add(channel_->fd, EPOLLIN, [this](uint32_t) { on_cm_events(); }));
         });
         if (!added.get_future().get()) return "cannot watch the rdma_cm event channel";
     }
@@ -226,8 +220,7 @@ void Server::on_cm_events() {
 }
 
 void Server::on_tick() {
-    uint64_t expirations = 0;
-    if (::read(tick_.get(), &expirations, sizeof expirations) < 0) return;
+    tick_ = cm_reactor_->after(std::chrono::seconds(1), [this] { on_tick(); });
     if (opts_.send_timeout.count() <= 0) return;
     const auto now = std::chrono::steady_clock::now();
     std::lock_guard lock(mu_);
@@ -242,7 +235,8 @@ void Server::stop_accepting() {
     if (!cm_reactor_) return;
     std::promise<void> done;
     cm_reactor_->post([&] {
-        cm_reactor_->remove(tick_.get());
+        if (tick_) cm_reactor_->cancel(*tick_);
+        tick_.reset();
         listeners_.clear();
         done.set_value();
     });

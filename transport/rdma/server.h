@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -61,7 +62,7 @@ class Server {
     // Shared with every connection: a channel outlives the ids created on it.
     std::shared_ptr<rdma_event_channel> channel_;
     std::vector<verbs::CmIdPtr> listeners_;
-    engine::UniqueFd tick_;  // timerfd driving on_tick()
+    std::optional<engine::Reactor::TimerId> tick_;  // the next on_tick(), on cm_reactor_
     std::map<ibv_context*, std::shared_ptr<verbs::Device>> devices_;
     std::mutex mu_;  // devices_ and conns_ (stats() reads them from the signal thread)
     std::unordered_map<rdma_cm_id*, std::shared_ptr<verbs::Connection>> conns_;
