@@ -20,6 +20,7 @@ writes OUT_DIR/<stem>.h and OUT_DIR/<stem>.cpp. Mapping:
     program blocks          -> constexpr program, version and procedure numbers
 
 Each type gets  void xdr_encode(xdr::Encoder&, const T&)  and  bool xdr_decode(xdr::Decoder&, T&).
+Enums are closed (RFC 4506 §4.3): decoding a value the declaration does not list fails.
 """
 import os
 import re
@@ -185,14 +186,13 @@ class Parser:
             self.take("{")
             procs = []
             while self.peek() != "}":
-                self.type_spec()
+                res = self.type_spec()
                 pname = self.take()
                 self.take("(")
-                while self.peek() != ")":
-                    self.take()
+                arg = self.type_spec()
                 self.take(")")
                 self.take("=")
-                procs.append((pname, self.take()))
+                procs.append((pname, self.take(), arg, res))
                 self.take(";")
             self.take("}")
             self.take("=")
@@ -318,9 +318,7 @@ class Generator:
                 out.append(f"{ind}else {expr}.reset();")
         elif d.type in PRIM_CODEC:
             out.append(f"{ind}{expr} = dd.get_{PRIM_CODEC[d.type]}();")
-        elif d.type in self.enums:
-            out.append(f"{ind}{expr} = static_cast<{d.type}>(dd.get_i32());")
-        else:
+        else:  # structs, unions and enums (whose decoder checks the value) have their own
             out.append(f"{ind}if (!xdr_decode(dd, {expr})) return false;")
 
     # -- whole definitions ---------------------------------------------------------------
@@ -343,7 +341,7 @@ class Generator:
             h.append(f"inline constexpr uint32_t {prog} = {pnum};")
             for vname, vnum, procs in versions:
                 h.append(f"inline constexpr uint32_t {vname} = {vnum};")
-                for pname, n in procs:
+                for pname, n, _, _ in procs:
                     h.append(f"inline constexpr uint32_t {pname} = {n};")
         # Forward declarations let definitions refer to each other in any order.
         for kind, name, body in self.p.defs:
@@ -364,6 +362,24 @@ class Generator:
         h.append(f"enum {name} : int32_t {{")
         h += [f"    {n} = {v}," for n, v in items]
         h.append("};")
+        h.append(f"bool xdr_decode(xdr::Decoder& dd, {name}& v);")
+        # RFC 4506 §4.3: an enum holds only the values its declaration lists; any other
+        # value makes the whole item undecodable. (Encoding stays inline: put_i32.)
+        c.append(f"bool xdr_decode(xdr::Decoder& dd, {name}& v) {{")
+        c.append("    const int32_t x = dd.get_i32();")
+        c.append("    switch (x) {")
+        seen = set()
+        for n, v in items:
+            if v not in seen:
+                seen.add(v)
+                c.append(f"    case {n}:")
+        c.append(f"        v = static_cast<{name}>(x);")
+        c.append("        return dd.ok();")
+        c.append("    default:")
+        c.append("        dd.fail();")
+        c.append("        return false;")
+        c.append("    }")
+        c.append("}")
 
     def gen_struct(self, name, decls, h, c):
         skip = self.list_nodes.get(name)
