@@ -145,6 +145,31 @@ TEST(XdrCodec, AuthFlavorStaysOpen) {
     EXPECT_EQ(a.flavor, 390004u);
 }
 
+// The generated table of every procedure's codecs (xdrgen's proc_codecs()).
+TEST(XdrCodec, ProcCodecTableCoversEveryProcedure) {
+    EXPECT_EQ(n3::proc_codecs().size(), 22u);
+    EXPECT_EQ(xdr::mount::proc_codecs().size(), 12u);
+    const xdr::ProcCodec* write = nullptr;
+    for (const auto& pc : n3::proc_codecs())
+        if (pc.proc == n3::NFSPROC3_WRITE) write = &pc;
+    ASSERT_NE(write, nullptr);
+    EXPECT_STREQ(write->name, "NFSPROC3_WRITE");
+    auto args = be({4, 0x01020304, 0, 0, 3, 2, 3, 0x61626300});
+    std::vector<uint8_t> out;
+    ASSERT_TRUE(write->args(args, out));
+    EXPECT_EQ(out, args);
+    args[5 * 4 + 3] = 7;  // stable_how 7
+    out.clear();
+    EXPECT_FALSE(write->args(args, out));
+    // MOUNT's MNT takes a bare dirpath (a typedef'd string).
+    const auto& mnt = xdr::mount::proc_codecs()[xdr::mount::MOUNTPROC_MNT];
+    auto path = be({2, 0x2f780000});
+    out.clear();
+    ASSERT_TRUE(mnt.args(path, out));
+    EXPECT_EQ(out, path);
+    EXPECT_EQ(n3::proc_codecs()[n3::NFSPROC3_NULL].args, nullptr);
+}
+
 TEST(XdrCodec, LinkedListsBecomeVectors) {
     // dirlist3: entry3 *entries ... each entry introduced by TRUE, ended by FALSE, then eof.
     n3::dirlist3 list;

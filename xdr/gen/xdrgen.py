@@ -17,7 +17,9 @@ writes OUT_DIR/<stem>.h and OUT_DIR/<stem>.cpp. Mapping:
     T *x                    -> std::optional<T>; but when T is a list node (a struct with a
                                `T *next` field) the field becomes std::vector<T>, the node
                                loses its `next` member, and the list is coded iteratively.
-    program blocks          -> constexpr program, version and procedure numbers
+    program blocks          -> constexpr program, version and procedure numbers, and
+                               proc_codecs(): a table of every procedure's argument and
+                               result codecs (decode, then re-encode)
 
 Each type gets  void xdr_encode(xdr::Encoder&, const T&)  and  bool xdr_decode(xdr::Decoder&, T&).
 Enums are closed (RFC 4506 §4.3): decoding a value the declaration does not list fails.
@@ -349,7 +351,44 @@ class Generator:
                 h.append(f"struct {name};")
         for kind, name, body in self.p.defs:
             getattr(self, "gen_" + kind)(name, body, h, c)
+        if self.p.programs:
+            self.gen_proc_codecs(h, c)
         return h, c
+
+    def gen_proc_codecs(self, h, c):
+        """Every procedure's argument and result codecs as one table (for fuzzing and
+        tests): each entry decodes a body and, when it decodes, re-encodes it."""
+        h.append("// Every procedure of this specification's programs: decode-then-encode of its")
+        h.append("// arguments and results (nullptr for void).")
+        h.append("std::span<const xdr::ProcCodec> proc_codecs();")
+        rows, done = [], set()
+        for prog, _, versions in self.p.programs:
+            for vname, _, procs in versions:
+                for pname, _, arg, res in procs:
+                    fns = []
+                    for t in (arg, res):
+                        if t == "void":
+                            fns.append("nullptr")
+                            continue
+                        fn = f"roundtrip_{t}"
+                        fns.append(fn)
+                        if fn in done:
+                            continue
+                        done.add(fn)
+                        c.append(f"static bool {fn}(std::span<const uint8_t> in, std::vector<uint8_t>& out) {{")
+                        c.append("    xdr::Decoder dd(in);")
+                        c.append(f"    {self.cxx_type(self.resolve(Decl(t, 'v')))} v{{}};")
+                        self.dec_field(Decl(t, "v"), "v", c)
+                        c.append("    if (!dd.ok()) return false;")
+                        c.append("    xdr::Encoder e(out);")
+                        self.enc_field(Decl(t, "v"), "v", c)
+                        c.append("    return true;")
+                        c.append("}")
+                    rows.append(f'    {{{prog}, {vname}, {pname}, "{pname}", {fns[0]}, {fns[1]}}},')
+        c.append("static const xdr::ProcCodec kProcCodecs[] = {")
+        c += rows
+        c.append("};")
+        c.append("std::span<const xdr::ProcCodec> proc_codecs() { return kProcCodecs; }")
 
     def protos(self, name, h):
         h.append(f"void xdr_encode(xdr::Encoder& e, const {name}& v);")
