@@ -1,5 +1,7 @@
 #include "config/load.h"
 
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/parser.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -21,6 +23,50 @@ namespace nfsrdmad::config {
 namespace {
 
 using Keys = std::initializer_list<std::string_view>;
+
+// yaml-cpp 0.7 never returns from some malformed documents (" ," alone: its parser emits
+// nodes forever until memory runs out; found by tests/fuzz/fuzz_config). Every event of a
+// real document consumes input, so a first pass counts events and gives up past a bound
+// proportional to the text; only then does YAML::LoadAll build the nodes.
+class EventBudget : public YAML::EventHandler {
+  public:
+    explicit EventBudget(size_t text_size) : left_(4 * text_size + 64) {}
+    void OnDocumentStart(const YAML::Mark& m) override { spend(m); }
+    void OnDocumentEnd() override { spend(mark_); }
+    void OnNull(const YAML::Mark& m, YAML::anchor_t) override { spend(m); }
+    void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { spend(m); }
+    void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  const std::string&) override {
+        spend(m);
+    }
+    void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                         YAML::EmitterStyle::value) override {
+        spend(m);
+    }
+    void OnSequenceEnd() override { spend(mark_); }
+    void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                    YAML::EmitterStyle::value) override {
+        spend(m);
+    }
+    void OnMapEnd() override { spend(mark_); }
+
+  private:
+    void spend(const YAML::Mark& m) {
+        mark_ = m;
+        if (left_-- == 0) throw YAML::ParserException(m, "the document does not parse to an end");
+    }
+    size_t left_;
+    YAML::Mark mark_ = YAML::Mark::null_mark();
+};
+
+// Throws YAML::Exception when `yaml` is not one or more well-formed documents.
+void check_terminates(const std::string& yaml) {
+    std::istringstream in(yaml);
+    YAML::Parser parser(in);
+    EventBudget budget(yaml.size());
+    while (parser.HandleNextDocument(budget)) {
+    }
+}
 
 // A node plus where to report problems with it. yaml-cpp marks an empty (null)
 // value at the *next* token, so for map values we point at the key instead.
@@ -112,6 +158,7 @@ class Loader {
 LoadResult Loader::run(std::string_view yaml) {
     std::vector<YAML::Node> docs;
     try {
+        check_terminates(std::string(yaml));
         docs = YAML::LoadAll(std::string(yaml));
     } catch (const YAML::Exception& e) {
         error(e.mark, "YAML syntax error: " + e.msg);

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Runs every test: the Release build's unit and end-to-end tests, then the same
-# tests under AddressSanitizer + UndefinedBehaviorSanitizer. Fails if any fails or
-# if a tier ran no test at all.
+# tests under AddressSanitizer + UndefinedBehaviorSanitizer, then the fuzz tier (the
+# clang build in $FUZZ_BUILD, default build-fuzz: each libFuzzer target replays its
+# corpus and fuzzes briefly). Fails if any fails or if a tier ran no test at all.
 set -uo pipefail
 build=${1:?release build dir}
 asan=${2:?sanitizer build dir}
+fuzz=${FUZZ_BUILD:-build-fuzz}
 shift 2
 
 status=0
@@ -13,6 +15,7 @@ run_tier() {
   echo "=== $name"
   local log
   log=$(mktemp)
+  [ -d "$dir" ] || { echo "!!! $name: no build directory $dir"; status=1; rm -f "$log"; return 0; }
   (cd "$dir" && ctest --output-on-failure --timeout 900 "${@:3}") 2>&1 | tee "$log"
   local rc=${PIPESTATUS[0]}
   if grep -q "No tests were found" "$log"; then
@@ -28,6 +31,8 @@ run_tier() {
 run_tier "release: unit + e2e + vm" "$build" "$@"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_tier "asan+ubsan: unit + e2e" "$asan" -LE vm "$@"
+# libFuzzer targets (label fuzz): corpus replay, then a short fuzzing run each.
+run_tier "fuzz: libFuzzer corpus replay + short runs" "$fuzz" -L fuzz "$@"
 
 if [ $status -eq 0 ]; then echo "ALL TESTS PASSED"; else echo "SOME TESTS FAILED"; fi
 exit $status

@@ -11,7 +11,6 @@ rpc::Outcome proc_write(Request& rq) {
     x::WRITE3res res;
     // RFC 1813 §3.3.7: count bytes of data; the opaque must hold at least that many.
     if (a.data.size() < a.count) return rpc::Outcome::garbage();
-    if (a.stable > x::FILE_SYNC) return rpc::Outcome::garbage();
     std::shared_ptr<const vfs::OpenFile> file;
     Caller who;
     res.status = rq.open(a.file, vfs::OpenFor::Write, file, who);

@@ -409,6 +409,29 @@ TEST_F(BadInputTest, UndecodableArgumentsAreGarbageArgs) {
     EXPECT_TRUE(garbage || badhandle) << "65-byte handle: " << r.Describe();
 }
 
+// RFC 4506 §4.3: an enum may only hold the values its declaration lists, so a WRITE whose
+// stable_how is 7 does not decode: GARBAGE_ARGS (RFC 5531 §9), and nothing is written.
+TEST_F(BadInputTest, OutOfRangeEnumIsGarbageArgs) {
+    LookupRes canary = Lookup(rpc(), root_, "canary.bin");
+    ASSERT_TRUE(NfsIs(canary, NFS3_OK));
+    auto write = [&](uint32_t stable) {
+        return XdrOut()
+            .opaque(canary.fh.data.data(), canary.fh.data.size())
+            .u64(0)
+            .u32(4)
+            .u32(stable)
+            .opaque("ZZZZ", 4)
+            .take();
+    };
+    EXPECT_TRUE(
+        Accepted(Call(daemon_->nfs_port(), wire::RootCall(67, kNfs, 3, kNfsWrite, write(7))), 67,
+                 wire::kGarbageArgs));
+    EXPECT_TRUE(Accepted(
+        Call(daemon_->nfs_port(), wire::RootCall(68, kNfs, 3, kNfsWrite, write(0xffffffffu))), 68,
+        wire::kGarbageArgs));
+    // The teardown's health check proves the canary's first bytes are still intact.
+}
+
 TEST_F(BadInputTest, RpcVersion3IsRpcMismatch) {
     wire::Call c = wire::RootCall(71, kNfs, 3, 0);
     c.rpcvers = 3;

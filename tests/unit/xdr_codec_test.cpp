@@ -98,6 +98,78 @@ TEST(XdrCodec, UnionWithoutDefaultRejectsUnknownDiscriminant) {
     EXPECT_FALSE(xdr_decode(d, how));
 }
 
+// RFC 4506 §4.3: an enum holds only the values its declaration lists.
+TEST(XdrCodec, EnumOutsideItsDeclarationIsGarbage) {
+    // WRITE3args: handle, offset, count, stable_how, data<>.
+    auto write_args = [](uint32_t stable) {
+        return be({4, 0x01020304, 0, 0, 3, stable, 3, 0x61626300});
+    };
+    for (uint32_t stable : {0u, 1u, 2u}) {
+        auto bytes = write_args(stable);
+        xdr::Decoder d(bytes);
+        n3::WRITE3args w;
+        EXPECT_TRUE(xdr_decode(d, w)) << "stable_how " << stable;
+        EXPECT_EQ(static_cast<uint32_t>(w.stable), stable);
+    }
+    for (uint32_t stable : {3u, 7u, 0xffffffffu}) {
+        auto bytes = write_args(stable);
+        xdr::Decoder d(bytes);
+        n3::WRITE3args w;
+        EXPECT_FALSE(xdr_decode(d, w)) << "stable_how " << stable;
+        EXPECT_FALSE(d.ok());
+    }
+    // An enum discriminant with a default arm is still closed: ftype3 has no 0 or 8.
+    for (uint32_t type : {0u, 8u}) {
+        auto bytes = be({type});
+        xdr::Decoder d(bytes);
+        n3::mknoddata3 m;
+        EXPECT_FALSE(xdr_decode(d, m)) << "ftype3 " << type;
+    }
+    // Sparse enums: nfsstat3 has 10001 (NFS3ERR_BADHANDLE) but not 10000.
+    auto ok = be({10001, 0});
+    xdr::Decoder d1(ok);
+    n3::GETATTR3res r;
+    EXPECT_TRUE(xdr_decode(d1, r));
+    auto bad = be({10000, 0});
+    xdr::Decoder d2(bad);
+    EXPECT_FALSE(xdr_decode(d2, r));
+}
+
+// RFC 5531 §8.2: auth flavors are an open set; an unknown one decodes (and is then
+// answered AUTH_BADCRED by the credential check, not GARBAGE_ARGS).
+TEST(XdrCodec, AuthFlavorStaysOpen) {
+    auto bytes = be({390004, 0});
+    xdr::Decoder d(bytes);
+    xdr::rpc::opaque_auth a;
+    ASSERT_TRUE(xdr_decode(d, a));
+    EXPECT_EQ(a.flavor, 390004u);
+}
+
+// The generated table of every procedure's codecs (xdrgen's proc_codecs()).
+TEST(XdrCodec, ProcCodecTableCoversEveryProcedure) {
+    EXPECT_EQ(n3::proc_codecs().size(), 22u);
+    EXPECT_EQ(xdr::mount::proc_codecs().size(), 12u);
+    const xdr::ProcCodec* write = nullptr;
+    for (const auto& pc : n3::proc_codecs())
+        if (pc.proc == n3::NFSPROC3_WRITE) write = &pc;
+    ASSERT_NE(write, nullptr);
+    EXPECT_STREQ(write->name, "NFSPROC3_WRITE");
+    auto args = be({4, 0x01020304, 0, 0, 3, 2, 3, 0x61626300});
+    std::vector<uint8_t> out;
+    ASSERT_TRUE(write->args(args, out));
+    EXPECT_EQ(out, args);
+    args[5 * 4 + 3] = 7;  // stable_how 7
+    out.clear();
+    EXPECT_FALSE(write->args(args, out));
+    // MOUNT's MNT takes a bare dirpath (a typedef'd string).
+    const auto& mnt = xdr::mount::proc_codecs()[xdr::mount::MOUNTPROC_MNT];
+    auto path = be({2, 0x2f780000});
+    out.clear();
+    ASSERT_TRUE(mnt.args(path, out));
+    EXPECT_EQ(out, path);
+    EXPECT_EQ(n3::proc_codecs()[n3::NFSPROC3_NULL].args, nullptr);
+}
+
 TEST(XdrCodec, LinkedListsBecomeVectors) {
     // dirlist3: entry3 *entries ... each entry introduced by TRUE, ended by FALSE, then eof.
     n3::dirlist3 list;

@@ -17,9 +17,12 @@ writes OUT_DIR/<stem>.h and OUT_DIR/<stem>.cpp. Mapping:
     T *x                    -> std::optional<T>; but when T is a list node (a struct with a
                                `T *next` field) the field becomes std::vector<T>, the node
                                loses its `next` member, and the list is coded iteratively.
-    program blocks          -> constexpr program, version and procedure numbers
+    program blocks          -> constexpr program, version and procedure numbers, and
+                               proc_codecs(): a table of every procedure's argument and
+                               result codecs (decode, then re-encode)
 
 Each type gets  void xdr_encode(xdr::Encoder&, const T&)  and  bool xdr_decode(xdr::Decoder&, T&).
+Enums are closed (RFC 4506 §4.3): decoding a value the declaration does not list fails.
 """
 import os
 import re
@@ -185,14 +188,13 @@ class Parser:
             self.take("{")
             procs = []
             while self.peek() != "}":
-                self.type_spec()
+                res = self.type_spec()
                 pname = self.take()
                 self.take("(")
-                while self.peek() != ")":
-                    self.take()
+                arg = self.type_spec()
                 self.take(")")
                 self.take("=")
-                procs.append((pname, self.take()))
+                procs.append((pname, self.take(), arg, res))
                 self.take(";")
             self.take("}")
             self.take("=")
@@ -318,9 +320,7 @@ class Generator:
                 out.append(f"{ind}else {expr}.reset();")
         elif d.type in PRIM_CODEC:
             out.append(f"{ind}{expr} = dd.get_{PRIM_CODEC[d.type]}();")
-        elif d.type in self.enums:
-            out.append(f"{ind}{expr} = static_cast<{d.type}>(dd.get_i32());")
-        else:
+        else:  # structs, unions and enums (whose decoder checks the value) have their own
             out.append(f"{ind}if (!xdr_decode(dd, {expr})) return false;")
 
     # -- whole definitions ---------------------------------------------------------------
@@ -343,7 +343,7 @@ class Generator:
             h.append(f"inline constexpr uint32_t {prog} = {pnum};")
             for vname, vnum, procs in versions:
                 h.append(f"inline constexpr uint32_t {vname} = {vnum};")
-                for pname, n in procs:
+                for pname, n, _, _ in procs:
                     h.append(f"inline constexpr uint32_t {pname} = {n};")
         # Forward declarations let definitions refer to each other in any order.
         for kind, name, body in self.p.defs:
@@ -351,7 +351,44 @@ class Generator:
                 h.append(f"struct {name};")
         for kind, name, body in self.p.defs:
             getattr(self, "gen_" + kind)(name, body, h, c)
+        if self.p.programs:
+            self.gen_proc_codecs(h, c)
         return h, c
+
+    def gen_proc_codecs(self, h, c):
+        """Every procedure's argument and result codecs as one table (for fuzzing and
+        tests): each entry decodes a body and, when it decodes, re-encodes it."""
+        h.append("// Every procedure of this specification's programs: decode-then-encode of its")
+        h.append("// arguments and results (nullptr for void).")
+        h.append("std::span<const xdr::ProcCodec> proc_codecs();")
+        rows, done = [], set()
+        for prog, _, versions in self.p.programs:
+            for vname, _, procs in versions:
+                for pname, _, arg, res in procs:
+                    fns = []
+                    for t in (arg, res):
+                        if t == "void":
+                            fns.append("nullptr")
+                            continue
+                        fn = f"roundtrip_{t}"
+                        fns.append(fn)
+                        if fn in done:
+                            continue
+                        done.add(fn)
+                        c.append(f"static bool {fn}(std::span<const uint8_t> in, std::vector<uint8_t>& out) {{")
+                        c.append("    xdr::Decoder dd(in);")
+                        c.append(f"    {self.cxx_type(self.resolve(Decl(t, 'v')))} v{{}};")
+                        self.dec_field(Decl(t, "v"), "v", c)
+                        c.append("    if (!dd.ok()) return false;")
+                        c.append("    xdr::Encoder e(out);")
+                        self.enc_field(Decl(t, "v"), "v", c)
+                        c.append("    return true;")
+                        c.append("}")
+                    rows.append(f'    {{{prog}, {vname}, {pname}, "{pname}", {fns[0]}, {fns[1]}}},')
+        c.append("static const xdr::ProcCodec kProcCodecs[] = {")
+        c += rows
+        c.append("};")
+        c.append("std::span<const xdr::ProcCodec> proc_codecs() { return kProcCodecs; }")
 
     def protos(self, name, h):
         h.append(f"void xdr_encode(xdr::Encoder& e, const {name}& v);")
@@ -364,6 +401,24 @@ class Generator:
         h.append(f"enum {name} : int32_t {{")
         h += [f"    {n} = {v}," for n, v in items]
         h.append("};")
+        h.append(f"bool xdr_decode(xdr::Decoder& dd, {name}& v);")
+        # RFC 4506 §4.3: an enum holds only the values its declaration lists; any other
+        # value makes the whole item undecodable. (Encoding stays inline: put_i32.)
+        c.append(f"bool xdr_decode(xdr::Decoder& dd, {name}& v) {{")
+        c.append("    const int32_t x = dd.get_i32();")
+        c.append("    switch (x) {")
+        seen = set()
+        for n, v in items:
+            if v not in seen:
+                seen.add(v)
+                c.append(f"    case {n}:")
+        c.append(f"        v = static_cast<{name}>(x);")
+        c.append("        return dd.ok();")
+        c.append("    default:")
+        c.append("        dd.fail();")
+        c.append("        return false;")
+        c.append("    }")
+        c.append("}")
 
     def gen_struct(self, name, decls, h, c):
         skip = self.list_nodes.get(name)

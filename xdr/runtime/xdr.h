@@ -154,4 +154,14 @@ private:
 
 inline constexpr uint32_t kUnbounded = 0xffffffffu;
 
+// One procedure of a generated program (xdrgen's proc_codecs()): its argument and result
+// codecs, each decoding `in` and, when that succeeds, re-encoding the value into `out`.
+// nullptr where the procedure takes or returns void.
+struct ProcCodec {
+    uint32_t prog, vers, proc;
+    const char* name;
+    bool (*args)(std::span<const uint8_t> in, std::vector<uint8_t>& out);
+    bool (*res)(std::span<const uint8_t> in, std::vector<uint8_t>& out);
+};
+
 }  // namespace nfsrdmad::xdr
