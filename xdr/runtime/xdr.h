@@ -104,7 +104,7 @@ public:
     size_t offset() const { return pos_; }
     size_t remaining() const { return ok_ ? in_.size() - pos_ : 0; }
     std::span<const uint8_t> rest() const { return in_.subspan(pos_); }
-    void set_read_chunk(const ReadChunk& c) { chunk_ = c; }
+    void set_read_chunk(const ReadChunk& c) { chunk_ = c; has_chunk_ = true; }
 
     uint32_t get_u32() {
         if (!ok_ || in_.size() - pos_ < 4) { ok_ = false; return 0; }
@@ -130,12 +130,11 @@ public:
     std::span<const uint8_t> get_opaque(uint32_t max) {
         uint32_t n = get_u32();
         if (!ok_ || n > max) { ok_ = false; return {}; }
-        if (chunk_ && stream_base_ + pos_ == chunk_->position) {
+        if (has_chunk_ && stream_base_ + pos_ == chunk_.position) {
             // The data was moved out of line (RFC 8166 §3.5.4.1.2); so was its padding.
-            if (n > chunk_->data.size()) { ok_ = false; return {}; }
-            auto s = chunk_->data.first(n);
-            chunk_.reset();
-            return s;
+            if (n > chunk_.data.size()) { ok_ = false; return {}; }
+            has_chunk_ = false;
+            return chunk_.data.first(n);
         }
         return get_fixed(n);
     }
@@ -149,7 +148,10 @@ private:
     size_t pos_ = 0;
     size_t stream_base_ = 0;
     bool ok_ = true;
-    std::optional<ReadChunk> chunk_;
+    // A flag rather than std::optional: GCC 12 at -O2 with the sanitizers reports the
+    // optional's payload as maybe-uninitialized in every inlined decoder (PR 80635).
+    ReadChunk chunk_;
+    bool has_chunk_ = false;
 };
 
 inline constexpr uint32_t kUnbounded = 0xffffffffu;
