@@ -221,7 +221,6 @@ void Server::on_cm_events() {
 
 void Server::on_tick() {
     tick_ = cm_reactor_->after(std::chrono::seconds(1), [this] { on_tick(); });
-    if (opts_.send_timeout.count() <= 0) return;
     const auto now = std::chrono::steady_clock::now();
     std::lock_guard lock(mu_);
     for (auto& [id, conn] : conns_) {

@@ -243,6 +243,7 @@ void Connection::handle(const ibv_wc& wc) {
         case Work::Reply:
             if (static_cast<ReplyRecord*>(it->second.get())->holds_credit) release_credit();
             work_.erase(it);
+            forget_completed_sends();
             break;
     }
 }
@@ -659,18 +660,21 @@ void Connection::disconnect(const std::string& why) {
     reap();
 }
 
+void Connection::forget_completed_sends() {
+    while (!sends_in_flight_.empty() && !work_.contains(sends_in_flight_.front().first)) {
+        sends_in_flight_.pop_front();
+        sends_progressed_ = true;
+    }
+}
+
 void Connection::check_stalled_sends(std::chrono::steady_clock::time_point now,
                                      std::chrono::milliseconds limit) {
     // Sends complete in the order they were posted (one RC send queue): completed ones
-    // are dropped from the front here. Any dropped means the peer is taking replies; a
-    // deep queue draining slowly is progress, not a stall. Stalled: the oldest Send is
-    // older than `limit` and none has completed for `limit` either.
-    bool progressed = false;
-    while (!sends_in_flight_.empty() && !work_.contains(sends_in_flight_.front().first)) {
-        sends_in_flight_.pop_front();
-        progressed = true;
-    }
-    if (progressed) send_progress_at_ = now;
+    // leave the front (forget_completed_sends). Any gone since the last check means the
+    // peer is taking replies; a deep queue draining slowly is progress, not a stall. Stalled: the
+    // oldest Send is older than `limit` and none has completed for `limit` either.
+    forget_completed_sends();
+    if (std::exchange(sends_progressed_, false)) send_progress_at_ = now;
     if (closed_ || sends_in_flight_.empty() || limit.count() <= 0) return;
     const auto since = std::max(sends_in_flight_.front().second, send_progress_at_);
     const auto age = now - since;

@@ -136,6 +136,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // Signaled Sends (replies, RDMA_ERRORs) by wr_id, in post order (check_stalled_sends).
     std::deque<std::pair<uint64_t, std::chrono::steady_clock::time_point>> sends_in_flight_;
     std::chrono::steady_clock::time_point send_progress_at_{};  // a check saw Sends complete
+    bool sends_progressed_ = false;  // some left sends_in_flight_ since the last check
+    void forget_completed_sends();   // drops completed Sends from the front
     std::deque<std::shared_ptr<CallWork>> starved_calls_;
     std::deque<std::pair<std::shared_ptr<CallWork>, ReplyPtr>> starved_replies_;
     MemoryPool* short_of_ = nullptr;     // the pool the last failed attempt needed
