@@ -119,6 +119,7 @@ step "four parallel writers and readers"
 for i in 1 2 3 4; do head -c $((16 << 20)) /dev/urandom > /tmp/par$i.bin; done
 parallel_roundtrip par "parallel file"
 
+check "traffic capture (NFSRDMAD_CAPTURE)" capture_start
 step "a directory of $MANY entries (reply chunks)"
 mkdir -p "$EXPORT/many"
 for ((i = 0; i < MANY; i++)); do : > "$EXPORT/many/entry-$i"; done
@@ -173,6 +174,7 @@ else
     fail "requester" "RDMA_REQUESTER is not set or not executable"
 fi
 
+capture_stop
 step "$REMOUNTS umount/remount cycles"
 nfs_umount "$MNT"
 ok=0

@@ -230,6 +230,7 @@ head -c 65536 /dev/urandom > /tmp/patch
 
 step "nfsrdmad"
 check "nfsrdmad starts and listens" nfsrdmad_start $EXPORT || { vm_summary; exit 1; }
+check "traffic capture (NFSRDMAD_CAPTURE)" capture_start
 rpcinfo -p 127.0.0.1 | sed 's/^/    /'
 check "NFSv3 NULL (rpcinfo via rpcbind)" rpcinfo -T tcp 127.0.0.1 100003 3
 check "MOUNT v3 NULL (rpcinfo via rpcbind)" rpcinfo -T tcp 127.0.0.1 100005 3
@@ -271,6 +272,7 @@ compare_manifests "final tree: NFS (live) = local" "$VMTEST_OUT/manifest.local.t
 compare_manifests "final tree: NFS (after remount) = local" "$VMTEST_OUT/manifest.local.txt" "$VMTEST_OUT/manifest.nfs-cold.txt"
 compare_manifests "final tree: server's ext4 = local" "$VMTEST_OUT/manifest.local.txt" "$VMTEST_OUT/manifest.server.txt"
 
+capture_stop
 step "shutdown"
 note "client-side statistics of the remounted NFS mount (per operation):"
 mount_op_summary $MNT | sed 's/^/    /'
