@@ -204,9 +204,7 @@ TEST_F(BadInputTest, TruncatedFragmentThenCloseDoesNotBlockOthers) {
         auto n = daemon_->StatsCounter("tcp", "closed");
         return n && *n > *closed_before;
     };
-    for (int i = 0; i < 50 && !closed(); ++i) {
-    }
-    EXPECT_TRUE(closed()) << "the server never noticed the close";
+    EXPECT_TRUE(WaitFor(closed, std::chrono::seconds(10))) << "the server never noticed the close";
     Reply r2 = Call(daemon_->nfs_port(), wire::RootCall(3, kNfs, 3, 0));
     EXPECT_TRUE(Accepted(r2, 3, wire::kSuccess));
 }
@@ -318,9 +316,8 @@ TEST_F(BadInputTest, PipelinedReadsBeyondTheQueueLimitAreAllAnsweredOnceTheClien
         auto n = daemon_->StatsCounter("rpc", "calls");
         return n && *n >= *calls_before + 64;
     };
-    for (int i = 0; i < 50 && !queued(); ++i) {
-    }
-    EXPECT_TRUE(queued()) << "the server did not take a queue's worth of calls";
+    EXPECT_TRUE(WaitFor(queued, std::chrono::seconds(10)))
+        << "the server did not take a queue's worth of calls";
     std::set<uint32_t> xids;
     for (uint32_t i = 0; i < kCalls; ++i) {
         Bytes rec;

@@ -1,4 +1,5 @@
 #include "tests/e2e/daemon_fixture.h"
+#include "tests/e2e/e2e_util.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -495,17 +496,17 @@ std::optional<uint64_t> Daemon::StatsCounter(const std::string& group, const std
     const auto start = std::filesystem::file_size(log_, ec);
     if (::kill(pid_, SIGHUP) != 0) return ::testing::AssertionFailure() << ErrnoText("kill SIGHUP");
     // The reload is over when the daemon says how it ended (daemon.cpp's reload()).
-    bool ended = false;
-    for (auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-         !ended && std::chrono::steady_clock::now() < deadline;) {
-        std::ifstream in(log_);
-        in.seekg(static_cast<std::streamoff>(ec ? 0 : start));
-        std::string line;
-        while (std::getline(in, line) && !ended)
-            ended = line.find("reload: exports replaced") != std::string::npos ||
-                    line.find("keeping the current exports") != std::string::npos;
-        if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    const bool ended = WaitFor(
+        [&] {
+            std::ifstream in(log_);
+            in.seekg(static_cast<std::streamoff>(ec ? 0 : start));
+            for (std::string line; std::getline(in, line);)
+                if (line.find("reload: exports replaced") != std::string::npos ||
+                    line.find("keeping the current exports") != std::string::npos)
+                    return true;
+            return false;
+        },
+        std::chrono::seconds(10));
     int status = 0;
     if (::waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;

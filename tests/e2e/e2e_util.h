@@ -3,8 +3,10 @@
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -30,5 +32,17 @@ int FtypeOf(mode_t m);
 bool Lstat(const std::string& path, struct stat* st, std::string* why = nullptr);
 // true iff lstat() fails with ENOENT.
 bool Absent(const std::string& path);
+
+// Polls `pred` every 20 ms until it holds (true) or `timeout` passes (false): tests wait
+// on a condition, never for a fixed time.
+template <typename Pred>
+bool WaitFor(Pred pred, std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!pred()) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return true;
+}
 
 }  // namespace nfsrdmad::e2e

@@ -75,17 +75,6 @@ size_t CountLines(const std::string& path, const std::string& needle) {
     return n;
 }
 
-// Polls `pred` every 20 ms until it holds or `timeout` passes.
-template <typename Pred>
-bool WaitFor(Pred pred, std::chrono::milliseconds timeout) {
-    auto deadline = Clock::now() + timeout;
-    while (!pred()) {
-        if (Clock::now() > deadline) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return true;
-}
-
 class TcpLimitsTest : public DaemonTest {
   protected:
     TcpLimitsTest() { mount_client_ = false; }
