@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Seed corpora from real traffic: a capture the VM groups write when they run with
 NFSRDMAD_CAPTURE=1 (tests/vm/lib/nfs.sh capture_start: the kernel client's NFS and
-MOUNT calls over TCP, and RoCEv2 packets when Soft-RoCE puts them on the wire).
+MOUNT calls over TCP). RPC-over-RDMA traffic cannot be captured there: Soft-RoCE
+loops back inside the guest when client and server share it, so the rdma_header
+seeds stay the ones make_seeds.py builds.
 
     apt-get install tcpdump python3-scapy     # Debian's scapy: run with /usr/bin/python3
     tests/vm/boot.sh --vm-dir build/vm -e NFSRDMAD_CAPTURE=1 -e NFSRDMAD_BIN=... \\
@@ -12,7 +14,6 @@ Writes tests/fuzz/corpus/<target>/cap-<hash> for
   record_marking  the first 8 KiB of each client-to-server TCP stream (record marks as sent)
   rpc_call        each call record of at most 8 KiB (RFC 5531), two per program/version/procedure
   xdr_args        NFSv3 and MOUNT v3 MNT arguments, behind fuzz_xdr_args.cpp's selector byte
-  rdma_header     RPC-over-RDMA messages (RFC 8166) reassembled from RC Send packets
 and leaves the other seeds (make_seeds.py) and the crash reproducers alone.
 """
 import hashlib
@@ -21,11 +22,10 @@ import struct
 import sys
 from collections import defaultdict
 
-from scapy.all import IP, IPv6, TCP, UDP, PcapReader  # noqa: E402  (Debian's python3-scapy)
+from scapy.all import IP, IPv6, TCP, PcapReader  # noqa: E402  (Debian's python3-scapy)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SERVER_PORTS = {2049, 20048}
-ROCE_PORT = 4791
 MAX_PER_TARGET = 48
 
 
@@ -92,49 +92,17 @@ def call_shape(rec):
     return (prog, vers, proc, off) if off <= len(rec) else None
 
 
-# RC Send opcodes (IBA 9.2): first, middle, last (+imm, +inv), only (+imm, +inv).
-SEND_FIRST, SEND_MIDDLE = 0x00, 0x01
-SEND_LAST = {0x02: 0, 0x03: 4, 0x16: 4}  # opcode -> extra header bytes
-SEND_ONLY = {0x04: 0, 0x05: 4, 0x17: 4}
-
-
-def roce_sends(pkts):
-    """Whole Send messages from RoCEv2 packets, reassembled per destination QP."""
-    partial, out = {}, []
-    for payload in pkts:
-        if len(payload) < 16:
-            continue
-        op, flags = payload[0], payload[1]
-        qp = int.from_bytes(payload[5:8], "big")
-        pad = (flags >> 4) & 3
-        extra = SEND_LAST.get(op, SEND_ONLY.get(op, 0))
-        body = payload[12 + extra:len(payload) - 4 - pad]  # BTH, IMM/IETH ... pad, ICRC
-        if op == SEND_FIRST:
-            partial[qp] = bytearray(body)
-        elif op == SEND_MIDDLE and qp in partial:
-            partial[qp] += body
-        elif op in SEND_LAST and qp in partial:
-            out.append(bytes(partial.pop(qp) + body))
-        elif op in SEND_ONLY:
-            out.append(bytes(body))
-    return out
-
-
 def main(paths):
-    streams, roce = Streams(), []
+    streams = Streams()
     for path in paths:
         with PcapReader(path) as pcap:
             for pkt in pcap:
                 ip = pkt.getlayer(IP) or pkt.getlayer(IPv6)
-                if ip is None:
+                if ip is None or not pkt.haslayer(TCP) or pkt[TCP].dport not in SERVER_PORTS:
                     continue
-                truncated = len(pkt) < getattr(pkt, "wirelen", len(pkt) or 0)
-                if pkt.haslayer(TCP) and pkt[TCP].dport in SERVER_PORTS:
-                    t = pkt[TCP]
-                    key = (ip.src, t.sport, ip.dst, t.dport)
-                    streams.add(key, t.seq, bytes(t.payload), truncated)
-                elif pkt.haslayer(UDP) and pkt[UDP].dport == ROCE_PORT and not truncated:
-                    roce.append(bytes(pkt[UDP].payload))
+                truncated = pkt.wirelen is not None and len(pkt) < pkt.wirelen  # tcpdump -s
+                t = pkt[TCP]
+                streams.add((ip.src, t.sport, ip.dst, t.dport), t.seq, bytes(t.payload), truncated)
 
     seeds = defaultdict(dict)
     per_shape = defaultdict(int)
@@ -153,15 +121,6 @@ def main(paths):
                 seeds["xdr_args"][bytes([2 * (proc - 1)]) + rec[args:]] = None
             elif prog == 100005 and vers == 3 and proc == 1:
                 seeds["xdr_args"][bytes([47]) + rec[args:]] = None
-    rdma_shapes = defaultdict(int)
-    for msg in roce_sends(roce):
-        if len(msg) < 16 or words(msg, 2)[1] != 1:  # rdma_vers 1
-            continue
-        shape = (words(msg, 4)[3], msg[16:40])  # procedure, the start of the chunk lists
-        rdma_shapes[shape] += 1
-        if rdma_shapes[shape] <= 2:
-            seeds["rdma_header"][msg] = None
-
     for target, found in seeds.items():
         d = os.path.join(HERE, "corpus", target)
         os.makedirs(d, exist_ok=True)
@@ -171,7 +130,7 @@ def main(paths):
             with open(os.path.join(d, name), "wb") as f:
                 f.write(s)
         print(f"{target}: {len(kept)} seeds ({len(found)} distinct)")
-    print(f"tcp streams: {len(streams.data)}, roce packets: {len(roce)}")
+    print(f"tcp streams: {len(streams.data)}")
 
 
 if __name__ == "__main__":
