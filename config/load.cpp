@@ -304,7 +304,8 @@ void Loader::rdma_list(const Val& v) {
 // The `rdma:` section: transport tuning.
 void Loader::rdma_tuning(const Val& v) {
     if (!is_map(v, "'rdma'", true)) return;
-    Keys keys = {"credits", "inline_size", "max_payload_buffers", "huge_pages", "send_timeout"};
+    Keys keys = {"credits",      "inline_size",     "max_payload_buffers", "huge_pages",
+                 "send_timeout", "max_connections", "receive_buffers",     "max_read_bytes"};
     auto& t = cfg_.rdma_tuning;
     for_each_key(v, "in rdma", keys, [&](std::string_view key, const Val& val) {
         if (key == "credits") {
@@ -320,10 +321,26 @@ void Loader::rdma_tuning(const Val& v) {
                 t.max_payload_buffers = uint32_t(*n);
         } else if (key == "send_timeout") {
             if (auto n = number(val, "'send_timeout'", 0, 3600)) t.send_timeout = uint32_t(*n);
+        } else if (key == "max_connections") {
+            if (auto n = number(val, "'max_connections'", 1, 65536))
+                t.max_connections = uint32_t(*n);
+        } else if (key == "max_read_bytes") {
+            if (auto n = number(val, "'max_read_bytes'", 65536, 1u << 30))
+                t.max_read_bytes = uint32_t(*n);
+        } else if (key == "receive_buffers") {
+            if (auto n = number(val, "'receive_buffers'", 64, 1048576))
+                t.receive_buffers = uint32_t(*n);
         } else if (auto b = flag(val, "'huge_pages'")) {
             t.huge_pages = *b;
         }
     });
+    // Every connection is granted at least one credit out of the receive buffers the
+    // shared receive queue does not keep posted (a quarter stay posted).
+    const uint32_t budget = t.receive_buffers - std::max<uint32_t>(t.receive_buffers / 4, 1);
+    if (t.max_connections > budget)
+        error(v.mark, "'max_connections' (" + std::to_string(t.max_connections) +
+                          ") exceeds the calls 'receive_buffers' can hold (" +
+                          std::to_string(budget) + "): every connection needs one credit");
 }
 
 // The `tcp:` section: per-client bounds.

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <thread>
@@ -105,6 +106,14 @@ engine::Mode engine_mode(config::EngineMode m) {
 rdma::ServerOptions rdma_options(const config::Config& cfg) {
     rdma::ServerOptions o;
     o.credits = cfg.rdma_tuning.credits;
+    o.max_connections = cfg.rdma_tuning.max_connections;
+    o.pools.max_inline_buffers = cfg.rdma_tuning.receive_buffers;
+    o.pools.max_read_bytes = cfg.rdma_tuning.max_read_bytes;
+    // Test hook (tests/vm): the iWARP per-Read sink registration on any device.
+    if (const char* e = std::getenv("NFSRDMAD_RDMA_PER_READ_SINKS"); e && *e == '1') {
+        o.pools.per_read_sinks = true;
+        spdlog::warn("rdma: every RDMA Read registers its own sink (NFSRDMAD_RDMA_PER_READ_SINKS)");
+    }
     o.inline_size = cfg.rdma_tuning.inline_size;
     o.pools.max_payload_buffers = cfg.rdma_tuning.max_payload_buffers;
     o.pools.huge_pages = cfg.rdma_tuning.huge_pages;

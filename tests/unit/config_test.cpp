@@ -750,6 +750,24 @@ TEST(ConfigRdma, ListenersTuningAndEngineMode) {
     EXPECT_EQ(r.config->rdma_tuning.send_timeout, 5u);
 }
 
+TEST(ConfigRdma, ConnectionsAndReceiveBuffers) {
+    auto r = load_string("rdma:\n  max_connections: 200\n  receive_buffers: 1024\n", "t.yaml");
+    ASSERT_TRUE(r.config) << ::testing::PrintToString(messages(r.errors));
+    EXPECT_EQ(r.config->rdma_tuning.max_connections, 200u);
+    EXPECT_EQ(r.config->rdma_tuning.receive_buffers, 1024u);
+    auto d = load_string("{}", "t.yaml");
+    ASSERT_TRUE(d.config);
+    EXPECT_EQ(d.config->rdma_tuning.max_connections, 1024u);
+    EXPECT_EQ(d.config->rdma_tuning.receive_buffers, 4096u);
+    // 256 receive buffers: 64 stay posted, 192 calls in flight, one credit each at least.
+    auto bad = load_string("rdma:\n  max_connections: 193\n  receive_buffers: 256\n", "t.yaml");
+    EXPECT_FALSE(bad.config);
+    EXPECT_EQ(messages(bad.errors),
+              (std::vector<std::string>{
+                  "t.yaml:2:3: 'max_connections' (193) exceeds the calls 'receive_buffers' can "
+                  "hold (192): every connection needs one credit"}));
+}
+
 TEST(ConfigRdma, EmptyListTurnsRdmaOff) {
     auto r = load_string("listeners:\n  rdma: []\n", "t.yaml");
     ASSERT_TRUE(r.config);

@@ -7,6 +7,7 @@
 #include "transport/rdma/protocol/credits.h"
 #include "transport/rdma/protocol/header.h"
 #include "transport/rdma/protocol/private_data.h"
+#include "transport/rdma/protocol/read_budget.h"
 #include "transport/rdma/protocol/reply_plan.h"
 
 using namespace nfsrdmad::rdma;
@@ -33,7 +34,9 @@ struct W {
 constexpr uint32_t kXid = 0x11223344;
 
 // xid, vers 1, credits 32, proc
-W head(uint32_t proc, uint32_t vers = 1) { return W().u(kXid).u(vers).u(32).u(proc); }
+W head(uint32_t proc, uint32_t vers = 1) {
+    return W().u(kXid).u(vers).u(32).u(proc);
+}
 
 // An inline RPC call body starting with the same XID, `len` bytes in all.
 W& rpc_body(W& w, size_t len) {
@@ -478,4 +481,76 @@ TEST(RdmaCredits, ExceedingTheGrantIsDetected) {
     w.on_reply();
     EXPECT_TRUE(w.on_call());
     EXPECT_EQ(w.outstanding(), 2u);
+}
+
+TEST(RdmaCredits, TheShareFallsAsConnectionsComeAndNeverPassesTheBudget) {
+    // 4096 receive buffers, 1024 posted on the SRQ: 3072 for calls in flight.
+    EXPECT_EQ(credit_share(3072, 1, 128), 128u) << "one connection: the configured maximum";
+    EXPECT_EQ(credit_share(3072, 0, 128), 128u);
+    EXPECT_EQ(credit_share(3072, 64, 128), 48u);
+    EXPECT_EQ(credit_share(3072, 200, 128), 15u);
+    EXPECT_EQ(credit_share(3072, 5000, 128), 1u) << "never zero: the requester would wait forever";
+    for (size_t n : {1, 2, 3, 24, 25, 64, 200, 1024, 3072})
+        EXPECT_LE(credit_share(3072, n, 128) * n, std::max<size_t>(3072, n)) << n << " connections";
+}
+
+TEST(RdmaCredits, ALoweredGrantStillAdmitsWhatThePeerWasSentBefore) {
+    CreditWindow w(8);
+    EXPECT_EQ(w.grant(2), 2u);
+    EXPECT_EQ(w.ceiling(), 8u) << "the peer may not have read the lower grant yet";
+    for (int i = 0; i < 8; ++i) EXPECT_TRUE(w.on_call());
+    EXPECT_FALSE(w.on_call()) << "more than it was ever granted";
+    EXPECT_EQ(w.grant(16), 16u);
+    EXPECT_TRUE(w.on_call()) << "a raised grant raises the ceiling";
+    EXPECT_EQ(w.grant(0), 1u) << "a grant is at least one credit";
+}
+
+// ---- the device's RDMA Read budget (transport/rdma/protocol/read_budget.h) ----------
+
+TEST(RdmaReadBudget, BoundsBytesInFlightAndLetsOneLargeReadRunAlone) {
+    ReadBudget b(4 << 20);
+    EXPECT_TRUE(b.take(1 << 20, false));
+    EXPECT_TRUE(b.take(3 << 20, false));
+    EXPECT_FALSE(b.take(1, false)) << "the budget is spent";
+    b.give(4 << 20);
+    EXPECT_TRUE(b.take(8 << 20, false)) << "larger than the budget: runs, alone";
+    EXPECT_FALSE(b.take(1, false));
+    b.give(8 << 20);
+    EXPECT_EQ(b.in_flight(), 0u);
+}
+
+TEST(RdmaReadBudget, WaitersGoInOrderAndNobodyCutsInLine) {
+    ReadBudget b(2);
+    std::vector<std::string> woken;
+    ASSERT_TRUE(b.take(2, false));
+    EXPECT_FALSE(b.take(1, false));
+    b.wait([&] { woken.push_back("A"); });
+    b.wait([&] { woken.push_back("B"); });
+    b.give(1);  // room for one byte: A's turn
+    ASSERT_EQ(woken, std::vector<std::string>{"A"});
+    EXPECT_FALSE(b.take(1, false)) << "C, new, must not take A's room";
+    b.wait([&] { woken.push_back("C"); });
+    EXPECT_TRUE(b.take(1, true)) << "A spends its turn";
+    EXPECT_EQ(woken, std::vector<std::string>{"A"}) << "no room left: B sleeps";
+    b.give(1);
+    EXPECT_EQ(woken, (std::vector<std::string>{"A", "B"}));
+    // B cannot fit 2 bytes with one in flight: it waits at the front, still the oldest.
+    EXPECT_FALSE(b.take(2, true));
+    b.wait([&] { woken.push_back("B"); }, /*front=*/true);
+    b.give(1);
+    EXPECT_EQ(woken, (std::vector<std::string>{"A", "B", "B"})) << "B again before C";
+    EXPECT_TRUE(b.take(2, true));
+    b.give(2);
+    EXPECT_EQ(woken, (std::vector<std::string>{"A", "B", "B", "C"}));
+    b.pass();  // C went away: its turn passes on, nobody else waits
+    EXPECT_EQ(b.waiting(), 0u);
+    EXPECT_TRUE(b.take(2, false)) << "no turn outstanding after pass()";
+}
+
+TEST(RdmaReadBudget, AWaiterWithNothingInFlightIsWokenAtOnce) {
+    ReadBudget b(1);
+    int woken = 0;
+    b.wait([&] { ++woken; });
+    EXPECT_EQ(woken, 1);
+    EXPECT_TRUE(b.take(1, true));
 }

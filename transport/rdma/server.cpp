@@ -66,6 +66,7 @@ std::string Server::listen(const std::string& address, uint16_t port) {
                 cm_reactor_->add(channel_->fd, EPOLLIN, [this](uint32_t) { on_cm_events(); }));
         });
         if (!added.get_future().get()) return "cannot watch the rdma_cm event channel";
+        if (auto err = open_devices(); !err.empty()) return err;
     }
     addrinfo hints{};
     hints.ai_flags = AI_NUMERICHOST | AI_PASSIVE;
@@ -99,20 +100,54 @@ std::shared_ptr<verbs::Device> Server::device_for(ibv_context* ctx, std::string*
     std::lock_guard lock(mu_);
     auto it = devices_.find(ctx);
     if (it != devices_.end()) return it->second;
+    // A device that appeared after start (hotplug): opened now, on the CM reactor.
     verbs::PoolSizes sizes = opts_.pools;
     sizes.inline_size = opts_.inline_size;
-    auto dev = verbs::Device::open(ctx, sizes, why);
+    auto dev = verbs::Device::open(ctx, sizes, cm_reactor_, why);
     if (dev) devices_[ctx] = dev;
     return dev;
+}
+
+std::string Server::open_devices() {
+    // The contexts rdma_cm itself uses: a CONNECT_REQUEST's id->verbs is one of them.
+    int n = 0;
+    ibv_context** list = rdma_get_devices(&n);
+    if (!list) return fmt::format("rdma_get_devices: {}", std::strerror(errno));
+    std::string err;
+    for (int i = 0; i < n && err.empty(); ++i) {
+        std::string why;
+        auto dev = device_for(list[i], &why);
+        if (!dev) {
+            // A device without shared receive queues, say: the others still serve.
+            spdlog::warn("rdma: device {} not used: {}", ibv_get_device_name(list[i]->device), why);
+            continue;
+        }
+        spdlog::info(
+            "rdma: device {}: {} bytes registered ({} receive buffers, {} posted on the "
+            "shared receive queue; {} payload buffers of {} bytes); up to {} credits per "
+            "connection, shared out of {}",
+            dev->name(), dev->registered_bytes(), dev->receives().capacity(),
+            dev->receive_queue().depth(), dev->payloads().capacity(), dev->payloads().buffer_size(),
+            opts_.credits, dev->receives().capacity() - dev->receive_queue().depth());
+    }
+    rdma_free_devices(list);
+    return err;
 }
 
 void Server::on_connect_request(rdma_cm_id* id, const rdma_conn_param& param) {
     auto reject = [&](const std::string& why) {
         counters_.rejected_connections++;
-        spdlog::warn("rdma: rejecting a connection: {}", why);
+        spdlog::warn("rdma: rejecting a connection from {}: {}",
+                     rpc::make_peer(rdma_get_peer_addr(id)).text, why);
         rdma_reject(id, nullptr, 0);
         rdma_destroy_id(id);
     };
+    {
+        std::lock_guard lock(mu_);
+        if (conns_.size() >= opts_.max_connections)
+            return reject(
+                fmt::format("{} connections already open (rdma.max_connections)", conns_.size()));
+    }
     std::string why;
     auto dev = device_for(id->verbs, &why);
     if (!dev) return reject(why);
@@ -159,9 +194,9 @@ void Server::on_connect_request(rdma_cm_id* id, const rdma_conn_param& param) {
     counters_.connections++;
     spdlog::info(
         "rdma: connection from {} on {} (peer inline {} / remote invalidation {}, "
-        "read depth {})",
+        "read depth {}, {} connections on the device)",
         conn->peer().text, dev->name(), o.peer_receive, o.peer_remote_invalidate ? "yes" : "no",
-        o.initiator_depth);
+        o.initiator_depth, dev->connections());
     {
         std::lock_guard lock(mu_);
         conns_[id] = conn;
@@ -257,10 +292,15 @@ size_t Server::connections() {
 
 std::vector<std::string> Server::stats() {
     const auto& c = counters_;
-    size_t in_use = 0, regs = 0, registered = 0, huge = 0, timeouts = 0;
+    size_t in_use = 0, regs = 0, registered = 0, huge = 0, timeouts = 0, posted = 0;
+    size_t read_bytes = 0, read_waiters = 0;
     std::lock_guard lock(mu_);
     for (auto& [ctx, d] : devices_) {
         timeouts += d->payloads().wait_timeouts();
+        // Receives posted on the shared queue wait for any peer: not in use by a call.
+        posted += d->receive_queue().posted();
+        read_bytes += d->read_budget().in_flight();
+        read_waiters += d->read_budget().waiting();
         for (auto* p : {&d->receives(), &d->sends(), &d->payloads()}) {
             in_use += p->in_use();
             regs += p->registrations();
@@ -272,9 +312,11 @@ std::vector<std::string> Server::stats() {
     lines.push_back(fmt::format(
         "rdma connections={} open={} disconnects={} rejected={} credits_granted={} {} "
         "buffers_in_use={} registrations={} registered_bytes={} huge_page_bytes={} "
-        "payload_wait_timeouts={}",
+        "payload_wait_timeouts={} receives_posted={} calls_waiting={} read_bytes_in_flight={} "
+        "read_waiters={}",
         c.connections.load(), conns_.size(), c.disconnects.load(), c.rejected_connections.load(),
-        c.credits_granted.load(), c.format(), in_use, regs, registered, huge, timeouts));
+        c.credits_granted.load(), c.format(), in_use - posted, regs, registered, huge, timeouts,
+        posted, c.calls_waiting.load(), read_bytes, read_waiters));
     // One line per open connection (its counters are atomics: safe to read from here).
     for (auto& [id, conn] : conns_)
         lines.push_back(fmt::format("rdma-connection {} credits={} read_depth={} {}",

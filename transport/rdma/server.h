@@ -21,7 +21,9 @@
 namespace nfsrdmad::rdma {
 
 struct ServerOptions {
-    uint32_t credits = 128;
+    uint32_t credits = 128;  // the most one connection is granted (the share may be less)
+    // Connections past this are rejected at CONNECT_REQUEST, never accepted and dropped.
+    uint32_t max_connections = 1024;
     size_t inline_size = 4096;  // what we advertise we can receive and will send
     verbs::PoolSizes pools;
     Limits limits;
@@ -52,6 +54,7 @@ class Server {
     void on_tick();  // every second, on the CM reactor: per-connection watchdogs
     void on_connect_request(rdma_cm_id* id, const rdma_conn_param& param);
     std::shared_ptr<verbs::Device> device_for(ibv_context* ctx, std::string* why);
+    std::string open_devices();  // every device rdma_cm knows, registered at start
 
     engine::ReactorGroup& reactors_;
     engine::WorkerPool& workers_;

@@ -1,3 +1,17 @@
+// The connection's life: the QP on the device's shared receive queue, its completion
+// queue and how the reactor reaps it, backpressure when registered memory runs out, and
+// the way down (disconnect, flush, teardown). What a connection owns and its bounds:
+//
+//   - one CQ and one QP. Receives are not its own: they are the device's (SRQ), so a
+//     connection costs no registered memory while idle, and a thousand cost the same
+//     receive memory as one. Its Send queue holds at most credits x 8 + 64 work requests.
+//   - work_: one record per signaled work request it posted (RDMA Reads, reply Sends),
+//     each owning the buffers the request uses; a QP in error flushes them all, so a
+//     disconnect gives every buffer back before teardown() lets the reactor go of it.
+//   - at most `credits` calls at a time (the largest grant it was ever sent), and
+//     `initiator_depth` RDMA Reads in flight (what the peer's connect request allows).
+//   - calls and replies that found a pool empty wait in order (starved_*), holding
+//     nothing, until the pool hands a buffer back: a shortage is never a disconnect.
 #include "transport/rdma/verbs/connection.h"
 
 #include <fcntl.h>
@@ -9,41 +23,9 @@
 #include <cstring>
 #include <utility>
 
+#include "transport/rdma/verbs/work.h"
+
 namespace nfsrdmad::rdma::verbs {
-
-// A posted work request and what it keeps alive until it completes.
-struct Connection::Work {
-    enum Kind { Receive, Read, Reply } kind;
-    explicit Work(Kind k) : kind(k) {}
-    virtual ~Work() = default;
-    BufferPtr buffer;  // Receive: the receive buffer. Reply: the send buffer.
-};
-
-// One call, from its receive until its reply is sent.
-struct Connection::CallWork {
-    TransportHeader header;
-    CallPlan plan;
-    BufferPtr received;  // holds the inline RPC message
-    BufferPtr message;   // RDMA_NOMSG: the pulled call
-    BufferPtr payload;   // the pulled DDP item
-    uint32_t reads_left = 0;
-    bool failed = false;
-};
-
-// A work record for RDMA Reads of one call.
-struct ReadRecord : Connection::Work {
-    ReadRecord() : Work(Read) {}
-    std::shared_ptr<Connection::CallWork> call;
-};
-
-// A work record for a reply's Send (and the Writes chained before it).
-struct ReplyRecord : Connection::Work {
-    ReplyRecord() : Work(Reply) {}
-    std::vector<BufferPtr> staging;
-    std::unique_ptr<rpc::PayloadBuffer> payload;
-    std::shared_ptr<Connection::CallWork> call;  // keeps the received message alive
-    bool holds_credit = true;
-};
 
 Connection::Connection(rdma_cm_id* id, std::shared_ptr<Device> dev, engine::Reactor& r,
                        ConnectionServices svc, const ConnectionOptions& o)
@@ -57,13 +39,25 @@ Connection::Connection(rdma_cm_id* id, std::shared_ptr<Device> dev, engine::Reac
           p.rdma = true;
           return p;
       }()),
-      credits_(o.credits) {}
+      credits_(dev_->credit_share(o.credits)) {}
 
 Connection::~Connection() {
     // Work records own buffers; the QP and CQ go before them (reverse declaration order
     // would free the CQ first, so be explicit).
     if (id_ && id_->qp) rdma_destroy_qp(id_.get());
+    // A receive this QP consumed from the shared queue but nobody reaped (it completed
+    // while the connection was going down) still holds a slot of the SRQ: give it back.
+    if (cq_) {
+        ibv_wc wcs[32];
+        int n;
+        while ((n = ibv_poll_cq(cq_.get(), 32, wcs)) > 0)
+            for (int i = 0; i < n; ++i)
+                if (SharedReceiveQueue::is_receive(wcs[i].wr_id))
+                    dev_->receive_queue().take(wcs[i].wr_id);
+        dev_->receive_queue().refill();
+    }
     work_.clear();
+    if (attached_) dev_->detach();
 }
 
 std::shared_ptr<Connection> Connection::create(rdma_cm_id* id, std::shared_ptr<Device> dev,
@@ -91,6 +85,8 @@ bool Connection::setup(std::string* why) {
     // before any event exists: never block in ibv_get_cq_event.
     fcntl(channel_->fd, F_SETFL, fcntl(channel_->fd, F_GETFL) | O_NONBLOCK);
     const auto& a = dev_->attr();
+    // Receive completions on this CQ: at most the calls the peer may have outstanding
+    // (a peer that sends more overflows only its own CQ, and is cut off for it).
     const int recv_depth = static_cast<int>(opts_.credits) * 2;
     const int send_depth = std::min<int>(a.max_qp_wr, static_cast<int>(opts_.credits) * 8 + 64);
     cq_.reset(
@@ -104,21 +100,16 @@ bool Connection::setup(std::string* why) {
     qa.recv_cq = cq_.get();
     qa.qp_type = IBV_QPT_RC;
     qa.cap.max_send_wr = send_depth;
-    qa.cap.max_recv_wr = std::min(a.max_qp_wr, recv_depth);
     qa.cap.max_send_sge = std::min(a.max_sge, 8);
-    qa.cap.max_recv_sge = 1;
+    // Receives come from the device's shared receive queue, already posted: the Linux
+    // client may send its first call before ESTABLISHED reaches us, and finds one.
+    qa.srq = dev_->receive_queue().get();
     if (rdma_create_qp(id_.get(), dev_->pd(), &qa) != 0) {
         *why = std::string("rdma_create_qp: ") + std::strerror(errno);
         return false;
     }
-    // Receives go up before accepting: the Linux client sends its first call as soon as
-    // it is connected, possibly before ESTABLISHED reaches us.
-    for (int i = 0; i < recv_depth; ++i) {
-        if (!post_receive()) {
-            *why = "cannot post receives: " + dev_->receives().last_error();
-            return false;
-        }
-    }
+    dev_->attach();
+    attached_ = true;
     if (ibv_req_notify_cq(cq_.get(), 0) != 0) {
         *why = std::string("ibv_req_notify_cq: ") + std::strerror(errno);
         return false;
@@ -141,7 +132,8 @@ void Connection::start() {
             },
         });
     }
-    svc_.counters.credits_granted = opts_.credits;
+    granted_ = credits_.granted();
+    svc_.counters.credits_granted = credits_.granted();
     // Completions may already be waiting (see setup()).
     on_completion_event();
 }
@@ -150,27 +142,6 @@ uint64_t Connection::track(std::unique_ptr<Work> w) {
     uint64_t id = next_id_++;
     work_.emplace(id, std::move(w));
     return id;
-}
-
-bool Connection::post_receive() {
-    auto buf = dev_->receives().get();
-    if (!buf) return false;
-    ibv_sge sge{reinterpret_cast<uintptr_t>(buf->data()), static_cast<uint32_t>(buf->size()),
-                buf->lkey()};
-    auto w = std::make_unique<Work>(Work::Receive);
-    w->buffer = std::move(buf);
-    uint64_t id = track(std::move(w));
-    ibv_recv_wr wr{};
-    wr.wr_id = id;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    ibv_recv_wr* bad = nullptr;
-    if (ibv_post_recv(id_->qp, &wr, &bad) != 0) {
-        work_.erase(id);
-        return false;
-    }
-    ++receives_posted_;
-    return true;
 }
 
 int Connection::reap() {
@@ -212,13 +183,16 @@ void Connection::handle(const ibv_wc& wc) {
             spdlog::warn("rdma {}: completion error: {} (opcode {})", peer_.text,
                          ibv_wc_status_str(wc.status), static_cast<int>(wc.opcode));
         }
-        if (wc.wr_id) {
+        if (SharedReceiveQueue::is_receive(wc.wr_id)) {
+            dev_->receive_queue().take(wc.wr_id);  // the buffer goes back to the pool
+            dev_->receive_queue().refill();
+        } else if (wc.wr_id) {
             auto it = work_.find(wc.wr_id);
             if (it != work_.end()) {
-                if (it->second->kind == Work::Receive) --receives_posted_;
                 if (it->second->kind == Work::Read) {
-                    --reads_in_flight_;
-                    static_cast<ReadRecord*>(it->second.get())->call->failed = true;
+                    auto* rec = static_cast<ReadRecord*>(it->second.get());
+                    read_finished(rec->bytes);
+                    rec->call->failed = true;
                 }
                 if (it->second->kind == Work::Reply &&
                     static_cast<ReplyRecord*>(it->second.get())->holds_credit)
@@ -229,14 +203,18 @@ void Connection::handle(const ibv_wc& wc) {
         if (!closed_) disconnect("a work request failed");
         return;
     }
+    if (SharedReceiveQueue::is_receive(wc.wr_id)) {
+        auto buf = dev_->receive_queue().take(wc.wr_id);
+        // Keep the shared queue full before anything else (RFC 8166 §3.3.1: the credits
+        // granted promise posted receives).
+        dev_->receive_queue().refill();
+        if (buf) on_receive(std::move(buf), wc.byte_len);
+        return;
+    }
     if (!wc.wr_id) return;  // an unsignaled Write: nothing to do
     auto it = work_.find(wc.wr_id);
     if (it == work_.end()) return;
     switch (it->second->kind) {
-        case Work::Receive:
-            --receives_posted_;
-            on_receive(wc.wr_id, wc.byte_len);
-            break;
         case Work::Read:
             on_read_done(wc.wr_id);
             break;
@@ -252,107 +230,11 @@ void Connection::release_credit() {
     credits_.on_reply();
 }
 
-void Connection::on_receive(uint64_t id, uint32_t len) {
-    auto node = work_.extract(id);
-    BufferPtr buf = std::move(node.mapped()->buffer);
-    if (closed_) return;
-    // Keep the receive queue full: the credits we grant promise it (RFC 8166 §3.3.1).
-    if (!post_receive()) {
-        disconnect("out of receive buffers: " + dev_->receives().last_error());
-        return;
-    }
-    if (!credits_.on_call()) {
-        count(&TransportCounters::credit_overruns);
-        disconnect("the peer sent more calls than its " + std::to_string(credits_.granted()) +
-                   " credits");
-        return;
-    }
-    std::span<const uint8_t> msg(buf->data(), len);
-    auto parsed = parse_header(msg, opts_.limits);
-    if (auto* err = std::get_if<HeaderError>(&parsed)) {
-        if (err->answer == HeaderError::Ignore) {
-            if (err->why == "RDMA_DONE") count(&TransportCounters::done_ignored);
-            spdlog::debug("rdma {}: ignoring message: {}", peer_.text, err->why);
-            release_credit();
-            return;
-        }
-        spdlog::info("rdma {}: {} for xid {:#x}: {}", peer_.text,
-                     err->answer == HeaderError::ErrVers ? "ERR_VERS" : "ERR_CHUNK", err->xid,
-                     err->why);
-        send_error(err->xid, err->answer);
-        return;
-    }
-    auto call = std::make_shared<CallWork>();
-    call->header = std::move(std::get<TransportHeader>(parsed));
-    call->plan = plan_call(call->header, len);
-    call->received = std::move(buf);
-    // The limits were fitted to our payload buffers (fit_to_buffer); never RDMA-Read
-    // past the end of one, whatever the limits say.
-    const size_t room = dev_->payloads().buffer_size();
-    if ((call->plan.message_pulls && call->plan.message_pulls->length > room) ||
-        (call->plan.payload_pulls && call->plan.payload_pulls->length > room)) {
-        send_error(call->header.xid, HeaderError::ErrChunk);
-        return;
-    }
-    switch (call->header.type) {
-        case MsgType::NoMsg:
-            count(&TransportCounters::calls_nomsg);
-            break;
-        default:
-            count(&TransportCounters::calls_msg);
-            break;
-    }
-    if (call->plan.read_bytes() == 0) {
-        dispatch(std::move(call));
-        return;
-    }
-    start_reads(std::move(call));
-}
-
-bool Connection::reserve_pulls(CallWork& call) {
-    // on_receive() refused any pull set larger than one buffer.
-    auto get = [&](BufferPtr& into) {
-        if (into) return true;  // reserved on an earlier try
-        into = dev_->payloads().get();
-        return into != nullptr;
-    };
-    if ((call.plan.message_pulls && !get(call.message)) ||
-        (call.plan.payload_pulls && !get(call.payload))) {
-        call.message.reset();  // hold nothing while waiting
-        call.payload.reset();
-        short_of_ = &dev_->payloads();
-        return false;
-    }
-    return true;
-}
-
-void Connection::start_reads(std::shared_ptr<CallWork> call) {
-    // Calls that wait for registered memory go first: arrival order is kept.
-    if (!starved_calls_.empty() || !reserve_pulls(*call)) {
-        starved_calls_.push_back(std::move(call));
-        wait_for_buffers();
-        return;
-    }
-    begin_reads(std::move(call));
-}
-
-void Connection::begin_reads(std::shared_ptr<CallWork> call) {
-    auto queue = [&](const PullSet& set, Buffer* into) {
-        for (const auto& p : set.pulls) {
-            if (p.remote.length == 0) continue;
-            read_queue_.push_back({call, p, into});
-            ++call->reads_left;
-        }
-        count(&TransportCounters::read_chunks);
-        count(&TransportCounters::read_bytes, set.length);
-    };
-    if (call->plan.message_pulls) queue(*call->plan.message_pulls, call->message.get());
-    if (call->plan.payload_pulls) queue(*call->plan.payload_pulls, call->payload.get());
-    if (call->reads_left == 0) {
-        dispatch(std::move(call));
-        return;
-    }
-    pump_reads();
+uint32_t Connection::grant() {
+    const uint32_t g = credits_.grant(dev_->credit_share(opts_.credits));
+    granted_.store(g, std::memory_order_relaxed);
+    svc_.counters.credits_granted.store(g, std::memory_order_relaxed);
+    return g;
 }
 
 void Connection::wait_for_buffers() {
@@ -360,12 +242,16 @@ void Connection::wait_for_buffers() {
     if (closed_ || !pool || std::ranges::find(awaiting_, pool) != awaiting_.end()) return;
     count(&TransportCounters::buffer_waits);
     std::weak_ptr<Connection> weak = weak_from_this();
+    // Runs on whichever thread returns a buffer, perhaps a worker: the reference it
+    // takes moves into the reactor's closure, so the connection never dies off it.
     auto wake = [weak, pool] {
-        if (auto self = weak.lock())
-            self->reactor_.post([self, pool] {
+        if (auto self = weak.lock()) {
+            engine::Reactor& r = self->reactor_;
+            r.post([self = std::move(self), pool] {
                 std::erase(self->awaiting_, pool);
                 self->retry_starved();
             });
+        }
     };
     // A buffer came back between the failed attempt and now: retry at once (and hand
     // this one back, retry_starved() takes its own).
@@ -378,7 +264,16 @@ void Connection::wait_for_buffers() {
 
 void Connection::retry_starved() {
     if (closed_) return;
-    // Replies first: they give buffers and credits back.
+    // Errors and replies first: they give buffers and credits back.
+    while (!starved_errors_.empty()) {
+        auto [xid, err] = starved_errors_.front();
+        if (!try_send_error(xid, err)) {
+            short_of_ = &dev_->sends();
+            return wait_for_buffers();
+        }
+        if (closed_) return;
+        starved_errors_.pop_front();
+    }
     while (!starved_replies_.empty()) {
         auto [call, reply] = starved_replies_.front();
         if (!try_send_reply(call, **reply)) return wait_for_buffers();
@@ -389,256 +284,8 @@ void Connection::retry_starved() {
         auto call = starved_calls_.front();
         if (!reserve_pulls(*call)) return wait_for_buffers();
         starved_calls_.pop_front();
+        svc_.counters.calls_waiting--;
         begin_reads(std::move(call));
-    }
-}
-
-void Connection::pump_reads() {
-    // RDMA Reads in flight never exceed what the peer granted us (its initiator depth).
-    while (!read_queue_.empty() && reads_in_flight_ < opts_.initiator_depth && !closed_) {
-        PendingRead r = std::move(read_queue_.front());
-        read_queue_.pop_front();
-        auto rec = std::make_unique<ReadRecord>();
-        rec->call = r.call;
-        uint64_t id = track(std::move(rec));
-        ibv_sge sge{reinterpret_cast<uintptr_t>(r.into->data() + r.pull.offset),
-                    r.pull.remote.length, r.into->lkey()};
-        ibv_send_wr wr{};
-        wr.wr_id = id;
-        wr.opcode = IBV_WR_RDMA_READ;
-        wr.send_flags = IBV_SEND_SIGNALED;
-        wr.sg_list = &sge;
-        wr.num_sge = 1;
-        wr.wr.rdma.remote_addr = r.pull.remote.offset;
-        wr.wr.rdma.rkey = r.pull.remote.handle;
-        ibv_send_wr* bad = nullptr;
-        if (ibv_post_send(id_->qp, &wr, &bad) != 0) {
-            work_.erase(id);
-            disconnect(std::string("ibv_post_send (RDMA Read): ") + std::strerror(errno));
-            return;
-        }
-        ++reads_in_flight_;
-    }
-}
-
-void Connection::on_read_done(uint64_t id) {
-    auto node = work_.extract(id);
-    auto call = static_cast<ReadRecord*>(node.mapped().get())->call;
-    --reads_in_flight_;
-    pump_reads();
-    if (--call->reads_left == 0 && !call->failed) dispatch(std::move(call));
-}
-
-void Connection::dispatch(std::shared_ptr<CallWork> call) {
-    auto self = shared_from_this();
-    svc_.workers.submit([self, call] {
-        rpc::Message msg;
-        const auto& p = call->plan;
-        if (call->message) {
-            msg.bytes = {call->message->data(), p.message_length};
-        } else {
-            msg.bytes = {call->received->data() + p.message_offset, p.message_length};
-        }
-        if (call->payload)
-            msg.read_chunk = xdr::ReadChunk{*p.payload_position,
-                                            {call->payload->data(), p.payload_pulls->length}};
-        auto reply = std::make_shared<std::optional<rpc::Reply>>(
-            self->svc_.dispatcher.dispatch(msg, self->peer_, self->dev_->allocator()));
-        self->reactor_.post([self, call, reply] { self->send_reply(call, reply); });
-    });
-}
-
-namespace {
-
-// Where a local span can be sent from: its own registered buffer, or staged.
-struct Gather {
-    std::vector<ibv_sge> sges;
-    uint64_t staged = 0;
-};
-
-}  // namespace
-
-void Connection::send_reply(std::shared_ptr<CallWork> call, ReplyPtr reply) {
-    if (closed_) {
-        release_credit();
-        return;
-    }
-    if (!*reply) {  // dropped by the RPC layer (e.g. a retransmission in progress)
-        release_credit();
-        return;
-    }
-    if (!starved_replies_.empty() || !try_send_reply(call, **reply)) {
-        starved_replies_.emplace_back(std::move(call), std::move(reply));
-        wait_for_buffers();
-    }
-}
-
-bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Reply& r) {
-    rpc::Reply* reply = &r;
-    ReplyInputs in;
-    in.call = &call->header;
-    in.credits = credits_.granted();
-    in.rpc_reply = reply->bytes;
-    in.payload = reply->payload;
-    in.inline_threshold = std::min(opts_.peer_receive, opts_.inline_size);
-    in.remote_invalidate = opts_.peer_remote_invalidate;
-    ReplyPlan plan = plan_reply(in);
-    if (plan.type == MsgType::Error) {
-        spdlog::info("rdma {}: ERR_CHUNK for xid {:#x}: {}", peer_.text, call->header.xid,
-                     plan.error);
-        send_error(call->header.xid, HeaderError::ErrChunk);
-        return true;
-    }
-
-    auto rec = std::make_unique<ReplyRecord>();
-    rec->call = call;
-    const Buffer* payload_buf = nullptr;
-    if (auto* rp = dynamic_cast<RegisteredPayload*>(reply->payload_owner.get()))
-        payload_buf = &rp->buffer();
-
-    // Spans in registered memory go out as they are; the rest (RPC header, attributes,
-    // directory entries) is staged into registered buffers.
-    auto gather = [&](const std::vector<Bytes>& pieces, Gather& g) -> bool {
-        for (Bytes b : pieces) {
-            if (payload_buf && payload_buf->contains(b.data(), b.size())) {
-                g.sges.push_back({reinterpret_cast<uintptr_t>(b.data()),
-                                  static_cast<uint32_t>(b.size()), payload_buf->lkey()});
-                continue;
-            }
-            while (!b.empty()) {
-                auto& pool =
-                    b.size() <= dev_->sends().buffer_size() ? dev_->sends() : dev_->payloads();
-                auto nb = pool.get();
-                if (!nb) {
-                    short_of_ = &pool;
-                    return false;
-                }
-                size_t n = std::min(b.size(), nb->size());
-                std::memcpy(nb->data(), b.data(), n);
-                // File data that was not in registered memory: must never happen.
-                if (reply->payload && b.data() >= reply->payload->data.data() &&
-                    b.data() < reply->payload->data.data() + reply->payload->data.size())
-                    count(&TransportCounters::payload_memcpy_bytes, n);
-                g.sges.push_back({reinterpret_cast<uintptr_t>(nb->data()), static_cast<uint32_t>(n),
-                                  nb->lkey()});
-                g.staged += n;
-                rec->staging.push_back(std::move(nb));
-                b = b.subspan(n);
-            }
-        }
-        return true;
-    };
-
-    std::vector<ibv_send_wr> wrs(plan.writes.size() + 1);
-    std::vector<Gather> gathers(plan.writes.size() + 1);
-    uint64_t staged = 0;
-    for (size_t i = 0; i < plan.writes.size(); ++i) {
-        const auto& push = plan.writes[i];
-        if (!gather(push.local, gathers[i])) return false;  // staging buffers go back
-        staged += gathers[i].staged;
-        ibv_send_wr& wr = wrs[i];
-        wr.opcode = IBV_WR_RDMA_WRITE;
-        wr.sg_list = gathers[i].sges.data();
-        wr.num_sge = static_cast<int>(gathers[i].sges.size());
-        wr.wr.rdma.remote_addr = push.remote.offset;
-        wr.wr.rdma.rkey = push.remote.handle;
-        wr.next = &wrs[i + 1];
-    }
-    // The Send: transport header, then (RDMA_MSG) the inline reply.
-    std::vector<Bytes> send_pieces;
-    send_pieces.push_back(plan.header);
-    for (auto b : plan.send) send_pieces.push_back(b);
-    Gather& sg = gathers.back();
-    // Header and staged pieces share one send buffer when they fit (the usual case).
-    {
-        auto sb = dev_->sends().get();
-        if (!sb) {
-            short_of_ = &dev_->sends();
-            return false;
-        }
-        size_t off = 0;
-        for (Bytes b : send_pieces) {
-            if (payload_buf && payload_buf->contains(b.data(), b.size())) {
-                sg.sges.push_back({reinterpret_cast<uintptr_t>(b.data()),
-                                   static_cast<uint32_t>(b.size()), payload_buf->lkey()});
-                continue;
-            }
-            if (off + b.size() > sb->size()) {
-                disconnect("a reply does not fit its send buffer");
-                return true;
-            }
-            std::memcpy(sb->data() + off, b.data(), b.size());
-            sg.sges.push_back({reinterpret_cast<uintptr_t>(sb->data() + off),
-                               static_cast<uint32_t>(b.size()), sb->lkey()});
-            off += b.size();
-            staged += b.size();
-        }
-        std::erase_if(sg.sges, [](const ibv_sge& s) { return s.length == 0; });
-        rec->buffer = std::move(sb);
-    }
-    ibv_send_wr& send = wrs.back();
-    send.opcode = plan.invalidate ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND;
-    if (plan.invalidate) {
-        send.invalidate_rkey = *plan.invalidate;
-        count(&TransportCounters::send_invalidate);
-    }
-    send.send_flags = IBV_SEND_SIGNALED;
-    send.sg_list = sg.sges.data();
-    send.num_sge = static_cast<int>(sg.sges.size());
-    rec->payload = std::move(reply->payload_owner);
-    send.wr_id = track(std::move(rec));
-
-    count(&TransportCounters::staged_bytes, staged);
-    if (plan.write_chunk_bytes) {
-        count(&TransportCounters::write_chunks);
-        count(&TransportCounters::write_bytes, plan.write_chunk_bytes);
-    }
-    if (plan.reply_chunk_bytes) {
-        count(&TransportCounters::reply_chunks);
-        count(&TransportCounters::reply_bytes, plan.reply_chunk_bytes);
-    } else {
-        count(&TransportCounters::inline_replies);
-    }
-    ibv_send_wr* bad = nullptr;
-    sends_in_flight_.push_back({send.wr_id, std::chrono::steady_clock::now()});
-    if (ibv_post_send(id_->qp, wrs.data(), &bad) != 0) {
-        auto node = work_.extract(send.wr_id);
-        release_credit();
-        disconnect(std::string("ibv_post_send (reply): ") + std::strerror(errno));
-    }
-    return true;
-}
-
-void Connection::send_error(uint32_t xid, HeaderError::Answer err) {
-    if (err == HeaderError::ErrVers) {
-        count(&TransportCounters::err_vers);
-    } else {
-        count(&TransportCounters::err_chunk);
-    }
-    auto sb = dev_->sends().get();
-    if (!sb) {
-        release_credit();
-        disconnect("out of send buffers");
-        return;
-    }
-    auto hdr = encode_error(xid, credits_.granted(), err);
-    std::memcpy(sb->data(), hdr.data(), hdr.size());
-    ibv_sge sge{reinterpret_cast<uintptr_t>(sb->data()), static_cast<uint32_t>(hdr.size()),
-                sb->lkey()};
-    auto rec = std::make_unique<ReplyRecord>();
-    rec->buffer = std::move(sb);
-    ibv_send_wr wr{};
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.wr_id = track(std::move(rec));
-    ibv_send_wr* bad = nullptr;
-    sends_in_flight_.push_back({wr.wr_id, std::chrono::steady_clock::now()});
-    if (ibv_post_send(id_->qp, &wr, &bad) != 0) {
-        work_.erase(wr.wr_id);
-        release_credit();
-        disconnect(std::string("ibv_post_send (RDMA_ERROR): ") + std::strerror(errno));
     }
 }
 
@@ -649,7 +296,9 @@ void Connection::disconnect(const std::string& why) {
     spdlog::info("rdma {}: disconnecting: {}", peer_.text, why);
     read_queue_.clear();
     sends_in_flight_.clear();
+    svc_.counters.calls_waiting -= starved_calls_.size();
     starved_calls_.clear();
+    starved_errors_.clear();
     starved_replies_.clear();
     // Moving the QP to the error state flushes every posted work request; their
     // completions release the buffers (handle()), then teardown() runs.
@@ -658,31 +307,6 @@ void Connection::disconnect(const std::string& why) {
     attr.qp_state = IBV_QPS_ERR;
     ibv_modify_qp(id_->qp, &attr, IBV_QP_STATE);
     reap();
-}
-
-void Connection::forget_completed_sends() {
-    while (!sends_in_flight_.empty() && !work_.contains(sends_in_flight_.front().first)) {
-        sends_in_flight_.pop_front();
-        sends_progressed_ = true;
-    }
-}
-
-void Connection::check_stalled_sends(std::chrono::steady_clock::time_point now,
-                                     std::chrono::milliseconds limit) {
-    // Sends complete in the order they were posted (one RC send queue): completed ones
-    // leave the front (forget_completed_sends). Any gone since the last check means the
-    // peer is taking replies; a deep queue draining slowly is progress, not a stall. Stalled: the
-    // oldest Send is older than `limit` and none has completed for `limit` either.
-    forget_completed_sends();
-    if (std::exchange(sends_progressed_, false)) send_progress_at_ = now;
-    if (closed_ || sends_in_flight_.empty() || limit.count() <= 0) return;
-    const auto since = std::max(sends_in_flight_.front().second, send_progress_at_);
-    const auto age = now - since;
-    if (age < limit) return;
-    count(&TransportCounters::stalled_sends);
-    disconnect("a reply Send has not completed for " +
-               std::to_string(std::chrono::duration_cast<std::chrono::seconds>(age).count()) +
-               " s: the peer posts no receives (its credits and our buffers are released)");
 }
 
 void Connection::on_cm_disconnected() {

@@ -1,15 +1,23 @@
 // One RPC-over-RDMA connection (one QP): executes the protocol layer's plans.
 //
-//   Receive ──► parse_header ──► plan_call ──► RDMA Reads ──► worker: dispatch
-//                 │ error                      (≤ initiator depth      │
-//                 ▼                             in flight)             ▼
-//            RDMA_ERROR Send                              reactor: plan_reply
-//                                                                      │
-//                         [RDMA Write ... RDMA Write] + Send (one chain, one signal)
+//   SRQ receive ──► parse_header ──► plan_call ──► RDMA Reads ──► worker: dispatch
+//   (the device's)    │ error                     (≤ initiator depth      │
+//                     ▼                            in flight)             ▼
+//                RDMA_ERROR Send                             reactor: plan_reply
+//                                                                         │
+//                            [RDMA Write ... RDMA Write] + Send (one chain, one signal)
 //
-// Everything runs on the connection's reactor except the RPC call itself. Each
-// posted work request that completes is tracked by a work record owning its buffers,
-// so a flush (QP error, disconnect) releases every buffer and registration.
+// One file per direction, as the kernel's svcrdma has them:
+//   connection.cpp  the QP's life: setup, completions, backpressure, disconnect, teardown
+//   receive.cpp     a call's arrival: credits, header, call plan, hand-off to a worker
+//   read.cpp        RDMA Reads that pull chunks into registered payload buffers
+//   send.cpp        replies: RDMA Writes and the Send, RDMA_ERROR, the send watchdog
+//
+// Everything runs on the connection's reactor except the RPC call itself, and every
+// rdma_cm and verbs control call (create, disconnect, destroy) is made there too: the
+// kernel refuses them from a thread whose credentials changed since the device file was
+// opened (workers switch fsuid per request), and a failed destroy leaks the CM id. So a
+// worker never drops the last reference to a connection (dispatch() hands it back).
 #pragma once
 
 #include <infiniband/verbs.h>
@@ -36,7 +44,7 @@
 namespace nfsrdmad::rdma::verbs {
 
 struct ConnectionOptions {
-    uint32_t credits = 128;
+    uint32_t credits = 128;      // the most a connection is granted (Device::credit_share)
     size_t inline_size = 4096;   // our receive (and send) buffer size
     size_t peer_receive = 1024;  // the peer's receive size (RFC 8797), else 1024
     bool peer_remote_invalidate = false;
@@ -75,7 +83,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
                              std::chrono::milliseconds limit);
     bool closed() const { return closed_; }
     const TransportCounters& counters() const { return local_; }  // any thread
-    uint32_t credits() const { return opts_.credits; }
+    uint32_t credits() const { return granted_.load(std::memory_order_relaxed); }
     uint32_t read_depth() const { return opts_.initiator_depth; }
 
     struct Work;
@@ -91,14 +99,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
         (local_.*c).fetch_add(n, std::memory_order_relaxed);
         (svc_.counters.*c).fetch_add(n, std::memory_order_relaxed);
     }
-    bool post_receive();
     void on_completion_event();
     int reap();  // polls the CQ dry; returns the completions handled
     void handle(const ibv_wc& wc);
-    void on_receive(uint64_t id, uint32_t len);
+    void on_receive(BufferPtr buf, uint32_t len);
+    uint32_t grant();  // the credits the next reply carries (the device's current share)
     void start_reads(std::shared_ptr<CallWork> call);
-    void pump_reads();
+    // Posts queued Reads while the peer's initiator depth and the device's ReadBudget
+    // allow; `turn`: woken by the budget (see read_budget.h).
+    void pump_reads(bool turn = false);
+    void wait_for_read_budget(bool front);
     void on_read_done(uint64_t id);
+    void read_finished(uint32_t bytes);  // a Read completed or was flushed
     void dispatch(std::shared_ptr<CallWork> call);
     using ReplyPtr = std::shared_ptr<std::optional<rpc::Reply>>;
     void send_reply(std::shared_ptr<CallWork> call, ReplyPtr reply);
@@ -112,6 +124,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void wait_for_buffers();
     void retry_starved();
     void send_error(uint32_t xid, HeaderError::Answer err);
+    bool try_send_error(uint32_t xid, HeaderError::Answer err);  // false: no send buffer
     uint64_t track(std::unique_ptr<Work> w);
     void release_credit();
     void teardown();
@@ -139,11 +152,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool sends_progressed_ = false;  // some left sends_in_flight_ since the last check
     void forget_completed_sends();   // drops completed Sends from the front
     std::deque<std::shared_ptr<CallWork>> starved_calls_;
+    std::deque<std::pair<uint32_t, HeaderError::Answer>> starved_errors_;
     std::deque<std::pair<std::shared_ptr<CallWork>, ReplyPtr>> starved_replies_;
     MemoryPool* short_of_ = nullptr;     // the pool the last failed attempt needed
     std::vector<MemoryPool*> awaiting_;  // pools that will wake us when they can
     uint32_t reads_in_flight_ = 0;
-    uint32_t receives_posted_ = 0;
+    bool awaiting_read_budget_ = false;  // queued on the device's ReadBudget
+    std::atomic<uint32_t> granted_{0};   // the last grant sent (stats)
+    bool attached_ = false;              // counted in the device's connections
     bool closed_ = false;
     bool watching_ = false;
     uint64_t poller_ = 0;  // poll/adaptive modes: our poller on the reactor

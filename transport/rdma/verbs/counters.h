@@ -27,6 +27,7 @@ struct TransportCounters {
     Counter payload_memcpy_bytes{0};  // file data copied in userspace: must stay 0
     Counter buffer_waits{0};          // times calls or replies waited for registered memory
     Counter stalled_sends{0};         // disconnects for a Send the peer never took
+    Counter sink_registrations{0};    // iWARP: RDMA Read sinks registered for one Read
 
     // "calls_msg=1 calls_nomsg=0 ..." in declaration order
     std::string format() const;
@@ -34,7 +35,8 @@ struct TransportCounters {
 
 struct RdmaCounters : TransportCounters {
     Counter connections{0}, disconnects{0}, rejected_connections{0};
-    Counter credits_granted{0};  // the grant of the newest connection
+    Counter credits_granted{0};  // the last grant sent, on any connection
+    Counter calls_waiting{0};    // now: calls waiting for a payload buffer (a gauge)
 };
 
 }  // namespace nfsrdmad::rdma::verbs

@@ -1,13 +1,21 @@
-// One RDMA device as the transport uses it: a protection domain and the registered
-// pools every connection on that device shares.
+// One RDMA device as the transport uses it: a protection domain, the registered pools
+// and the shared receive queue every connection on that device shares, and the count of
+// those connections that sets each one's credit grant.
 #pragma once
 
 #include <infiniband/verbs.h>
 
+#include <algorithm>
+#include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include "transport/engine/reactor.h"
+#include "transport/rdma/protocol/credits.h"
+#include "transport/rdma/protocol/read_budget.h"
 #include "transport/rdma/verbs/memory_pool.h"
+#include "transport/rdma/verbs/receive_queue.h"
 #include "transport/rdma/verbs/resources.h"
 
 namespace nfsrdmad::rdma::verbs {
@@ -18,8 +26,17 @@ struct PoolSizes {
     size_t payload_size = (1u << 20) + 4096;
     size_t max_payload_buffers = 256;  // 256 MiB of READ/WRITE payload in flight at most
     bool huge_pages = false;
+    size_t max_read_bytes = 8u << 20;  // RDMA Read bytes in flight on the device (ReadBudget)
+    // Register every RDMA Read sink per Read, as iWARP must (read_sink_access()), on any
+    // device: lets the VM tests run that path on Soft-RoCE (no iWARP device there).
+    bool per_read_sinks = false;
 
     static constexpr size_t kInlinePerSlab = 256;  // buffers per registration
+
+    // Of the receive buffers, a quarter stay posted on the shared receive queue; the rest
+    // are what calls in flight may hold, shared out as credits (credit_share()).
+    size_t receive_queue_depth() const { return std::max<size_t>(max_inline_buffers / 4, 1); }
+    size_t credit_budget() const { return max_inline_buffers - receive_queue_depth(); }
     static constexpr size_t kPayloadsPerSlab = 8;
 
     // The most the pools can ever register (what RLIMIT_MEMLOCK must allow): payload
@@ -35,7 +52,10 @@ struct PoolSizes {
 
 class Device {
   public:
-    static std::shared_ptr<Device> open(ibv_context* ctx, const PoolSizes& sizes, std::string* why);
+    // Registers every pool in full and posts the shared receive queue: what a device
+    // costs is known at start and never grows. `home` runs the receive queue's refills.
+    static std::shared_ptr<Device> open(ibv_context* ctx, const PoolSizes& sizes,
+                                        engine::Reactor* home, std::string* why);
     ibv_context* context() const { return ctx_; }
     ibv_pd* pd() const { return pd_.get(); }
     const ibv_device_attr& attr() const { return attr_; }
@@ -44,6 +64,19 @@ class Device {
     MemoryPool& sends() { return *send_; }
     MemoryPool& payloads() { return *payload_; }
     PayloadPoolAllocator& allocator() { return *alloc_; }
+    SharedReceiveQueue& receive_queue() { return *srq_; }
+    ReadBudget& read_budget() { return *reads_; }
+    // iWARP: each RDMA Read registers its sink with this access (read_sink_access()).
+    std::optional<int> read_sink_access() const { return read_sink_access_; }
+    size_t registered_bytes() const;
+
+    // Connections on this device, and the grant each one's replies carry.
+    void attach() { connections_.fetch_add(1, std::memory_order_relaxed); }
+    void detach() { connections_.fetch_sub(1, std::memory_order_relaxed); }
+    size_t connections() const { return connections_.load(std::memory_order_relaxed); }
+    uint32_t credit_share(uint32_t max) const {
+        return rdma::credit_share(credit_budget_, connections(), max);
+    }
 
   private:
     Device() = default;
@@ -53,6 +86,11 @@ class Device {
     std::string name_;
     std::unique_ptr<MemoryPool> recv_, send_, payload_;
     std::unique_ptr<PayloadPoolAllocator> alloc_;
+    std::shared_ptr<SharedReceiveQueue> srq_;  // after the pools: destroyed before them
+    size_t credit_budget_ = 0;
+    std::unique_ptr<ReadBudget> reads_;
+    std::optional<int> read_sink_access_;
+    std::atomic<size_t> connections_{0};
 };
 
 }  // namespace nfsrdmad::rdma::verbs

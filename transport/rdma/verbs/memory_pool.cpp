@@ -83,6 +83,16 @@ bool MemoryPool::grow() {
     return true;
 }
 
+bool MemoryPool::reserve_all() {
+    std::lock_guard lock(mu_);
+    for (;;) {
+        size_t have = 0;
+        for (const auto& s : slabs_) have += s->buffers.size();
+        if (have >= max_buffers_) return true;
+        if (!grow()) return false;
+    }
+}
+
 BufferPtr MemoryPool::take() {
     if (free_.empty() && !grow()) return BufferPtr(nullptr, BufferRelease{this});
     Buffer* b = free_.back();

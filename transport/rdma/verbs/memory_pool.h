@@ -30,12 +30,19 @@ class MemoryPool;
 // memory, the responder never does), so no peer ever needs an rkey of ours, and one
 // that guessed one must find nothing it may read or write. Receive buffers and RDMA
 // Read sinks need local write; send and RDMA Write sources need nothing beyond local.
-// iWARP is the exception: its RDMA Read sink must allow remote write, which would
-// expose a pool shared by every connection. Until sinks are registered per I/O and
-// invalidated after, iWARP devices are refused (nullopt).
-inline std::optional<int> pool_access(ibv_transport_type transport) {
-    if (transport == IBV_TRANSPORT_IWARP) return std::nullopt;
+inline int pool_access(ibv_transport_type) {
     return IBV_ACCESS_LOCAL_WRITE;
+}
+
+// iWARP is the exception: an RDMA Read Response is placed into the sink like a tagged
+// write by the peer (RFC 5040 §4.4: the Read Request names the Data Sink STag), so the
+// sink must allow remote write. Exposing a pool every connection shares is out of the
+// question: on iWARP each Read registers its own sink, just the bytes it pulls, with
+// this access, and deregisters it (invalidating the STag) when the Read completes, as
+// the kernel's rdma_rw does. nullopt: the pool's own registration serves.
+inline std::optional<int> read_sink_access(ibv_transport_type transport) {
+    if (transport == IBV_TRANSPORT_IWARP) return IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+    return std::nullopt;
 }
 
 // One buffer of a pool. Returned to its pool when the last owner lets go.
@@ -52,18 +59,6 @@ class Buffer {
   private:
     friend class MemoryPool;
 
-    // What the pools' memory is registered for. Every pool is local to this host: the
-    // server initiates every RDMA Read and Write (RFC 8166 §3.4: the requester exposes its
-    // memory, the responder never does), so no peer ever needs an rkey of ours, and one
-    // that guessed one must find nothing it may read or write. Receive buffers and RDMA
-    // Read sinks need local write; send and RDMA Write sources need nothing beyond local.
-    // iWARP is the exception: its RDMA Read sink must allow remote write, which would
-    // expose a pool shared by every connection. Until sinks are registered per I/O and
-    // invalidated after, iWARP devices are refused (nullopt).
-    inline std::optional<int> pool_access(ibv_transport_type transport) {
-        if (transport == IBV_TRANSPORT_IWARP) return std::nullopt;
-        return IBV_ACCESS_LOCAL_WRITE;
-    }
     uint8_t* data_ = nullptr;
     size_t size_ = 0;
     uint32_t lkey_ = 0;
@@ -83,6 +78,10 @@ class MemoryPool {
                size_t max_buffers, bool huge_pages, int access);
     ~MemoryPool();
 
+    // Registers every buffer now (the device does so at start: registered memory is
+    // set by configuration, and no data path thread ever calls ibv_reg_mr). False, and
+    // last_error(), when memory or the registration ran out.
+    bool reserve_all();
     // nullptr when the pool is exhausted (or registration failed: see last_error()).
     BufferPtr get();
     // Like get(); when it comes back empty, `wake` is called once (on the thread that
@@ -93,6 +92,7 @@ class MemoryPool {
     size_t wait_timeouts() const { return wait_timeouts_; }  // get_waiting() gave up
     size_t buffer_size() const { return buffer_size_; }
     size_t in_use() const { return in_use_; }
+    size_t capacity() const { return max_buffers_; }
     size_t registered_bytes() const;
     size_t registrations() const;
     size_t huge_page_bytes() const;  // registered bytes backed by 2 MiB pages

@@ -1,0 +1,94 @@
+// A call's arrival, RFC 8166 §4-5 from the responder's side: the receive the device's
+// shared queue filled is charged a credit, its transport header parsed and checked
+// against our limits (errors answer RDMA_ERROR, §5.3.2), its call planned (what to pull
+// by RDMA Read, where the RPC message and the DDP item lie), then handed to a worker.
+//
+// What it bounds: a call holds its receive buffer until the reply is sent (the RPC
+// message is decoded in place, never copied), so the calls in flight on a device are
+// bounded by the receive buffers the shared queue does not keep posted; per connection,
+// by the largest grant it was sent (CreditWindow). A pull larger than one payload buffer
+// is refused before any RDMA Read (the limits were fitted to the buffer at connect).
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+#include "transport/rdma/verbs/connection.h"
+#include "transport/rdma/verbs/work.h"
+
+namespace nfsrdmad::rdma::verbs {
+
+void Connection::on_receive(BufferPtr buf, uint32_t len) {
+    if (closed_) return;  // the buffer goes back to the pool
+    if (!credits_.on_call()) {
+        count(&TransportCounters::credit_overruns);
+        disconnect("the peer sent more calls than its " + std::to_string(credits_.ceiling()) +
+                   " credits");
+        return;
+    }
+    std::span<const uint8_t> msg(buf->data(), len);
+    auto parsed = parse_header(msg, opts_.limits);
+    if (auto* err = std::get_if<HeaderError>(&parsed)) {
+        if (err->answer == HeaderError::Ignore) {
+            if (err->why == "RDMA_DONE") count(&TransportCounters::done_ignored);
+            spdlog::debug("rdma {}: ignoring message: {}", peer_.text, err->why);
+            release_credit();
+            return;
+        }
+        spdlog::info("rdma {}: {} for xid {:#x}: {}", peer_.text,
+                     err->answer == HeaderError::ErrVers ? "ERR_VERS" : "ERR_CHUNK", err->xid,
+                     err->why);
+        send_error(err->xid, err->answer);
+        return;
+    }
+    auto call = std::make_shared<CallWork>();
+    call->header = std::move(std::get<TransportHeader>(parsed));
+    call->plan = plan_call(call->header, len);
+    call->received = std::move(buf);
+    // The limits were fitted to our payload buffers (fit_to_buffer); never RDMA-Read
+    // past the end of one, whatever the limits say.
+    const size_t room = dev_->payloads().buffer_size();
+    if ((call->plan.message_pulls && call->plan.message_pulls->length > room) ||
+        (call->plan.payload_pulls && call->plan.payload_pulls->length > room)) {
+        send_error(call->header.xid, HeaderError::ErrChunk);
+        return;
+    }
+    switch (call->header.type) {
+        case MsgType::NoMsg:
+            count(&TransportCounters::calls_nomsg);
+            break;
+        default:
+            count(&TransportCounters::calls_msg);
+            break;
+    }
+    if (call->plan.read_bytes() == 0) {
+        dispatch(std::move(call));
+        return;
+    }
+    start_reads(std::move(call));
+}
+
+void Connection::dispatch(std::shared_ptr<CallWork> call) {
+    auto self = shared_from_this();
+    svc_.workers.submit([self, call]() mutable {
+        rpc::Message msg;
+        const auto& p = call->plan;
+        if (call->message) {
+            msg.bytes = {call->message->data(), p.message_length};
+        } else {
+            msg.bytes = {call->received->data() + p.message_offset, p.message_length};
+        }
+        if (call->payload)
+            msg.read_chunk = xdr::ReadChunk{*p.payload_position,
+                                            {call->payload->data(), p.payload_pulls->length}};
+        auto reply = std::make_shared<std::optional<rpc::Reply>>(
+            self->svc_.dispatcher.dispatch(msg, self->peer_, self->dev_->allocator()));
+        // The worker's references move to the reactor: the last one must never be
+        // dropped here (the worker may have switched credentials: see connection.h).
+        engine::Reactor& r = self->reactor_;
+        r.post([self = std::move(self), call = std::move(call), reply = std::move(reply)] {
+            self->send_reply(call, reply);
+        });
+    });
+}
+
+}  // namespace nfsrdmad::rdma::verbs

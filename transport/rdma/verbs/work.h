@@ -1,0 +1,54 @@
+// The work records of a connection (connection.h): each posted work request that
+// completes is tracked by one, which owns its buffers until the completion (or the
+// flush after a QP error) arrives. Shared by the receive, read and send halves only.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "transport/rdma/protocol/call_plan.h"
+#include "transport/rdma/protocol/header.h"
+#include "transport/rdma/verbs/connection.h"
+#include "transport/rdma/verbs/memory_pool.h"
+#include "transport/rpc/call.h"
+
+namespace nfsrdmad::rdma::verbs {
+
+// A posted work request and what it keeps alive until it completes. Receives are not
+// here: they belong to the device's shared receive queue until one completes.
+struct Connection::Work {
+    enum Kind { Read, Reply } kind;
+    explicit Work(Kind k) : kind(k) {}
+    virtual ~Work() = default;
+    BufferPtr buffer;  // Reply: the send buffer
+};
+
+// One call, from its receive until its reply is sent.
+struct Connection::CallWork {
+    TransportHeader header;
+    CallPlan plan;
+    BufferPtr received;  // holds the inline RPC message
+    BufferPtr message;   // RDMA_NOMSG: the pulled call
+    BufferPtr payload;   // the pulled DDP item
+    uint32_t reads_left = 0;
+    bool failed = false;
+};
+
+// A work record for RDMA Reads of one call.
+struct ReadRecord : Connection::Work {
+    ReadRecord() : Work(Read) {}
+    std::shared_ptr<Connection::CallWork> call;
+    uint32_t bytes = 0;  // taken from the device's ReadBudget, given back on completion
+    MrPtr sink;          // iWARP: this Read's own sink registration (read_sink_access())
+};
+
+// A work record for a reply's Send (and the Writes chained before it).
+struct ReplyRecord : Connection::Work {
+    ReplyRecord() : Work(Reply) {}
+    std::vector<BufferPtr> staging;
+    std::unique_ptr<rpc::PayloadBuffer> payload;
+    std::shared_ptr<Connection::CallWork> call;  // keeps the received message alive
+    bool holds_credit = true;
+};
+
+}  // namespace nfsrdmad::rdma::verbs
