@@ -31,6 +31,14 @@
 #    (counted) and the client's retry reads the file intact once the watchdog frees them;
 #  - IPv6: the listener on an IPv6 address of the rxe netdev, the requester and the kernel
 #    client (proto=rdma6) reach it;
+#  - the connection limit: with rdma.max_connections 2 a third connection is rejected at
+#    CONNECT_REQUEST (logged, counted) while the mount keeps working; the credit grant is
+#    the device's receive budget shared by the connections (96 each for two, 128 alone)
+#    and registered memory does not grow with connections;
+#  - the iWARP path (each RDMA Read registers its own sink), forced on Soft-RoCE: four
+#    parallel writers and readers intact, a registration per Read;
+#  - the kernel log has no ucma "changed security contexts" line (rdma_cm called from a
+#    worker thread that had switched credentials);
 #  - the engine modes: restarted with engine.mode poll and then event, the kernel mount
 #    moves 32 MiB each way intact; an idle poll-mode daemon burns CPU, an idle adaptive or
 #    event one does not (CPU ticks from /proc, a functional check, not a speed check).
@@ -279,6 +287,60 @@ fi
 check "pool: nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop
 echo 0 > /proc/sys/vm/nr_hugepages
 
+step "the connection limit and the credit share (shared receive queue)"
+# 256 receive buffers: 64 stay posted on the SRQ, 192 are shared out as credits. Two
+# connections at most: the third is rejected at CONNECT_REQUEST, never accepted.
+printf 'rdma:\n  max_connections: 2\n  receive_buffers: 256\n  send_timeout: 6\n' > /tmp/limits.yaml
+if check "nfsrdmad starts with max_connections 2" nfsrdmad_start "$EXPORT" \
+        --rdma "$RXE_IP:$RDMA_PORT" --config /tmp/limits.yaml &&
+    check "limits: listening" wait_for 20 grep -q "rdma: listening on $RXE_IP:$RDMA_PORT" "$NFSRDMAD_LOG" &&
+    check "limits: mount" nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120; then
+    grep "rdma: device .* registered" "$NFSRDMAD_LOG" | head -2
+    check "limits: registered memory is reported at start" \
+        grep -q "rdma: device .* bytes registered (256 receive buffers, 64 posted" "$NFSRDMAD_LOG"
+    dump_stats; registered_one=$(counter registered_bytes)
+    grant() { sed -n 's/.*credits granted \([0-9]*\).*/\1/p' <<<"$1"; }
+    out=$("$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" null)
+    echo "    $out"
+    check_eq "limits: a second connection is granted half of 192 credits" 96 "$(grant "$out")"
+    # The deaf requester stays connected (it takes no reply) until the watchdog's 6 s.
+    "$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" deaf > /tmp/deaf.log 2>&1 & deaf=$!
+    two_open() { dump_stats; [ "$(counter open)" = 2 ]; }
+    check "limits: the mount and the deaf requester are connected" wait_for 20 two_open
+    check "limits: a third connection is refused" bash -c "! '$RDMA_REQUESTER' '$RXE_IP' '$RDMA_PORT' null"
+    check "limits: ... at CONNECT_REQUEST, with the reason logged" \
+        grep -q "rejecting a connection from .*: 2 connections already open (rdma.max_connections)" "$NFSRDMAD_LOG"
+    dump_stats
+    check_eq "limits: counted as rejected" 1 "$(counter rejected)"
+    check_eq "limits: registered memory did not grow with connections" "$registered_one" "$(counter registered_bytes)"
+    check "limits: the kernel mount still reads" cmp /tmp/par3.bin "$MNT/par3.bin"
+    wait "$deaf"
+    out=$("$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" null)
+    check_eq "limits: once the deaf one is gone, a connection is accepted again, granted 96" 96 "$(grant "$out")"
+    nfs_umount "$MNT"
+    out=$("$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" null)
+    check_eq "limits: alone, a connection is granted the configured maximum (128)" 128 "$(grant "$out")"
+fi
+check "limits: nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop
+
+step "RDMA Read sinks registered per Read (the iWARP path, on Soft-RoCE)"
+# The Debian kernel has no siw (soft-iWARP), so the path iWARP takes is forced here: each
+# RDMA Read registers its own remotely writable sink and deregisters it on completion.
+if NFSRDMAD_RDMA_PER_READ_SINKS=1 check "nfsrdmad starts with per-Read sinks" \
+        nfsrdmad_start "$EXPORT" --rdma "$RXE_IP:$RDMA_PORT" &&
+    check "sinks: listening" wait_for 20 grep -q "rdma: listening on $RXE_IP:$RDMA_PORT" "$NFSRDMAD_LOG" &&
+    check "sinks: mount" nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120; then
+    check "sinks: the daemon says so" grep -q "every RDMA Read registers its own sink" "$NFSRDMAD_LOG"
+    parallel_roundtrip sinks "sinks: file intact:"
+    dump_stats
+    echo "    read_chunks=$(counter read_chunks) sink_registrations=$(counter sink_registrations)"
+    check "sinks: RDMA Reads ran" test "$(counter read_chunks)" -gt 0
+    check "sinks: each registered its own sink" test "$(counter sink_registrations)" -ge "$(counter read_chunks)"
+    check_eq "sinks: no completion error" 0 "$(counter completion_errors)"
+    nfs_umount "$MNT"
+fi
+check "sinks: nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop
+
 step "IPv6: the listener on an IPv6 address of the rxe netdev"
 V6=fd00:99::1
 ip -6 addr add "$V6/64" dev "$RXE_NETDEV" nodad
@@ -301,4 +363,11 @@ if NFSRDMAD_ADDR="[$V6]" check "nfsrdmad starts on [$V6]" nfsrdmad_start "$EXPOR
     grep "rdma: connection from" "$NFSRDMAD_LOG" | tail -1
 fi
 check "v6: nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop
+
+step "the kernel log"
+# ucma refuses rdma_cm calls from a thread whose credentials changed since the device
+# file was opened (workers switch fsuid per request): such a destroy fails and leaks.
+dmesg | grep "changed security contexts" | head -3
+check "no rdma_cm call from a worker that switched credentials" \
+    bash -c '! dmesg | grep -q "changed security contexts"'
 vm_summary
