@@ -160,12 +160,13 @@ int run(config::Config cfg, const Options& opts) {
                      nofile.before, nofile.hard);
     const unsigned reactor_threads = reactor_count(cfg);
     const vfs::FdReserve reserve = fd_reserve(cfg, reactor_threads);
-    const size_t fd_cache = vfs::fd_cache_capacity(nofile.soft, reserve);
+    const size_t fd_cache =
+        cfg.fd_cache ? cfg.fd_cache : vfs::fd_cache_capacity(nofile.soft, reserve);
     spdlog::info(
-        "descriptors: cache of {} open files ({} reserved: {} connections, {} pipes x2, {} "
+        "descriptors: cache of {} open files ({}; {} reserved: {} connections, {} pipes x2, {} "
         "workers, {} exports, {} other)",
-        fd_cache, reserve.total(), reserve.connections, reserve.pipes, reserve.workers,
-        reserve.exports, reserve.other);
+        fd_cache, cfg.fd_cache ? "engine.fd_cache" : "from the limit", reserve.total(),
+        reserve.connections, reserve.pipes, reserve.workers, reserve.exports, reserve.other);
     if (reserve.total() + fd_cache > nofile.soft)
         spdlog::warn(
             "descriptors: RLIMIT_NOFILE {} is below what tcp.max_connections, tcp.max_pipes "
