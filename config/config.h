@@ -82,6 +82,7 @@ struct Config {
     uint16_t mount_port = 20048;     // MOUNT gets its own TCP listener, same address as tcp[0]
     unsigned engine_threads = 0;     // 0 = one per core
     unsigned workers = 16;           // disk worker pool size
+    uint32_t fd_cache = 0;           // open files kept for READ/WRITE; 0 = from RLIMIT_NOFILE
     std::string log_level = "info";  // trace, debug, info, warn, error, critical, off
     std::string state_dir = "/var/lib/nfsrdmad";
     uint32_t max_record_size = (1u << 20) + 65536;  // TCP record limit

@@ -11,6 +11,7 @@
 
 #include "config/load.h"
 #include "daemon/exports.h"
+#include "daemon/fd_limits.h"
 #include "daemon/memlock.h"
 #include "daemon/signals.h"
 #include "nfs/mount/mount_program.h"
@@ -70,7 +71,8 @@ void reload(const Options& opts, const vfs::HandleKey& key, vfs::ExportRegistry&
     log_exports(*table);
 }
 
-void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* rdma) {
+void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* rdma,
+                const nfs::v3::Nfs3Program& nfs3, uint64_t nofile) {
     const auto& c = d.counters();
     const auto& t = tcp.counters();
     spdlog::info(
@@ -87,6 +89,13 @@ void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* 
         t.accept_errors.load(), t.records.load(), t.oversize_records.load(), t.bytes_in.load(),
         t.bytes_out.load(), t.payload_spliced_bytes.load(), t.payload_copied_bytes.load());
     spdlog::info("stats: vfs metadata_commits={}", vfs::metadata_commits());
+    const auto& files = nfs3.files();
+    const auto fp = vfs::fd_pressure_stats();
+    spdlog::info(
+        "stats: fds open={} limit={} cache_capacity={} cache_entries={} cache_evictions={} "
+        "cache_reclaimed={} emfile_retries={} emfile_exhausted={}",
+        open_fd_count(), nofile, files.capacity(), files.size(), files.evictions(),
+        files.reclaimed(), fp.retries, fp.exhausted);
     if (rdma)
         for (const auto& line : rdma->stats()) spdlog::info("stats: {}", line);
 }
@@ -151,6 +160,29 @@ bool start_rdma(const config::Config& cfg, engine::ReactorGroup& reactors,
 int run(config::Config cfg, const Options& opts) {
     SignalWaiter signals;  // before any thread starts, so all inherit the mask
 
+    const NofileLimit nofile = raise_nofile_limit();
+    if (!nofile.error.empty())
+        spdlog::warn("descriptors: cannot raise RLIMIT_NOFILE from {} to {}: {}", nofile.before,
+                     nofile.hard, nofile.error);
+    else
+        spdlog::info("descriptors: RLIMIT_NOFILE {} (was {}, hard limit {})", nofile.soft,
+                     nofile.before, nofile.hard);
+    const unsigned reactor_threads = reactor_count(cfg);
+    const vfs::FdReserve reserve = fd_reserve(cfg, reactor_threads);
+    const size_t fd_cache =
+        cfg.fd_cache ? cfg.fd_cache : vfs::fd_cache_capacity(nofile.soft, reserve);
+    spdlog::info(
+        "descriptors: cache of {} open files ({}; {} reserved: {} connections, {} pipes x2, {} "
+        "workers, {} exports, {} other)",
+        fd_cache, cfg.fd_cache ? "engine.fd_cache" : "from the limit", reserve.total(),
+        reserve.connections, reserve.pipes, reserve.workers, reserve.exports, reserve.other);
+    if (reserve.total() + fd_cache > nofile.soft)
+        spdlog::warn(
+            "descriptors: RLIMIT_NOFILE {} is below what tcp.max_connections, tcp.max_pipes "
+            "and workers may need ({}): past it, connections wait in the backlog and "
+            "requests are answered NFS3ERR_JUKEBOX",
+            nofile.soft, reserve.total() + fd_cache);
+
     std::string why;
     if (!vfs::make_state_dir(cfg.state_dir, &why)) {
         spdlog::critical("state directory: {}", why);
@@ -172,7 +204,8 @@ int run(config::Config cfg, const Options& opts) {
     rpc::Dispatcher dispatcher;
     auto mounts = std::make_shared<nfs::mount::MountProgram>(registry);
     dispatcher.add(mounts);
-    dispatcher.add(std::make_shared<nfs::v3::Nfs3Program>(registry));
+    auto nfs3 = std::make_shared<nfs::v3::Nfs3Program>(registry, fd_cache);
+    dispatcher.add(nfs3);
 
     engine::WorkerPool workers(cfg.workers, /*io_flusher=*/true);
     if (int err = workers.io_flusher_error())
@@ -180,7 +213,7 @@ int run(config::Config cfg, const Options& opts) {
             "workers: PR_SET_IO_FLUSHER: {} (a client mounting this server from the "
             "same host can deadlock under memory pressure)",
             std::strerror(err));
-    engine::ReactorGroup reactors(reactor_count(cfg), engine_mode(cfg.engine_mode),
+    engine::ReactorGroup reactors(reactor_threads, engine_mode(cfg.engine_mode),
                                   std::chrono::microseconds(cfg.spin_us));
     reactors.start();
     tcp::ServerOptions topts;
@@ -227,7 +260,7 @@ int run(config::Config cfg, const Options& opts) {
         if (s == Signal::Reload) {
             reload(opts, *key, *registry);
         } else if (s == Signal::DumpStats) {
-            dump_stats(dispatcher, server, rdma_server.get());
+            dump_stats(dispatcher, server, rdma_server.get(), *nfs3, nofile.soft);
         } else {
             break;
         }
@@ -248,7 +281,7 @@ int run(config::Config cfg, const Options& opts) {
         while (rdma_server->connections() > 0 && std::chrono::steady_clock::now() < deadline)
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    dump_stats(dispatcher, server, rdma_server.get());
+    dump_stats(dispatcher, server, rdma_server.get(), *nfs3, nofile.soft);
     reactors.stop();
     workers.shutdown();
     spdlog::info("nfsrdmad stopped");

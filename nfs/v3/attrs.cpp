@@ -109,6 +109,11 @@ x::nfsstat3 to_nfsstat3(int err) {
         case ELOOP: return x::NFS3ERR_ACCES;  // a symlink where a real object was needed
         case EOPNOTSUPP: return x::NFS3ERR_NOTSUPP;
         case EAGAIN: return x::NFS3ERR_JUKEBOX;
+        // Out of descriptors after the caches gave back what they could (fd_pressure.h):
+        // a shortage the client should wait out, RFC 1813 §2.6 NFS3ERR_JUKEBOX ("not able
+        // to complete it in a timely fashion"), never NFS3ERR_IO.
+        case EMFILE: return x::NFS3ERR_JUKEBOX;
+        case ENFILE: return x::NFS3ERR_JUKEBOX;
         case vfs::kBadHandle: return x::NFS3ERR_BADHANDLE;
         default: return x::NFS3ERR_IO;
     }

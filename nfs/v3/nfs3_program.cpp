@@ -42,9 +42,8 @@ constexpr Proc kProcs[] = {
 
 }  // namespace
 
-Nfs3Program::Nfs3Program(std::shared_ptr<vfs::ExportRegistry> exports) {
-    svc_.exports = std::move(exports);
-}
+Nfs3Program::Nfs3Program(std::shared_ptr<vfs::ExportRegistry> exports, size_t fd_cache_capacity)
+    : svc_(std::move(exports), fd_cache_capacity) {}
 
 uint32_t Nfs3Program::number() const { return x::NFS_PROGRAM; }
 

@@ -1,7 +1,9 @@
 // The NFS version 3 program (RFC 1813 §3): 22 procedures, one file each (proc_*.cpp).
 #pragma once
 
+#include <cstddef>
 #include <memory>
+#include <utility>
 
 #include "nfs/vfs/export.h"
 #include "nfs/vfs/fd_cache.h"
@@ -11,19 +13,26 @@ namespace nfsrdmad::nfs::v3 {
 
 // What every procedure shares.
 struct Services {
+    Services(std::shared_ptr<vfs::ExportRegistry> e, size_t fd_cache_capacity)
+        : exports(std::move(e)), files(fd_cache_capacity) {}
+
     std::shared_ptr<vfs::ExportRegistry> exports;
     vfs::FdCache files;
 };
 
 class Nfs3Program : public rpc::Program {
 public:
-    explicit Nfs3Program(std::shared_ptr<vfs::ExportRegistry> exports);
+    explicit Nfs3Program(std::shared_ptr<vfs::ExportRegistry> exports,
+                         size_t fd_cache_capacity = vfs::FdCache::kDefaultCapacity);
 
     uint32_t number() const override;
     uint32_t min_version() const override { return 3; }
     uint32_t max_version() const override { return 3; }
     rpc::ProcedureInfo procedure(uint32_t vers, uint32_t proc) const override;
     rpc::Outcome call(rpc::CallContext& ctx) override;
+
+    // The descriptor cache, for the stats dump.
+    const vfs::FdCache& files() const { return svc_.files; }
 
 private:
     Services svc_;

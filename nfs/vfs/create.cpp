@@ -9,6 +9,7 @@
 #include <string>
 
 #include "nfs/vfs/durability.h"
+#include "nfs/vfs/fd_pressure.h"
 #include "nfs/vfs/names.h"
 #include "nfs/vfs/sys.h"
 
@@ -99,12 +100,47 @@ mode_t file_type_of(SpecialType type) {
     return S_IFIFO;
 }
 
-// The new entry reaches stable storage before the reply (durability.h).
-Result<Entry> durable(const Node& dir, Result<Entry> e) {
-    if (e) {
-        if (auto r = commit_directory(dir); !r) return r.failure();
+// The new entry reaches stable storage before the reply (durability.h). The directory's
+// commit descriptor is taken before anything changes: running out of descriptors then
+// stops the operation while there is nothing to undo, and the reply is NFS3ERR_JUKEBOX.
+template <class Make>
+Result<Entry> durable(const Node& dir, Make&& make) {
+    auto commit_fd = open_directory_for_commit(dir);
+    if (!commit_fd) return commit_fd.failure();
+    auto e = make();
+    if (!e) return e;
+    if (auto r = commit_opened(*commit_fd); !r) return r.failure();
+    return e;
+}
+
+// mkdirat/symlinkat/mknodat done, directory committed: pick up the new object. Its O_PATH
+// descriptor is the one thing still to open, and the commit descriptor has just been
+// given back for it. Should the process still be out of descriptors (EMFILE/ENFILE, after
+// the caches were asked), the object is removed again, so that the client's retry after
+// NFS3ERR_JUKEBOX (RFC 1813 §2.6) creates it instead of finding it (NFS3ERR_EXIST). A
+// directory is removed only while empty.
+Result<Entry> pick_up_created(const Node& dir, const char* name, mode_t type, const Identity& id) {
+    auto e = with_identity(id, [&] { return created_entry(dir, name, type); });
+    if (!e && is_fd_exhaustion(e.error())) {
+        struct statx st {};
+        if (::statx(dir.fd.get(), name, AT_SYMLINK_NOFOLLOW, STATX_TYPE, &st) == 0 &&
+            (st.stx_mode & S_IFMT) == type)
+            ::unlinkat(dir.fd.get(), name, type == S_IFDIR ? AT_REMOVEDIR : 0);
     }
     return e;
+}
+
+// mkdirat/symlinkat/mknodat (`make`, under the caller's identity), the directory's
+// commit, then the new object.
+template <class Make>
+Result<Entry> make_special(const Node& dir, const char* name, mode_t type, const Identity& id,
+                           Make&& make) {
+    auto commit_fd = open_directory_for_commit(dir);
+    if (!commit_fd) return commit_fd.failure();
+    if (auto r = with_identity(id, make); !r) return r.failure();
+    if (auto r = commit_opened(*commit_fd); !r) return r.failure();
+    commit_fd->reset();
+    return pick_up_created(dir, name, type, id);
 }
 
 }  // namespace
@@ -113,18 +149,20 @@ Result<Entry> create(const Node& dir, std::string_view name, uint32_t mode, Crea
                      uint64_t verifier, const Identity& id) {
     if (auto r = validate_new_name(name); !r) return r.failure();
     const auto n = sys::name_buf(name);
-    return durable(
-        dir, with_identity(id, [&] { return create_file(dir, n.c_str(), mode, how, verifier); }));
+    // The O_CREAT|O_EXCL openat2 is the creation itself: the kernel takes the descriptor
+    // slot before it creates anything, so EMFILE there leaves no file behind, and GUARDED
+    // and EXCLUSIVE retries see the same state as the first attempt (RFC 1813 §3.3.8).
+    return durable(dir, [&] {
+        return with_identity(id, [&] { return create_file(dir, n.c_str(), mode, how, verifier); });
+    });
 }
 
 Result<Entry> mkdir(const Node& dir, std::string_view name, uint32_t mode, const Identity& id) {
     if (auto r = validate_new_name(name); !r) return r.failure();
     const auto n = sys::name_buf(name);
-    return durable(dir, with_identity(id, [&]() -> Result<Entry> {
-                       if (::mkdirat(dir.fd.get(), n.c_str(), mode & 07777) != 0)
-                           return fail(errno);
-                       return created_entry(dir, n.c_str(), S_IFDIR);
-                   }));
+    return make_special(dir, n.c_str(), S_IFDIR, id, [&] {
+        return check_syscall(::mkdirat(dir.fd.get(), n.c_str(), mode & 07777));
+    });
 }
 
 Result<Entry> symlink(const Node& dir, std::string_view name, std::string_view target,
@@ -133,11 +171,9 @@ Result<Entry> symlink(const Node& dir, std::string_view name, std::string_view t
     if (auto r = validate_symlink_target(target); !r) return r.failure();
     const auto n = sys::name_buf(name);
     const std::string target_z(target);
-    return durable(dir, with_identity(id, [&]() -> Result<Entry> {
-                       if (::symlinkat(target_z.c_str(), dir.fd.get(), n.c_str()) != 0)
-                           return fail(errno);
-                       return created_entry(dir, n.c_str(), S_IFLNK);
-                   }));
+    return make_special(dir, n.c_str(), S_IFLNK, id, [&] {
+        return check_syscall(::symlinkat(target_z.c_str(), dir.fd.get(), n.c_str()));
+    });
 }
 
 Result<Entry> mknod(const Node& dir, std::string_view name, SpecialType type, uint32_t mode,
@@ -146,13 +182,10 @@ Result<Entry> mknod(const Node& dir, std::string_view name, SpecialType type, ui
     const auto n = sys::name_buf(name);
     const mode_t ftype = file_type_of(type);
     const bool device = ftype == S_IFCHR || ftype == S_IFBLK;
-    return durable(dir, with_identity(id, [&]() -> Result<Entry> {
-                       if (::mknodat(dir.fd.get(), n.c_str(), ftype | (mode & 07777),
-                                     device ? rdev : 0) != 0) {
-                           return fail(errno);
-                       }
-                       return created_entry(dir, n.c_str(), ftype);
-                   }));
+    return make_special(dir, n.c_str(), ftype, id, [&] {
+        return check_syscall(
+            ::mknodat(dir.fd.get(), n.c_str(), ftype | (mode & 07777), device ? rdev : 0));
+    });
 }
 
 }  // namespace nfsrdmad::vfs

@@ -5,6 +5,9 @@
 // the new object's handle and attributes; the caller obtains the directory's pre- and
 // post-op attributes (wcc_data, RFC 1813 §2.6) with getattr() around the call.
 // Names: invalid -> EINVAL / ENAMETOOLONG; "." or ".." -> EEXIST.
+// Out of descriptors (EMFILE/ENFILE after the caches gave back what they could,
+// fd_pressure.h): nothing is left created, so the client's retry after NFS3ERR_JUKEBOX
+// sees the directory as the first attempt did.
 #pragma once
 
 #include <sys/types.h>

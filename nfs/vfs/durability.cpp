@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cerrno>
 
+#include "nfs/vfs/fd_pressure.h"
 #include "nfs/vfs/sys.h"
 
 namespace nfsrdmad::vfs {
@@ -15,17 +16,33 @@ namespace {
 std::atomic<uint64_t> g_commits{0};
 
 // Node descriptors are O_PATH, which fsync(2) refuses: open the object for reading.
-Result<void> fsync_reopened(int fd, int flags) {
-    UniqueFd f(::open(sys::proc_fd_path(fd).c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | flags));
+Result<UniqueFd> reopen_for_fsync(int fd, int flags) {
+    UniqueFd f(open_reclaiming([&] {
+        return ::open(sys::proc_fd_path(fd).c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | flags);
+    }));
     if (!f) return fail(errno);
-    g_commits.fetch_add(1, std::memory_order_relaxed);
-    return check_syscall(::fsync(f.get()));
+    return f;
+}
+
+Result<void> fsync_reopened(int fd, int flags) {
+    auto f = reopen_for_fsync(fd, flags);
+    if (!f) return f.failure();
+    return commit_opened(*f);
 }
 
 }  // namespace
 
 uint64_t metadata_commits() {
     return g_commits.load(std::memory_order_relaxed);
+}
+
+Result<UniqueFd> open_directory_for_commit(const Node& dir) {
+    return reopen_for_fsync(dir.fd.get(), O_DIRECTORY);
+}
+
+Result<void> commit_opened(const UniqueFd& fd) {
+    g_commits.fetch_add(1, std::memory_order_relaxed);
+    return check_syscall(::fsync(fd.get()));
 }
 
 Result<void> commit_directory(const Node& dir) {

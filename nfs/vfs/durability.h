@@ -18,6 +18,12 @@ namespace nfsrdmad::vfs {
 // created or removed in it) reach stable storage.
 Result<void> commit_directory(const Node& dir);
 
+// commit_directory in two steps: open the directory for the fsync, then fsync it. An
+// operation that creates an entry takes the descriptor before it changes anything, so
+// running out of descriptors (EMFILE) can stop it only while there is nothing to undo.
+Result<UniqueFd> open_directory_for_commit(const Node& dir);
+Result<void> commit_opened(const UniqueFd& fd);
+
 // fsync(2) of a regular file or directory after an attribute change. Other types
 // (symlinks, devices, FIFOs, sockets) cannot be opened harmlessly; nothing is done for
 // them: the change sits in the same journal transaction as their parent's next commit.

@@ -39,6 +39,14 @@ Result<std::pair<UniqueFd, bool>> open_regular(int path_fd, OpenFor need) {
 
 }  // namespace
 
+FdCache::FdCache(size_t capacity) : capacity_(capacity ? capacity : 1) {
+    add_fd_reclaimer(this);
+}
+
+FdCache::~FdCache() {
+    remove_fd_reclaimer(this);
+}
+
 size_t FdCache::HandleHash::operator()(const FileHandle& h) const {
     // The trailing MAC is a keyed PRF output: already a good hash.
     uint64_t v = 0;
@@ -110,8 +118,25 @@ std::shared_ptr<const OpenFile> FdCache::insert(std::shared_ptr<const OpenFile> 
         evicted.push_back(std::move(victim->second.file));
         slots_.erase(victim);
         lru_.pop_back();
+        evictions_.fetch_add(1, std::memory_order_relaxed);
     }
     return file;
+}
+
+size_t FdCache::reclaim_fds(size_t want) {
+    std::vector<std::shared_ptr<const OpenFile>> closing;  // closed after the lock is released
+    std::lock_guard lock(mu_);
+    for (auto pos = lru_.end(); pos != lru_.begin() && closing.size() < want;) {
+        --pos;
+        auto it = slots_.find(*pos);
+        // In use by a request: dropping it would not close its descriptor now.
+        if (it->second.file.use_count() > 1) continue;
+        closing.push_back(std::move(it->second.file));
+        slots_.erase(it);
+        pos = lru_.erase(pos);
+    }
+    reclaimed_.fetch_add(closing.size(), std::memory_order_relaxed);
+    return closing.size();
 }
 
 void FdCache::forget(const FileHandle& handle) {
@@ -126,6 +151,11 @@ void FdCache::clear() {
     std::lock_guard lock(mu_);
     slots_.clear();
     lru_.clear();
+}
+
+bool FdCache::contains(const FileHandle& handle) const {
+    std::lock_guard lock(mu_);
+    return slots_.count(handle) != 0;
 }
 
 size_t FdCache::size() const {

@@ -14,11 +14,16 @@
 // and only then call get().
 // Thread-safe; entries are shared_ptrs, so eviction never closes an fd in use.
 // An fd of a file unlinked meanwhile is harmless: io.h reports ESTALE when nlink == 0.
+// The cache is an FdReclaimer (fd_pressure.h): when an open anywhere in the vfs fails
+// with EMFILE/ENFILE, it closes its least recently used entries that no request holds.
+// The daemon sizes it with fd_cache_capacity() from RLIMIT_NOFILE.
 #pragma once
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -26,6 +31,7 @@
 #include <unordered_map>
 
 #include "nfs/vfs/export.h"
+#include "nfs/vfs/fd_pressure.h"
 #include "nfs/vfs/handle.h"
 #include "nfs/vfs/node.h"
 #include "nfs/vfs/result.h"
@@ -42,10 +48,13 @@ struct OpenFile {
 
 enum class OpenFor { Read, Write };
 
-class FdCache {
+class FdCache final : public FdReclaimer {
   public:
     static constexpr size_t kDefaultCapacity = 1024;
-    explicit FdCache(size_t capacity = kDefaultCapacity) : capacity_(capacity ? capacity : 1) {}
+    explicit FdCache(size_t capacity = kDefaultCapacity);
+    ~FdCache();
+    FdCache(const FdCache&) = delete;
+    FdCache& operator=(const FdCache&) = delete;
 
     // Checked handle -> open file, from the cache or opened now. Call as root (outside any
     // IdentityScope). Errors: ESTALE (as ExportTable::open); EISDIR for a
@@ -64,6 +73,15 @@ class FdCache {
     void clear();
     size_t size() const;
     size_t capacity() const { return capacity_; }
+    bool contains(const FileHandle& handle) const;
+
+    // Closes up to `want` entries no request holds (use_count 1), least recently used
+    // first; returns how many. Called by open_reclaiming() on EMFILE/ENFILE.
+    size_t reclaim_fds(size_t want) override;
+
+    // Entries dropped to stay within capacity, and entries closed by reclaim_fds().
+    uint64_t evictions() const { return evictions_.load(std::memory_order_relaxed); }
+    uint64_t reclaimed() const { return reclaimed_.load(std::memory_order_relaxed); }
 
   private:
     struct HandleHash {
@@ -85,6 +103,8 @@ class FdCache {
     mutable std::mutex mu_;
     std::list<FileHandle> lru_;  // front = most recently used
     std::unordered_map<FileHandle, Slot, HandleHash> slots_;
+    std::atomic<uint64_t> evictions_{0};
+    std::atomic<uint64_t> reclaimed_{0};
 };
 
 }  // namespace nfsrdmad::vfs

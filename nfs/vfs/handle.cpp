@@ -5,6 +5,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "nfs/vfs/fd_pressure.h"
+
 namespace nfsrdmad::vfs {
 namespace {
 
@@ -99,10 +101,13 @@ Result<UniqueFd> open_kernel_handle(int mount_fd, const KernelHandle& handle, in
     fh->handle_bytes = handle.size;
     fh->handle_type = handle.type;
     std::memcpy(fh->f_handle, handle.bytes.data(), handle.size);
-    int fd;
-    do {
-        fd = ::open_by_handle_at(mount_fd, fh, flags | O_CLOEXEC);
-    } while (fd < 0 && errno == EINTR);
+    const int fd = open_reclaiming([&] {
+        int r;
+        do {
+            r = ::open_by_handle_at(mount_fd, fh, flags | O_CLOEXEC);
+        } while (r < 0 && errno == EINTR);
+        return r;
+    });
     if (fd < 0) {
         if (errno == ENOENT || errno == ESTALE || errno == EINVAL) return fail(ESTALE);
         return fail(errno);

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "nfs/vfs/fd_pressure.h"
+
 namespace nfsrdmad::vfs::sys {
 
 ProcFdPath proc_fd_path(int fd) {
@@ -30,8 +32,10 @@ Result<UniqueFd> openat2(int dirfd, const char* name, uint64_t flags, uint64_t r
     how.mode = mode;
     how.resolve = resolve;
     for (int attempt = 0; attempt < 16; ++attempt) {
-        long fd = ::syscall(SYS_openat2, dirfd, name, &how, sizeof how);
-        if (fd >= 0) return UniqueFd(static_cast<int>(fd));
+        const int fd = open_reclaiming([&] {
+            return static_cast<int>(::syscall(SYS_openat2, dirfd, name, &how, sizeof how));
+        });
+        if (fd >= 0) return UniqueFd(fd);
         if (errno != EAGAIN && errno != EINTR) return fail(errno);
     }
     return fail(EAGAIN);
@@ -43,16 +47,19 @@ Result<UniqueFd> open_child_path(int dirfd, const char* name) {
 
 Result<UniqueFd> reopen(int fd, int flags) {
     const ProcFdPath path = proc_fd_path(fd);
-    int nfd;
-    do {
-        nfd = ::open(path.c_str(), flags | O_CLOEXEC);
-    } while (nfd < 0 && errno == EINTR);
+    const int nfd = open_reclaiming([&] {
+        int r;
+        do {
+            r = ::open(path.c_str(), flags | O_CLOEXEC);
+        } while (r < 0 && errno == EINTR);
+        return r;
+    });
     if (nfd < 0) return fail(errno);
     return UniqueFd(nfd);
 }
 
 Result<UniqueFd> dup_fd(int fd) {
-    int nfd = ::fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    const int nfd = open_reclaiming([&] { return ::fcntl(fd, F_DUPFD_CLOEXEC, 0); });
     if (nfd < 0) return fail(errno);
     return UniqueFd(nfd);
 }

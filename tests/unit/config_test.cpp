@@ -79,6 +79,7 @@ TEST(ConfigExample, FullExampleParses) {
     expect_listener(c.rdma[0], "0.0.0.0", 20049);
     EXPECT_EQ(c.engine_mode, EngineMode::Adaptive);
     EXPECT_EQ(c.spin_us, 50u);
+    EXPECT_EQ(c.fd_cache, 0u);
     EXPECT_EQ(c.rdma_tuning.credits, 128u);
     EXPECT_EQ(c.rdma_tuning.inline_size, 4096u);
     EXPECT_EQ(c.rdma_tuning.max_payload_buffers, 256u);
@@ -183,6 +184,12 @@ TEST(ConfigDefaults, EmptySectionsAreAllowed) {
     EXPECT_TRUE(c.exports.empty());
 }
 
+TEST(ConfigValues, FdCacheOverride) {
+    EXPECT_EQ(good("engine:\n  fd_cache: 5000\n").fd_cache, 5000u);
+    EXPECT_EQ(good("engine:\n  workers: 4\n").fd_cache, 0u);  // 0: sized from the limit
+    EXPECT_EQ(one_error("engine:\n  fd_cache: 2000000\n").find("t.yaml:2:13: "), 0u);
+}
+
 TEST(ConfigDefaults, ExportDefaultsLikeExports5) {
     Config c = good("exports:\n  - path: /srv\n");
     ASSERT_EQ(c.exports.size(), 1u);
@@ -264,7 +271,7 @@ TEST(ConfigErrors, UnknownKeyAtTopLevelAndInSections) {
     EXPECT_EQ(
         one_error("engine:\n  thread: 2\n"),
         "t.yaml:2:3: unknown key 'thread' in engine (expected one of: threads, workers, mode, "
-        "spin_us)");
+        "spin_us, fd_cache)");
     EXPECT_EQ(
         one_error("exports:\n  - path: /a\n    clients:\n      - match: '*'\n        rw: 1\n"),
         "t.yaml:5:9: unknown key 'rw' in client (expected one of: match, access, squash, "
