@@ -29,7 +29,10 @@ NofileLimit raise_nofile_limit() {
 
 vfs::FdReserve fd_reserve(const config::Config& cfg, unsigned reactors) {
     vfs::FdReserve r;
-    r.connections = cfg.tcp_tuning.max_connections;
+    // TCP: a socket each. RDMA: a completion channel each (rdma.max_connections), only
+    // when RDMA listeners are configured.
+    r.connections = cfg.tcp_tuning.max_connections +
+                    (cfg.rdma.empty() ? 0 : uint64_t(cfg.rdma_tuning.max_connections));
     r.pipes = cfg.tcp_tuning.max_pipes;
     r.workers = cfg.workers;
     r.exports = cfg.exports.size();
