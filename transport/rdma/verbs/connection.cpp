@@ -293,6 +293,7 @@ void Connection::disconnect(const std::string& why) {
     if (closed_) return;
     closed_ = true;
     svc_.counters.disconnects++;
+    if (std::exchange(attached_, false)) dev_->detach();  // the others' share grows now
     spdlog::info("rdma {}: disconnecting: {}", peer_.text, why);
     read_queue_.clear();
     sends_in_flight_.clear();
