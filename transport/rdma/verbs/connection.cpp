@@ -145,7 +145,7 @@ uint64_t Connection::track(std::unique_ptr<Work> w) {
 }
 
 int Connection::reap() {
-    if (closed_ && work_.empty()) return 0;  // torn down: the CQ stays quiet
+    if (torn_down_) return 0;  // the CQ stays quiet
     int total = 0;
     ibv_wc wcs[32];
     for (;;) {
@@ -159,7 +159,7 @@ int Connection::reap() {
 }
 
 void Connection::on_completion_event() {
-    if (closed_ && work_.empty()) return;
+    if (torn_down_) return;
     ibv_cq* cq = nullptr;
     void* ctx = nullptr;
     if (ibv_get_cq_event(channel_.get(), &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
@@ -170,7 +170,7 @@ void Connection::on_completion_event() {
     // Event mode: reap, re-arm, and reap what slipped in before the re-arm.
     do {
         reap();
-        if (closed_ && work_.empty()) return;
+        if (torn_down_) return;
         ibv_req_notify_cq(cq_.get(), 0);
     } while (reap() > 0);
 }
@@ -314,7 +314,11 @@ void Connection::on_cm_disconnected() {
     disconnect("the peer disconnected");
 }
 
+// Closed and nothing posted is left to complete: the reactor lets go of us. (Receives
+// are the SRQ's, so an idle connection has no work at all when it closes: disconnect()'s
+// reap() lands here at once.)
 void Connection::teardown() {
+    torn_down_ = true;
     if (poller_) {
         reactor_.remove_poller(poller_);  // drops the poller's reference to us
         poller_ = 0;

@@ -161,6 +161,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::atomic<uint32_t> granted_{0};   // the last grant sent (stats)
     bool attached_ = false;              // counted in the device's connections
     bool closed_ = false;
+    bool torn_down_ = false;  // closed and drained: teardown() ran
     bool watching_ = false;
     uint64_t poller_ = 0;  // poll/adaptive modes: our poller on the reactor
     TransportCounters local_;
