@@ -27,8 +27,9 @@
 #  - the daemon exits 0 on SIGTERM;
 #  - a payload pool of 4 registered buffers on huge pages under four parallel writers and
 #    readers: calls wait for buffers (counted), none fails, no ERR_CHUNK, data intact;
-#    then a requester holds all four: a READ gives up after 0.5 s with NFS3ERR_JUKEBOX
-#    (counted) and the client's retry reads the file intact once the watchdog frees them;
+#    then a requester holds all four: a READ with a write chunk waits on the reactor for
+#    its buffer (no worker waits), a small inline READ gives up after 0.5 s with
+#    NFS3ERR_JUKEBOX (counted), and both read their file intact once the watchdog frees them;
 #  - IPv6: the listener on an IPv6 address of the rxe netdev, the requester and the kernel
 #    client (proto=rdma6) reach it;
 #  - the connection limit: with rdma.max_connections 2 a third connection is rejected at
@@ -265,22 +266,36 @@ if check "nfsrdmad starts with 4 payload buffers" nfsrdmad_start "$EXPORT" \
     check "pool: payload buffers on huge pages" test "$(counter huge_page_bytes)" -gt 0
     check_eq "pool: payload memcpy" 0 "$(counter payload_memcpy_bytes)"
     # No registered buffer frees up: a requester holds all four (calls whose replies it
-    # never takes) until the send watchdog (8 s here) cuts it off. A READ meanwhile waits
-    # 0.5 s for a buffer and answers NFS3ERR_JUKEBOX; the client retries and gets its
-    # data once the buffers are back.
+    # never takes) until the send watchdog (8 s here) cuts it off. A READ with a write
+    # chunk (2 MiB at rsize 1 MiB) waits on the reactor, in order, for its buffer and runs
+    # once they are back: no worker waits, no JUKEBOX. A small READ whose reply goes
+    # inline (no write chunk) takes a buffer on the worker: it waits 0.5 s and answers
+    # NFS3ERR_JUKEBOX, and the client's retry gets the data.
     dd if=/dev/urandom of="$EXPORT/jukebox.bin" bs=1M count=2 status=none
+    head -c 2048 /dev/urandom > "$EXPORT/small-read.bin"
     want_j=$(md5sum < "$EXPORT/jukebox.bin" | cut -d' ' -f1)
-    dump_stats; base_reads=$(counter read_chunks)
+    want_s=$(md5sum < "$EXPORT/small-read.bin" | cut -d' ' -f1)
+    stat "$MNT/jukebox.bin" "$MNT/small-read.bin" > /dev/null  # LOOKUPs before the hog
+    dump_stats; base_reads=$(counter read_chunks); base_waits=$(counter buffer_waits)
     "$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" hog > /tmp/hog.log 2>&1 & hog=$!
     hogging() { dump_stats; [ "$(counter read_chunks)" -ge $((base_reads + 4)) ]; }
     check "jukebox: a requester holds every payload buffer" wait_for 30 hogging
-    check_eq "jukebox: the READ gets its data once the buffers are back" "$want_j" \
-        "$(md5sum < "$MNT/jukebox.bin" | cut -d' ' -f1)"
+    md5sum < "$MNT/jukebox.bin" | cut -d' ' -f1 > /tmp/jukebox.got & big=$!
+    # O_DIRECT in 1 KiB: each READ asks for 1 KiB, small enough for an inline reply (a
+    # page-cache read would ask for a whole page and offer a write chunk).
+    dd if="$MNT/small-read.bin" iflag=direct bs=1024 count=2 status=none | md5sum | cut -d' ' -f1 > /tmp/small-read.got & small=$!
+    waiting() { dump_stats; [ "$(counter calls_waiting)" -gt 0 ]; }
+    check "jukebox: the large READ waits on the reactor for a buffer" wait_for 20 waiting
+    wait "$big" "$small"
+    check_eq "jukebox: the large READ gets its data once the buffers are back" "$want_j" "$(cat /tmp/jukebox.got)"
+    check_eq "jukebox: the small READ gets its data after NFS3ERR_JUKEBOX" "$want_s" "$(cat /tmp/small-read.got)"
     check "jukebox: the requester was cut off by the send watchdog" wait "$hog"
     sed 's/^/    hog: /' /tmp/hog.log
     dump_stats
-    check "jukebox: READ gave up waiting for a buffer (NFS3ERR_JUKEBOX)" \
+    check "jukebox: the inline READ gave up waiting for a buffer (NFS3ERR_JUKEBOX)" \
         test "$(counter payload_wait_timeouts)" -gt 0
+    check "jukebox: calls waited for registered memory" test "$(counter buffer_waits)" -gt "$base_waits"
+    check_eq "jukebox: nobody waits any more" 0 "$(counter calls_waiting)"
     check "jukebox: the holder's replies were stalled sends" test "$(counter stalled_sends)" -ge 1
     nfs_umount "$MNT"
 fi

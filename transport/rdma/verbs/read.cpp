@@ -1,7 +1,8 @@
 // RDMA Reads: pulling a call's read chunks (RFC 8166 §3.4.5: the requester exposes
 // them, the responder reads them) into registered payload buffers before the call runs.
 //
-//   on_receive ─► start_reads ─► reserve_pulls (a payload buffer per pull set) ─► queue
+//   on_receive ─► start_reads ─► reserve_pulls (a payload buffer per pull set, and one
+//                     │          for the reply of a call with a write chunk) ─► queue
 //                     │ pool dry: wait in order (starved_calls_), holding nothing
 //                     ▼
 //                read_queue_ ─► pump_reads (≤ initiator_depth in flight) ─► on_read_done
@@ -30,9 +31,11 @@ bool Connection::reserve_pulls(CallWork& call) {
         return into != nullptr;
     };
     if ((call.plan.message_pulls && !get(call.message)) ||
-        (call.plan.payload_pulls && !get(call.payload))) {
+        (call.plan.payload_pulls && !get(call.payload)) ||
+        (call.wants_reply_payload && !get(call.reply_payload))) {
         call.message.reset();  // hold nothing while waiting
         call.payload.reset();
+        call.reply_payload.reset();
         short_of_ = &dev_->payloads();
         return false;
     }

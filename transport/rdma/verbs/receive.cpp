@@ -60,12 +60,37 @@ void Connection::on_receive(BufferPtr buf, uint32_t len) {
             count(&TransportCounters::calls_msg);
             break;
     }
-    if (call->plan.read_bytes() == 0) {
+    // RFC 8267 §4.1-4.2: READ and READLINK results go into the write chunk the client
+    // offers; the registered buffer they are read into is reserved here, in order with
+    // the calls before it (start_reads), rather than by a worker waiting for one.
+    call->wants_reply_payload = !call->header.writes.empty();
+    if (call->plan.read_bytes() == 0 && !call->wants_reply_payload) {
         dispatch(std::move(call));
         return;
     }
     start_reads(std::move(call));
 }
+
+namespace {
+
+// Hands the call's reserved reply payload buffer to the RPC layer; a call without one
+// (its reply is small enough to go inline) falls back to the device's allocator.
+class ReservedPayloadAllocator : public rpc::PayloadAllocator {
+  public:
+    ReservedPayloadAllocator(BufferPtr reserved, rpc::PayloadAllocator& fallback)
+        : reserved_(std::move(reserved)), fallback_(fallback) {}
+    std::unique_ptr<rpc::PayloadBuffer> allocate(size_t bytes) override {
+        if (reserved_ && bytes <= reserved_->size())
+            return std::make_unique<RegisteredPayload>(std::move(reserved_));
+        return fallback_.allocate(bytes);
+    }
+
+  private:
+    BufferPtr reserved_;
+    rpc::PayloadAllocator& fallback_;
+};
+
+}  // namespace
 
 void Connection::dispatch(std::shared_ptr<CallWork> call) {
     auto self = shared_from_this();
@@ -80,8 +105,9 @@ void Connection::dispatch(std::shared_ptr<CallWork> call) {
         if (call->payload)
             msg.read_chunk = xdr::ReadChunk{*p.payload_position,
                                             {call->payload->data(), p.payload_pulls->length}};
+        ReservedPayloadAllocator alloc(std::move(call->reply_payload), self->dev_->allocator());
         auto reply = std::make_shared<std::optional<rpc::Reply>>(
-            self->svc_.dispatcher.dispatch(msg, self->peer_, self->dev_->allocator()));
+            self->svc_.dispatcher.dispatch(msg, self->peer_, alloc));
         // The worker's references move to the reactor: the last one must never be
         // dropped here (the worker may have switched credentials: see connection.h).
         engine::Reactor& r = self->reactor_;

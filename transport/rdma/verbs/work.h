@@ -30,6 +30,10 @@ struct Connection::CallWork {
     BufferPtr received;  // holds the inline RPC message
     BufferPtr message;   // RDMA_NOMSG: the pulled call
     BufferPtr payload;   // the pulled DDP item
+    // A call with a write chunk (READ, READLINK): the payload buffer its reply fills,
+    // reserved on the reactor before it runs, so a worker never waits for one.
+    bool wants_reply_payload = false;
+    BufferPtr reply_payload;
     uint32_t reads_left = 0;
     bool failed = false;
 };
