@@ -118,7 +118,12 @@ rdma::ServerOptions rdma_options(const config::Config& cfg) {
     o.max_connections = cfg.rdma_tuning.max_connections;
     o.pools.max_inline_buffers = cfg.rdma_tuning.receive_buffers;
     o.pools.max_read_bytes = cfg.rdma_tuning.max_read_bytes;
-    // Test hook (tests/vm): the iWARP per-Read sink registration on any device.
+    // Test hooks (tests/vm): received RPC-over-RDMA messages written out as fuzz seeds;
+    // the iWARP per-Read sink registration on any device.
+    if (const char* e = std::getenv("NFSRDMAD_RDMA_CAPTURE_DIR"); e && *e) {
+        o.capture_dir = e;
+        spdlog::warn("rdma: received messages are written to {} (NFSRDMAD_RDMA_CAPTURE_DIR)", e);
+    }
     if (const char* e = std::getenv("NFSRDMAD_RDMA_PER_READ_SINKS"); e && *e == '1') {
         o.pools.per_read_sinks = true;
         spdlog::warn("rdma: every RDMA Read registers its own sink (NFSRDMAD_RDMA_PER_READ_SINKS)");

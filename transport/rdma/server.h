@@ -30,6 +30,7 @@ struct ServerOptions {
     // A reply Send the peer has not taken for this long ends the connection
     // (Connection::check_stalled_sends); 0 disables.
     std::chrono::milliseconds send_timeout{std::chrono::seconds(60)};
+    std::string capture_dir;  // test hook: ConnectionOptions::capture_dir
 };
 
 class Server {

@@ -242,8 +242,10 @@ nfsrdmad_stop() {
 # Optional traffic capture for the fuzz seeds: with NFSRDMAD_CAPTURE=1 in the guest's
 # environment (boot.sh -e NFSRDMAD_CAPTURE=1; tcpdump installed on the host), the NFS
 # and MOUNT TCP traffic goes to $VMTEST_OUT/traffic.pcap, which
-# tests/fuzz/seeds_from_capture.py turns into seed corpora. Off by default. (RoCEv2 is
-# not seen: Soft-RoCE loops back inside the guest.)
+# tests/fuzz/seeds_from_capture.py turns into seed corpora. Off by default. RoCEv2 is
+# not seen on any interface (Soft-RoCE loops back inside the guest): the daemon writes
+# the RPC-over-RDMA messages it receives itself (rdma_capture_env), and
+# tests/fuzz/seeds_from_rdma_capture.py turns those into rdma_header seeds.
 capture_start() {
     [ -n "${NFSRDMAD_CAPTURE:-}" ] || return 0
     command -v tcpdump > /dev/null || { echo "NFSRDMAD_CAPTURE is set but tcpdump is not installed" >&2; return 1; }
@@ -253,8 +255,17 @@ capture_start() {
     CAPTURE_PID=$!
 }
 
+# rdma_capture_env: with NFSRDMAD_CAPTURE=1, makes the next nfsrdmad_start write the
+# first 512 messages it receives over RDMA to $VMTEST_OUT/rdma-capture.
+rdma_capture_env() {
+    [ -n "${NFSRDMAD_CAPTURE:-}" ] || return 0
+    mkdir -p "$VMTEST_OUT/rdma-capture"
+    export NFSRDMAD_RDMA_CAPTURE_DIR=$VMTEST_OUT/rdma-capture
+}
+
 capture_stop() {
     [ -n "${CAPTURE_PID:-}" ] || return 0
     kill -INT "$CAPTURE_PID" 2> /dev/null; wait "$CAPTURE_PID"; CAPTURE_PID=
+    unset NFSRDMAD_RDMA_CAPTURE_DIR
     ls -l "$VMTEST_OUT/traffic.pcap"
 }

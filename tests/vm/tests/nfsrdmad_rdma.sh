@@ -94,6 +94,7 @@ check "rpcbind" rpcbind_start
 # A short send watchdog, so the deaf requester below is cut off within seconds; the
 # kernel client's replies keep completing, which the watchdog counts as progress.
 printf 'rdma:\n  send_timeout: 3\n' > /tmp/main.yaml
+rdma_capture_env  # NFSRDMAD_CAPTURE=1: fuzz seeds from what the kernel client sends
 check "nfsrdmad starts" nfsrdmad_start "$EXPORT" --rdma "$RXE_IP:$RDMA_PORT" --config /tmp/main.yaml || { vm_summary; exit 1; }
 # RDMA listeners start after TCP, which is what nfsrdmad_start waits for.
 check "listening on the rxe device" wait_for 20 grep -q "rdma: listening on $RXE_IP:$RDMA_PORT" "$NFSRDMAD_LOG"

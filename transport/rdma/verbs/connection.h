@@ -29,6 +29,8 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <span>
+#include <string>
 #include <unordered_map>
 
 #include "transport/engine/reactor.h"
@@ -50,6 +52,9 @@ struct ConnectionOptions {
     bool peer_remote_invalidate = false;
     uint32_t initiator_depth = 16;  // RDMA Reads we may have in flight
     Limits limits;
+    // Test hook (fuzz seeds from real traffic): every received message is also written
+    // to a file here, the first kMaxCaptures of them. Empty: off.
+    std::string capture_dir;
 };
 
 struct ConnectionServices {
@@ -103,6 +108,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     int reap();  // polls the CQ dry; returns the completions handled
     void handle(const ibv_wc& wc);
     void on_receive(BufferPtr buf, uint32_t len);
+    void capture(std::span<const uint8_t> msg);  // opts_.capture_dir
     uint32_t grant();  // the credits the next reply carries (the device's current share)
     void start_reads(std::shared_ptr<CallWork> call);
     // Posts queued Reads while the peer's initiator depth and the device's ReadBudget

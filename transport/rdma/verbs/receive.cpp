@@ -10,6 +10,9 @@
 // is refused before any RDMA Read (the limits were fitted to the buffer at connect).
 #include <spdlog/spdlog.h>
 
+#include <atomic>
+#include <cstdio>
+#include <string>
 #include <utility>
 
 #include "transport/rdma/verbs/connection.h"
@@ -17,8 +20,24 @@
 
 namespace nfsrdmad::rdma::verbs {
 
+void Connection::capture(std::span<const uint8_t> msg) {
+    // A test hook, off unless the daemon was started with NFSRDMAD_RDMA_CAPTURE_DIR:
+    // bounded (kMaxCaptures files of at most one receive buffer), so its blocking writes
+    // on the reactor stay a fixed, small cost.
+    constexpr uint32_t kMaxCaptures = 512;
+    static std::atomic<uint32_t> taken{0};
+    const uint32_t n = taken.fetch_add(1, std::memory_order_relaxed);
+    if (n >= kMaxCaptures) return;
+    const std::string path = opts_.capture_dir + "/rdma-" + std::to_string(n) + ".bin";
+    if (FILE* f = std::fopen(path.c_str(), "wbx")) {
+        std::fwrite(msg.data(), 1, msg.size(), f);
+        std::fclose(f);
+    }
+}
+
 void Connection::on_receive(BufferPtr buf, uint32_t len) {
     if (closed_) return;  // the buffer goes back to the pool
+    if (!opts_.capture_dir.empty()) capture({buf->data(), len});
     if (!credits_.on_call()) {
         count(&TransportCounters::credit_overruns);
         disconnect("the peer sent more calls than its " + std::to_string(credits_.ceiling()) +
