@@ -306,7 +306,7 @@ echo 0 > /proc/sys/vm/nr_hugepages
 step "the connection limit and the credit share (shared receive queue)"
 # 256 receive buffers: 64 stay posted on the SRQ, 192 are shared out as credits. Two
 # connections at most: the third is rejected at CONNECT_REQUEST, never accepted.
-printf 'rdma:\n  max_connections: 2\n  receive_buffers: 256\n  send_timeout: 6\n' > /tmp/limits.yaml
+printf 'rdma:\n  max_connections: 2\n  receive_buffers: 256\n  send_timeout: 30\n' > /tmp/limits.yaml
 if check "nfsrdmad starts with max_connections 2" nfsrdmad_start "$EXPORT" \
         --rdma "$RXE_IP:$RDMA_PORT" --config /tmp/limits.yaml &&
     check "limits: listening" wait_for 20 grep -q "rdma: listening on $RXE_IP:$RDMA_PORT" "$NFSRDMAD_LOG" &&
@@ -319,7 +319,7 @@ if check "nfsrdmad starts with max_connections 2" nfsrdmad_start "$EXPORT" \
     out=$("$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" null)
     echo "    $out"
     check_eq "limits: a second connection is granted half of 192 credits" 96 "$(grant "$out")"
-    # The deaf requester stays connected (it takes no reply) until the watchdog's 6 s.
+    # The deaf requester stays connected (it takes no reply) until the watchdog's 30 s.
     "$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" deaf > /tmp/deaf.log 2>&1 & deaf=$!
     two_open() { dump_stats; [ "$(counter open)" = 2 ]; }
     check "limits: the mount and the deaf requester are connected" wait_for 20 two_open
@@ -342,6 +342,7 @@ check "limits: nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop
 step "RDMA Read sinks registered per Read (the iWARP path, on Soft-RoCE)"
 # The Debian kernel has no siw (soft-iWARP), so the path iWARP takes is forced here: each
 # RDMA Read registers its own remotely writable sink and deregisters it on completion.
+rm -f "$EXPORT"/mode-*.bin "$EXPORT"/pool*.bin "$EXPORT"/jukebox.bin  # room on the 600 MB export
 if NFSRDMAD_RDMA_PER_READ_SINKS=1 check "nfsrdmad starts with per-Read sinks" \
         nfsrdmad_start "$EXPORT" --rdma "$RXE_IP:$RDMA_PORT" &&
     check "sinks: listening" wait_for 20 grep -q "rdma: listening on $RXE_IP:$RDMA_PORT" "$NFSRDMAD_LOG" &&
@@ -354,6 +355,7 @@ if NFSRDMAD_RDMA_PER_READ_SINKS=1 check "nfsrdmad starts with per-Read sinks" \
     check "sinks: each registered its own sink" test "$(counter sink_registrations)" -ge "$(counter read_chunks)"
     check_eq "sinks: no completion error" 0 "$(counter completion_errors)"
     nfs_umount "$MNT"
+    rm -f "$EXPORT"/sinks*.bin
 fi
 check "sinks: nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop
 
