@@ -106,23 +106,8 @@ if check "deep: mount" nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120; th
     check_eq "deep: no 'disconnecting' line" 0 "$(disconnect_lines "$skip" | wc -l)"
     disconnect_lines "$skip" | head -3 | sed 's/^/    /'
     rm -f "$MNT/deep.dat"
-
-    step "create storm over RDMA: $SCALE_THREADS threads x $SCALE_FILES files with fsync"
-    check "storm over RDMA: no error" load_storm "$MNT/storm-rdma" "$SCALE_THREADS" "$SCALE_FILES" "$RES/storm-rdma.json"
-    check_eq "storm over RDMA: every file there" "$((SCALE_THREADS * SCALE_FILES))" \
-        "$(find "$EXPORT/storm-rdma" -type f 2>/dev/null | wc -l)"
     nfs_umount "$MNT"
 fi
-
-step "create storm over TCP: $SCALE_THREADS threads x $SCALE_FILES files with fsync"
-MNT=/mnt/tcp
-if check "tcp: mount" nfs_mount "127.0.0.1:$EXPORT" "$MNT" "$(tcp_opts)" 120; then
-    check "storm over TCP: no error" load_storm "$MNT/storm-tcp" "$SCALE_THREADS" "$SCALE_FILES" "$RES/storm-tcp.json"
-    check_eq "storm over TCP: every file there" "$((SCALE_THREADS * SCALE_FILES))" \
-        "$(find "$EXPORT/storm-tcp" -type f 2>/dev/null | wc -l)"
-    nfs_umount "$MNT"
-fi
-note "daemon descriptors now: $(ls /proc/"$NFSRDMAD_PID"/fd 2>/dev/null | wc -l) (soft limit $(awk '/open files/ {print $4}' /proc/"$NFSRDMAD_PID"/limits 2>/dev/null))"
 
 step "daemon restart under load: SIGKILL in the middle of a $SCALE_RESTART_MB MiB write (hard mount)"
 MNT=/mnt/hard
@@ -131,8 +116,14 @@ want=$(md5sum < /tmp/restart.bin | cut -d' ' -f1)
 if check "hard: mount" nfs_mount "$RXE_IP:$EXPORT" "$MNT" "vers=3,proto=rdma,port=$RDMA_PORT,mountport=$NFSRDMAD_MOUNT_PORT,mountproto=tcp,nolock,hard" 120; then
     timeout -s KILL 300 dd if=/tmp/restart.bin of="$MNT/restart.bin" bs=1M oflag=direct conv=fsync status=none &
     writer=$!
-    big_enough() { [ "$(stat -c %s "$EXPORT/restart.bin" 2>/dev/null || echo 0)" -ge $((SCALE_RESTART_MB << 18)) ]; }
-    check "hard: a quarter of the file is on the server" wait_for 120 big_enough
+    # until a quarter of the file is on the server, or the writer is gone (failed early:
+    # checked below), for at most 120 s (by the clock: each stat is an exec, ~0.1 s)
+    deadline=$((SECONDS + 120))
+    while kill -0 "$writer" 2>/dev/null && [ $SECONDS -lt $deadline ] &&
+        [ "$(stat -c %s "$EXPORT/restart.bin" 2>/dev/null || echo 0)" -lt $((SCALE_RESTART_MB << 18)) ]; do
+        sleep 0.3
+    done
+    check "hard: the writer is still writing when the daemon is killed" kill -0 "$writer"
     note "server has $(stat -c %s "$EXPORT/restart.bin") bytes; SIGKILL nfsrdmad (pid $NFSRDMAD_PID)"
     kill -KILL "$NFSRDMAD_PID"; wait "$NFSRDMAD_PID" 2>/dev/null; NFSRDMAD_PID=
     sleep 2
@@ -151,6 +142,25 @@ if check "hard: mount" nfs_mount "$RXE_IP:$EXPORT" "$MNT" "vers=3,proto=rdma,por
     nfs_umount "$MNT" || umount -f -l "$MNT"
 fi
 rm -f /tmp/restart.bin
+
+step "create storm over RDMA: $SCALE_THREADS threads x $SCALE_FILES files with fsync"
+MNT=/mnt/storm
+if check "rdma: mount" nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120; then
+    check "storm over RDMA: no error" load_storm "$MNT/storm-rdma" "$SCALE_THREADS" "$SCALE_FILES" "$RES/storm-rdma.json"
+    check_eq "storm over RDMA: every file there" "$((SCALE_THREADS * SCALE_FILES))" \
+        "$(find "$EXPORT/storm-rdma" -type f 2>/dev/null | wc -l)"
+    nfs_umount "$MNT"
+fi
+
+step "create storm over TCP: $SCALE_THREADS threads x $SCALE_FILES files with fsync"
+MNT=/mnt/tcp
+if check "tcp: mount" nfs_mount "127.0.0.1:$EXPORT" "$MNT" "$(tcp_opts)" 120; then
+    check "storm over TCP: no error" load_storm "$MNT/storm-tcp" "$SCALE_THREADS" "$SCALE_FILES" "$RES/storm-tcp.json"
+    check_eq "storm over TCP: every file there" "$((SCALE_THREADS * SCALE_FILES))" \
+        "$(find "$EXPORT/storm-tcp" -type f 2>/dev/null | wc -l)"
+    nfs_umount "$MNT"
+fi
+note "daemon descriptors now: $(ls /proc/"$NFSRDMAD_PID"/fd 2>/dev/null | wc -l) (soft limit $(awk '/open files/ {print $4}' /proc/"$NFSRDMAD_PID"/limits 2>/dev/null))"
 
 step "kernel log and shutdown"
 dmesg > "$RES/dmesg.txt"
