@@ -224,6 +224,20 @@ def roundtrip(base, mb, out, idxs):
             res[i].setdefault("error", f"read: {e}")
         res[i]["read_s"] = time.monotonic() - t0
 
+    total = size * len(idxs) / MiB
+
+    def summary(walls):  # what is known so far (the write phase's alone if the read hangs)
+        errors = {i: r["error"] for i, r in res.items() if "error" in r}
+        d = {"mounts": len(idxs), "mib_each": int(mb), "phases_done": list(walls),
+             "exact": sum(1 for r in res.values() if r.get("exact")),
+             "errors": len(errors), "first_errors": dict(list(errors.items())[:5])}
+        for phase, wall in walls.items():
+            d[f"{phase}_s"] = round(wall, 2)
+            d[f"{phase}_mibs"] = round(total / wall, 2)
+            d[f"worst_{phase}_s"] = round(max(r.get(f"{phase}_s", 0) for r in res.values()), 2)
+        json.dump(d, open(out, "w"))
+        return d
+
     walls = {}
     for phase, fn in (("write", write), ("read", read)):
         t0 = time.monotonic()
@@ -233,18 +247,7 @@ def roundtrip(base, mb, out, idxs):
         for t in ts:
             t.join()
         walls[phase] = time.monotonic() - t0
-    total = size * len(idxs) / MiB
-    errors = {i: r["error"] for i, r in res.items() if "error" in r}
-    d = {
-        "mounts": len(idxs), "mib_each": int(mb),
-        "exact": sum(1 for r in res.values() if r.get("exact")),
-        "write_s": round(walls["write"], 2), "read_s": round(walls["read"], 2),
-        "write_mibs": round(total / walls["write"], 2), "read_mibs": round(total / walls["read"], 2),
-        "worst_write_s": round(max(r.get("write_s", 0) for r in res.values()), 2),
-        "worst_read_s": round(max(r.get("read_s", 0) for r in res.values()), 2),
-        "errors": len(errors), "first_errors": dict(list(errors.items())[:5]),
-    }
-    json.dump(d, open(out, "w"))
+        d = summary(walls)
     print(f"  roundtrip: {d['exact']}/{len(idxs)} mounts exact; {total:.0f} MiB written in "
           f"{d['write_s']} s ({d['write_mibs']} MiB/s), read in {d['read_s']} s "
           f"({d['read_mibs']} MiB/s); worst mount {d['worst_write_s']} s / {d['worst_read_s']} s")
