@@ -7,14 +7,24 @@
 # A benchmark, not a test: it is not registered in ctest. Under TCG emulation the absolute
 # numbers are meaningless; track the ratios nfsrdmad/knfsd.
 #
-# Usage: bench/vm/run.sh [--build DIR] [--size SIZE] [--runtime SECONDS] [--nrfiles N] [--out DIR]
+# Usage: bench/vm/run.sh [--build DIR] [--vm-dir DIR] [--size SIZE] [--runtime SECONDS] [--nrfiles N] [--out DIR]
+#        bench/vm/run.sh --load [--clients N] [--mb MB] [--depth D] [--threads T] [--files F]
+#                        [--proto rdma|tcp] [--mem SIZE] [--build DIR] [--vm-dir DIR] [--out DIR]
 #   --build DIR    CMake build tree (default <repo>/build): daemon DIR/daemon/nfsrdmad, VM
 #                  files in DIR/vm (tests/vm/prepare.sh makes them if needed)
 #   --size SIZE    file size of the data jobs (default 128M)
 #   --runtime S    seconds per data job (default 15)
 #   --nrfiles N    files per metadata job (default 1000)
-#   --out DIR      run directory (default DIR/bench-vm); the table is in DIR/out/table.txt,
-#                  the fio JSON files in DIR/out/results/
+#   --vm-dir DIR   VM files (default DIR/vm of --build)
+#   --out DIR      run directory (default DIR/bench-vm, DIR/bench-vm-load for --load); the table
+#                  is in DIR/out/table.txt, the fio and load JSON files in DIR/out/results/
+# Load mode (issue 16; guest-load.sh, the functions of tests/vm/lib/load.sh), kernel nfsd and
+# nfsrdmad on one boot, side by side:
+#   --load         N mounts (--clients, 16), each of its own server address, --mb MiB (2)
+#                  written + synced + read back through each in parallel, md5-checked; fio 1 MiB
+#                  O_DIRECT at --depth (128) writes and reads over one mount (both over --proto,
+#                  rdma); --threads (4) x --files (500) files created with fsync over RDMA and
+#                  TCP. Wall time, MiB/s, files/s, worst completion, reconnects. --mem (3G).
 # Env: NFSRDMAD_BIN overrides the daemon path. Takes ~6-10 minutes on a 2-core host.
 set -euo pipefail
 
@@ -25,7 +35,8 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 BUILD=$REPO/build
-SIZE=128M RUNTIME=15 NRFILES=1000 OUT=
+SIZE=128M RUNTIME=15 NRFILES=1000 OUT= VM_DIR= LOAD=0
+CLIENTS=16 MB=2 DEPTH=128 THREADS=4 FILES=500 PROTO=rdma MEM=3G
 while [ $# -gt 0 ]; do
     case "$1" in
         --build) BUILD=$2; shift 2 ;;
@@ -33,6 +44,15 @@ while [ $# -gt 0 ]; do
         --runtime) RUNTIME=$2; shift 2 ;;
         --nrfiles) NRFILES=$2; shift 2 ;;
         --out) OUT=$2; shift 2 ;;
+        --vm-dir) VM_DIR=$2; shift 2 ;;
+        --load) LOAD=1; shift ;;
+        --clients) CLIENTS=$2; shift 2 ;;
+        --mb) MB=$2; shift 2 ;;
+        --depth) DEPTH=$2; shift 2 ;;
+        --threads) THREADS=$2; shift 2 ;;
+        --files) FILES=$2; shift 2 ;;
+        --proto) PROTO=$2; shift 2 ;;
+        --mem) MEM=$2; shift 2 ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench/vm/run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -40,18 +60,28 @@ done
 BUILD=$(cd "$BUILD" && pwd)
 BIN=${NFSRDMAD_BIN:-$BUILD/daemon/nfsrdmad}
 [ -x "$BIN" ] || { echo "bench/vm/run.sh: no daemon at $BIN (build it: cmake --build $BUILD --target nfsrdmad)" >&2; exit 2; }
-OUT=${OUT:-$BUILD/bench-vm}
+VM_DIR=${VM_DIR:-$BUILD/vm}
+case "$PROTO" in rdma|tcp) ;; *) echo "bench/vm/run.sh: --proto rdma or tcp" >&2; exit 2 ;; esac
 
-"$REPO/tests/vm/prepare.sh" "$BUILD/vm"
+"$REPO/tests/vm/prepare.sh" "$VM_DIR"
 rc=0
-"$REPO/tests/vm/boot.sh" --vm-dir "$BUILD/vm" --run-dir "$OUT" --mem 3G --timeout 3600 \
-    -e "NFSRDMAD_BIN=$BIN" -e "BENCH_SIZE=$SIZE" -e "BENCH_RUNTIME=$RUNTIME" -e "BENCH_NRFILES=$NRFILES" \
-    "$HERE/guest-bench.sh" "$HERE/jobs" "$HERE/table.py" || rc=$?
+if [ $LOAD = 1 ]; then
+    OUT=${OUT:-$BUILD/bench-vm-load}
+    "$REPO/tests/vm/boot.sh" --vm-dir "$VM_DIR" --run-dir "$OUT" --mem "$MEM" --timeout 3600 \
+        -e "NFSRDMAD_BIN=$BIN" -e "LOAD_CLIENTS=$CLIENTS" -e "LOAD_MB=$MB" -e "LOAD_DEPTH=$DEPTH" \
+        -e "LOAD_THREADS=$THREADS" -e "LOAD_FILES=$FILES" -e "LOAD_PROTO=$PROTO" \
+        "$HERE/guest-load.sh" "$HERE/table.py" || rc=$?
+else
+    OUT=${OUT:-$BUILD/bench-vm}
+    "$REPO/tests/vm/boot.sh" --vm-dir "$VM_DIR" --run-dir "$OUT" --mem 3G --timeout 3600 \
+        -e "NFSRDMAD_BIN=$BIN" -e "BENCH_SIZE=$SIZE" -e "BENCH_RUNTIME=$RUNTIME" -e "BENCH_NRFILES=$NRFILES" \
+        "$HERE/guest-bench.sh" "$HERE/jobs" "$HERE/table.py" || rc=$?
+fi
 echo
 if [ -s "$OUT/out/table.txt" ]; then
     cat "$OUT/out/table.txt"
     echo
-    echo "fio results: $OUT/out/results/"
+    echo "results: $OUT/out/results/"
 else
     echo "bench/vm/run.sh: no table produced (guest exit status $rc); see the console above" >&2
 fi

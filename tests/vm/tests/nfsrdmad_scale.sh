@@ -1,0 +1,171 @@
+#!/bin/bash
+# nfsrdmad_scale.sh - guest test group vm_nfsrdmad_scale: OUR daemon at scale and under load
+# (issue 16), kernel clients over Soft-RoCE, NFSv3. One boot, one daemon (restarted once).
+#
+# Asserts:
+#  - $SCALE_CONNS RDMA connections at once: as many server addresses on the rxe netdev, one
+#    mount each (nosharecache; the client shares a transport per server address), all mount;
+#    $SCALE_MB MiB written + fsync'd through each in parallel and read back with O_DIRECT:
+#    every byte exact; every mount's transport connected exactly once (the client's xprt
+#    connect count in mountstats, and the daemon log's "connection from" lines per address);
+#    no "disconnecting" line in the daemon log while they run;
+#  - fio 1 MiB O_DIRECT at iodepth $SCALE_DEPTH, writes then reads, over one RDMA mount: no
+#    error and the client never reconnects;
+#  - a create storm ($SCALE_THREADS threads x $SCALE_FILES files, each fsync'd) over RDMA and
+#    over TCP: every file created, no error;
+#  - a daemon restart under load: SIGKILL in the middle of a $SCALE_RESTART_MB MiB write over
+#    an RDMA hard mount, started again with the same state dir: the writer finishes, the file's
+#    md5 is right on the server and read back, and the mount reconnected at most once;
+#  - the kernel log has no "changed security contexts" line (rdma_cm calls from a worker
+#    thread whose credentials were switched for a request: ucma refuses them);
+#  - the daemon exits 0 on SIGTERM.
+# Several of these fail on the daemon of issue 16's time (the 16th connection is dropped,
+# reconnects under deep queues, EIO in the create storm): that is what the group is for.
+# Env: NFSRDMAD_BIN (required); SCALE_CONNS (64), SCALE_MB (1), SCALE_DEPTH (128),
+# SCALE_FIO_SIZE (256M), SCALE_FIO_RUNTIME (20 s per direction), SCALE_THREADS (4),
+# SCALE_FILES (500), SCALE_RESTART_MB (128); LOAD_* of lib/load.sh.
+source "$VMTEST_LIB/common.sh"
+source "$VMTEST_LIB/nfs.sh"
+source "$VMTEST_LIB/rxe.sh"
+source "$VMTEST_LIB/load.sh"
+
+SCALE_CONNS=${SCALE_CONNS:-64}
+SCALE_MB=${SCALE_MB:-1}
+SCALE_DEPTH=${SCALE_DEPTH:-128}
+SCALE_FIO_SIZE=${SCALE_FIO_SIZE:-256M}
+SCALE_FIO_RUNTIME=${SCALE_FIO_RUNTIME:-20}
+SCALE_THREADS=${SCALE_THREADS:-4}
+SCALE_FILES=${SCALE_FILES:-500}
+SCALE_RESTART_MB=${SCALE_RESTART_MB:-128}
+EXPORT=/srv/export
+RDMA_PORT=20049
+BASE=/mnt/load
+RES=$VMTEST_OUT/load
+mkdir -p "$RES"
+
+# the kernel's default timeo (60 s) for RDMA and TCP; soft so that a dead server ends in EIO
+rdma_opts() {
+    echo "vers=3,proto=rdma,port=$RDMA_PORT,mountport=$NFSRDMAD_MOUNT_PORT,mountproto=tcp,nolock,nosharecache,soft,retrans=2${1:+,$1}"
+}
+tcp_opts() {
+    echo "vers=3,proto=tcp,port=$NFSRDMAD_PORT,mountport=$NFSRDMAD_MOUNT_PORT,mountproto=tcp,nolock,nosharecache,soft,retrans=2"
+}
+disconnect_lines() {  # SKIP: "disconnecting" lines of the daemon log after line SKIP
+    awk -v skip="$1" 'NR > skip && /disconnecting/' "$NFSRDMAD_LOG"
+}
+dump_stats() { kill -USR1 "$NFSRDMAD_PID" 2>/dev/null && sleep 1; grep -o "stats: rdma .*" "$NFSRDMAD_LOG" | tail -1; }
+
+step "setup: Soft-RoCE, $SCALE_CONNS addresses, nfsrdmad on every address"
+check "tools" need_cmd fio python3 mkfs.ext4 || { vm_summary; exit 1; }
+check "rxe device up" rxe_setup || { vm_summary; exit 1; }
+check "export on ext4" make_ext4 "$EXPORT" 1536 || { vm_summary; exit 1; }
+nfs_client_modules
+check "rpcbind" rpcbind_start
+check "$SCALE_CONNS addresses on $RXE_NETDEV" load_addrs_add "$SCALE_CONNS"
+NFSRDMAD_ADDR=0.0.0.0
+check "nfsrdmad starts" nfsrdmad_start "$EXPORT" --rdma "0.0.0.0:$RDMA_PORT" || { vm_summary; exit 1; }
+check "listening for RDMA on every address" wait_for 20 grep -q "rdma: listening on 0.0.0.0:$RDMA_PORT" "$NFSRDMAD_LOG"
+
+step "$SCALE_CONNS RDMA connections, $SCALE_MB MiB through each in parallel"
+skip=$(load_log_lines "$NFSRDMAD_LOG")
+load_mount_all "$SCALE_CONNS" "$EXPORT" "$BASE" "$(rdma_opts)"
+check_eq "mounts that succeeded" "$SCALE_CONNS" "${#LOAD_MOUNTED[@]}"
+note "mount wall time: $LOAD_MOUNT_WALL s"
+mnts=(); for i in "${LOAD_MOUNTED[@]}"; do mnts+=("$BASE/$i"); done
+if [ ${#LOAD_MOUNTED[@]} -gt 0 ]; then
+    load_roundtrip "$BASE" "$SCALE_MB" "$RES/roundtrip.json" "${LOAD_MOUNTED[@]}"
+fi
+check_eq "mounts whose data came back exact" "$SCALE_CONNS" "$(load_json "$RES/roundtrip.json" exact)"
+load_xprt "${mnts[@]}" > "$RES/xprt.txt"
+check_eq "client: transports that are rdma" "$SCALE_CONNS" "$(awk '$2 == "rdma"' "$RES/xprt.txt" | wc -l)"
+check_eq "client: transports that connected exactly once" "$SCALE_CONNS" "$(awk '$3 == 1' "$RES/xprt.txt" | wc -l)"
+note "client connect counts above 1: $(awk '$3 != 1 {printf "%s=%s ", $1, $3}' "$RES/xprt.txt")"
+note "client connects in all: $(awk '{s += $3} END {print s + 0}' "$RES/xprt.txt")"
+load_log_conns "$NFSRDMAD_LOG" "$skip" > "$RES/daemon-conns.txt"
+once=0
+for ((i = 0; i < SCALE_CONNS; i++)); do
+    a=$(load_addr "$i")
+    [ "$(awk -v a="$a" '$1 == a {print $2}' "$RES/daemon-conns.txt")" = 1 ] && once=$((once + 1))
+done
+check_eq "daemon: addresses with exactly one connection" "$SCALE_CONNS" "$once"
+note "daemon connection lines in all: $(awk '{s += $2} END {print s + 0}' "$RES/daemon-conns.txt") from $(wc -l < "$RES/daemon-conns.txt") addresses"
+disconnect_lines "$skip" > "$RES/disconnects.txt"
+check_eq "daemon: no 'disconnecting' line under load" 0 "$(wc -l < "$RES/disconnects.txt")"
+head -5 "$RES/disconnects.txt" | sed 's/^/    /'
+dump_stats
+check "unmount them all" load_umount_all "$BASE"
+
+step "fio 1 MiB O_DIRECT at iodepth $SCALE_DEPTH over one RDMA mount"
+MNT=/mnt/deep
+skip=$(load_log_lines "$NFSRDMAD_LOG")
+if check "deep: mount" nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120; then
+    check "deep: transport is rdma" assert_mount_transport "$MNT" rdma
+    check "deep: fio write" load_fio "$MNT" write "$SCALE_DEPTH" "$SCALE_FIO_SIZE" "$SCALE_FIO_RUNTIME" "$RES/fio-write.json"
+    check "deep: fio read" load_fio "$MNT" read "$SCALE_DEPTH" "$SCALE_FIO_SIZE" "$SCALE_FIO_RUNTIME" "$RES/fio-read.json"
+    check_eq "deep: the client connected once (no reconnect)" 1 "$(load_xprt_connects "$MNT")"
+    check_eq "deep: no 'disconnecting' line" 0 "$(disconnect_lines "$skip" | wc -l)"
+    disconnect_lines "$skip" | head -3 | sed 's/^/    /'
+    rm -f "$MNT/deep.dat"
+    nfs_umount "$MNT"
+fi
+
+step "daemon restart under load: SIGKILL in the middle of a $SCALE_RESTART_MB MiB write (hard mount)"
+MNT=/mnt/hard
+head -c $((SCALE_RESTART_MB << 20)) /dev/urandom > /tmp/restart.bin
+want=$(md5sum < /tmp/restart.bin | cut -d' ' -f1)
+if check "hard: mount" nfs_mount "$RXE_IP:$EXPORT" "$MNT" "vers=3,proto=rdma,port=$RDMA_PORT,mountport=$NFSRDMAD_MOUNT_PORT,mountproto=tcp,nolock,hard" 120; then
+    timeout -s KILL 300 dd if=/tmp/restart.bin of="$MNT/restart.bin" bs=1M oflag=direct conv=fsync status=none &
+    writer=$!
+    # until a quarter of the file is on the server, or the writer is gone (failed early:
+    # checked below), for at most 120 s (by the clock: each stat is an exec, ~0.1 s)
+    deadline=$((SECONDS + 120))
+    while kill -0 "$writer" 2>/dev/null && [ $SECONDS -lt $deadline ] &&
+        [ "$(stat -c %s "$EXPORT/restart.bin" 2>/dev/null || echo 0)" -lt $((SCALE_RESTART_MB << 18)) ]; do
+        sleep 0.3
+    done
+    check "hard: the writer is still writing when the daemon is killed" kill -0 "$writer"
+    note "server has $(stat -c %s "$EXPORT/restart.bin") bytes; SIGKILL nfsrdmad (pid $NFSRDMAD_PID)"
+    kill -KILL "$NFSRDMAD_PID"; wait "$NFSRDMAD_PID" 2>/dev/null; NFSRDMAD_PID=
+    sleep 2
+    skip=$(load_log_lines "$NFSRDMAD_LOG")
+    t0=$(now)
+    check "restart: nfsrdmad starts again with the same state dir" nfsrdmad_start "$EXPORT" --rdma "0.0.0.0:$RDMA_PORT"
+    check "restart: the writer finishes" wait "$writer"
+    note "writer finished $(since "$t0") s after the restart"
+    check_eq "restart: md5 on the server's disk" "$want" "$(md5sum < "$EXPORT/restart.bin" | cut -d' ' -f1)"
+    sync; echo 3 > /proc/sys/vm/drop_caches
+    check_eq "restart: md5 read back over RDMA" "$want" \
+        "$(timeout -s KILL 120 dd if="$MNT/restart.bin" bs=1M iflag=direct status=none | md5sum | cut -d' ' -f1)"
+    n=$(load_log_conns "$NFSRDMAD_LOG" "$skip" | awk -v a="$RXE_IP" '$1 == a {print $2}')
+    note "connections from $RXE_IP after the restart: ${n:-0}; client connects: $(load_xprt_connects "$MNT")"
+    check "restart: the mount reconnected at most once" test "${n:-0}" -le 1
+    nfs_umount "$MNT" || umount -f -l "$MNT"
+fi
+rm -f /tmp/restart.bin
+
+step "create storm over RDMA: $SCALE_THREADS threads x $SCALE_FILES files with fsync"
+MNT=/mnt/storm
+if check "rdma: mount" nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120; then
+    check "storm over RDMA: no error" load_storm "$MNT/storm-rdma" "$SCALE_THREADS" "$SCALE_FILES" "$RES/storm-rdma.json"
+    check_eq "storm over RDMA: every file there" "$((SCALE_THREADS * SCALE_FILES))" \
+        "$(find "$EXPORT/storm-rdma" -type f 2>/dev/null | wc -l)"
+    nfs_umount "$MNT"
+fi
+
+step "create storm over TCP: $SCALE_THREADS threads x $SCALE_FILES files with fsync"
+MNT=/mnt/tcp
+if check "tcp: mount" nfs_mount "127.0.0.1:$EXPORT" "$MNT" "$(tcp_opts)" 120; then
+    check "storm over TCP: no error" load_storm "$MNT/storm-tcp" "$SCALE_THREADS" "$SCALE_FILES" "$RES/storm-tcp.json"
+    check_eq "storm over TCP: every file there" "$((SCALE_THREADS * SCALE_FILES))" \
+        "$(find "$EXPORT/storm-tcp" -type f 2>/dev/null | wc -l)"
+    nfs_umount "$MNT"
+fi
+note "daemon descriptors now: $(ls /proc/"$NFSRDMAD_PID"/fd 2>/dev/null | wc -l) (soft limit $(awk '/open files/ {print $4}' /proc/"$NFSRDMAD_PID"/limits 2>/dev/null))"
+
+step "kernel log and shutdown"
+dmesg > "$RES/dmesg.txt"
+grep 'changed security contexts' "$RES/dmesg.txt" | head -3 | sed 's/^/    /'
+check_eq "kernel log: no 'changed security contexts' (ucma EACCES)" 0 "$(grep -c 'changed security contexts' "$RES/dmesg.txt")"
+dump_stats
+check "nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop
+vm_summary
