@@ -4,6 +4,9 @@
 // its bound.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string_view>
 #include <type_traits>
 
@@ -470,4 +473,22 @@ TEST(XdrNfs4, OpaquePastItsBoundFails) {
     std::string host(256, 'h');
     sec.cbsp_sys_cred().machinename = host;
     EXPECT_FALSE(decode_all(encode(sec), sec));
+}
+
+// The fuzz target's seeds (tests/fuzz/make_seeds.py) are valid COMPOUNDs: each decodes
+// completely and re-encodes to its own bytes.
+TEST(XdrNfs4, FuzzSeedsDecode) {
+    const std::filesystem::path dir =
+        std::filesystem::path(NFSRDMAD_SOURCE_DIR) / "tests/fuzz/corpus/compound4_args";
+    int seeds = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        if (entry.path().filename().string().rfind("seed-", 0) != 0) continue;
+        std::ifstream in(entry.path(), std::ios::binary);
+        std::vector<uint8_t> b{std::istreambuf_iterator<char>(in), {}};
+        x4::COMPOUND4args a;
+        EXPECT_TRUE(decode_all(b, a)) << entry.path();
+        EXPECT_EQ(encode(a), b) << entry.path();
+        ++seeds;
+    }
+    EXPECT_GE(seeds, 10);
 }
