@@ -4,6 +4,8 @@
 // its bound.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -47,11 +49,18 @@ bool decode_all(const std::vector<uint8_t>& b, T& v) {
     return xdr_decode(d, v) && d.ok() && d.remaining() == 0;
 }
 
+// Decoded opaques and strings are views into the bytes decoded: those stay alive for the
+// whole test program.
+const std::vector<uint8_t>& keep(std::vector<uint8_t> b) {
+    static std::deque<std::vector<uint8_t>> kept;
+    return kept.emplace_back(std::move(b));
+}
+
 // Decode, re-encode: the same bytes (one encoding per value, RFC 4506), and every
 // shorter prefix of them fails to decode.
 template <class T>
 T round_trip(const T& v) {
-    auto b = encode(v);
+    const auto& b = keep(encode(v));
     T back;
     EXPECT_TRUE(decode_all(b, back));
     EXPECT_EQ(encode(back), b);
@@ -360,6 +369,44 @@ TEST(XdrNfs4, ExchangeIdAndCreateSessionRoundTrip) {
     EXPECT_EQ(rback.resarray[1].opcreate_session().csr_resok4().csr_sessionid, kSession);
 }
 
+// entry4's `entry4 *nextentry` is a list: TRUE before each entry, FALSE after the last
+// (RFC 4506 §4.19); pathname4 is an array of component4 <- utf8str_cs <- utf8string.
+TEST(XdrNfs4, ListsAndTypedefChainsRoundTrip) {
+    x4::READDIR4res r;
+    auto& ok = r.resok4();
+    ok.cookieverf = {1, 2, 3, 4, 5, 6, 7, 8};
+    for (const char* name : {"a", "bb", "ccc"}) {
+        auto& e = ok.reply.entries.emplace_back();
+        e.cookie = ok.reply.entries.size();
+        e.name = bytes(name);
+        e.attrs.attrmask = {0x2};  // type
+        e.attrs.attr_vals = bytes(std::string_view("\0\0\0\1", 4));
+    }
+    ok.reply.eof = true;
+    auto b = encode(r);
+    // status, verifier, then TRUE + entry for each, FALSE, eof.
+    const auto first = be({0, 0x01020304, 0x05060708, 1, 0, 1, 1, 0x61000000, 1, 2, 4, 1});
+    ASSERT_GT(b.size(), first.size());
+    EXPECT_TRUE(std::equal(first.begin(), first.end(), b.begin()));
+    EXPECT_EQ(std::vector<uint8_t>(b.end() - 8, b.end()), be({0, 1}));
+    auto back = round_trip(r);
+    ASSERT_EQ(back.resok4().reply.entries.size(), 3u);
+    EXPECT_EQ(text(back.resok4().reply.entries[2].name), "ccc");
+    EXPECT_TRUE(back.resok4().reply.eof);
+
+    x4::fs_locations4 loc;
+    loc.fs_root = {bytes("srv"), bytes("data")};
+    auto& l = loc.locations.emplace_back();
+    l.server = {bytes("10.0.0.1"), bytes("server.example.com")};
+    l.rootpath = {bytes("export")};
+    EXPECT_EQ(encode(loc),
+              be({2,          3,          0x73727600, 4,  0x64617461, 1,          2,
+                  8,          0x31302e30, 0x2e302e31, 18, 0x73657276, 0x65722e65, 0x78616d70,
+                  0x6c652e63, 0x6f6d0000, 1,          6,  0x6578706f, 0x72740000}));
+    auto lback = round_trip(loc);
+    EXPECT_EQ(text(lback.locations.at(0).server.at(1)), "server.example.com");
+}
+
 TEST(XdrNfs4, ProcCodecsTableHasCompound) {
     bool args = false, res = false;
     for (const auto& pc : x4::proc_codecs()) {
@@ -441,9 +488,9 @@ TEST(XdrNfs4, ArrayPastItsBoundFails) {
     // EXCHANGE_ID4args.eia_client_impl_id<1> likewise.
     x4::EXCHANGE_ID4args ex;
     ex.eia_client_impl_id.resize(2);
-    EXPECT_FALSE(decode_all(encode(ex), ex));
+    EXPECT_FALSE(decode_all(keep(encode(ex)), ex));
     ex.eia_client_impl_id.resize(1);
-    EXPECT_TRUE(decode_all(encode(ex), ex));
+    EXPECT_TRUE(decode_all(keep(encode(ex)), ex));
     // An unbounded count larger than the bytes that could hold it.
     x4::COMPOUND4args a;
     EXPECT_FALSE(decode_all(be({0, 1, 0x10000000, x4::OP_GETFH}), a));
@@ -464,15 +511,15 @@ TEST(XdrNfs4, OpaquePastItsBoundFails) {
     x4::client_owner4 co;
     std::vector<uint8_t> owner(1025, 'o');
     co.co_ownerid = owner;
-    EXPECT_FALSE(decode_all(encode(co), co));
+    EXPECT_FALSE(decode_all(keep(encode(co)), co));
     owner.resize(1024);
     co.co_ownerid = owner;
-    EXPECT_TRUE(decode_all(encode(co), co));
+    EXPECT_TRUE(decode_all(keep(encode(co)), co));
     // authsys_parms.machinename is string<255>, inside CREATE_SESSION's callback_sec_parms4.
     x4::callback_sec_parms4 sec(x4::AUTH_SYS);
     std::string host(256, 'h');
     sec.cbsp_sys_cred().machinename = host;
-    EXPECT_FALSE(decode_all(encode(sec), sec));
+    EXPECT_FALSE(decode_all(keep(encode(sec)), sec));
 }
 
 // The fuzz target's seeds (tests/fuzz/make_seeds.py) are valid COMPOUNDs: each decodes
