@@ -83,45 +83,44 @@ rpc::Outcome MountProcedures::mnt(MountProgram& p, rpc::CallContext& ctx) {
     std::string rest;
     auto exp = containing_export(*table, path, rest);
     x::mountres3 res;
-    res.fhs_status = x::MNT3ERR_NOENT;
+    res.set_fhs_status(x::MNT3ERR_NOENT);
     vfs::Node node;
     std::vector<int32_t> flavors;
     const vfs::ClientRule* rule = exp ? client_rule(*exp, *ctx.header.peer) : nullptr;
     if (exp && (!rule || !port_allowed(*rule, *ctx.header.peer))) {
         // No rule for this client, or a `secure` one and an unprivileged source port
         // (rpc.mountd refuses those as "illegal port" with MNT3ERR_ACCES).
-        res.fhs_status = x::MNT3ERR_ACCES;
+        res.set_fhs_status(x::MNT3ERR_ACCES);
     } else if (exp) {
         vfs::Identity from_client{ctx.header.cred.sys.uid, ctx.header.cred.sys.gid,
                                   ctx.header.cred.sys.gids};
         auto id = vfs::squash(*rule, from_client, ctx.header.cred.flavor);
-        res.fhs_status = walk(*exp, rest, id, node);
+        res.set_fhs_status(walk(*exp, rest, id, node));
         for (uint32_t f : rule->flavors) flavors.push_back(static_cast<int32_t>(f));
         if (flavors.empty()) flavors.push_back(vfs::kAuthSys);
     }
     spdlog::info("mount: {} MNT {} -> {}", ctx.header.peer->text, log_text(path),
-                 static_cast<int>(res.fhs_status));
-    if (res.fhs_status == x::MNT3_OK) list(p).add(peer_host(*ctx.header.peer), path);
+                 static_cast<int>(res.fhs_status()));
+    if (res.fhs_status() == x::MNT3_OK) list(p).add(peer_host(*ctx.header.peer), path);
 
     if (ctx.header.vers == 1) {
         // MOUNT v1 answers with a fixed 32-byte handle for NFSv2, which we do not
         // serve; it is kept for old tools that still speak v1.
         x::fhstatus v1;
-        v1.fhs_status = res.fhs_status == x::MNT3_OK ? 0 : static_cast<uint32_t>(res.fhs_status);
-        if (res.fhs_status == x::MNT3_OK) {
+        v1.set_fhs_status(static_cast<uint32_t>(res.fhs_status()));
+        if (res.fhs_status() == x::MNT3_OK) {
             auto h = node.handle.data();
-            if (h.size() > v1.fhs_fhandle.size()) {
-                v1.fhs_status = x::MNT3ERR_NOTSUPP;
-            } else {
-                std::copy(h.begin(), h.end(), v1.fhs_fhandle.begin());
-            }
+            if (h.size() > v1.fhs_fhandle().size())
+                v1.set_fhs_status(x::MNT3ERR_NOTSUPP);
+            else
+                std::copy(h.begin(), h.end(), v1.fhs_fhandle().begin());
         }
         x::xdr_encode(ctx.res, v1);
         return rpc::Outcome::ok();
     }
-    if (res.fhs_status == x::MNT3_OK) {
-        res.mountinfo.fhandle = node.handle.data();
-        res.mountinfo.auth_flavors = flavors;
+    if (res.fhs_status() == x::MNT3_OK) {
+        res.mountinfo().fhandle = node.handle.data();
+        res.mountinfo().auth_flavors = flavors;
     }
     x::xdr_encode(ctx.res, res);
     return rpc::Outcome::ok();

@@ -50,8 +50,7 @@ int stat_node(const vfs::Node& node, struct statx& st) {
 
 x::post_op_attr post_op(const struct statx& st, uint32_t fsid) {
     x::post_op_attr p;
-    p.attributes_follow = true;
-    p.attributes = to_fattr3(st, fsid);
+    p.set_attributes_follow(true).attributes() = to_fattr3(st, fsid);
     return p;
 }
 
@@ -63,8 +62,8 @@ x::post_op_attr post_op(const vfs::Node& node) {
 
 x::pre_op_attr pre_op(const struct statx& st) {
     x::pre_op_attr p;
-    p.attributes_follow = true;
-    p.attributes = {st.stx_size, time3(st.stx_mtime), time3(st.stx_ctime)};
+    p.set_attributes_follow(true).attributes() = {st.stx_size, time3(st.stx_mtime),
+                                                  time3(st.stx_ctime)};
     return p;
 }
 
@@ -80,8 +79,7 @@ x::wcc_data wcc(const x::pre_op_attr& before, const vfs::Node& node) {
 
 x::post_op_fh3 post_op_fh(const vfs::Node& node) {
     x::post_op_fh3 fh;
-    fh.handle_follows = true;
-    fh.handle.data = node.handle.data();
+    fh.set_handle_follows(true).handle().data = node.handle.data();
     return fh;
 }
 

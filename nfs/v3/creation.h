@@ -18,25 +18,25 @@ rpc::Outcome create_object(Request& rq, const x::diropargs3& where, const x::sat
                            Make make) {
     x::CREATE3res res;
     Target dir;
-    res.status = rq.resolve(where.dir, dir);
-    if (res.status != x::NFS3_OK) return rq.reply(res);
+    res.set_status(rq.resolve(where.dir, dir));
+    if (res.status() != x::NFS3_OK) return rq.reply(res);
     x::pre_op_attr before = pre_op(dir.node);
     if (!dir.who.read_write) {
-        res.status = x::NFS3ERR_ROFS;
+        res.set_status(x::NFS3ERR_ROFS);
     } else {
         auto e = make(dir);
         if (!e) {
-            res.status = to_nfsstat3(e.error());
+            res.set_status(to_nfsstat3(e.error()));
         } else {
             if (extra) apply_remaining_attrs(*e, *extra, dir.who.id);
-            res.resok.obj = post_op_fh(e->node);
-            res.resok.obj_attributes = post_op(e->node);
+            res.resok().obj = post_op_fh(e->node);
+            res.resok().obj_attributes = post_op(e->node);
             // The handle's bytes live in e->node; encode before it goes away.
-            res.resok.dir_wcc = wcc(before, dir.node);
+            res.resok().dir_wcc = wcc(before, dir.node);
             return rq.reply(res);
         }
     }
-    res.resfail.dir_wcc = wcc(before, dir.node);
+    res.resfail().dir_wcc = wcc(before, dir.node);
     return rq.reply(res);
 }
 

@@ -52,22 +52,22 @@ inline x::post_op_attr failed_listing_attrs(const Listing& l, x::nfsstat3 status
 // The reply when the listing could not start (Res: READDIR3res or READDIRPLUS3res).
 template <class Res>
 rpc::Outcome refuse_listing(Request& rq, Res& res, const Listing& l) {
-    res.resfail.dir_attributes = failed_listing_attrs(l, res.status);
+    res.resfail().dir_attributes = failed_listing_attrs(l, res.status());
     return rq.reply(res);
 }
 
-// The reply once vfs::readdir has filled res.resok.reply.entries as far as they fit.
+// The reply once vfs::readdir has filled res.resok().reply.entries as far as they fit.
 template <class Res>
 rpc::Outcome finish_listing(Request& rq, Res& res, const Listing& l,
                             const vfs::Result<vfs::ReaddirResult>& r) {
     if (!r)
-        res.status = r.error() == EINVAL ? x::NFS3ERR_BAD_COOKIE : to_nfsstat3(r.error());
-    else if (res.resok.reply.entries.empty() && !r->eof)
-        res.status = x::NFS3ERR_TOOSMALL;  // not even one entry fits the client's limit
-    if (res.status != x::NFS3_OK) return refuse_listing(rq, res, l);
-    res.resok.dir_attributes = post_op(l.dir.node);
-    res.resok.cookieverf = to_cookieverf(l.verifier);
-    res.resok.reply.eof = r->eof;
+        res.set_status(r.error() == EINVAL ? x::NFS3ERR_BAD_COOKIE : to_nfsstat3(r.error()));
+    else if (res.resok().reply.entries.empty() && !r->eof)
+        res.set_status(x::NFS3ERR_TOOSMALL);  // not even one entry fits the client's limit
+    if (res.status() != x::NFS3_OK) return refuse_listing(rq, res, l);
+    res.resok().dir_attributes = post_op(l.dir.node);
+    res.resok().cookieverf = to_cookieverf(l.verifier);
+    res.resok().reply.eof = r->eof;
     return rq.reply(res);
 }
 

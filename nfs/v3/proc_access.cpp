@@ -9,18 +9,18 @@ rpc::Outcome proc_access(Request& rq) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::ACCESS3res res;
     Target t;
-    res.status = rq.resolve(a.object, t);
-    if (res.status != x::NFS3_OK) return rq.reply(res);
+    res.set_status(rq.resolve(a.object, t));
+    if (res.status() != x::NFS3_OK) return rq.reply(res);
     auto st = vfs::getattr(t.node);
     if (!st) {
-        res.status = to_nfsstat3(st.error());
+        res.set_status(to_nfsstat3(st.error()));
         return rq.reply(res);
     }
     uint32_t granted = a.access & vfs::access_from_mode(*st, t.who.id);
     if (!t.who.read_write)
         granted &= ~(vfs::kAccessModify | vfs::kAccessExtend | vfs::kAccessDelete);
-    res.resok.obj_attributes = post_op(*st, t.node.fsid());
-    res.resok.access = granted;
+    res.resok().obj_attributes = post_op(*st, t.node.fsid());
+    res.resok().access = granted;
     return rq.reply(res);
 }
 

@@ -11,15 +11,18 @@ rpc::Outcome proc_commit(Request& rq) {
     x::COMMIT3res res;
     std::shared_ptr<const vfs::OpenFile> file;
     Caller who;
-    res.status = rq.open(a.file, vfs::OpenFor::Read, file, who);
-    if (res.status != x::NFS3_OK) return rq.reply(res);
+    res.set_status(rq.open(a.file, vfs::OpenFor::Read, file, who));
+    if (res.status() != x::NFS3_OK) return rq.reply(res);
     x::wcc_data w;
     if (auto before = vfs::getattr(*file)) w.before = pre_op(*before);
-    if (auto r = vfs::commit(*file, a.offset, a.count); !r) res.status = to_nfsstat3(r.error());
+    if (auto r = vfs::commit(*file, a.offset, a.count); !r) res.set_status(to_nfsstat3(r.error()));
     if (auto after = vfs::getattr(*file)) w.after = post_op(*after, file->exp->fsid());
-    res.resok.file_wcc = w;
-    res.resfail.file_wcc = w;
-    put_write_verifier(res.resok.verf);
+    if (res.status() != x::NFS3_OK) {
+        res.resfail().file_wcc = w;
+        return rq.reply(res);
+    }
+    res.resok().file_wcc = w;
+    put_write_verifier(res.resok().verf);
     return rq.reply(res);
 }
 

@@ -10,17 +10,17 @@ rpc::Outcome proc_create(Request& rq) {
     x::CREATE3args a;
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     const auto& how = a.how;
-    if (how.mode == x::EXCLUSIVE) {
+    if (how.mode() == x::EXCLUSIVE) {
         uint64_t verf = 0;
-        for (uint8_t b : how.verf) verf = verf << 8 | b;
+        for (uint8_t b : how.verf()) verf = verf << 8 | b;
         return create_object(rq, a.where, nullptr, [&](Target& dir) {
             return vfs::create(dir.node, a.where.name, 0, vfs::CreateHow::Exclusive, verf,
                                dir.who.id);
         });
     }
-    const x::sattr3& attrs = how.obj_attributes;
-    uint32_t mode = attrs.mode.set_it ? (attrs.mode.mode & 07777) : 0644;
-    auto kind = how.mode == x::GUARDED ? vfs::CreateHow::Guarded : vfs::CreateHow::Unchecked;
+    const x::sattr3& attrs = how.obj_attributes();
+    uint32_t mode = attrs.mode.set_it() ? (attrs.mode.mode() & 07777) : 0644;
+    auto kind = how.mode() == x::GUARDED ? vfs::CreateHow::Guarded : vfs::CreateHow::Unchecked;
     return create_object(rq, a.where, &attrs, [&](Target& dir) {
         return vfs::create(dir.node, a.where.name, mode, kind, 0, dir.who.id);
     });

@@ -10,9 +10,9 @@ rpc::Outcome proc_fsinfo(Request& rq) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::FSINFO3res res;
     Target t;
-    res.status = rq.resolve(a.fsroot, t);
-    if (res.status != x::NFS3_OK) return rq.reply(res);
-    auto& r = res.resok;
+    res.set_status(rq.resolve(a.fsroot, t));
+    if (res.status() != x::NFS3_OK) return rq.reply(res);
+    auto& r = res.resok();
     r.obj_attributes = post_op(t.node);
     r.rtmax = r.rtpref = kMaxTransfer;
     r.wtmax = r.wtpref = kMaxTransfer;

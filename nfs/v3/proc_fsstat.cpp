@@ -9,16 +9,17 @@ rpc::Outcome proc_fsstat(Request& rq) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::FSSTAT3res res;
     Target t;
-    res.status = rq.resolve(a.fsroot, t);
-    if (res.status != x::NFS3_OK) return rq.reply(res);
+    res.set_status(rq.resolve(a.fsroot, t));
+    if (res.status() != x::NFS3_OK) return rq.reply(res);
     auto fs = vfs::fsstat(t.node);
-    res.resok.obj_attributes = post_op(t.node);
-    res.resfail.obj_attributes = res.resok.obj_attributes;
+    x::post_op_attr attrs = post_op(t.node);
     if (!fs) {
-        res.status = to_nfsstat3(fs.error());
+        res.set_status(to_nfsstat3(fs.error()));
+        res.resfail().obj_attributes = attrs;
         return rq.reply(res);
     }
-    auto& r = res.resok;
+    auto& r = res.resok();
+    r.obj_attributes = attrs;
     r.tbytes = fs->total_bytes;
     r.fbytes = fs->free_bytes;
     r.abytes = fs->avail_bytes;

@@ -9,11 +9,11 @@ rpc::Outcome proc_getattr(Request& rq) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::GETATTR3res res;
     Target t;
-    res.status = rq.resolve(a.object, t);
-    if (res.status == x::NFS3_OK) {
+    res.set_status(rq.resolve(a.object, t));
+    if (res.status() == x::NFS3_OK) {
         auto st = vfs::getattr(t.node);
-        res.status = st ? x::NFS3_OK : to_nfsstat3(st.error());
-        if (st) res.resok.obj_attributes = to_fattr3(*st, t.node.fsid());
+        res.set_status(st ? x::NFS3_OK : to_nfsstat3(st.error()));
+        if (st) res.resok().obj_attributes = to_fattr3(*st, t.node.fsid());
     }
     return rq.reply(res);
 }

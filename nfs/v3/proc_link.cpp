@@ -9,19 +9,24 @@ rpc::Outcome proc_link(Request& rq) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::LINK3res res;
     Target file, dir;
-    res.status = rq.resolve(a.file, file);
-    if (res.status == x::NFS3_OK) res.status = rq.resolve(a.link.dir, dir);
-    if (res.status != x::NFS3_OK) return rq.reply(res);
+    res.set_status(rq.resolve(a.file, file));
+    if (res.status() == x::NFS3_OK) res.set_status(rq.resolve(a.link.dir, dir));
+    if (res.status() != x::NFS3_OK) return rq.reply(res);
     x::pre_op_attr before = pre_op(dir.node);
     if (!dir.who.read_write) {
-        res.status = x::NFS3ERR_ROFS;
+        res.set_status(x::NFS3ERR_ROFS);
     } else if (auto r = vfs::link(file.node, dir.node, a.link.name, dir.who.id); !r) {
-        res.status = to_nfsstat3(r.error());
+        res.set_status(to_nfsstat3(r.error()));
     }
-    res.resok.file_attributes = post_op(file.node);
-    res.resok.linkdir_wcc = wcc(before, dir.node);
-    res.resfail.file_attributes = res.resok.file_attributes;
-    res.resfail.linkdir_wcc = res.resok.linkdir_wcc;
+    x::post_op_attr attrs = post_op(file.node);
+    x::wcc_data w = wcc(before, dir.node);
+    if (res.status() == x::NFS3_OK) {
+        res.resok().file_attributes = attrs;
+        res.resok().linkdir_wcc = w;
+    } else {
+        res.resfail().file_attributes = attrs;
+        res.resfail().linkdir_wcc = w;
+    }
     return rq.reply(res);
 }
 

@@ -12,19 +12,19 @@ rpc::Outcome proc_lookup(Request& rq) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::LOOKUP3res res;
     Target dir;
-    res.status = rq.resolve(a.what.dir, dir);
-    if (res.status != x::NFS3_OK) return rq.reply(res);
+    res.set_status(rq.resolve(a.what.dir, dir));
+    if (res.status() != x::NFS3_OK) return rq.reply(res);
     auto e = vfs::lookup(dir.node, a.what.name, dir.who.id);
     if (!e) {
         // A mount point inside the export is not crossed (RFC 1813 §3.3.3: the server
         // need not cross it); say "no access" rather than "different device".
-        res.status = e.error() == EXDEV ? x::NFS3ERR_ACCES : to_nfsstat3(e.error());
-        res.resfail.dir_attributes = post_op(dir.node);
+        res.set_status(e.error() == EXDEV ? x::NFS3ERR_ACCES : to_nfsstat3(e.error()));
+        res.resfail().dir_attributes = post_op(dir.node);
         return rq.reply(res);
     }
-    res.resok.object.data = e->node.handle.data();
-    res.resok.obj_attributes = post_op(e->attr, e->node.fsid());
-    res.resok.dir_attributes = post_op(dir.node);
+    res.resok().object.data = e->node.handle.data();
+    res.resok().obj_attributes = post_op(e->attr, e->node.fsid());
+    res.resok().dir_attributes = post_op(dir.node);
     return rq.reply(res);
 }
 

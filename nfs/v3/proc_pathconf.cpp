@@ -9,16 +9,17 @@ rpc::Outcome proc_pathconf(Request& rq) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::PATHCONF3res res;
     Target t;
-    res.status = rq.resolve(a.object, t);
-    if (res.status != x::NFS3_OK) return rq.reply(res);
+    res.set_status(rq.resolve(a.object, t));
+    if (res.status() != x::NFS3_OK) return rq.reply(res);
     auto pc = vfs::pathconf(t.node);
-    res.resok.obj_attributes = post_op(t.node);
-    res.resfail.obj_attributes = res.resok.obj_attributes;
+    x::post_op_attr attrs = post_op(t.node);
     if (!pc) {
-        res.status = to_nfsstat3(pc.error());
+        res.set_status(to_nfsstat3(pc.error()));
+        res.resfail().obj_attributes = attrs;
         return rq.reply(res);
     }
-    auto& r = res.resok;
+    auto& r = res.resok();
+    r.obj_attributes = attrs;
     r.linkmax = pc->link_max;
     r.name_max = pc->name_max;
     r.no_trunc = pc->no_trunc;

@@ -14,14 +14,14 @@ rpc::Outcome proc_read(Request& rq) {
     x::READ3res res;
     std::shared_ptr<const vfs::OpenFile> file;
     Caller who;
-    res.status = rq.open(a.file, vfs::OpenFor::Read, file, who);
-    if (res.status != x::NFS3_OK) return rq.reply(res);
+    res.set_status(rq.open(a.file, vfs::OpenFor::Read, file, who));
+    if (res.status() != x::NFS3_OK) return rq.reply(res);
     uint32_t count = std::min(a.count, kMaxTransfer);
     rpc::PayloadBuffer* buf = rq.ctx.payload_buffer(count);
     if (!buf) {
         // Every payload buffer is in flight (RDMA's registered pool is bounded): the
         // client retries later (RFC 1813 §2.6 NFS3ERR_JUKEBOX).
-        res.status = x::NFS3ERR_JUKEBOX;
+        res.set_status(x::NFS3ERR_JUKEBOX);
         return rq.reply(res);
     }
     vfs::Result<vfs::ReadResult> r = vfs::fail(EINVAL);
@@ -44,15 +44,15 @@ rpc::Outcome proc_read(Request& rq) {
     auto st = vfs::getattr(*file);
     x::post_op_attr attrs = st ? post_op(*st, file->exp->fsid()) : x::post_op_attr{};
     if (!r) {
-        res.status = to_nfsstat3(r.error());
-        res.resfail.file_attributes = attrs;
+        res.set_status(to_nfsstat3(r.error()));
+        res.resfail().file_attributes = attrs;
         return rq.reply(res);
     }
-    res.resok.file_attributes = attrs;
-    res.resok.count = r->count;
-    res.resok.eof = r->eof;
-    res.resok.data = {buf->data(), r->count};
-    rq.ctx.res.set_external(res.resok.data);
+    res.resok().file_attributes = attrs;
+    res.resok().count = r->count;
+    res.resok().eof = r->eof;
+    res.resok().data = {buf->data(), r->count};
+    rq.ctx.res.set_external(res.resok().data);
     return rq.reply(res);
 }
 

@@ -10,12 +10,12 @@ rpc::Outcome proc_readdir(Request& rq) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::READDIR3res res;
     Listing l;
-    res.status = open_listing(rq, a.dir, a.cookie, a.cookieverf, l);
-    if (res.status != x::NFS3_OK) return refuse_listing(rq, res, l);
+    res.set_status(open_listing(rq, a.dir, a.cookie, a.cookieverf, l));
+    if (res.status() != x::NFS3_OK) return refuse_listing(rq, res, l);
     std::deque<std::string> names;  // the reply's views point here
     const size_t limit = reply_limit(a.count);
     size_t used = kDirReplyOverhead;
-    auto& entries = res.resok.reply.entries;
+    auto& entries = res.resok().reply.entries;
     auto r = vfs::readdir(
         l.dir.node, a.cookie,
         [&](const vfs::DirEntry& e) {

@@ -12,13 +12,13 @@ rpc::Outcome proc_readdirplus(Request& rq) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::READDIRPLUS3res res;
     Listing l;
-    res.status = open_listing(rq, a.dir, a.cookie, a.cookieverf, l);
-    if (res.status != x::NFS3_OK) return refuse_listing(rq, res, l);
+    res.set_status(open_listing(rq, a.dir, a.cookie, a.cookieverf, l));
+    if (res.status() != x::NFS3_OK) return refuse_listing(rq, res, l);
     std::deque<std::string> names;        // the reply's views point here
     std::deque<vfs::FileHandle> handles;  // and here
     const size_t limit = reply_limit(a.maxcount);
     size_t used = kDirReplyOverhead, dir_bytes = 0;
-    auto& entries = res.resok.reply.entries;
+    auto& entries = res.resok().reply.entries;
     auto r = vfs::readdir(
         l.dir.node, a.cookie,
         [&](const vfs::DirEntry& e) {
@@ -29,14 +29,13 @@ rpc::Outcome proc_readdirplus(Request& rq) {
             if (auto found = vfs::lookup(l.dir.node, e.name, l.dir.who.id)) {
                 const auto& h = handles.emplace_back(found->node.handle);
                 ep.name_attributes = post_op(found->attr, found->node.fsid());
-                ep.name_handle.handle_follows = true;
-                ep.name_handle.handle.data = h.data();
+                ep.name_handle.set_handle_follows(true).handle().data = h.data();
                 need += 84 + 4 + h.size + xdr::pad4(h.size);
             }
             // dircount limits the READDIR part of the reply (fileid, name, cookie).
             size_t dir_need = entry_size(e.name);
             if (used + need > limit || (a.dircount && dir_bytes + dir_need > a.dircount)) {
-                if (ep.name_handle.handle_follows) handles.pop_back();
+                if (ep.name_handle.handle_follows()) handles.pop_back();
                 return false;
             }
             used += need;

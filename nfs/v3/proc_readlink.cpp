@@ -10,16 +10,17 @@ rpc::Outcome proc_readlink(Request& rq) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::READLINK3res res;
     Target t;
-    res.status = rq.resolve(a.symlink, t);
-    if (res.status != x::NFS3_OK) return rq.reply(res);
+    res.set_status(rq.resolve(a.symlink, t));
+    if (res.status() != x::NFS3_OK) return rq.reply(res);
     auto target = vfs::readlink(t.node);
-    res.resok.symlink_attributes = post_op(t.node);
-    res.resfail.symlink_attributes = res.resok.symlink_attributes;
+    x::post_op_attr attrs = post_op(t.node);
     if (!target) {
-        res.status = to_nfsstat3(target.error());
+        res.set_status(to_nfsstat3(target.error()));
+        res.resfail().symlink_attributes = attrs;
         return rq.reply(res);
     }
-    res.resok.data = *target;
+    res.resok().symlink_attributes = attrs;
+    res.resok().data = *target;
     return rq.reply(res);
 }
 

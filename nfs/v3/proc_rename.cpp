@@ -9,24 +9,28 @@ rpc::Outcome proc_rename(Request& rq) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::RENAME3res res;
     Target from, to;
-    res.status = rq.resolve(a.from.dir, from);
-    if (res.status == x::NFS3_OK) res.status = rq.resolve(a.to.dir, to);
-    if (res.status != x::NFS3_OK) return rq.reply(res);
+    res.set_status(rq.resolve(a.from.dir, from));
+    if (res.status() == x::NFS3_OK) res.set_status(rq.resolve(a.to.dir, to));
+    if (res.status() != x::NFS3_OK) return rq.reply(res);
     x::pre_op_attr from_before = pre_op(from.node), to_before = pre_op(to.node);
     if (!from.who.read_write || !to.who.read_write) {
-        res.status = x::NFS3ERR_ROFS;
+        res.set_status(x::NFS3ERR_ROFS);
     } else {
         vfs::FileHandle replaced;  // a file the rename may replace
         regular_file_handle(to.node, a.to.name, to.who.id, replaced);
         if (auto r = vfs::rename(from.node, a.from.name, to.node, a.to.name, from.who.id); !r)
-            res.status = to_nfsstat3(r.error());
+            res.set_status(to_nfsstat3(r.error()));
         else if (replaced.size)
             rq.svc.files.forget(replaced);
     }
-    res.resok.fromdir_wcc = wcc(from_before, from.node);
-    res.resok.todir_wcc = wcc(to_before, to.node);
-    res.resfail.fromdir_wcc = res.resok.fromdir_wcc;
-    res.resfail.todir_wcc = res.resok.todir_wcc;
+    x::wcc_data from_wcc = wcc(from_before, from.node), to_wcc = wcc(to_before, to.node);
+    if (res.status() == x::NFS3_OK) {
+        res.resok().fromdir_wcc = from_wcc;
+        res.resok().todir_wcc = to_wcc;
+    } else {
+        res.resfail().fromdir_wcc = from_wcc;
+        res.resfail().todir_wcc = to_wcc;
+    }
     return rq.reply(res);
 }
 

@@ -13,27 +13,29 @@ rpc::Outcome proc_write(Request& rq) {
     if (a.data.size() < a.count) return rpc::Outcome::garbage();
     std::shared_ptr<const vfs::OpenFile> file;
     Caller who;
-    res.status = rq.open(a.file, vfs::OpenFor::Write, file, who);
-    if (res.status != x::NFS3_OK) return rq.reply(res);
+    res.set_status(rq.open(a.file, vfs::OpenFor::Write, file, who));
+    if (res.status() != x::NFS3_OK) return rq.reply(res);
     auto before = vfs::getattr(*file);
     x::wcc_data w;
     if (before) w.before = pre_op(*before);
     if (!who.read_write) {
-        res.status = x::NFS3ERR_ROFS;
+        res.set_status(x::NFS3ERR_ROFS);
     } else {
         auto r = vfs::write(*file, a.offset, a.data.first(a.count),
                             static_cast<vfs::StableHow>(a.stable), who.id);
         if (r) {
-            res.resok.count = r->count;
-            res.resok.committed = static_cast<x::stable_how>(r->committed);
-            put_write_verifier(res.resok.verf);
+            res.resok().count = r->count;
+            res.resok().committed = static_cast<x::stable_how>(r->committed);
+            put_write_verifier(res.resok().verf);
         } else {
-            res.status = to_nfsstat3(r.error());
+            res.set_status(to_nfsstat3(r.error()));
         }
     }
     if (auto after = vfs::getattr(*file)) w.after = post_op(*after, file->exp->fsid());
-    res.resok.file_wcc = w;
-    res.resfail.file_wcc = w;
+    if (res.status() == x::NFS3_OK)
+        res.resok().file_wcc = w;
+    else
+        res.resfail().file_wcc = w;
     return rq.reply(res);
 }
 

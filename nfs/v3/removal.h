@@ -18,21 +18,23 @@ rpc::Outcome remove_entry(Request& rq, Op op) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::REMOVE3res res;
     Target dir;
-    res.status = rq.resolve(a.object.dir, dir);
-    if (res.status != x::NFS3_OK) return rq.reply(res);
+    res.set_status(rq.resolve(a.object.dir, dir));
+    if (res.status() != x::NFS3_OK) return rq.reply(res);
     x::pre_op_attr before = pre_op(dir.node);
     if (!dir.who.read_write) {
-        res.status = x::NFS3ERR_ROFS;
+        res.set_status(x::NFS3ERR_ROFS);
     } else {
         vfs::FileHandle victim;
         regular_file_handle(dir.node, a.object.name, dir.who.id, victim);
         if (auto r = op(dir.node, a.object.name, dir.who.id); !r)
-            res.status = to_nfsstat3(r.error());
+            res.set_status(to_nfsstat3(r.error()));
         else if (victim.size)
             rq.svc.files.forget(victim);
     }
-    res.resok.dir_wcc = wcc(before, dir.node);
-    res.resfail.dir_wcc = res.resok.dir_wcc;
+    if (res.status() == x::NFS3_OK)
+        res.resok().dir_wcc = wcc(before, dir.node);
+    else
+        res.resfail().dir_wcc = wcc(before, dir.node);
     return rq.reply(res);
 }
 

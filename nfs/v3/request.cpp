@@ -65,19 +65,21 @@ uint64_t from_cookieverf(const x::cookieverf3& v) {
 
 vfs::SetAttrs to_set_attrs(const x::sattr3& s) {
     vfs::SetAttrs a;
-    if (s.mode.set_it) a.mode = s.mode.mode & 07777;
-    if (s.uid.set_it) a.uid = s.uid.uid;
-    if (s.gid.set_it) a.gid = s.gid.gid;
-    if (s.size.set_it) a.size = s.size.size;
-    auto time = [](x::time_how how, const x::nfstime3& t) {
-        if (how == x::SET_TO_SERVER_TIME) return vfs::TimeChange::server();
-        if (how == x::SET_TO_CLIENT_TIME)
-            return vfs::TimeChange::client(
-                {static_cast<time_t>(t.seconds), static_cast<long>(t.nseconds)});
-        return vfs::TimeChange{};
+    if (s.mode.set_it()) a.mode = s.mode.mode() & 07777;
+    if (s.uid.set_it()) a.uid = s.uid.uid();
+    if (s.gid.set_it()) a.gid = s.gid.gid();
+    if (s.size.set_it()) a.size = s.size.size();
+    auto client = [](const x::nfstime3& t) {
+        return vfs::TimeChange::client(
+            {static_cast<time_t>(t.seconds), static_cast<long>(t.nseconds)});
     };
-    a.atime = time(s.atime.set_it, s.atime.atime);
-    a.mtime = time(s.mtime.set_it, s.mtime.mtime);
+    auto time = [](x::time_how how) {
+        return how == x::SET_TO_SERVER_TIME ? vfs::TimeChange::server() : vfs::TimeChange{};
+    };
+    a.atime = s.atime.set_it() == x::SET_TO_CLIENT_TIME ? client(s.atime.atime())
+                                                        : time(s.atime.set_it());
+    a.mtime = s.mtime.set_it() == x::SET_TO_CLIENT_TIME ? client(s.mtime.mtime())
+                                                        : time(s.mtime.set_it());
     return a;
 }
 

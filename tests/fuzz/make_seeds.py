@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes the fuzz targets' seed corpora: small valid inputs, word by word as RFC 5531
-(ONC RPC, record marking), RFC 1813 (NFSv3, MOUNT), RFC 8166 (RPC-over-RDMA) and
-RFC 8797 (CM private data) lay them out, plus the example configurations.
+(ONC RPC, record marking), RFC 1813 (NFSv3, MOUNT), RFC 5662 (NFSv4.1 COMPOUND),
+RFC 8166 (RPC-over-RDMA) and RFC 8797 (CM private data) lay them out, plus the example
+configurations.
 
     tests/fuzz/make_seeds.py            # rewrites tests/fuzz/corpus/*/seed-*
 
@@ -154,6 +155,68 @@ def rdma_seeds():
     }
 
 
+
+# ---- NFSv4.1 COMPOUND4args (RFC 5662) ----------------------------------------------------
+SESSION = bytes(range(16))
+FH4 = opaque(bytes(range(0x40, 0x60)))        # a 32-byte file handle
+STATEID = u32(1) + bytes(range(12))
+BITMAP = u32(2, 0x0010011a, 0x00b0a23a)       # type change size fsid fileid | mode ... times
+FATTR_MODE = u32(2, 0, 2) + opaque(u32(0o644))  # attrmask {mode}, attr_vals
+
+
+def op4(num, args=b""):
+    return u32(num) + args
+
+
+def compound4(*ops, tag=b"", minor=1):
+    return opaque(tag) + u32(minor, len(ops)) + b"".join(ops)
+
+
+SEQUENCE = op4(53, SESSION + u32(1, 0, 0, 0))
+PUTFH = op4(22, FH4)
+GETATTR = op4(9, BITMAP)
+OWNER = u64(0x1122334455667788) + opaque(b"open id:1")
+
+
+def open4(how, claim):
+    return op4(18, u32(0, 3, 0) + OWNER + how + claim)
+
+
+def compound4_seeds():
+    chan = u32(0, 1049620, 1049480, 7584, 8, 64)
+    return {
+        "sequence-putfh-getattr": compound4(SEQUENCE, PUTFH, GETATTR, tag=b"t1"),
+        "exchange-id": compound4(op4(42, b"verifier" + opaque(b"Linux NFSv4.1 client")
+                                      + u32(0x101, 0) + u32(1) + opaque(b"kernel.org")
+                                      + opaque(b"Linux 6.1") + u64(1700000000) + u32(0))),
+        "exchange-id-mach-cred": compound4(op4(42, b"verifier" + opaque(b"owner") + u32(0, 1)
+                                                + u32(2, 0x00100000, 0x50) + u32(1, 0) + u32(0))),
+        "create-session": compound4(op4(43, u64(0xfeedfacecafebeef) + u32(1, 3) + chan + u32(1, 16)
+                                         + u32(0, 4096, 4096, 0, 2, 16, 0) + u32(0x40000000, 2, 0, 1)
+                                         + u32(7) + opaque(b"client") + u32(0, 0, 2, 0, 10))),
+        "open-create-exclusive41": compound4(SEQUENCE, PUTFH,
+                                             open4(u32(1, 3) + b"verifier" + FATTR_MODE,
+                                                   u32(0) + opaque(b"file.txt")),
+                                             op4(10), GETATTR),
+        "open-guarded-claim-fh": compound4(SEQUENCE, PUTFH, open4(u32(1, 1) + FATTR_MODE, u32(4)),
+                                           op4(10)),
+        "open-nocreate-claim-previous": compound4(SEQUENCE, PUTFH, open4(u32(0), u32(1, 1))),
+        "open-claim-delegate-cur": compound4(SEQUENCE, PUTFH,
+                                             open4(u32(0), u32(2) + STATEID + opaque(b"f"))),
+        "open-claim-deleg-cur-fh": compound4(SEQUENCE, PUTFH, open4(u32(0), u32(5) + STATEID)),
+        "write-read-commit": compound4(SEQUENCE, PUTFH,
+                                       op4(38, STATEID + u64(8) + u32(2) + opaque(b"hello")),
+                                       op4(25, STATEID + u64(0) + u32(4096)),
+                                       op4(5, u64(0) + u32(0))),
+        "lock-new-owner": compound4(SEQUENCE, PUTFH,
+                                    op4(12, u32(2, 0) + u64(0) + u64(0xffffffffffffffff) + u32(1)
+                                        + u32(0) + STATEID + u32(0) + u64(7) + opaque(b"lk"))),
+        "lookup-readdir": compound4(SEQUENCE, op4(24), op4(15, opaque(b"dir")),
+                                    op4(26, u64(0) + b"\0" * 8 + u32(8192, 32768) + BITMAP)),
+        "illegal": compound4(op4(10044), minor=0),
+    }
+
+
 def private_data_seeds():
     pd = u32(0xf6ab0e18) + bytes([1, 1, 3, 7])
     return {"v1": pd, "v1-after-junk": b"\xde\xad\xbe" + pd + b"\0" * 5, "v2": pd[:4] + b"\2\0\0\0"}
@@ -172,7 +235,8 @@ def config_seeds():
 
 
 def main():
-    corpora = {"xdr_args": xdr_seeds(), "rpc_call": rpc_seeds(), "record_marking": record_seeds(),
+    corpora = {"xdr_args": xdr_seeds(), "compound4_args": compound4_seeds(),
+               "rpc_call": rpc_seeds(), "record_marking": record_seeds(),
                "rdma_header": rdma_seeds(), "rdma_private_data": private_data_seeds(),
                "config": config_seeds()}
     for target, seeds in corpora.items():

@@ -99,8 +99,8 @@ TEST_F(Fixture, SuccessCarriesResults) {
     std::span<const uint8_t> rest;
     auto m = decode(*r, &rest);
     EXPECT_EQ(m.xid, 9u);
-    EXPECT_EQ(m.body.rbody.stat, x::MSG_ACCEPTED);
-    EXPECT_EQ(m.body.rbody.areply.reply_data.stat, x::SUCCESS);
+    EXPECT_EQ(m.body.rbody().stat(), x::MSG_ACCEPTED);
+    EXPECT_EQ(m.body.rbody().areply().reply_data.stat(), x::SUCCESS);
     ASSERT_EQ(rest.size(), 4u);
     EXPECT_EQ(rest[3], 5 + 1000 - 768);  // 1005 = 0x3ed
     EXPECT_EQ(rest[2], 3);
@@ -108,38 +108,38 @@ TEST_F(Fixture, SuccessCarriesResults) {
 
 TEST_F(Fixture, ProgUnavail) {
     auto m = decode(*send(auth_none(call(1, 123, 1, 0)).b));
-    EXPECT_EQ(m.body.rbody.areply.reply_data.stat, x::PROG_UNAVAIL);
+    EXPECT_EQ(m.body.rbody().areply().reply_data.stat(), x::PROG_UNAVAIL);
 }
 
 TEST_F(Fixture, ProgMismatchGivesSupportedRange) {
     auto m = decode(*send(auth_none(call(1, 400000, 9, 0)).b));
-    EXPECT_EQ(m.body.rbody.areply.reply_data.stat, x::PROG_MISMATCH);
-    EXPECT_EQ(m.body.rbody.areply.reply_data.mismatch_info.low, 2u);
-    EXPECT_EQ(m.body.rbody.areply.reply_data.mismatch_info.high, 4u);
+    EXPECT_EQ(m.body.rbody().areply().reply_data.stat(), x::PROG_MISMATCH);
+    EXPECT_EQ(m.body.rbody().areply().reply_data.mismatch_info().low, 2u);
+    EXPECT_EQ(m.body.rbody().areply().reply_data.mismatch_info().high, 4u);
 }
 
 TEST_F(Fixture, ProcUnavail) {
     auto m = decode(*send(auth_none(call(1, 400000, 2, 3)).b));
-    EXPECT_EQ(m.body.rbody.areply.reply_data.stat, x::PROC_UNAVAIL);
+    EXPECT_EQ(m.body.rbody().areply().reply_data.stat(), x::PROC_UNAVAIL);
 }
 
 TEST_F(Fixture, GarbageArgs) {
     auto m = decode(*send(auth_none(call(1, 400000, 2, 0)).b));  // no argument word
-    EXPECT_EQ(m.body.rbody.areply.reply_data.stat, x::GARBAGE_ARGS);
+    EXPECT_EQ(m.body.rbody().areply().reply_data.stat(), x::GARBAGE_ARGS);
 }
 
 TEST_F(Fixture, SystemErr) {
     auto m = decode(*send(auth_none(call(1, 400000, 2, 1)).u(0).b));
-    EXPECT_EQ(m.body.rbody.areply.reply_data.stat, x::SYSTEM_ERR);
+    EXPECT_EQ(m.body.rbody().areply().reply_data.stat(), x::SYSTEM_ERR);
 }
 
 TEST_F(Fixture, RpcMismatch) {
     auto m = decode(*send(auth_none(call(4, 400000, 2, 0, 3)).u(0).b));
     EXPECT_EQ(m.xid, 4u);
-    EXPECT_EQ(m.body.rbody.stat, x::MSG_DENIED);
-    EXPECT_EQ(m.body.rbody.rreply.stat, x::RPC_MISMATCH);
-    EXPECT_EQ(m.body.rbody.rreply.mismatch_info.low, 2u);
-    EXPECT_EQ(m.body.rbody.rreply.mismatch_info.high, 2u);
+    EXPECT_EQ(m.body.rbody().stat(), x::MSG_DENIED);
+    EXPECT_EQ(m.body.rbody().rreply().stat(), x::RPC_MISMATCH);
+    EXPECT_EQ(m.body.rbody().rreply().mismatch_info().low, 2u);
+    EXPECT_EQ(m.body.rbody().rreply().mismatch_info().high, 2u);
 }
 
 TEST_F(Fixture, AuthSysWithInconsistentLengthIsBadCred) {
@@ -147,16 +147,16 @@ TEST_F(Fixture, AuthSysWithInconsistentLengthIsBadCred) {
     Words w = call(5, 400000, 2, 0);
     w.u(1).u(24).u(0).u(10000).u(0).u(0).u(0).u(0).u(0).u(0);
     auto m = decode(*send(w.b));
-    EXPECT_EQ(m.body.rbody.stat, x::MSG_DENIED);
-    EXPECT_EQ(m.body.rbody.rreply.stat, x::AUTH_ERROR);
-    EXPECT_EQ(m.body.rbody.rreply.auth_stat, x::AUTH_BADCRED);
+    EXPECT_EQ(m.body.rbody().stat(), x::MSG_DENIED);
+    EXPECT_EQ(m.body.rbody().rreply().stat(), x::AUTH_ERROR);
+    EXPECT_EQ(m.body.rbody().rreply().auth_stat(), x::AUTH_BADCRED);
     EXPECT_EQ(prog->calls, 0);
 }
 
 TEST_F(Fixture, AuthSysWithSeventeenGroupsIsBadCred) {
     std::vector<uint32_t> gids(17, 5);
     auto m = decode(*send(auth_sys(call(5, 400000, 2, 0), 1, 1, gids).u(0).b));
-    EXPECT_EQ(m.body.rbody.rreply.auth_stat, x::AUTH_BADCRED);
+    EXPECT_EQ(m.body.rbody().rreply().auth_stat(), x::AUTH_BADCRED);
 }
 
 TEST_F(Fixture, CredentialLongerThan400IsBadCred) {
@@ -164,14 +164,14 @@ TEST_F(Fixture, CredentialLongerThan400IsBadCred) {
     w.u(1).u(404);
     w.b.resize(w.b.size() + 404 + 8, 0);
     auto m = decode(*send(w.b));
-    EXPECT_EQ(m.body.rbody.rreply.auth_stat, x::AUTH_BADCRED);
+    EXPECT_EQ(m.body.rbody().rreply().auth_stat(), x::AUTH_BADCRED);
 }
 
 TEST_F(Fixture, UnknownFlavorIsBadCred) {
     Words w = call(5, 400000, 2, 0);
     w.u(6).u(0).u(0).u(0).u(0);
     auto m = decode(*send(w.b));
-    EXPECT_EQ(m.body.rbody.rreply.auth_stat, x::AUTH_BADCRED);
+    EXPECT_EQ(m.body.rbody().rreply().auth_stat(), x::AUTH_BADCRED);
 }
 
 TEST_F(Fixture, RepliesAndShortMessagesAreDropped) {

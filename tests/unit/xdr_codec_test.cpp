@@ -76,19 +76,23 @@ TEST(XdrCodec, BoolOtherThanZeroOrOneIsGarbage) {
 
 TEST(XdrCodec, UnionEncodesOnlyTheSelectedArm) {
     n3::GETATTR3res r;
-    r.status = n3::NFS3ERR_STALE;
-    r.resok.obj_attributes.size = 1234;  // must not appear
+    EXPECT_EQ(r.status(), n3::NFS3_OK) << "a default union holds discriminant 0 and its arm";
+    r.resok().obj_attributes.size = 1234;
+    r.set_status(n3::NFS3ERR_STALE);  // the void default arm: resok is gone
+    EXPECT_THROW(r.resok(), std::bad_variant_access);
     EXPECT_EQ(encode(r), be({70}));
-    r.status = n3::NFS3_OK;
-    r.resok.obj_attributes.type = n3::NF3REG;
-    r.resok.obj_attributes.size = 0x100000002ull;
+    r.set_status(n3::NFS3_OK);
+    EXPECT_EQ(r.resok().obj_attributes.size, 0u) << "a newly selected arm starts empty";
+    r.resok().obj_attributes.type = n3::NF3REG;
+    r.resok().obj_attributes.size = 0x100000002ull;
+    r.set_status(n3::NFS3_OK);  // the same arm: kept
     auto bytes = encode(r);
     ASSERT_EQ(bytes.size(), 4u + 84u);  // fattr3 is 84 bytes (RFC 1813 §2.6)
     xdr::Decoder d(bytes);
     n3::GETATTR3res back;
     ASSERT_TRUE(xdr_decode(d, back));
-    EXPECT_EQ(back.resok.obj_attributes.size, 0x100000002ull);
-    EXPECT_EQ(back.resok.obj_attributes.type, n3::NF3REG);
+    EXPECT_EQ(back.resok().obj_attributes.size, 0x100000002ull);
+    EXPECT_EQ(back.resok().obj_attributes.type, n3::NF3REG);
 }
 
 TEST(XdrCodec, UnionWithoutDefaultRejectsUnknownDiscriminant) {
@@ -228,13 +232,13 @@ TEST(XdrCodec, HugeArrayCountIsRejectedBeforeAllocating) {
 TEST(XdrCodec, ExternalOpaqueIsRecordedNotCopied) {
     std::vector<uint8_t> payload(5000, 0x5a);
     n3::READ3res r;
-    r.status = n3::NFS3_OK;
-    r.resok.count = 5000;
-    r.resok.eof = true;
-    r.resok.data = payload;
+    r.set_status(n3::NFS3_OK);
+    r.resok().count = 5000;
+    r.resok().eof = true;
+    r.resok().data = payload;
     std::vector<uint8_t> out;
     xdr::Encoder e(out);
-    e.set_external(r.resok.data);
+    e.set_external(r.resok().data);
     xdr_encode(e, r);
     ASSERT_TRUE(e.external().has_value());
     EXPECT_EQ(e.external()->data.data(), payload.data());

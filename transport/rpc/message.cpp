@@ -63,23 +63,21 @@ void encode_header(std::vector<uint8_t>& out, uint32_t xid, const x::reply_body&
     xdr::Encoder e(out);
     x::rpc_msg msg;
     msg.xid = xid;
-    msg.body.mtype = x::REPLY;
-    msg.body.rbody = body;
+    msg.body.set_mtype(x::REPLY).rbody() = body;
     x::xdr_encode(e, msg);
 }
 
 x::reply_body accepted(uint32_t stat) {
     x::reply_body b;
-    b.stat = x::MSG_ACCEPTED;
-    b.areply.verf.flavor = x::AUTH_NONE;
-    b.areply.reply_data.stat = static_cast<x::accept_stat>(stat);
+    auto& a = b.set_stat(x::MSG_ACCEPTED).areply();
+    a.verf.flavor = x::AUTH_NONE;
+    a.reply_data.set_stat(static_cast<x::accept_stat>(stat));
     return b;
 }
 
 x::reply_body denied(uint32_t stat) {
     x::reply_body b;
-    b.stat = x::MSG_DENIED;
-    b.rreply.stat = static_cast<x::reject_stat>(stat);
+    b.set_stat(x::MSG_DENIED).rreply().set_stat(static_cast<x::reject_stat>(stat));
     return b;
 }
 
@@ -91,19 +89,19 @@ void encode_accepted(std::vector<uint8_t>& out, uint32_t xid, uint32_t accept_st
 
 void encode_prog_mismatch(std::vector<uint8_t>& out, uint32_t xid, uint32_t low, uint32_t high) {
     auto b = accepted(x::PROG_MISMATCH);
-    b.areply.reply_data.mismatch_info = {low, high};
+    b.areply().reply_data.mismatch_info() = {low, high};
     encode_header(out, xid, b);
 }
 
 void encode_rpc_mismatch(std::vector<uint8_t>& out, uint32_t xid) {
     auto b = denied(x::RPC_MISMATCH);
-    b.rreply.mismatch_info = {kRpcVersion, kRpcVersion};
+    b.rreply().mismatch_info() = {kRpcVersion, kRpcVersion};
     encode_header(out, xid, b);
 }
 
 void encode_auth_error(std::vector<uint8_t>& out, uint32_t xid, uint32_t auth_stat) {
     auto b = denied(x::AUTH_ERROR);
-    b.rreply.auth_stat = static_cast<x::auth_stat>(auth_stat);
+    b.rreply().auth_stat() = static_cast<x::auth_stat>(auth_stat);
     encode_header(out, xid, b);
 }
 

@@ -6,10 +6,17 @@
 writes OUT_DIR/<stem>.h and OUT_DIR/<stem>.cpp. Mapping:
 
     int / unsigned int / hyper / unsigned hyper / bool -> int32_t / uint32_t / int64_t / uint64_t / bool
+    const                   -> inline constexpr uint32_t, or uint64_t/int64_t/int32_t when the
+                               value needs it (RFC 5662's NFS4_UINT64_MAX)
     enum                    -> unscoped enum : int32_t (RFC constants keep their names)
     struct                  -> struct
-    union switch (d)        -> struct holding the discriminant and every arm (only the
-                               arm the discriminant selects is encoded or decoded)
+    union switch (d)        -> a tagged variant: the discriminant plus exactly one live arm
+                               (std::variant, std::monostate for void arms and for values
+                               no arm takes). d() reads the discriminant; set_d(x) sets it
+                               and, when x selects another arm, makes that arm live,
+                               value-initialized; arm() returns the live arm and throws
+                               std::bad_variant_access when the discriminant selects
+                               another. Default-constructed: discriminant 0 and its arm.
     opaque x[N]             -> std::array<uint8_t, N>
     opaque x<N>, string x<N>-> std::span<const uint8_t> / std::string_view: views into the
                                decode buffer (borrowed, never copied)
@@ -212,15 +219,43 @@ class Generator:
         self.aliases = {}    # typedef name -> Decl
         self.list_nodes = {}  # struct name -> name of its self-referential field
         self.enums = set()
+        self.defined = {}    # struct/union name -> (kind, body)
         for kind, name, body in parser.defs:
             if kind == "typedef":
                 self.aliases[body.name] = body
             elif kind == "enum":
                 self.enums.add(name)
-            elif kind == "struct":
+            else:
+                self.defined[name] = (kind, body)
+            if kind == "struct":
                 for d in body:
                     if d.kind == "opt" and d.type == name:
                         self.list_nodes[name] = d.name
+        # Numeric values of every constant and enumerator (for case labels, duplicate
+        # enumerators and constant types).
+        self.values = {"TRUE": 1, "FALSE": 0}
+        for name, val in parser.consts:
+            self.values[name] = self.eval(val)
+        for kind, name, body in parser.defs:
+            if kind == "enum":
+                for n, v in body:
+                    self.values[n] = self.eval(v)
+
+    def eval(self, v):
+        if v in self.values:
+            return self.values[v]
+        try:
+            return int(v, 0)
+        except ValueError:
+            raise SyntaxError(f"unknown constant {v!r}")
+
+    def user(self, t):
+        return t in self.defined or t in self.aliases or t in self.enums
+
+    def q(self, t):
+        """A type name as members spell it: user types fully qualified, so that a member
+        named like a type (rpc's `auth_stat auth_stat`) cannot change its meaning."""
+        return f"::{self.ns}::{t}" if self.user(t) else t
 
     def resolve(self, d):
         """Follows typedefs of opaque/string/arrays so fields know their wire form."""
@@ -244,15 +279,16 @@ class Generator:
             return "std::span<const uint8_t>"
         if d.type == "string":
             return "std::string_view"
+        t = self.q(d.type)
         if d.kind == "fixed":
-            return f"std::array<{d.type}, {d.size}>"
+            return f"std::array<{t}, {d.size}>"
         if d.kind == "var":
-            return f"std::vector<{d.type}>"
+            return f"std::vector<{t}>"
         if d.kind == "opt":
             if d.type in self.list_nodes:
-                return f"std::vector<{d.type}>"
-            return f"std::optional<{d.type}>"
-        return d.type
+                return f"std::vector<{t}>"
+            return f"std::optional<{t}>"
+        return t
 
     def value(self, v):
         return {"TRUE": "true", "FALSE": "false"}.get(v, v)
@@ -306,7 +342,7 @@ class Generator:
             out.append(f"{ind}}}")
         elif d.kind == "var":
             out.append(f"{ind}{{ uint32_t n = dd.get_u32();")
-            out.append(f"{ind}  if (!dd.ok() || n > uint32_t({bound}) || n > dd.remaining() / 4) return false;")
+            out.append(f"{ind}  if (!dd.ok() || n > uint32_t({bound}) || n > dd.remaining() / 4) {{ dd.fail(); return false; }}")
             out.append(f"{ind}  {expr}.resize(n);")
             out.append(f"{ind}  for (auto& x : {expr}) {{")
             self.dec_field(Decl(d.type, "x"), "x", out, ind + "    ")
@@ -323,33 +359,91 @@ class Generator:
         else:  # structs, unions and enums (whose decoder checks the value) have their own
             out.append(f"{ind}if (!xdr_decode(dd, {expr})) return false;")
 
+    # -- ordering ------------------------------------------------------------------------
+    def needs(self, d, acc, depth=0):
+        """The struct/union names a declaration refers to, through typedefs."""
+        if d.kind == "void" or d.type in ("opaque", "string") or depth > 16:
+            return
+        if d.type in self.defined:
+            acc.add(d.type)
+        elif d.type in self.aliases:
+            self.needs(self.aliases[d.type], acc, depth + 1)
+
+    def ordered_defs(self):
+        """Structs and unions so that each follows every type it holds: std::variant,
+        std::optional and std::array need complete types. Spec order where it can."""
+        deps = {}
+        for name, (kind, body) in self.defined.items():
+            acc = set()
+            decls = body if kind == "struct" else [a for _, a in body[1]] + ([body[2]] if body[2] else [])
+            for d in decls:
+                if d.kind == "opt" and d.type in self.list_nodes:
+                    continue
+                self.needs(d, acc)
+            acc.discard(name)
+            deps[name] = acc
+        out, state = [], {}
+
+        def visit(n):
+            if state.get(n) == 2:
+                return
+            if state.get(n) == 1:
+                raise SyntaxError(f"{n} contains itself")
+            state[n] = 1
+            for m in sorted(deps[n]):
+                visit(m)
+            state[n] = 2
+            out.append(n)
+
+        for kind, name, _ in self.p.defs:
+            if kind in ("struct", "union"):
+                visit(name)
+        return out
+
     # -- whole definitions ---------------------------------------------------------------
     def members(self, decls, skip=None):
         lines = []
         for d in decls:
             if d.kind == "void" or d.name == skip:
                 continue
-            t = self.cxx_type(d)
-            if t == d.name:  # a member named like its type: qualify the type
-                t = f"::{self.ns}::{t}"
-            lines.append(f"    {t} {d.name}{{}};")
+            lines.append(f"    {self.cxx_type(d)} {d.name}{{}};")
         return lines
+
+    def const_decl(self, name, val):
+        v = self.eval(val)
+        if 0 <= v <= 0xffffffff:
+            t = "uint32_t"
+        elif -0x80000000 <= v < 0:
+            t = "int32_t"
+        elif v > 0:
+            t = "uint64_t"
+            val = f"{v:#x}ull" if not val.startswith("0x") else val + "ull"
+        else:
+            t = "int64_t"
+        return f"inline constexpr {t} {name} = {val};"
 
     def generate(self):
         h, c = [], []
         for name, val in self.p.consts:
-            h.append(f"inline constexpr uint32_t {name} = {val};")
+            h.append(self.const_decl(name, val))
         for prog, pnum, versions in self.p.programs:
             h.append(f"inline constexpr uint32_t {prog} = {pnum};")
             for vname, vnum, procs in versions:
                 h.append(f"inline constexpr uint32_t {vname} = {vnum};")
                 for pname, n, _, _ in procs:
                     h.append(f"inline constexpr uint32_t {pname} = {n};")
-        # Forward declarations let definitions refer to each other in any order.
+        for kind, name, body in self.p.defs:
+            if kind == "enum":
+                self.gen_enum(name, body, h, c)
+        # Forward declarations let typedefs, vectors and lists refer ahead.
         for kind, name, body in self.p.defs:
             if kind in ("struct", "union"):
                 h.append(f"struct {name};")
         for kind, name, body in self.p.defs:
+            if kind == "typedef" and body.name not in PRIM_CODEC:
+                self.gen_typedef(name, body, h, c)
+        for name in self.ordered_defs():
+            kind, body = self.defined[name]
             getattr(self, "gen_" + kind)(name, body, h, c)
         if self.p.programs:
             self.gen_proc_codecs(h, c)
@@ -409,8 +503,8 @@ class Generator:
         c.append("    switch (x) {")
         seen = set()
         for n, v in items:
-            if v not in seen:
-                seen.add(v)
+            if self.eval(v) not in seen:
+                seen.add(self.eval(v))
                 c.append(f"    case {n}:")
         c.append(f"        v = static_cast<{name}>(x);")
         c.append("        return dd.ok();")
@@ -439,48 +533,131 @@ class Generator:
         c.append("}")
 
     def gen_union(self, name, body, h, c):
+        """A tagged variant (see the file comment): the discriminant and one live arm."""
         disc, arms, default = body
-        seen, decls = set(), []
+        named, index = [], {}  # arms with data, in order; arm name -> variant index
         for _, d in arms + ([([], default)] if default else []):
-            if d.kind != "void" and d.name not in seen:
-                seen.add(d.name)
-                decls.append(d)
+            if d.kind != "void" and d.name not in index:
+                index[d.name] = len(named) + 1
+                named.append(d)
+
+        def arm_index(d):
+            return 0 if d is None or d.kind == "void" else index[d.name]
+
+        dt = self.cxx_type(self.resolve(Decl(disc.type, disc.name)))
+        dn = disc.name
+        # The arm a default-constructed union holds: the one discriminant 0 selects.
+        zero = None
+        for values, d in arms:
+            if any(self.eval(v) == 0 for v in values):
+                zero = arm_index(d)
+                break
+        if zero is None:
+            zero = arm_index(default)
+        variant = "std::variant<" + ", ".join(["std::monostate"] + [self.cxx_type(d) for d in named]) + ">"
         h.append(f"struct {name} {{")
-        h += self.members([disc] + decls)
+        h.append(f"    {name}() = default;")
+        h.append(f"    explicit {name}({dt} d) {{ set_{dn}(d); }}")
+        h.append(f"    {dt} {dn}() const {{ return disc_; }}")
+        h.append(f"    // Sets the discriminant; when it selects another arm, that arm becomes the live")
+        h.append(f"    // one, value-initialized.")
+        h.append(f"    {name}& set_{dn}({dt} d) {{")
+        h.append("        disc_ = d;")
+        h.append("        if (const size_t a = arm_of(d); a != arm_.index()) select(a);")
+        h.append("        return *this;")
+        h.append("    }")
+        for d in named:
+            t = self.cxx_type(d)
+            i = index[d.name]
+            h.append(f"    {t}& {d.name}() {{ return std::get<{i}>(arm_); }}")
+            h.append(f"    const {t}& {d.name}() const {{ return std::get<{i}>(arm_); }}")
+        h.append("")
+        h.append("private:")
+        h.append(f"    static size_t arm_of({dt} d);")
+        h.append("    void select(size_t a);")
+        h.append(f"    {dt} disc_{{}};")
+        h.append(f"    {variant} arm_{{std::in_place_index<{zero}>}};")
+        h.append(f"    friend void xdr_encode(xdr::Encoder& e, const {name}& v);")
+        h.append(f"    friend bool xdr_decode(xdr::Decoder& dd, {name}& v);")
         h.append("};")
         self.protos(name, h)
-        disc_expr = f"v.{disc.name}"
-        sw = f"static_cast<int64_t>({disc_expr})"
-        for fn, coder in (("encode", self.enc_field), ("decode", self.dec_field)):
-            if fn == "encode":
-                c.append(f"void xdr_encode(xdr::Encoder& e, const {name}& v) {{")
-            else:
-                c.append(f"bool xdr_decode(xdr::Decoder& dd, {name}& v) {{")
-            coder(disc, disc_expr, c)
-            if fn == "decode":
-                c.append("    if (!dd.ok()) return false;")
-            c.append(f"    switch ({sw}) {{")
-            for values, d in arms:
-                for val in values:
-                    c.append(f"    case static_cast<int64_t>({self.value(val)}):")
+
+        def cases(values):
+            return [f"    case static_cast<int64_t>({self.value(v)}):" for v in values]
+
+        c.append(f"size_t {name}::arm_of({dt} d) {{")
+        c.append("    switch (static_cast<int64_t>(d)) {")
+        for values, d in arms:
+            c += cases(values)
+            c.append(f"        return {arm_index(d)};")
+        c.append("    default:")
+        c.append(f"        return {arm_index(default)};")
+        c.append("    }")
+        c.append("}")
+        c.append(f"void {name}::select(size_t a) {{")
+        c.append("    switch (a) {")
+        for d in named:
+            c.append(f"    case {index[d.name]}: arm_.emplace<{index[d.name]}>(); break;")
+        c.append("    default: arm_.emplace<0>(); break;")
+        c.append("    }")
+        c.append("}")
+
+        # Encoding: the discriminant, then the live arm.
+        c.append(f"void xdr_encode(xdr::Encoder& e, const {name}& v) {{")
+        self.enc_field(disc, "v.disc_", c)
+        c.append("    switch (static_cast<int64_t>(v.disc_)) {")
+        for values, d in arms:
+            c += cases(values)
+            if d.kind != "void":
                 c.append("    {")
-                coder(d, f"v.{d.name}", c, "        ")
+                self.enc_field(d, f"std::get<{index[d.name]}>(v.arm_)", c, "        ")
                 c.append("        break;")
                 c.append("    }")
-            c.append("    default:")
-            if default:
-                c.append("    {")
-                coder(default, f"v.{default.name}", c, "        ")
-                c.append("        break;")
-                c.append("    }")
-            elif fn == "decode":
-                c.append("        return false;")
             else:
                 c.append("        break;")
+        c.append("    default:")
+        if default and default.kind != "void":
+            c.append("    {")
+            self.enc_field(default, f"std::get<{index[default.name]}>(v.arm_)", c, "        ")
+            c.append("        break;")
             c.append("    }")
-            if fn == "decode":
-                c.append("    return dd.ok();")
-            c.append("}")
+        else:
+            c.append("        break;")
+        c.append("    }")
+        c.append("}")
+
+        # Decoding: a discriminant no arm takes (and no default) makes the union
+        # undecodable (RFC 4506 §4.15); so does one its enum does not list (§4.3).
+        c.append(f"bool xdr_decode(xdr::Decoder& dd, {name}& v) {{")
+        c.append(f"    {dt} d{{}};")
+        self.dec_field(disc, "d", c)
+        c.append("    if (!dd.ok()) return false;")
+        c.append("    switch (static_cast<int64_t>(d)) {")
+
+        def dec_arm(d):
+            if d.kind == "void":
+                c.append("        v.arm_.emplace<0>();")
+                c.append("        break;")
+                return
+            c.append("    {")
+            c.append(f"        auto& a = v.arm_.emplace<{index[d.name]}>();")
+            self.dec_field(d, "a", c, "        ")
+            c.append("        break;")
+            c.append("    }")
+
+        for values, d in arms:
+            c += cases(values)
+            dec_arm(d)
+        c.append("    default:")
+        if default:
+            dec_arm(default)
+        else:
+            c.append("        dd.fail();")
+            c.append("        return false;")
+        c.append("    }")
+        c.append("    v.disc_ = d;")
+        c.append("    return dd.ok();")
+        c.append("}")
 
 
 def main():
@@ -492,7 +669,8 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     header = [f"// Generated by xdr/gen/xdrgen.py from {os.path.basename(spec)}. Do not edit.",
               "#pragma once", "#include <array>", "#include <cstdint>", "#include <optional>",
-              "#include <span>", "#include <string_view>", "#include <vector>",
+              "#include <span>", "#include <string_view>", "#include <variant>",
+              "#include <vector>",
               '#include "xdr/runtime/xdr.h"', "", f"namespace {ns} {{", ""] + h + ["", f"}}  // namespace {ns}", ""]
     source = [f"// Generated by xdr/gen/xdrgen.py from {os.path.basename(spec)}. Do not edit.",
               f'#include "{stem}.h"', "#include <cstring>", "", f"namespace {ns} {{", ""] + c + \

@@ -51,15 +51,15 @@ ParseResult parse_header(std::span<const uint8_t> msg, const Limits& limits) {
     TransportHeader h;
     h.xid = xid;
     h.credits = credits;
-    h.type = static_cast<MsgType>(body.rdma_proc);
+    h.type = static_cast<MsgType>(body.rdma_proc());
     const x::rpcrdma1_chunks* chunks = nullptr;
     switch (h.type) {
         case MsgType::Msg:
         case MsgType::NoMsg:
-            chunks = &body.rdma_chunks;
+            chunks = &body.rdma_chunks();
             break;
         case MsgType::MsgP:  // RFC 5666's padded form: its chunks, processed as RDMA_MSG
-            chunks = &body.rdma_padded.rdma_chunks;
+            chunks = &body.rdma_padded().rdma_chunks;
             h.type = MsgType::Msg;
             break;
         case MsgType::Done:
@@ -163,8 +163,7 @@ std::vector<uint8_t> encode_reply_header(const TransportHeader& call, uint32_t c
     h.rdma_xid = call.xid;
     h.rdma_vers = kVersion;
     h.rdma_credit = credits;
-    h.rdma_body.rdma_proc = static_cast<x::rpcrdma1_proc>(type);
-    auto& c = h.rdma_body.rdma_chunks;
+    auto& c = h.rdma_body.set_rdma_proc(static_cast<x::rpcrdma1_proc>(type)).rdma_chunks();
     for (size_t i = 0; i < call.writes.size(); ++i) {
         static const std::vector<uint32_t> none;
         c.rdma_writes.push_back(
@@ -179,13 +178,11 @@ std::vector<uint8_t> encode_error(uint32_t xid, uint32_t credits, HeaderError::A
     h.rdma_xid = xid;
     h.rdma_vers = kVersion;
     h.rdma_credit = credits;
-    h.rdma_body.rdma_proc = x::RDMA_ERROR;
-    if (err == HeaderError::ErrVers) {
-        h.rdma_body.rdma_error.rdma_err = x::RDMA_ERR_VERS;
-        h.rdma_body.rdma_error.rdma_vrange = {kVersion, kVersion};
-    } else {
-        h.rdma_body.rdma_error.rdma_err = x::RDMA_ERR_CHUNK;
-    }
+    auto& e = h.rdma_body.set_rdma_proc(x::RDMA_ERROR).rdma_error();
+    if (err == HeaderError::ErrVers)
+        e.set_rdma_err(x::RDMA_ERR_VERS).rdma_vrange() = {kVersion, kVersion};
+    else
+        e.set_rdma_err(x::RDMA_ERR_CHUNK);
     return encode(h);
 }
 
