@@ -5,26 +5,15 @@
 #include "xdr/mount_prot.h"
 #include "xdr/nfs3_prot.h"
 #include "xdr/rpc_prot.h"
+#include "tests/unit/xdr_bytes.h"
 
 using namespace nfsrdmad;
 namespace n3 = xdr::nfs3;
 
 namespace {
 
-std::vector<uint8_t> be(std::initializer_list<uint32_t> words) {
-    std::vector<uint8_t> v;
-    for (uint32_t w : words)
-        for (int s = 24; s >= 0; s -= 8) v.push_back(uint8_t(w >> s));
-    return v;
-}
-
-template <class T>
-std::vector<uint8_t> encode(const T& v) {
-    std::vector<uint8_t> out;
-    xdr::Encoder e(out);
-    xdr_encode(e, v);
-    return out;
-}
+using xdr::testing::be;
+using xdr::testing::encode;
 
 }  // namespace
 

@@ -13,18 +13,15 @@
 #include <type_traits>
 
 #include "xdr/nfs4_prot.h"
+#include "tests/unit/xdr_bytes.h"
 
 using namespace nfsrdmad;
 namespace x4 = xdr::nfs4;
 
 namespace {
 
-std::vector<uint8_t> be(std::initializer_list<uint32_t> words) {
-    std::vector<uint8_t> v;
-    for (uint32_t w : words)
-        for (int s = 24; s >= 0; s -= 8) v.push_back(uint8_t(w >> s));
-    return v;
-}
+using xdr::testing::be;
+using xdr::testing::encode;
 
 std::span<const uint8_t> bytes(std::string_view s) {
     return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
@@ -32,14 +29,6 @@ std::span<const uint8_t> bytes(std::string_view s) {
 
 std::string_view text(std::span<const uint8_t> s) {
     return {reinterpret_cast<const char*>(s.data()), s.size()};
-}
-
-template <class T>
-std::vector<uint8_t> encode(const T& v) {
-    std::vector<uint8_t> out;
-    xdr::Encoder e(out);
-    xdr_encode(e, v);
-    return out;
 }
 
 // Decodes all of `b` (nothing may be left over) into `v`.
