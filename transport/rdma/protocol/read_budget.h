@@ -100,7 +100,6 @@ class ReadBudget {
         std::lock_guard lock(mu_);
         return waiters_.size();
     }
-    size_t limit() const { return limit_; }
 
   private:
     // The next waiter, if there is room for a Read and no turn is outstanding.

@@ -34,9 +34,8 @@ struct PoolSizes {
     static constexpr size_t kInlinePerSlab = 256;  // buffers per registration
 
     // Of the receive buffers, a quarter stay posted on the shared receive queue; the rest
-    // are what calls in flight may hold, shared out as credits (credit_share()).
+    // are what calls in flight may hold, shared out as credits (Device::credit_share()).
     size_t receive_queue_depth() const { return std::max<size_t>(max_inline_buffers / 4, 1); }
-    size_t credit_budget() const { return max_inline_buffers - receive_queue_depth(); }
     static constexpr size_t kPayloadsPerSlab = 8;
 
     // The most the pools can ever register (what RLIMIT_MEMLOCK must allow): payload
