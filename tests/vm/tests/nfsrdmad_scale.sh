@@ -143,23 +143,18 @@ if check "hard: mount" nfs_mount "$RXE_IP:$EXPORT" "$MNT" "vers=3,proto=rdma,por
 fi
 rm -f /tmp/restart.bin
 
-step "create storm over RDMA: $SCALE_THREADS threads x $SCALE_FILES files with fsync"
-MNT=/mnt/storm
-if check "rdma: mount" nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120; then
-    check "storm over RDMA: no error" load_storm "$MNT/storm-rdma" "$SCALE_THREADS" "$SCALE_FILES" "$RES/storm-rdma.json"
-    check_eq "storm over RDMA: every file there" "$((SCALE_THREADS * SCALE_FILES))" \
-        "$(find "$EXPORT/storm-rdma" -type f 2>/dev/null | wc -l)"
-    nfs_umount "$MNT"
-fi
-
-step "create storm over TCP: $SCALE_THREADS threads x $SCALE_FILES files with fsync"
-MNT=/mnt/tcp
-if check "tcp: mount" nfs_mount "127.0.0.1:$EXPORT" "$MNT" "$(tcp_opts)" 120; then
-    check "storm over TCP: no error" load_storm "$MNT/storm-tcp" "$SCALE_THREADS" "$SCALE_FILES" "$RES/storm-tcp.json"
-    check_eq "storm over TCP: every file there" "$((SCALE_THREADS * SCALE_FILES))" \
-        "$(find "$EXPORT/storm-tcp" -type f 2>/dev/null | wc -l)"
-    nfs_umount "$MNT"
-fi
+# storm LABEL NAME SERVER OPTS: a create storm through a fresh mount of SERVER:$EXPORT
+storm() {
+    local label=$1 name=$2 server=$3 opts=$4 mnt=/mnt/$2
+    step "create storm over $label: $SCALE_THREADS threads x $SCALE_FILES files with fsync"
+    check "$name: mount" nfs_mount "$server:$EXPORT" "$mnt" "$opts" 120 || return
+    check "storm over $label: no error" load_storm "$mnt/$name" "$SCALE_THREADS" "$SCALE_FILES" "$RES/$name.json"
+    check_eq "storm over $label: every file there" "$((SCALE_THREADS * SCALE_FILES))" \
+        "$(find "$EXPORT/$name" -type f 2>/dev/null | wc -l)"
+    nfs_umount "$mnt"
+}
+storm RDMA storm-rdma "$RXE_IP" "$(rdma_opts)"
+storm TCP storm-tcp 127.0.0.1 "$(tcp_opts)"
 note "daemon descriptors now: $(ls /proc/"$NFSRDMAD_PID"/fd 2>/dev/null | wc -l) (soft limit $(awk '/open files/ {print $4}' /proc/"$NFSRDMAD_PID"/limits 2>/dev/null))"
 
 step "kernel log and shutdown"
