@@ -24,7 +24,6 @@
 #include "transport/rpc/rpcbind.h"
 #include "transport/tcp/server.h"
 #include "xdr/mount_prot.h"
-#include "xdr/nfs3_prot.h"
 
 namespace nfsrdmad::daemon {
 
@@ -254,10 +253,11 @@ int run(config::Config cfg, const Options& opts) {
         return 1;
     }
     std::optional<rpc::RpcbindRegistration> rpcbind;
-    rpcbind.emplace(std::vector<rpc::RpcbindRegistration::Entry>{
-        {xdr::nfs3::NFS_PROGRAM, xdr::nfs3::NFS_V3, cfg.tcp.front().port},
-        {xdr::mount::MOUNT_PROGRAM, xdr::mount::MOUNT_V1, cfg.mount_port},
-        {xdr::mount::MOUNT_PROGRAM, xdr::mount::MOUNT_V3, cfg.mount_port}});
+    // Every registered program and version; MOUNT on its own port, the rest on the first
+    // TCP listener's.
+    rpcbind.emplace(rpc::rpcbind_entries(dispatcher.registry(), [&](uint32_t prog) {
+        return prog == xdr::mount::MOUNT_PROGRAM ? cfg.mount_port : cfg.tcp.front().port;
+    }));
     spdlog::info("nfsrdmad ready: {} reactor(s), {} worker(s)", reactors.size(), cfg.workers);
 
     for (;;) {

@@ -45,7 +45,8 @@ uint32_t MountProgram::number() const {
 
 rpc::ProcedureInfo MountProgram::procedure(uint32_t vers, uint32_t proc) const {
     static const char* names[] = {"NULL", "MNT", "DUMP", "UMNT", "UMNTALL", "EXPORT"};
-    // Version 2 (RFC 1094's MOUNT with PATHCONF) is not offered.
+    // Version 2 (RFC 1094's MOUNT with PATHCONF) is not offered: versions() leaves it out,
+    // so the registry answers PROG_MISMATCH before it gets here.
     if (vers == 2 || proc > 5) return {};
     return {true, true, names[proc]};
 }

@@ -42,8 +42,7 @@ class MountProgram : public rpc::Program {
         : exports_(std::move(exports)) {}
 
     uint32_t number() const override;
-    uint32_t min_version() const override { return 1; }
-    uint32_t max_version() const override { return 3; }
+    std::vector<uint32_t> versions() const override { return {1, 3}; }
     rpc::ProcedureInfo procedure(uint32_t vers, uint32_t proc) const override;
     rpc::Outcome call(rpc::CallContext& ctx) override;
 

@@ -26,8 +26,7 @@ public:
                          size_t fd_cache_capacity = vfs::FdCache::kDefaultCapacity);
 
     uint32_t number() const override;
-    uint32_t min_version() const override { return 3; }
-    uint32_t max_version() const override { return 3; }
+    std::vector<uint32_t> versions() const override { return {3}; }
     rpc::ProcedureInfo procedure(uint32_t vers, uint32_t proc) const override;
     rpc::Outcome call(rpc::CallContext& ctx) override;
 

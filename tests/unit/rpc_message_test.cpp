@@ -45,8 +45,7 @@ Words auth_sys(Words w, uint32_t uid, uint32_t gid, std::vector<uint32_t> gids) 
 class EchoProgram : public rpc::Program {
 public:
     uint32_t number() const override { return 400000; }
-    uint32_t min_version() const override { return 2; }
-    uint32_t max_version() const override { return 4; }
+    std::vector<uint32_t> versions() const override { return {2, 3, 4}; }
     rpc::ProcedureInfo procedure(uint32_t, uint32_t proc) const override {
         return {proc <= 2, proc != 2, "echo"};
     }
@@ -223,4 +222,192 @@ TEST(ReplyCache, InProgressRetransmissionIsDropped) {
     EXPECT_EQ(c.begin(k, out), rpc::ReplyCache::Lookup::InProgress);
     c.abandon(k);
     EXPECT_EQ(c.begin(k, out), rpc::ReplyCache::Lookup::New);
+}
+
+// --- The program registry: (program, version) ------------------------------------
+
+namespace {
+
+class VersionProgram : public rpc::Program {
+public:
+    VersionProgram(uint32_t number, std::vector<uint32_t> versions, uint32_t tag)
+        : number_(number), versions_(std::move(versions)), tag_(tag) {}
+    uint32_t number() const override { return number_; }
+    std::vector<uint32_t> versions() const override { return versions_; }
+    rpc::ProcedureInfo procedure(uint32_t, uint32_t) const override { return {true, true, "p"}; }
+    rpc::Outcome call(rpc::CallContext& ctx) override {
+        ctx.res.put_u32(tag_);
+        return rpc::Outcome::ok();
+    }
+
+private:
+    uint32_t number_;
+    std::vector<uint32_t> versions_;
+    uint32_t tag_;
+};
+
+}  // namespace
+
+TEST_F(Fixture, TwoObjectsServeTwoVersionsOfOneProgram) {
+    d.add(std::make_shared<VersionProgram>(100003, std::vector<uint32_t>{3}, 33));
+    d.add(std::make_shared<VersionProgram>(100003, std::vector<uint32_t>{4}, 44));
+    for (auto [vers, tag] : {std::pair{3u, 33u}, {4u, 44u}}) {
+        std::span<const uint8_t> rest;
+        auto m = decode(*send(auth_none(call(1, 100003, vers, 0)).b), &rest);
+        ASSERT_EQ(m.body.rbody().areply().reply_data.stat(), x::SUCCESS) << vers;
+        ASSERT_EQ(rest.size(), 4u);
+        EXPECT_EQ(rest[3], tag);
+    }
+    // PROG_MISMATCH spans every registered version of the number (RFC 5531 §9).
+    auto m = decode(*send(auth_none(call(1, 100003, 2, 0)).b));
+    EXPECT_EQ(m.body.rbody().areply().reply_data.stat(), x::PROG_MISMATCH);
+    EXPECT_EQ(m.body.rbody().areply().reply_data.mismatch_info().low, 3u);
+    EXPECT_EQ(m.body.rbody().areply().reply_data.mismatch_info().high, 4u);
+}
+
+TEST_F(Fixture, AGapBetweenVersionsIsAMismatch) {
+    d.add(std::make_shared<VersionProgram>(100005, std::vector<uint32_t>{1, 3}, 1));
+    auto m = decode(*send(auth_none(call(1, 100005, 2, 0)).b));
+    EXPECT_EQ(m.body.rbody().areply().reply_data.stat(), x::PROG_MISMATCH);
+    EXPECT_EQ(m.body.rbody().areply().reply_data.mismatch_info().low, 1u);
+    EXPECT_EQ(m.body.rbody().areply().reply_data.mismatch_info().high, 3u);
+}
+
+TEST_F(Fixture, AVersionRegisteredTwiceIsRefusedWhole) {
+    d.add(std::make_shared<VersionProgram>(100003, std::vector<uint32_t>{3}, 33));
+    EXPECT_THROW(d.add(std::make_shared<VersionProgram>(100003, std::vector<uint32_t>{4, 3}, 44)),
+                 std::invalid_argument);
+    // Nothing of the refused object was registered: version 4 is still unknown.
+    auto m = decode(*send(auth_none(call(1, 100003, 4, 0)).b));
+    EXPECT_EQ(m.body.rbody().areply().reply_data.stat(), x::PROG_MISMATCH);
+}
+
+TEST_F(Fixture, RegistrationsListEveryProgramAndVersion) {
+    d.add(std::make_shared<VersionProgram>(100005, std::vector<uint32_t>{3, 1}, 1));
+    using P = std::pair<uint32_t, uint32_t>;
+    EXPECT_EQ(d.registry().registrations(),
+              (std::vector<P>{{100005, 1}, {100005, 3}, {400000, 2}, {400000, 3}, {400000, 4}}));
+}
+
+TEST_F(Fixture, AnUnknownFlavorIsRefusedBeforeTheProgramIsLookedUp) {
+    Words w = call(5, 123456, 1, 0);  // no such program
+    w.u(6).u(0).u(0).u(0);
+    auto m = decode(*send(w.b));
+    EXPECT_EQ(m.body.rbody().stat(), x::MSG_DENIED);
+    EXPECT_EQ(m.body.rbody().rreply().auth_stat(), x::AUTH_BADCRED);
+}
+
+// --- The auth stage: a flavor that verifies, unwraps, wraps and signs -------------------
+
+namespace {
+
+// Flavor 9: the credential is one word, a uid; 13 is refused (AUTH_TOOWEAK), 14 dropped.
+// Arguments arrive as [word count][words ^ 0xff]; results leave followed by a checksum
+// word; every reply verifier is a fresh sequence number. A stand-in for RPCSEC_GSS.
+class TestFlavor : public rpc::AuthFlavor {
+public:
+    uint32_t number() const override { return 9; }
+    Result accept(const rpc::RawAuth& raw, rpc::CallAuth& out) const override {
+        xdr::Decoder d(raw.cred);
+        uint32_t uid = d.get_u32();
+        if (!d.ok() || d.remaining() != 0) return {Verdict::Reject, x::AUTH_BADCRED};
+        if (uid == 13) return {Verdict::Reject, x::AUTH_TOOWEAK};
+        if (uid == 14) return {Verdict::Drop, 0};
+        out.cred.flavor = 9;
+        out.cred.sys.uid = uid;
+        out.context = std::make_shared<uint32_t>(uid);
+        return {};
+    }
+    rpc::OpaqueAuth reply_verifier(const rpc::CallAuth&) const override {
+        uint32_t n = ++verifiers;
+        return {9, {uint8_t(n >> 24), uint8_t(n >> 16), uint8_t(n >> 8), uint8_t(n)}};
+    }
+    bool unwrap_arguments(const rpc::CallAuth&, std::span<const uint8_t> in,
+                          std::vector<uint8_t>& storage,
+                          std::span<const uint8_t>& out) const override {
+        xdr::Decoder d(in);
+        uint32_t n = d.get_u32();
+        auto words = d.get_fixed(size_t(n) * 4);
+        if (!d.ok() || n > 16) return false;
+        storage.assign(words.begin(), words.end());
+        for (auto& b : storage) b ^= 0xff;
+        out = storage;
+        return true;
+    }
+    bool wrap_results(const rpc::CallAuth&, std::vector<uint8_t>& reply,
+                      size_t results_offset) const override {
+        ++wraps;
+        uint8_t sum = 0;
+        for (size_t i = results_offset; i < reply.size(); ++i) sum += reply[i];
+        xdr::Encoder(reply).put_u32(sum);
+        return true;
+    }
+    mutable std::atomic<uint32_t> verifiers{0}, wraps{0};
+};
+
+Words flavor9(Words w, uint32_t uid) { return w.u(9).u(4).u(uid).u(0).u(0), w; }
+
+struct AuthStageTest : Fixture {
+    AuthStageTest() {
+        auto f = std::make_unique<TestFlavor>();
+        flavor = f.get();
+        d.auth().add(std::move(f));
+    }
+    TestFlavor* flavor = nullptr;
+};
+
+}  // namespace
+
+TEST_F(AuthStageTest, ArgumentsUnwrappedResultsWrappedVerifierSent) {
+    // EchoProgram adds the uid to the word it decodes: 5 ^ 0xffffffff arrives wrapped.
+    std::span<const uint8_t> rest;
+    auto m = decode(*send(flavor9(call(3, 400000, 2, 0), 1000).u(1).u(~5u).b), &rest);
+    ASSERT_EQ(m.body.rbody().stat(), x::MSG_ACCEPTED);
+    auto& a = m.body.rbody().areply();
+    EXPECT_EQ(a.verf.flavor, 9u);
+    ASSERT_EQ(a.verf.body.size(), 4u);
+    EXPECT_EQ(a.verf.body[3], 1);
+    EXPECT_EQ(a.reply_data.stat(), x::SUCCESS);
+    ASSERT_EQ(rest.size(), 8u);  // the result, then the checksum wrap_results appended
+    EXPECT_EQ(rest[2] * 256 + rest[3], 1005);
+    EXPECT_EQ(rest[7], uint8_t(0x03 + 0xed));
+}
+
+TEST_F(AuthStageTest, RefusedAndDroppedCredentials) {
+    auto m = decode(*send(flavor9(call(3, 400000, 2, 0), 13).u(0).b));
+    EXPECT_EQ(m.body.rbody().stat(), x::MSG_DENIED);
+    EXPECT_EQ(m.body.rbody().rreply().auth_stat(), x::AUTH_TOOWEAK);
+    EXPECT_FALSE(send(flavor9(call(3, 400000, 2, 0), 14).u(0).b));
+    EXPECT_EQ(prog->calls, 0);
+}
+
+TEST_F(AuthStageTest, ArgumentsThatDoNotUnwrapAreGarbage) {
+    auto m = decode(*send(flavor9(call(3, 400000, 2, 0), 1).u(99).b));
+    EXPECT_EQ(m.body.rbody().areply().reply_data.stat(), x::GARBAGE_ARGS);
+    EXPECT_EQ(m.body.rbody().areply().verf.flavor, 9u);
+    EXPECT_EQ(prog->calls, 0);
+}
+
+TEST_F(AuthStageTest, ErrorsAreNotWrapped) {
+    auto m = decode(*send(flavor9(call(3, 400000, 2, 1), 1).u(1).u(0).b));  // SYSTEM_ERR
+    EXPECT_EQ(m.body.rbody().areply().reply_data.stat(), x::SYSTEM_ERR);
+    EXPECT_EQ(flavor->wraps.load(), 0u);
+}
+
+TEST_F(AuthStageTest, AReplayGetsItsOwnVerifierAndIsWrappedAgain) {
+    auto msg = flavor9(call(77, 400000, 2, 2), 10).u(1).u(~1u).b;  // procedure 2: cached
+    auto first = send(msg);
+    auto second = send(msg);
+    ASSERT_TRUE(first && second);
+    EXPECT_EQ(prog->calls, 1);
+    EXPECT_EQ(d.counters().cache_replays.load(), 1u);
+    EXPECT_EQ(flavor->wraps.load(), 2u);
+    std::span<const uint8_t> r1, r2;
+    auto m1 = decode(*first, &r1);
+    auto m2 = decode(*second, &r2);
+    EXPECT_EQ(m1.body.rbody().areply().verf.body[3], 1);
+    EXPECT_EQ(m2.body.rbody().areply().verf.body[3], 2);
+    // The results, and their wrapping, are the same: the cache kept them unwrapped.
+    EXPECT_EQ(std::vector<uint8_t>(r1.begin(), r1.end()), std::vector<uint8_t>(r2.begin(), r2.end()));
+    EXPECT_EQ(r1.size(), 8u);
 }

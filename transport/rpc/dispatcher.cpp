@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <stdexcept>
+#include <string>
+
 #include "transport/rpc/message.h"
 #include "xdr/rpc_prot.h"
 
@@ -9,7 +12,10 @@ namespace nfsrdmad::rpc {
 
 namespace x = xdr::rpc;
 
-void Dispatcher::add(std::shared_ptr<Program> p) { programs_[p->number()] = std::move(p); }
+void Dispatcher::add(std::shared_ptr<Program> p) {
+    std::string why;
+    if (!programs_.add(std::move(p), &why)) throw std::invalid_argument(why);
+}
 
 std::optional<Reply> Dispatcher::dispatch(const Message& msg, const Peer& peer,
                                           PayloadAllocator& alloc) {
@@ -34,54 +40,115 @@ std::optional<Reply> Dispatcher::dispatch(const Message& msg, const Peer& peer,
     }
     CallHeader& h = dc.header;
     h.peer = &peer;
-    auto it = programs_.find(h.prog);
-    if (it == programs_.end()) {
-        counters_.prog_unavail++;
-        encode_accepted(r.bytes, h.xid, x::PROG_UNAVAIL);
+
+    // RFC 5531 §9: the credential is checked before the program is looked up (as the
+    // Linux server's svc_process does), so an unauthenticated caller learns nothing
+    // about which programs exist.
+    CallAuth auth;
+    const AuthFlavor* flavor = nullptr;
+    AuthFlavor::Result verdict = auth_.accept(dc.auth, auth, &flavor);
+    switch (verdict.verdict) {
+        case AuthFlavor::Verdict::Reject:
+            counters_.auth_errors++;
+            encode_auth_error(r.bytes, h.xid, verdict.auth_stat);
+            return r;
+        case AuthFlavor::Verdict::Drop:
+            counters_.dropped++;
+            return std::nullopt;
+        case AuthFlavor::Verdict::Accept:
+            break;
+    }
+    h.cred = auth.cred;
+    OpaqueAuth verf = flavor->reply_verifier(auth);
+
+    ProgramRegistry::Lookup found = programs_.find(h.prog, h.vers);
+    if (!found.program) {
+        if (found.known) {
+            counters_.prog_mismatch++;
+            encode_prog_mismatch(r.bytes, h.xid, found.low, found.high, verf);
+        } else {
+            counters_.prog_unavail++;
+            encode_accepted(r.bytes, h.xid, x::PROG_UNAVAIL, verf);
+        }
         return r;
     }
-    Program& prog = *it->second;
-    if (h.vers < prog.min_version() || h.vers > prog.max_version()) {
-        counters_.prog_mismatch++;
-        encode_prog_mismatch(r.bytes, h.xid, prog.min_version(), prog.max_version());
-        return r;
-    }
+    Program& prog = *found.program;
     ProcedureInfo info = prog.procedure(h.vers, h.proc);
     if (!info.exists) {
         counters_.proc_unavail++;
-        encode_accepted(r.bytes, h.xid, x::PROC_UNAVAIL);
+        encode_accepted(r.bytes, h.xid, x::PROC_UNAVAIL, verf);
         return r;
     }
-    if (info.idempotent) return run(msg, h, dc.args_offset, prog, alloc);
-
-    auto args = msg.bytes.subspan(dc.args_offset);
-    ReplyCache::Key key{peer.text, h.xid, h.prog, h.vers, h.proc,
-                        hash_bytes(args.data(), args.size())};
-    switch (cache_.begin(key, r.bytes)) {
-        case ReplyCache::Lookup::Done:
-            counters_.cache_replays++;
-            return r;
-        case ReplyCache::Lookup::InProgress:
-            counters_.dropped++;
-            return std::nullopt;
-        case ReplyCache::Lookup::New:
-            break;
+    std::vector<uint8_t> unwrapped;
+    std::span<const uint8_t> args;
+    if (!flavor->unwrap_arguments(auth, msg.bytes.subspan(dc.args_offset), unwrapped, args)) {
+        counters_.garbage_args++;
+        encode_accepted(r.bytes, h.xid, x::GARBAGE_ARGS, verf);
+        return r;
     }
-    auto reply = run(msg, h, dc.args_offset, prog, alloc);
-    if (reply && !reply->payload)
-        cache_.finish(key, reply->bytes);
-    else
-        cache_.abandon(key);
-    return reply;
+    std::optional<ReplyCache::Key> key;
+    if (!info.idempotent) {
+        key = ReplyCache::Key{peer.text, h.xid, h.prog, h.vers, h.proc,
+                              hash_bytes(args.data(), args.size())};
+        std::vector<uint8_t> cached;
+        switch (cache_.begin(*key, cached)) {
+            case ReplyCache::Lookup::Done: {
+                counters_.cache_replays++;
+                // A header and verifier of this reply's own, then the cached results.
+                encode_accepted(r.bytes, h.xid, x::SUCCESS, verf);
+                r.bytes.resize(r.bytes.size() - 4);  // the cached results begin with accept_stat
+                size_t stat_offset = r.bytes.size();
+                r.bytes.insert(r.bytes.end(), cached.begin(), cached.end());
+                return protect(std::move(r), stat_offset, *flavor, auth);
+            }
+            case ReplyCache::Lookup::InProgress:
+                counters_.dropped++;
+                return std::nullopt;
+            case ReplyCache::Lookup::New:
+                break;
+        }
+    }
+    size_t stat_offset = 0;
+    auto reply = run(msg, h, args, dc.args_offset, prog, verf, alloc, stat_offset);
+    if (key) {
+        // Denied replies (stat_offset npos) and replies with out-of-line payload are not kept.
+        if (reply && !reply->payload && stat_offset != std::string::npos)
+            cache_.finish(*key, {reply->bytes.begin() + stat_offset, reply->bytes.end()});
+        else
+            cache_.abandon(*key);
+    }
+    if (!reply) return reply;
+    return protect(std::move(*reply), stat_offset, *flavor, auth);
 }
 
+std::optional<Reply> Dispatcher::protect(Reply r, size_t stat_offset, const AuthFlavor& flavor,
+                                         const CallAuth& auth) {
+    // Only a successful call's results are wrapped (RFC 2203 §5.3.3.4.2).
+    bool success = stat_offset != std::string::npos && r.bytes.size() >= stat_offset + 4 &&
+                   r.bytes[stat_offset] == 0 && r.bytes[stat_offset + 1] == 0 &&
+                   r.bytes[stat_offset + 2] == 0 && r.bytes[stat_offset + 3] == x::SUCCESS;
+    if (success && !flavor.wrap_results(auth, r.bytes, stat_offset + 4)) {
+        counters_.system_errors++;
+        spdlog::warn("rpc: auth flavor {} could not protect a reply's results", flavor.number());
+        return std::nullopt;
+    }
+    return r;
+}
+
+// Runs the call; `stat_offset` is where accept_stat stands in the reply (npos: the reply
+// is MSG_DENIED and has none).
 std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
-                                     size_t args_offset, Program& prog,
-                                     PayloadAllocator& alloc) {
+                                     std::span<const uint8_t> args_bytes, size_t args_offset,
+                                     Program& prog, const OpaqueAuth& verf,
+                                     PayloadAllocator& alloc, size_t& stat_offset) {
     Reply r;
-    encode_accepted(r.bytes, h.xid, x::SUCCESS);
-    xdr::Decoder args(msg.bytes.subspan(args_offset), args_offset);
-    if (msg.read_chunk) args.set_read_chunk(*msg.read_chunk);
+    encode_accepted(r.bytes, h.xid, x::SUCCESS, verf);
+    stat_offset = r.bytes.size() - 4;
+    // A read chunk's position counts in the call as received (RFC 8166 §3.4.5); it
+    // applies only to arguments the flavor left in place.
+    bool in_place = args_bytes.data() == msg.bytes.data() + args_offset;
+    xdr::Decoder args(args_bytes, args_offset);
+    if (msg.read_chunk && in_place) args.set_read_chunk(*msg.read_chunk);
     xdr::Encoder res(r.bytes);
     CallContext ctx(h, args, res, alloc, r.payload_owner);
     Outcome out = prog.call(ctx);
@@ -104,11 +171,14 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
     }
     // Replace whatever the handler wrote with the error reply.
     Reply err;
-    if (out.kind == Outcome::AuthError)
+    if (out.kind == Outcome::AuthError) {
         encode_auth_error(err.bytes, h.xid, out.auth_stat);
-    else
+        stat_offset = std::string::npos;
+    } else {
         encode_accepted(err.bytes, h.xid,
-                        out.kind == Outcome::GarbageArgs ? x::GARBAGE_ARGS : x::SYSTEM_ERR);
+                        out.kind == Outcome::GarbageArgs ? x::GARBAGE_ARGS : x::SYSTEM_ERR, verf);
+        stat_offset = err.bytes.size() - 4;
+    }
     return err;
 }
 

@@ -1,16 +1,21 @@
-// Routes a decoded RPC call to its program, answers what no program can (RFC 5531
-// §9: PROG_UNAVAIL, PROG_MISMATCH, PROC_UNAVAIL, GARBAGE_ARGS, SYSTEM_ERR, RPC_MISMATCH,
-// AUTH_ERROR) and keeps the duplicate request cache. Synchronous: a transport calls
-// dispatch() on a worker thread and sends what it returns.
+// Routes a decoded RPC call through the auth stage to its program, answers what no
+// program can (RFC 5531 §9: PROG_UNAVAIL, PROG_MISMATCH, PROC_UNAVAIL, GARBAGE_ARGS,
+// SYSTEM_ERR, RPC_MISMATCH, AUTH_ERROR) and keeps the duplicate request cache.
+// Synchronous: a transport calls dispatch() on a worker thread and sends what it returns.
+//
+// The duplicate request cache keeps results (accept_stat onward, before the flavor
+// wraps them), never a reply header: a replay gets a header and verifier of its own,
+// as RPCSEC_GSS needs (RFC 2203 §5.3.3.1), and is wrapped again.
 #pragma once
 
 #include <atomic>
-#include <map>
 #include <memory>
 #include <optional>
 
 #include "transport/rpc/call.h"
+#include "transport/rpc/auth/flavor.h"
 #include "transport/rpc/program.h"
+#include "transport/rpc/registry.h"
 #include "transport/rpc/reply_cache.h"
 
 namespace nfsrdmad::rpc {
@@ -19,7 +24,11 @@ class Dispatcher {
 public:
     explicit Dispatcher(size_t reply_cache_entries = 4096) : cache_(reply_cache_entries) {}
 
+    // Registers every version `p` serves; throws std::invalid_argument when one is
+    // taken already (two objects claiming one (program, version) is a wiring bug).
     void add(std::shared_ptr<Program> p);
+    const ProgramRegistry& registry() const { return programs_; }
+    AuthStage& auth() { return auth_; }
 
     // nullopt: no reply is to be sent (not a call, undecodable, or a retransmission of
     // a call still in progress).
@@ -34,10 +43,15 @@ public:
     const ReplyCache& reply_cache() const { return cache_; }
 
 private:
-    std::optional<Reply> run(const Message& msg, const CallHeader& h, size_t args_offset,
-                             Program& prog, PayloadAllocator& alloc);
+    std::optional<Reply> run(const Message& msg, const CallHeader& h,
+                             std::span<const uint8_t> args, size_t args_offset, Program& prog,
+                             const OpaqueAuth& verf, PayloadAllocator& alloc,
+                             size_t& stat_offset);
+    std::optional<Reply> protect(Reply r, size_t stat_offset, const AuthFlavor& flavor,
+                                 const CallAuth& auth);
 
-    std::map<uint32_t, std::shared_ptr<Program>> programs_;
+    ProgramRegistry programs_;
+    AuthStage auth_;
     ReplyCache cache_;
     Counters counters_;
 };

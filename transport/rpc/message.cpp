@@ -1,6 +1,5 @@
 #include "transport/rpc/message.h"
 
-#include "transport/rpc/auth.h"
 #include "xdr/rpc_prot.h"
 
 namespace nfsrdmad::rpc {
@@ -38,7 +37,9 @@ DecodedCall decode_call(std::span<const uint8_t> msg) {
         out.status = DecodedCall::Undecodable;
         return out;
     }
-    if (!x::xdr_decode(d, body.cred) || !x::xdr_decode(d, body.verf)) {
+    bool cred_ok = x::xdr_decode(d, body.cred);
+    size_t header_end = d.offset();
+    if (!cred_ok || !x::xdr_decode(d, body.verf)) {
         out.status = DecodedCall::BadCred;
         out.auth_stat = x::AUTH_BADCRED;
         return out;
@@ -46,13 +47,11 @@ DecodedCall decode_call(std::span<const uint8_t> msg) {
     out.header.prog = body.prog;
     out.header.vers = body.vers;
     out.header.proc = body.proc;
-    uint32_t stat = parse_credential(body.cred.flavor, body.cred.body, body.verf.flavor,
-                                     out.header.cred);
-    if (stat != x::AUTH_OK) {
-        out.status = DecodedCall::BadCred;
-        out.auth_stat = stat;
-        return out;
-    }
+    out.auth.header = msg.first(header_end);
+    out.auth.cred_flavor = body.cred.flavor;
+    out.auth.cred = body.cred.body;
+    out.auth.verf_flavor = body.verf.flavor;
+    out.auth.verf = body.verf.body;
     out.args_offset = d.offset();
     return out;
 }
@@ -67,10 +66,11 @@ void encode_header(std::vector<uint8_t>& out, uint32_t xid, const x::reply_body&
     x::xdr_encode(e, msg);
 }
 
-x::reply_body accepted(uint32_t stat) {
+x::reply_body accepted(uint32_t stat, const OpaqueAuth& verf) {
     x::reply_body b;
     auto& a = b.set_stat(x::MSG_ACCEPTED).areply();
-    a.verf.flavor = x::AUTH_NONE;
+    a.verf.flavor = verf.flavor;
+    a.verf.body = verf.body;
     a.reply_data.set_stat(static_cast<x::accept_stat>(stat));
     return b;
 }
@@ -83,12 +83,14 @@ x::reply_body denied(uint32_t stat) {
 
 }  // namespace
 
-void encode_accepted(std::vector<uint8_t>& out, uint32_t xid, uint32_t accept_stat) {
-    encode_header(out, xid, accepted(accept_stat));
+void encode_accepted(std::vector<uint8_t>& out, uint32_t xid, uint32_t accept_stat,
+                     const OpaqueAuth& verf) {
+    encode_header(out, xid, accepted(accept_stat, verf));
 }
 
-void encode_prog_mismatch(std::vector<uint8_t>& out, uint32_t xid, uint32_t low, uint32_t high) {
-    auto b = accepted(x::PROG_MISMATCH);
+void encode_prog_mismatch(std::vector<uint8_t>& out, uint32_t xid, uint32_t low, uint32_t high,
+                          const OpaqueAuth& verf) {
+    auto b = accepted(x::PROG_MISMATCH, verf);
     b.areply().reply_data.mismatch_info() = {low, high};
     encode_header(out, xid, b);
 }

@@ -5,6 +5,7 @@
 #include <span>
 #include <vector>
 
+#include "transport/rpc/auth/flavor.h"
 #include "transport/rpc/call.h"
 #include "transport/rpc/program.h"
 #include "xdr/runtime/xdr.h"
@@ -19,18 +20,22 @@ struct DecodedCall {
         NotACall,     // a REPLY or garbage message type: dropped
         Undecodable,  // too short to carry a call header: dropped (no xid to answer)
         RpcMismatch,  // rpcvers != 2: MSG_DENIED / RPC_MISMATCH
-        BadCred,      // MSG_DENIED / AUTH_ERROR with auth_stat
+        BadCred,      // malformed credential or verifier: MSG_DENIED / AUTH_BADCRED
     } status = Ok;
     uint32_t auth_stat = 0;
-    CallHeader header;
+    CallHeader header;  // xid, prog, vers, proc; the credential is the auth stage's
+    RawAuth auth;       // for the auth stage (auth/flavor.h)
     size_t args_offset = 0;  // where the procedure's arguments start
 };
 
 DecodedCall decode_call(std::span<const uint8_t> msg);
 
 // Reply headers. Each appends a complete header to `out`; results follow for SUCCESS.
-void encode_accepted(std::vector<uint8_t>& out, uint32_t xid, uint32_t accept_stat);
-void encode_prog_mismatch(std::vector<uint8_t>& out, uint32_t xid, uint32_t low, uint32_t high);
+// Accepted replies carry the verifier the call's flavor gives (AUTH_NONE by default).
+void encode_accepted(std::vector<uint8_t>& out, uint32_t xid, uint32_t accept_stat,
+                     const OpaqueAuth& verf = {});
+void encode_prog_mismatch(std::vector<uint8_t>& out, uint32_t xid, uint32_t low, uint32_t high,
+                          const OpaqueAuth& verf = {});
 void encode_rpc_mismatch(std::vector<uint8_t>& out, uint32_t xid);
 void encode_auth_error(std::vector<uint8_t>& out, uint32_t xid, uint32_t auth_stat);
 

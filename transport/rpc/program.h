@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "transport/rpc/call.h"
 #include "xdr/runtime/xdr.h"
@@ -62,8 +63,9 @@ class Program {
 public:
     virtual ~Program() = default;
     virtual uint32_t number() const = 0;
-    virtual uint32_t min_version() const = 0;
-    virtual uint32_t max_version() const = 0;
+    // The versions this object serves; the registry keys programs by (number, version),
+    // so another object may serve other versions of the same number.
+    virtual std::vector<uint32_t> versions() const = 0;
     virtual ProcedureInfo procedure(uint32_t vers, uint32_t proc) const = 0;
     // Runs on a worker thread: may block on disk.
     virtual Outcome call(CallContext& ctx) = 0;

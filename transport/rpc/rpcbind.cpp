@@ -97,4 +97,11 @@ RpcbindRegistration::~RpcbindRegistration() {
     spdlog::info("rpcbind: unregistered");
 }
 
+std::vector<RpcbindRegistration::Entry> rpcbind_entries(
+    const ProgramRegistry& registry, const std::function<uint16_t(uint32_t prog)>& port_of) {
+    std::vector<RpcbindRegistration::Entry> out;
+    for (auto [prog, vers] : registry.registrations()) out.push_back({prog, vers, port_of(prog)});
+    return out;
+}
+
 }  // namespace nfsrdmad::rpc

@@ -3,8 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <utility>
 #include <vector>
+
+#include "transport/rpc/registry.h"
 
 namespace nfsrdmad::rpc {
 
@@ -26,5 +29,10 @@ private:
 };
 
 bool rpcbind_running();
+
+// What rpcbind is told: every (program, version) the registry holds, at the port
+// `port_of` gives for its program.
+std::vector<RpcbindRegistration::Entry> rpcbind_entries(
+    const ProgramRegistry& registry, const std::function<uint16_t(uint32_t prog)>& port_of);
 
 }  // namespace nfsrdmad::rpc

@@ -1,0 +1,73 @@
+// AUTH_NONE and AUTH_SYS (RFC 5531 §8.2 and appendix A), and the stage that holds the
+// flavors.
+#include "transport/rpc/auth/flavor.h"
+
+#include "xdr/rpc_prot.h"
+
+namespace nfsrdmad::rpc {
+
+namespace x = xdr::rpc;
+
+namespace {
+
+class AuthNone final : public AuthFlavor {
+  public:
+    uint32_t number() const override { return x::AUTH_NONE; }
+    Result accept(const RawAuth& raw, CallAuth& out) const override {
+        out.cred.flavor = x::AUTH_NONE;
+        if (raw.verf_flavor != x::AUTH_NONE) return {Verdict::Reject, x::AUTH_BADVERF};
+        return {};
+    }
+};
+
+class AuthSysFlavor final : public AuthFlavor {
+  public:
+    uint32_t number() const override { return x::AUTH_SYS; }
+    Result accept(const RawAuth& raw, CallAuth& out) const override {
+        // The body must hold exactly one authsys_parms (at most 16 groups).
+        xdr::Decoder d(raw.cred);
+        x::authsys_parms p;
+        if (!x::xdr_decode(d, p) || d.remaining() != 0) return {Verdict::Reject, x::AUTH_BADCRED};
+        if (raw.verf_flavor != x::AUTH_NONE) return {Verdict::Reject, x::AUTH_BADVERF};
+        Credential& c = out.cred;
+        c.flavor = x::AUTH_SYS;
+        c.sys.stamp = p.stamp;
+        c.sys.machinename.assign(p.machinename);
+        c.sys.uid = p.uid;
+        c.sys.gid = p.gid;
+        c.sys.gids.assign(p.gids.begin(), p.gids.end());
+        return {};
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<AuthFlavor> make_auth_none() {
+    return std::make_unique<AuthNone>();
+}
+std::unique_ptr<AuthFlavor> make_auth_sys() {
+    return std::make_unique<AuthSysFlavor>();
+}
+
+AuthStage::AuthStage() {
+    add(make_auth_none());
+    add(make_auth_sys());
+}
+
+void AuthStage::add(std::unique_ptr<AuthFlavor> flavor) {
+    uint32_t n = flavor->number();
+    flavors_[n] = std::move(flavor);
+}
+
+AuthFlavor::Result AuthStage::accept(const RawAuth& raw, CallAuth& out,
+                                     const AuthFlavor** flavor) const {
+    auto it = flavors_.find(raw.cred_flavor);
+    if (it == flavors_.end()) {
+        out.cred.flavor = raw.cred_flavor;
+        return {AuthFlavor::Verdict::Reject, x::AUTH_BADCRED};
+    }
+    *flavor = it->second.get();
+    return it->second->accept(raw, out);
+}
+
+}  // namespace nfsrdmad::rpc

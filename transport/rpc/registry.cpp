@@ -1,0 +1,43 @@
+#include "transport/rpc/registry.h"
+
+namespace nfsrdmad::rpc {
+
+bool ProgramRegistry::add(std::shared_ptr<Program> p, std::string* why) {
+    uint32_t prog = p->number();
+    auto versions = p->versions();
+    for (uint32_t v : versions) {
+        if (programs_.count({prog, v})) {
+            if (why)
+                *why = "program " + std::to_string(prog) + " version " + std::to_string(v) +
+                       " is already registered";
+            return false;
+        }
+    }
+    for (uint32_t v : versions) programs_[{prog, v}] = p;
+    return true;
+}
+
+ProgramRegistry::Lookup ProgramRegistry::find(uint32_t prog, uint32_t vers) const {
+    Lookup out;
+    if (auto it = programs_.find({prog, vers}); it != programs_.end()) {
+        out.program = it->second.get();
+        out.known = true;
+        return out;
+    }
+    // RFC 5531 §9 PROG_MISMATCH: "the lowest and highest version numbers supported".
+    auto first = programs_.lower_bound({prog, 0});
+    if (first == programs_.end() || first->first.first != prog) return out;
+    auto last = std::prev(programs_.upper_bound({prog, UINT32_MAX}));
+    out.known = true;
+    out.low = first->first.second;
+    out.high = last->first.second;
+    return out;
+}
+
+std::vector<std::pair<uint32_t, uint32_t>> ProgramRegistry::registrations() const {
+    std::vector<std::pair<uint32_t, uint32_t>> out;
+    for (const auto& [key, p] : programs_) out.push_back(key);
+    return out;
+}
+
+}  // namespace nfsrdmad::rpc

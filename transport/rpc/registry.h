@@ -1,0 +1,38 @@
+// The programs this server runs, keyed by (program, version) (RFC 5531 §9): a program
+// number may be served by several objects, one per version (NFSv3 and NFSv4 under
+// 100003). What PROG_UNAVAIL and PROG_MISMATCH answer, and what rpcbind advertises
+// (RFC 1833), are both computed from what is registered here.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "transport/rpc/program.h"
+
+namespace nfsrdmad::rpc {
+
+class ProgramRegistry {
+  public:
+    // Registers every version `p` serves. Returns false, registering nothing, when one
+    // of them is already taken (`why` says which).
+    bool add(std::shared_ptr<Program> p, std::string* why = nullptr);
+
+    struct Lookup {
+        Program* program = nullptr;  // serves (prog, vers)
+        bool known = false;          // some version of prog is registered
+        uint32_t low = 0, high = 0;  // its lowest and highest registered versions
+    };
+    Lookup find(uint32_t prog, uint32_t vers) const;
+
+    // Every (program, version) pair, ascending: what rpcbind is told.
+    std::vector<std::pair<uint32_t, uint32_t>> registrations() const;
+
+  private:
+    std::map<std::pair<uint32_t, uint32_t>, std::shared_ptr<Program>> programs_;
+};
+
+}  // namespace nfsrdmad::rpc
