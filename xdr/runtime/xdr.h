@@ -78,6 +78,21 @@ public:
     // RPC message when the vector already holds a record mark, for example).
     void set_base(size_t b) { base_ = b; }
 
+    // Editing what was written (a storing encoder only; offsets count from the base):
+    // overwrite a word encoded earlier (a count or status known only at the end), drop
+    // everything from `size` on (a result that must be replaced), view the bytes.
+    void patch_u32(size_t offset, uint32_t v) {
+        uint8_t* p = out_->data() + base_ + offset;
+        p[0] = uint8_t(v >> 24), p[1] = uint8_t(v >> 16), p[2] = uint8_t(v >> 8), p[3] = uint8_t(v);
+    }
+    void truncate(size_t size) {
+        out_->resize(base_ + size);
+        if (external_ && external_->offset >= size) external_.reset();
+    }
+    std::span<const uint8_t> written() const {
+        return std::span<const uint8_t>(*out_).subspan(base_);
+    }
+
 private:
     std::vector<uint8_t>* out_ = nullptr;
     size_t counted_ = 0;

@@ -1,0 +1,158 @@
+#include "nfs/v4/compound.h"
+
+#include "nfs/v4/op_table.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+void encode_status_only(xdr::Encoder& res, x4::nfsstat4 status) {
+    res.put_u32(static_cast<uint32_t>(status));
+}
+
+namespace {
+
+// Operations that may open a COMPOUND without SEQUENCE, if they are alone in it.
+bool sessionless(uint32_t opnum) {
+    switch (opnum) {
+        case x4::OP_EXCHANGE_ID:           // §18.35.3
+        case x4::OP_CREATE_SESSION:        // §18.36.3
+        case x4::OP_DESTROY_SESSION:       // §18.37.3
+        case x4::OP_BIND_CONN_TO_SESSION:  // §18.34.3
+        case x4::OP_DESTROY_CLIENTID:      // §18.50.3
+            return true;
+        default:
+            return false;
+    }
+}
+
+// How far the arguments decode, found before anything runs.
+struct Scan {
+    enum Stop { None, Garbage, Illegal, BadXdr, TooMany } stop = None;
+    size_t at = 0;  // the operation where it stops
+};
+
+Scan scan(const OpTable& ops, xdr::Decoder d, size_t count) {
+    Scan s;
+    size_t n = std::min(count, kMaxDecodedOps);
+    for (size_t i = 0; i < n; ++i) {
+        xdr::Decoder at = d;
+        uint32_t opnum = d.get_u32();
+        if (!d.ok()) return {Scan::Garbage, i};
+        if (!ops.find(opnum)) return {Scan::Illegal, i};
+        x4::nfs_argop4 op;
+        if (!x4::xdr_decode(at, op)) return {Scan::BadXdr, i};
+        d = at;
+    }
+    // Beyond what any session allows: SEQUENCE answers TOO_MANY_OPS first (§2.10.6.4)
+    // and a COMPOUND without one stops at its first operation; this is a backstop.
+    if (count > n) s = {Scan::TooMany, n};
+    return s;
+}
+
+// The reply's size as sent, out-of-line payload (READ data) included.
+size_t reply_bytes(const xdr::Encoder& res, size_t start) {
+    size_t n = res.size() - start;
+    if (const auto& ext = res.external(); ext && ext->offset >= start) n += ext->data.size();
+    return n;
+}
+
+}  // namespace
+
+CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args,
+                             xdr::Encoder& res) {
+    // COMPOUND4args: tag, minorversion, argarray (RFC 5662).
+    auto tag = args.get_opaque(static_cast<uint32_t>(kMaxTagBytes));
+    uint32_t minorversion = args.get_u32();
+    uint32_t count = args.get_u32();
+    if (!args.ok()) return CompoundOutcome::Garbage;
+
+    // COMPOUND4res: status, tag, resarray; status and count are patched at the end.
+    const size_t start = res.size();
+    res.put_u32(x4::NFS4_OK);
+    res.put_opaque(tag);
+    const size_t count_at = res.size();
+    res.put_u32(0);
+    if (minorversion != 1) {
+        res.patch_u32(start, x4::NFS4ERR_MINOR_VERS_MISMATCH);
+        return CompoundOutcome::Done;
+    }
+    Scan s = scan(ops, args, count);
+    if (s.stop == Scan::Garbage) return CompoundOutcome::Garbage;
+
+    c.op_count = count;
+    x4::nfsstat4 status = x4::NFS4_OK;
+    uint32_t results = 0;
+    for (size_t i = 0; i < count && status == x4::NFS4_OK; ++i) {
+        c.op_index = i;
+        ++results;
+        if (s.stop == Scan::Illegal && s.at == i) {
+            // RFC 8881 §18.52 ILLEGAL: the result carries OP_ILLEGAL, whatever was sent.
+            res.put_u32(x4::OP_ILLEGAL);
+            status = x4::NFS4ERR_OP_ILLEGAL;
+            encode_status_only(res, status);
+            break;
+        }
+        uint32_t opnum = args.get_u32();
+        const OpEntry* found = ops.find(opnum);
+        if (s.stop == Scan::TooMany && s.at == i && !found) {
+            res.put_u32(x4::OP_ILLEGAL);
+            status = x4::NFS4ERR_TOO_MANY_OPS;
+            encode_status_only(res, status);
+            break;
+        }
+        const OpEntry& op = *found;
+        const size_t op_start = res.size();
+        res.put_u32(opnum);
+        auto fail = [&](x4::nfsstat4 st) {
+            res.truncate(op_start + 4);
+            op.encode_error(res, st);
+            status = st;
+        };
+        if (s.stop != Scan::None && s.at == i) {
+            fail(s.stop == Scan::BadXdr ? x4::NFS4ERR_BADXDR : x4::NFS4ERR_TOO_MANY_OPS);
+            break;
+        }
+        if (i == 0 && opnum != x4::OP_SEQUENCE) {
+            if (!sessionless(opnum)) {
+                fail(x4::NFS4ERR_OP_NOT_IN_SESSION);
+                break;
+            }
+            if (count > 1) {
+                fail(x4::NFS4ERR_NOT_ONLY_OP);
+                break;
+            }
+        }
+        if (i > 0 && opnum == x4::OP_SEQUENCE) {
+            fail(x4::NFS4ERR_SEQUENCE_POS);
+            break;
+        }
+        if ((op.needs_fh && !c.current_fh) || (op.needs_saved_fh && !c.saved_fh)) {
+            fail(x4::NFS4ERR_NOFILEHANDLE);
+            break;
+        }
+        OpResult r = op.run(c, args, res);
+        if (c.replay) {
+            // SEQUENCE found a retransmission: the slot's reply, as first sent (§2.10.6.2).
+            res.truncate(start);
+            res.put_fixed(c.replay->data(), c.replay->size());
+            return CompoundOutcome::Done;
+        }
+        if (!r.decoded) {
+            fail(x4::NFS4ERR_BADXDR);
+            break;
+        }
+        status = r.status;
+        // RFC 8881 §2.10.6.4: a reply larger than the session allows is an error
+        // for the operation that made it so; the results before it stand.
+        size_t size = reply_bytes(res, start);
+        if (size > (c.max_response ? c.max_response : kDefaultMaxResponse))
+            fail(x4::NFS4ERR_REP_TOO_BIG);
+        else if (c.max_cached && size > *c.max_cached)
+            fail(x4::NFS4ERR_REP_TOO_BIG_TO_CACHE);
+    }
+    res.patch_u32(start, static_cast<uint32_t>(status));
+    res.patch_u32(count_at, results);
+    if (c.on_finish) c.on_finish(res.written().subspan(start));
+    return CompoundOutcome::Done;
+}
+
+}  // namespace nfsrdmad::nfs::v4

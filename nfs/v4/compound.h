@@ -1,0 +1,82 @@
+// compound.h — the NFSv4.1 COMPOUND procedure (RFC 8881 §16.2, §2.10.6).
+//
+// A COMPOUND is decoded whole before anything runs, as the Linux server does: an
+// operation number that cannot be read makes the call GARBAGE_ARGS and nothing runs;
+// an unknown operation number becomes OP_ILLEGAL and arguments that do not decode
+// become BADXDR, each at its place, after the operations before it ran.
+//
+// Then the operations run in order. Each result is encoded as its operation finishes,
+// straight into the reply (COMPOUND4res: status, tag, resarray); the first failure
+// ends the COMPOUND and its status is the COMPOUND's (§16.2.3). Around the operations
+// the engine enforces what the RFC says of all of them:
+//   * minor version (§16.2.3): only 1; anything else is MINOR_VERS_MISMATCH with an
+//     empty resarray;
+//   * order: SEQUENCE only first (§18.46.3: SEQUENCE_POS); EXCHANGE_ID (§18.35.3),
+//     CREATE_SESSION (§18.36.3), DESTROY_SESSION (§18.37.3), BIND_CONN_TO_SESSION
+//     (§18.34.3) and DESTROY_CLIENTID (§18.50.3) may come without SEQUENCE but then
+//     alone (NOT_ONLY_OP); anything else first is OP_NOT_IN_SESSION (§18.46.3);
+//   * the current and saved filehandles (§16.2.3.1.1): NOFILEHANDLE for an operation
+//     that needs one and has none;
+//   * the reply budget (§2.10.6.4): a result that would take the reply past
+//     the session's ca_maxresponsesize is replaced by REP_TOO_BIG, or past
+//     ca_maxresponsesize_cached when the client asked to cache it by
+//     REP_TOO_BIG_TO_CACHE.
+// SEQUENCE itself (the slot table) is an operation like the others; it sets the budget
+// and may ask for a replay of the slot's cached reply or for the reply to be kept.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "xdr/nfs4_prot.h"
+#include "xdr/runtime/xdr.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+namespace x4 = xdr::nfs4;
+
+// A filehandle as the wire carries it (nfs_fh4, at most NFS4_FHSIZE bytes).
+using WireHandle = std::vector<uint8_t>;
+
+// What one COMPOUND carries from operation to operation, and what the procedures
+// running it need to know about the request as a whole.
+struct Compound {
+    // RFC 8881 §16.2.3.1.1: the current and saved filehandles.
+    std::optional<WireHandle> current_fh, saved_fh;
+    // RFC 8881 §16.2.3.1.2: the current stateid, and the one SAVEFH saved with its fh.
+    std::optional<x4::stateid4> current_stateid, saved_stateid;
+
+    size_t op_index = 0;       // of the operation running
+    size_t op_count = 0;       // operations in the request
+    size_t request_bytes = 0;  // the whole RPC call as received (ca_maxrequestsize)
+
+    // Reply limits; SEQUENCE lowers them to the session's channel attributes.
+    size_t max_response = 0;           // ca_maxresponsesize; 0: the engine's default
+    std::optional<size_t> max_cached;  // ca_maxresponsesize_cached, when sa_cachethis
+
+    // Set by SEQUENCE. A replay: the slot's cached COMPOUND4res goes out instead of
+    // anything else. on_finish: called with the whole COMPOUND4res once encoded (the
+    // slot keeps it, or only the fact that it completed).
+    std::optional<std::vector<uint8_t>> replay;
+    std::function<void(std::span<const uint8_t> compound_res)> on_finish;
+    bool in_session = false;
+};
+
+class OpTable;
+
+enum class CompoundOutcome { Done, Garbage };
+
+// Decodes COMPOUND4args from `args` and appends COMPOUND4res to `res`.
+CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args,
+                             xdr::Encoder& res);
+
+// Limits of the engine itself, whatever a session allows.
+inline constexpr size_t kMaxTagBytes = 1024;             // NFS4_OPAQUE_LIMIT
+inline constexpr size_t kMaxDecodedOps = 128;            // beyond any ca_maxoperations we grant
+inline constexpr size_t kDefaultMaxResponse = 1u << 20;  // before a session says otherwise
+
+}  // namespace nfsrdmad::nfs::v4
