@@ -1,0 +1,132 @@
+// NFSv4.1 attributes as fattr4 (RFC 8881 §5): what is returned for what is asked, in
+// attribute order, each value in its own XDR type.
+#include <gtest/gtest.h>
+
+#include "nfs/v4/attrs/fattr.h"
+#include "tests/unit/xdr_bytes.h"
+
+using namespace nfsrdmad;
+using namespace nfsrdmad::nfs::v4;
+
+namespace {
+
+struct FattrTest : ::testing::Test {
+    FattrTest() {
+        fs.fsid = {7, 9};
+        fs.space_total = 1000;
+        fs.maxread = fs.maxwrite = 1 << 20;
+        fs.lease_time = 30;
+        o.fs = &fs;
+        o.st.stx_mode = S_IFREG | 04755;
+        o.st.stx_size = 12345;
+        o.st.stx_nlink = 2;
+        o.st.stx_ino = 4242;
+        o.st.stx_blocks = 8;
+        o.st.stx_mtime = {1700000000, 5, 0};
+        o.st.stx_ctime = {1700000001, 6, 0};
+        o.change = 0x1122334455667788ull;
+        o.fh = fh;
+        o.owner = "alice@example.org";
+        o.owner_group = "1000";
+        o.mounted_on_fileid = 4242;
+    }
+    // Encodes, then decodes the fattr4 back: mask and attrlist4.
+    x4::fattr4 get(const AttrMask& m, x4::nfsstat4 expect = x4::NFS4_OK) {
+        out.clear();
+        xdr::Encoder e(out);
+        EXPECT_EQ(encode_fattr(m, o, e), expect);
+        x4::fattr4 f;
+        if (expect == x4::NFS4_OK) {
+            xdr::Decoder d(out);
+            EXPECT_TRUE(x4::xdr_decode(d, f));
+            EXPECT_EQ(d.remaining(), 0u);
+        }
+        return f;
+    }
+    FsAttrs fs;
+    ObjectAttrs o;
+    const uint8_t fh[5] = {1, 2, 3, 4, 5};
+    std::vector<uint8_t> out;
+};
+
+}  // namespace
+
+TEST_F(FattrTest, ValuesInAttributeOrderEachInItsType) {
+    auto f = get({x4::FATTR4_MODE, x4::FATTR4_TYPE, x4::FATTR4_SIZE, x4::FATTR4_FSID,
+                  x4::FATTR4_CHANGE, x4::FATTR4_FILEHANDLE, x4::FATTR4_OWNER,
+                  x4::FATTR4_TIME_MODIFY, x4::FATTR4_SPACE_USED, x4::FATTR4_NUMLINKS});
+    EXPECT_EQ(AttrMask::from_wire(f.attrmask),
+              (AttrMask{x4::FATTR4_MODE, x4::FATTR4_TYPE, x4::FATTR4_SIZE, x4::FATTR4_FSID,
+                        x4::FATTR4_CHANGE, x4::FATTR4_FILEHANDLE, x4::FATTR4_OWNER,
+                        x4::FATTR4_TIME_MODIFY, x4::FATTR4_SPACE_USED, x4::FATTR4_NUMLINKS}));
+    xdr::Decoder d(f.attr_vals);
+    EXPECT_EQ(d.get_u32(), uint32_t(x4::NF4REG));  // 1 type
+    EXPECT_EQ(d.get_u64(), o.change);              // 3 change
+    EXPECT_EQ(d.get_u64(), 12345u);                // 4 size
+    EXPECT_EQ(d.get_u64(), 7u);                    // 8 fsid
+    EXPECT_EQ(d.get_u64(), 9u);
+    auto h = d.get_opaque(128);  // 19 filehandle
+    EXPECT_EQ(std::vector<uint8_t>(h.begin(), h.end()), (std::vector<uint8_t>{1, 2, 3, 4, 5}));
+    EXPECT_EQ(d.get_u32(), 04755u);                      // 33 mode
+    EXPECT_EQ(d.get_u32(), 2u);                          // 35 numlinks
+    EXPECT_EQ(d.get_string(1024), "alice@example.org");  // 36 owner
+    EXPECT_EQ(d.get_u64(), 8u * 512);                    // 45 space_used
+    EXPECT_EQ(d.get_i64(), 1700000000);                  // 53 time_modify
+    EXPECT_EQ(d.get_u32(), 5u);
+    EXPECT_TRUE(d.ok());
+    EXPECT_EQ(d.remaining(), 0u);
+}
+
+TEST_F(FattrTest, UnsupportedAttributesAreLeftOutOfTheMask) {
+    auto f =
+        get({x4::FATTR4_ACL, x4::FATTR4_QUOTA_USED, x4::FATTR4_TIME_BACKUP, 95, x4::FATTR4_FILEID});
+    EXPECT_EQ(AttrMask::from_wire(f.attrmask), AttrMask{x4::FATTR4_FILEID});
+    EXPECT_EQ(f.attr_vals.size(), 8u);
+}
+
+TEST_F(FattrTest, WriteOnlyAttributesAreInvalidToRead) {
+    get({x4::FATTR4_SIZE, x4::FATTR4_TIME_MODIFY_SET}, x4::NFS4ERR_INVAL);
+    EXPECT_TRUE(out.empty());
+    get({x4::FATTR4_TIME_ACCESS_SET}, x4::NFS4ERR_INVAL);
+}
+
+TEST_F(FattrTest, NothingAskedIsAnEmptyMaskAndList) {
+    auto f = get({});
+    EXPECT_TRUE(f.attrmask.empty());
+    EXPECT_TRUE(f.attr_vals.empty());
+    EXPECT_EQ(out, xdr::testing::be({0, 0}));
+}
+
+TEST_F(FattrTest, SupportedAttrsListsEveryRequiredAttribute) {
+    auto f = get({x4::FATTR4_SUPPORTED_ATTRS});
+    xdr::Decoder d(f.attr_vals);
+    x4::bitmap4 b(d.get_u32());
+    for (auto& w : b) w = d.get_u32();
+    ASSERT_TRUE(d.ok());
+    AttrMask s = AttrMask::from_wire(b);
+    for (uint32_t a : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 19, 75}) EXPECT_TRUE(s.has(a)) << a;
+    EXPECT_EQ(s, supported_attrs());
+    EXPECT_FALSE(s.has(x4::FATTR4_ACL));
+}
+
+TEST_F(FattrTest, FileTypes) {
+    EXPECT_EQ(file_type(S_IFDIR | 0755), x4::NF4DIR);
+    EXPECT_EQ(file_type(S_IFLNK), x4::NF4LNK);
+    EXPECT_EQ(file_type(S_IFIFO), x4::NF4FIFO);
+    EXPECT_EQ(file_type(S_IFSOCK), x4::NF4SOCK);
+    EXPECT_EQ(file_type(S_IFCHR), x4::NF4CHR);
+    EXPECT_EQ(file_type(S_IFBLK), x4::NF4BLK);
+    EXPECT_EQ(file_type(S_IFREG), x4::NF4REG);
+}
+
+TEST(AttrMask, WireFormTrimsAndIgnoresBitsBeyondTheKnownWords) {
+    AttrMask m{1, 33, 75};
+    EXPECT_EQ(m.to_wire(), (x4::bitmap4{2, 2, 1u << 11}));
+    EXPECT_EQ(AttrMask{1}.to_wire(), x4::bitmap4{2});
+    bool beyond = false;
+    EXPECT_EQ(AttrMask::from_wire({2, 0, 0, 5}, &beyond), AttrMask{1});
+    EXPECT_TRUE(beyond);
+    std::vector<uint32_t> seen;
+    m.for_each([&](uint32_t a) { seen.push_back(a); });
+    EXPECT_EQ(seen, (std::vector<uint32_t>{1, 33, 75}));
+}
