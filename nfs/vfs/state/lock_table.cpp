@@ -41,10 +41,6 @@ LockTable::LockTable(LockLimits limits) : limits_(limits) {}
 
 LockTable::~LockTable() = default;
 
-LockTable::Shard& LockTable::shard_of(const FileKey& file) const {
-    return shards_[FileKeyHash{}(file) % kShards];
-}
-
 std::optional<Conflict> LockTable::table_conflict(const FileState& fs, const StateOwner& owner,
                                                   const Lock& want) {
     for (const OwnerEntry& e : fs.owners) {
@@ -118,19 +114,12 @@ std::vector<Waiter> LockTable::wake(FileState& fs) {
     return woken;
 }
 
-void LockTable::erase_if_empty(Shard& shard, const FileKey& file) {
-    auto it = shard.files.find(file);
-    if (it != shard.files.end() && it->second.owners.empty() && it->second.waiters.empty()) {
-        shard.files.erase(it);
-    }
-}
-
 Result<LockReply> LockTable::lock(const FileKey& file, const StateOwner& owner, const Lock& want,
                                   std::optional<uint64_t> wait_cookie, LockMirror* mirror) {
     if (want.range.first > want.range.last) return fail(EINVAL);
     Graveyard graves;  // destroyed after the mutex is released
     std::unique_ptr<MirrorSlot> fresh;
-    Shard& sh = shard_of(file);
+    Shard& sh = shards_.of(file);
     std::lock_guard guard(sh.mu);
     FileState& fs = sh.files[file];
     LockReply reply;
@@ -138,7 +127,7 @@ Result<LockReply> LockTable::lock(const FileKey& file, const StateOwner& owner, 
     auto deny = [&](Conflict c) -> Result<LockReply> {
         reply.denied = std::move(c);
         if (wait_cookie) reply.queued = enqueue(fs, file, owner, want, *wait_cookie);
-        erase_if_empty(sh, file);
+        sh.erase_if_empty(file);
         return std::move(reply);
     };
     if (auto c = table_conflict(fs, owner, want)) return deny(std::move(*c));
@@ -153,7 +142,7 @@ Result<LockReply> LockTable::lock(const FileKey& file, const StateOwner& owner, 
     const auto delta = static_cast<ptrdiff_t>(next.size()) - static_cast<ptrdiff_t>(held.size());
     if (changes) {
         if (!adjust_locks(owner, delta)) {
-            erase_if_empty(sh, file);
+            sh.erase_if_empty(file);
             return fail(ENOLCK);
         }
         if (mirror) {
@@ -162,7 +151,7 @@ Result<LockReply> LockTable::lock(const FileKey& file, const StateOwner& owner, 
                 adjust_locks(owner, -delta);
                 graves.push_back(std::move(fresh));
                 if (!m) {
-                    erase_if_empty(sh, file);
+                    sh.erase_if_empty(file);
                     return m.failure();
                 }
                 return deny(std::move(**m));
@@ -183,14 +172,14 @@ Result<LockReply> LockTable::lock(const FileKey& file, const StateOwner& owner, 
         fs.waiters.erase(w);
         adjust_waiters(owner.client(), -1);
     }
-    erase_if_empty(sh, file);
+    sh.erase_if_empty(file);
     return reply;
 }
 
 Result<std::optional<Conflict>> LockTable::test(const FileKey& file, const StateOwner& owner,
                                                 const Lock& want, LockMirror* mirror) const {
     if (want.range.first > want.range.last) return fail(EINVAL);
-    Shard& sh = shard_of(file);
+    Shard& sh = shards_.of(file);
     std::lock_guard guard(sh.mu);
     const MirrorSlot* slot = nullptr;
     auto f = sh.files.find(file);
@@ -208,7 +197,7 @@ Result<std::vector<Waiter>> LockTable::unlock(const FileKey& file, const StateOw
                                               ByteRange range, LockMirror* mirror) {
     if (range.first > range.last) return fail(EINVAL);
     Graveyard graves;
-    Shard& sh = shard_of(file);
+    Shard& sh = shards_.of(file);
     std::lock_guard guard(sh.mu);
     auto f = sh.files.find(file);
     if (f == sh.files.end()) return std::vector<Waiter>{};
@@ -234,12 +223,12 @@ Result<std::vector<Waiter>> LockTable::unlock(const FileKey& file, const StateOw
         fs.owners.erase(entry);
     }
     std::vector<Waiter> woken = wake(fs);
-    erase_if_empty(sh, file);
+    sh.erase_if_empty(file);
     return woken;
 }
 
 bool LockTable::cancel_wait(const FileKey& file, const StateOwner& owner, const Lock& lock) {
-    Shard& sh = shard_of(file);
+    Shard& sh = shards_.of(file);
     std::lock_guard guard(sh.mu);
     auto f = sh.files.find(file);
     if (f == sh.files.end()) return false;
@@ -249,7 +238,7 @@ bool LockTable::cancel_wait(const FileKey& file, const StateOwner& owner, const 
     if (w == q.end()) return false;
     q.erase(w);
     adjust_waiters(owner.client(), -1);
-    erase_if_empty(sh, file);
+    sh.erase_if_empty(file);
     return true;
 }
 
@@ -284,12 +273,12 @@ std::vector<Waiter> LockTable::drop_if(FileState& fs, Pred pred, bool waiters_to
 template <class Pred>
 std::vector<Waiter> LockTable::drop_everywhere(Pred pred) {
     std::vector<Waiter> woken;
-    for (Shard& sh : shards_) {
+    for (Shard& sh : shards_.all()) {
         Graveyard graves;
         std::lock_guard guard(sh.mu);
         for (auto it = sh.files.begin(); it != sh.files.end();) {
             for (Waiter& w : drop_if(it->second, pred, true, graves)) woken.push_back(std::move(w));
-            if (it->second.owners.empty() && it->second.waiters.empty()) {
+            if (it->second.empty()) {
                 it = sh.files.erase(it);
             } else {
                 ++it;
@@ -301,13 +290,13 @@ std::vector<Waiter> LockTable::drop_everywhere(Pred pred) {
 
 std::vector<Waiter> LockTable::release_owner(const FileKey& file, const StateOwner& owner) {
     Graveyard graves;
-    Shard& sh = shard_of(file);
+    Shard& sh = shards_.of(file);
     std::lock_guard guard(sh.mu);
     auto f = sh.files.find(file);
     if (f == sh.files.end()) return {};
     auto woken = drop_if(
         f->second, [&](const StateOwner& o) { return o == owner; }, true, graves);
-    erase_if_empty(sh, file);
+    sh.erase_if_empty(file);
     return woken;
 }
 
@@ -321,18 +310,18 @@ std::vector<Waiter> LockTable::release_client(const ClientKey& client) {
 
 std::vector<Waiter> LockTable::release_file(const FileKey& file) {
     Graveyard graves;
-    Shard& sh = shard_of(file);
+    Shard& sh = shards_.of(file);
     std::lock_guard guard(sh.mu);
     auto f = sh.files.find(file);
     if (f == sh.files.end()) return {};
     auto woken = drop_if(
         f->second, [](const StateOwner&) { return true; }, false, graves);
-    erase_if_empty(sh, file);
+    sh.erase_if_empty(file);
     return woken;
 }
 
 OwnerLocks LockTable::locks_of(const FileKey& file, const StateOwner& owner) const {
-    Shard& sh = shard_of(file);
+    Shard& sh = shards_.of(file);
     std::lock_guard guard(sh.mu);
     auto f = sh.files.find(file);
     if (f == sh.files.end()) return {};
@@ -358,12 +347,7 @@ size_t LockTable::waiter_count(const ClientKey& client) const {
 }
 
 size_t LockTable::file_count() const {
-    size_t n = 0;
-    for (const Shard& sh : shards_) {
-        std::lock_guard guard(sh.mu);
-        n += sh.files.size();
-    }
-    return n;
+    return shards_.file_count();
 }
 
 }  // namespace nfsrdmad::vfs::state

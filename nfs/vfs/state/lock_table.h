@@ -34,19 +34,17 @@
 // mirror's calls for that file only; counters have their own short-held mutex.
 #pragma once
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <span>
-#include <unordered_map>
 #include <vector>
 
 #include "nfs/vfs/result.h"
 #include "nfs/vfs/state/byte_range.h"
+#include "nfs/vfs/state/file_shards.h"
 #include "nfs/vfs/state/state_keys.h"
 
 namespace nfsrdmad::vfs::state {
@@ -152,15 +150,11 @@ class LockTable {
     struct FileState {
         std::vector<OwnerEntry> owners;
         std::deque<Waiter> waiters;  // FIFO
+        bool empty() const { return owners.empty() && waiters.empty(); }
     };
-    struct Shard {
-        mutable std::mutex mu;
-        std::unordered_map<FileKey, FileState, FileKeyHash> files;
-    };
+    using Shard = FileShards<FileState>::Shard;
     using Graveyard = std::vector<std::unique_ptr<MirrorSlot>>;  // closed outside the mutex
-    static constexpr size_t kShards = 64;
 
-    Shard& shard_of(const FileKey& file) const;
     static std::optional<Conflict> table_conflict(const FileState& fs, const StateOwner& owner,
                                                   const Lock& want);
     bool adjust_locks(const StateOwner& owner, ptrdiff_t delta);
@@ -173,10 +167,9 @@ class LockTable {
     std::vector<Waiter> drop_if(FileState& fs, Pred pred, bool waiters_too, Graveyard& graves);
     template <class Pred>
     std::vector<Waiter> drop_everywhere(Pred pred);
-    static void erase_if_empty(Shard& shard, const FileKey& file);
 
     const LockLimits limits_;
-    mutable std::array<Shard, kShards> shards_;
+    FileShards<FileState> shards_;
 
     mutable std::mutex count_mu_;  // after a shard's mutex, never before
     std::unordered_map<StateOwner, size_t, StateOwnerHash> owner_locks_;
