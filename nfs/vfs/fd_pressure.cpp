@@ -43,7 +43,8 @@ void remove_fd_reclaimer(FdReclaimer* r) {
 #if defined(__GNUC__)
 __attribute__((no_sanitize("vptr")))
 #endif
-size_t reclaim_fds(size_t want) {
+size_t
+reclaim_fds(size_t want) {
     size_t freed = 0;
     std::lock_guard lock(g_mu);
     for (FdReclaimer* r : reclaimers()) {
@@ -75,7 +76,8 @@ FdPressureStats fd_pressure_stats() {
 }
 
 uint64_t FdReserve::total() const {
-    return connections + 2 * pipes + kFdsPerWorker * workers + 2 * exports + other;
+    return connections + 2 * pipes + kFdsPerWorker * workers + 2 * exports + other +
+           lock_descriptions;
 }
 
 size_t fd_cache_capacity(uint64_t nofile, const FdReserve& reserve) {

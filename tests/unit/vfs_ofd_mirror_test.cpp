@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <memory>
+#include <thread>
+#include <vector>
 
 #include "nfs/vfs/state/lock_table.h"
 #include "nfs/vfs/state/ofd_mirror.h"
@@ -293,6 +295,38 @@ TEST_F(OfdMirrorTest, BytesBeyondTheKernelsOffsetsAreTheTablesAlone) {
     const Seen s = local_getlk(F_WRLCK, 0, 0);
     EXPECT_EQ(s.start, 100);
     EXPECT_EQ(s.len, 0);  // to EOF
+}
+
+// Many owners on one file from several threads: the kernel must never hold a lock the
+// table has dropped, or a request would be denied by a phantom "local" holder.
+TEST_F(OfdMirrorTest, ConcurrentOwnersNeverSeeAPhantomLocalHolder) {
+    budget_ = std::make_shared<OfdBudget>(64, 8);
+    std::vector<std::thread> threads;
+    for (uint64_t th = 0; th < 4; ++th) {
+        threads.emplace_back([this, th] {
+            const auto o = owner(th, 'x');
+            for (int i = 0; i < 400; ++i) {
+                const uint64_t off = (static_cast<uint64_t>(i) * 7 + th * 3) % 64;
+                const Lock want{{off, off + 7}, (i % 3) ? R : W};
+                OfdMirror m(file_.fd.get(), budget_);
+                auto r = table_.lock(key_of_file_, o, want, std::nullopt, &m);
+                ASSERT_TRUE(r.ok()) << describe_error(r.error());
+                if (r->denied) {
+                    ASSERT_TRUE(r->denied->owner.has_value()) << "phantom holder";
+                }
+                if (i % 5 == 0) {
+                    ASSERT_TRUE(table_.unlock(key_of_file_, o, {0, 31}, &m).ok());
+                }
+                if (i % 7 == 0) table_.release_owner(key_of_file_, o);
+                if (i % 11 == 0) table_.release_client(o.client());
+            }
+            table_.release_owner(o);
+        });
+    }
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(budget_->in_use(), 0u);
+    EXPECT_EQ(local_getlk(F_WRLCK, 0, 0).type, F_UNLCK);
+    EXPECT_EQ(table_.file_count(), 0u);
 }
 
 TEST_F(OfdMirrorTest, DirectoriesCannotBeLocked) {

@@ -117,10 +117,9 @@ std::vector<Waiter> LockTable::wake(FileState& fs) {
 Result<LockReply> LockTable::lock(const FileKey& file, const StateOwner& owner, const Lock& want,
                                   std::optional<uint64_t> wait_cookie, LockMirror* mirror) {
     if (want.range.first > want.range.last) return fail(EINVAL);
-    Graveyard graves;  // destroyed after the mutex is released
-    std::unique_ptr<MirrorSlot> fresh;
     Shard& sh = shards_.of(file);
     std::lock_guard guard(sh.mu);
+    std::unique_ptr<MirrorSlot> fresh;  // closed (if unused) with the mutex still held
     FileState& fs = sh.files[file];
     LockReply reply;
 
@@ -149,7 +148,7 @@ Result<LockReply> LockTable::lock(const FileKey& file, const StateOwner& owner, 
             auto m = mirror->lock(known ? entry->slot : fresh, owner, held, want);
             if (!m || *m) {
                 adjust_locks(owner, -delta);
-                graves.push_back(std::move(fresh));
+                fresh.reset();
                 if (!m) {
                     sh.erase_if_empty(file);
                     return m.failure();
@@ -196,7 +195,6 @@ Result<std::optional<Conflict>> LockTable::test(const FileKey& file, const State
 Result<std::vector<Waiter>> LockTable::unlock(const FileKey& file, const StateOwner& owner,
                                               ByteRange range, LockMirror* mirror) {
     if (range.first > range.last) return fail(EINVAL);
-    Graveyard graves;
     Shard& sh = shards_.of(file);
     std::lock_guard guard(sh.mu);
     auto f = sh.files.find(file);
@@ -218,10 +216,7 @@ Result<std::vector<Waiter>> LockTable::unlock(const FileKey& file, const StateOw
     }
     if (delta < 0) adjust_locks(owner, delta);
     entry->locks = std::move(next);
-    if (entry->locks.empty()) {
-        graves.push_back(std::move(entry->slot));  // closing it drops what the mirror holds
-        fs.owners.erase(entry);
-    }
+    if (entry->locks.empty()) fs.owners.erase(entry);  // closes its slot
     std::vector<Waiter> woken = wake(fs);
     sh.erase_if_empty(file);
     return woken;
@@ -243,8 +238,7 @@ bool LockTable::cancel_wait(const FileKey& file, const StateOwner& owner, const 
 }
 
 template <class Pred>
-std::vector<Waiter> LockTable::drop_if(FileState& fs, Pred pred, bool waiters_too,
-                                       Graveyard& graves) {
+std::vector<Waiter> LockTable::drop_if(FileState& fs, Pred pred, bool waiters_too) {
     bool changed = false;
     for (auto it = fs.owners.begin(); it != fs.owners.end();) {
         if (!pred(it->owner)) {
@@ -252,8 +246,7 @@ std::vector<Waiter> LockTable::drop_if(FileState& fs, Pred pred, bool waiters_to
             continue;
         }
         adjust_locks(it->owner, -static_cast<ptrdiff_t>(it->locks.size()));
-        graves.push_back(std::move(it->slot));
-        it = fs.owners.erase(it);
+        it = fs.owners.erase(it);  // closes its slot now, under the file's mutex
         changed = true;
     }
     if (waiters_too) {
@@ -274,10 +267,9 @@ template <class Pred>
 std::vector<Waiter> LockTable::drop_everywhere(Pred pred) {
     std::vector<Waiter> woken;
     for (Shard& sh : shards_.all()) {
-        Graveyard graves;
         std::lock_guard guard(sh.mu);
         for (auto it = sh.files.begin(); it != sh.files.end();) {
-            for (Waiter& w : drop_if(it->second, pred, true, graves)) woken.push_back(std::move(w));
+            for (Waiter& w : drop_if(it->second, pred, true)) woken.push_back(std::move(w));
             if (it->second.empty()) {
                 it = sh.files.erase(it);
             } else {
@@ -289,13 +281,12 @@ std::vector<Waiter> LockTable::drop_everywhere(Pred pred) {
 }
 
 std::vector<Waiter> LockTable::release_owner(const FileKey& file, const StateOwner& owner) {
-    Graveyard graves;
     Shard& sh = shards_.of(file);
     std::lock_guard guard(sh.mu);
     auto f = sh.files.find(file);
     if (f == sh.files.end()) return {};
     auto woken = drop_if(
-        f->second, [&](const StateOwner& o) { return o == owner; }, true, graves);
+        f->second, [&](const StateOwner& o) { return o == owner; }, true);
     sh.erase_if_empty(file);
     return woken;
 }
@@ -309,13 +300,12 @@ std::vector<Waiter> LockTable::release_client(const ClientKey& client) {
 }
 
 std::vector<Waiter> LockTable::release_file(const FileKey& file) {
-    Graveyard graves;
     Shard& sh = shards_.of(file);
     std::lock_guard guard(sh.mu);
     auto f = sh.files.find(file);
     if (f == sh.files.end()) return {};
     auto woken = drop_if(
-        f->second, [](const StateOwner&) { return true; }, false, graves);
+        f->second, [](const StateOwner&) { return true; }, false);
     sh.erase_if_empty(file);
     return woken;
 }

@@ -23,12 +23,16 @@
 // NLM4_GRANTED; an NFSv4.1 client polls, RFC 8881 §9.6). A waiter is woken only when no
 // other owner's lock and no earlier waiter of another owner conflicts with it, so later
 // waiters never overtake earlier ones. A woken waiter whose retry fails queues again at
-// the tail.
+// the tail. A waiter denied by a holder outside the table (the mirror's local process)
+// is woken by the next change on the file only: local unlocks are not seen, so the
+// protocols' own retries (NLM clients re-send blocking locks, NFSv4.1 clients poll)
+// cover that case.
 //
 // The table is the authority. An optional LockMirror (ofd_mirror.h) is told every
 // granted change before it is recorded and may veto it with a conflict of its own;
 // each (file, owner) has one MirrorSlot, destroyed when the owner holds no more locks
-// on the file, or its locks are released.
+// on the file, or its locks are released — under the file's mutex, so that whatever
+// the slot holds (OFD locks) is gone before another owner can be granted those bytes.
 //
 // Thread-safe: files are spread over shards, each with its own mutex, held across the
 // mirror's calls for that file only; counters have their own short-held mutex.
@@ -153,7 +157,6 @@ class LockTable {
         bool empty() const { return owners.empty() && waiters.empty(); }
     };
     using Shard = FileShards<FileState>::Shard;
-    using Graveyard = std::vector<std::unique_ptr<MirrorSlot>>;  // closed outside the mutex
 
     static std::optional<Conflict> table_conflict(const FileState& fs, const StateOwner& owner,
                                                   const Lock& want);
@@ -164,7 +167,7 @@ class LockTable {
     std::vector<Waiter> wake(FileState& fs);
     // Drops every owner entry and waiter `pred` selects; returns woken waiters.
     template <class Pred>
-    std::vector<Waiter> drop_if(FileState& fs, Pred pred, bool waiters_too, Graveyard& graves);
+    std::vector<Waiter> drop_if(FileState& fs, Pred pred, bool waiters_too);
     template <class Pred>
     std::vector<Waiter> drop_everywhere(Pred pred);
 
