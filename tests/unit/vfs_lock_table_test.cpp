@@ -9,28 +9,16 @@
 #include <vector>
 
 #include "nfs/vfs/state/lock_table.h"
+#include "tests/unit/vfs_state_test_util.h"
 
 namespace nfsrdmad::vfs::state {
 namespace {
 
+using testing::file;
+using testing::v4;
+
 constexpr LockType R = LockType::Read;
 constexpr LockType W = LockType::Write;
-
-FileKey file(uint8_t n) {
-    FileKey k;
-    k.fsid = 7;
-    k.kernel.type = 1;
-    k.kernel.size = 8;
-    k.kernel.bytes[0] = n;
-    return k;
-}
-
-StateOwner v4(uint64_t client, const std::string& name) {
-    auto o = StateOwner::make(ClientKey{Protocol::Nfs4, client},
-                              {reinterpret_cast<const uint8_t*>(name.data()), name.size()});
-    EXPECT_TRUE(o.ok());
-    return *o;
-}
 
 StateOwner nlm(uint64_t host, uint32_t svid) {
     const uint8_t oh[] = {'o', 'h'};

@@ -7,25 +7,13 @@
 #include <string>
 
 #include "nfs/vfs/state/share_table.h"
+#include "tests/unit/vfs_state_test_util.h"
 
 namespace nfsrdmad::vfs::state {
 namespace {
 
-FileKey file(uint8_t n) {
-    FileKey k;
-    k.fsid = 3;
-    k.kernel.type = 1;
-    k.kernel.size = 4;
-    k.kernel.bytes[3] = n;
-    return k;
-}
-
-StateOwner v4(uint64_t client, const std::string& name) {
-    auto o = StateOwner::make(ClientKey{Protocol::Nfs4, client},
-                              {reinterpret_cast<const uint8_t*>(name.data()), name.size()});
-    EXPECT_TRUE(o.ok());
-    return *o;
-}
+using testing::file;
+using testing::v4;
 
 constexpr uint8_t N = kShareNone, R = kShareRead, W = kShareWrite, B = kShareBoth;
 
