@@ -43,8 +43,7 @@ void remove_fd_reclaimer(FdReclaimer* r) {
 #if defined(__GNUC__)
 __attribute__((no_sanitize("vptr")))
 #endif
-size_t
-reclaim_fds(size_t want) {
+size_t reclaim_fds(size_t want) {
     size_t freed = 0;
     std::lock_guard lock(g_mu);
     for (FdReclaimer* r : reclaimers()) {
