@@ -75,7 +75,8 @@ FdPressureStats fd_pressure_stats() {
 }
 
 uint64_t FdReserve::total() const {
-    return connections + 2 * pipes + kFdsPerWorker * workers + 2 * exports + other;
+    return connections + 2 * pipes + kFdsPerWorker * workers + 2 * exports + other +
+           lock_descriptions;
 }
 
 size_t fd_cache_capacity(uint64_t nofile, const FdReserve& reserve) {

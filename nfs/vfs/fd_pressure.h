@@ -57,11 +57,12 @@ FdPressureStats fd_pressure_stats();
 
 // How many descriptors the daemon needs besides the descriptor cache.
 struct FdReserve {
-    uint64_t connections = 0;  // TCP connections at once (tcp.max_connections)
-    uint64_t pipes = 0;        // splice pipes (tcp.max_pipes); two descriptors each
-    uint64_t workers = 0;      // threads running requests; each holds a few descriptors
-    uint64_t exports = 0;      // two descriptors each (O_PATH root + mount fd)
-    uint64_t other = 0;        // stdio, epoll/eventfd/timerfd of the reactors, listeners, ...
+    uint64_t connections = 0;        // TCP connections at once (tcp.max_connections)
+    uint64_t pipes = 0;              // splice pipes (tcp.max_pipes); two descriptors each
+    uint64_t workers = 0;            // threads running requests; each holds a few descriptors
+    uint64_t exports = 0;            // two descriptors each (O_PATH root + mount fd)
+    uint64_t other = 0;              // stdio, epoll/eventfd/timerfd of the reactors, listeners, ...
+    uint64_t lock_descriptions = 0;  // state::OfdBudget's total: held, never reclaimable
 
     uint64_t total() const;
 };

@@ -181,6 +181,11 @@ TEST(FdCacheCapacity, SizedFromWhatTheLimitLeaves) {
     for (uint64_t limit : std::vector<uint64_t>{2, 64, 1024, reserved, reserved + 1, 1u << 20})
         EXPECT_LT(fd_cache_capacity(limit, daemon_defaults), limit) << limit;
     EXPECT_GE(fd_cache_capacity(1, daemon_defaults), 1u);
+    // Lock descriptions (state/ofd_mirror.h) are held, not reclaimable: reserved too.
+    FdReserve with_locks = daemon_defaults;
+    with_locks.lock_descriptions = 1000;
+    EXPECT_EQ(with_locks.total(), reserved + 1000);
+    EXPECT_EQ(fd_cache_capacity(reserved + 6000, with_locks), 5000u);
 }
 
 }  // namespace
