@@ -3,6 +3,10 @@
 // and connection binding (§18.34).
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <string>
+#include <thread>
+
 #include "tests/unit/v4_state_util.h"
 
 using namespace nfsrdmad::nfs::v4::state;
@@ -330,6 +334,58 @@ TEST_F(Sequence, DestroySessionOnAnUnboundConnection) {
     SequenceResult r = t.sequence(seq(c.sessionid, 0, 1, true, 42));
     ASSERT_EQ(r.status, x4::NFS4_OK);
     EXPECT_EQ(t.destroy_session(c.sessionid, 42, "sys:0", 0), x4::NFS4_OK);
+}
+
+TEST_F(Sequence, DestroySessionOnABackChannelConnection) {
+    ASSERT_EQ(t.bind_conn_to_session(c.sessionid, 3, x4::CDFC4_BACK, "sys:0").status, x4::NFS4_OK);
+    EXPECT_EQ(t.destroy_session(c.sessionid, 3, "sys:0", std::nullopt), x4::NFS4_OK);
+}
+
+// Workers call concurrently: each thread drives its own slot while another thread creates and
+// destroys sessions and runs the lease timer. Every request on a live slot must succeed and
+// every reply must come back from the cache; ASan/TSan builds check the locking.
+TEST(Concurrency, SlotsOfOneSessionInParallelWithTableChanges) {
+    SteadyClock clock;
+    ClientTable t(clock, 7);
+    Confirmed c = confirm(t, "h", "sys:0");
+    constexpr uint32_t kThreads = 4, kRequests = 2000;
+    std::atomic<uint32_t> failures{0};
+    std::vector<std::thread> workers;
+    for (uint32_t slot = 0; slot < kThreads; ++slot) {
+        workers.emplace_back([&, slot] {
+            for (uint32_t n = 1; n <= kRequests; ++n) {
+                SequenceResult r = t.sequence(seq(c.sessionid, slot, n, true, 1, kThreads - 1));
+                const std::vector<uint8_t> reply(8, static_cast<uint8_t>(n));
+                if (r.status != x4::NFS4_OK || !r.session ||
+                    r.session->finish(slot, n, reply) != x4::NFS4_OK) {
+                    ++failures;
+                    continue;
+                }
+                SequenceResult again = t.sequence(seq(c.sessionid, slot, n, true, 1, kThreads - 1));
+                if (!again.replay || *again.reply != reply) ++failures;
+            }
+        });
+    }
+    std::thread churn([&] {
+        uint32_t sequence = c.next_cs_sequence;
+        for (int i = 0; i < 200; ++i) {
+            CreateSessionResult s = t.create_session(csa(c.clientid, sequence++, "sys:0", 5));
+            if (s.status != x4::NFS4_OK ||
+                t.destroy_session(s.sessionid, 5, "sys:0", std::nullopt) != x4::NFS4_OK)
+                ++failures;
+            Confirmed other = confirm(t, "o" + std::to_string(i), "sys:1", 6);
+            if (t.destroy_session(other.sessionid, 6, "sys:1", std::nullopt) != x4::NFS4_OK ||
+                t.destroy_clientid(other.clientid, "sys:1") != x4::NFS4_OK)
+                ++failures;
+            t.expired_clients();
+            t.connection_closed(6);
+        }
+    });
+    for (std::thread& w : workers) w.join();
+    churn.join();
+    EXPECT_EQ(failures.load(), 0u);
+    EXPECT_EQ(t.client_count(), 1u);
+    EXPECT_EQ(t.session_count(c.clientid), 1u);
 }
 
 // ---- connections ----

@@ -142,6 +142,11 @@ bool Session::bound_fore(ConnId conn) const {
     return it != conns_.end() && it->second != x4::CDFS4_BACK;
 }
 
+bool Session::bound(ConnId conn) const {
+    std::lock_guard lock(mu_);
+    return conns_.count(conn) != 0;
+}
+
 bool Session::unbind(ConnId conn) {
     std::lock_guard lock(mu_);
     return conns_.erase(conn) != 0;

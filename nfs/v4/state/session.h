@@ -87,6 +87,7 @@ class Session {
     // channel_dir_from_server4 granted, or the bound's error (a bounded number of connections).
     Status bind(ConnId conn, x4::channel_dir_from_client4 dir, x4::channel_dir_from_server4& out);
     bool bound_fore(ConnId conn) const;
+    bool bound(ConnId conn) const;  // in either direction
     bool unbind(ConnId conn);  // the connection closed; true if it was bound
     size_t connections() const;
 

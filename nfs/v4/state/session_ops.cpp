@@ -33,7 +33,9 @@ SequenceResult ClientTable::sequence(const SequenceArgs& a) {
             out.status = s.bind(a.conn, x4::CDFC4_FORE, dir);
             if (out.status != x4::NFS4_OK) return out;
         }
-        // §8.3: a SEQUENCE renews the client's lease; a courtesy client is live again.
+        // §8.3: a SEQUENCE renews the client's lease; a courtesy client is live again. Any
+        // SEQUENCE that finds the session renews, before the slot is looked at (one table lock
+        // per request).
         renew(*r, clock_.now());
         out.status_flags = r->external_flags | stateids_.revoked_flags(r->id);
         out.clientid = r->id;
@@ -53,7 +55,7 @@ Status ClientTable::destroy_session(const SessionId& id, ConnId conn, const std:
     if (!r) return x4::NFS4ERR_BADSESSION;
     // §18.37.3: "DESTROY_SESSION MUST be invoked on a connection that is associated with the
     // session being destroyed"; with SP4_MACH_CRED the machine credential MUST destroy it.
-    if (!it->second->bound_fore(conn)) return x4::NFS4ERR_CONN_NOT_BOUND_TO_SESSION;
+    if (!it->second->bound(conn)) return x4::NFS4ERR_CONN_NOT_BOUND_TO_SESSION;
     if (enforced(*r, x4::OP_DESTROY_SESSION, principal)) return x4::NFS4ERR_WRONG_CRED;
     const Status st = it->second->try_destroy(own_slot);
     if (st != x4::NFS4_OK) return st;
