@@ -19,10 +19,10 @@ constexpr uint32_t kUpd = x4::EXCHGID4_FLAG_UPD_CONFIRMED_REC_A;
 // What the server holds for owner "host" before the request.
 enum class Before {
     Nothing,
-    Unconfirmed,          // EXCHANGE_ID only (verifier 1, principal "sys:0")
-    ConfirmedWithState,   // + CREATE_SESSION: a session is state
-    ConfirmedIdle,        // + DESTROY_SESSION: no state
-    ConfirmedExpired,     // with state, lease run out
+    Unconfirmed,         // EXCHANGE_ID only (verifier 1, principal "sys:0")
+    ConfirmedWithState,  // + CREATE_SESSION: a session is state
+    ConfirmedIdle,       // + DESTROY_SESSION: no state
+    ConfirmedExpired,    // with state, lease run out
 };
 
 // What the reply's client ID is.
@@ -37,8 +37,8 @@ struct Row {
     x4::nfsstat4 status;
     Id id;
     bool confirmed_r;
-    bool purges_before;   // the reply names the previous record as purged
-    bool before_survives; // the previous record still answers afterwards
+    bool purges_before;    // the reply names the previous record as purged
+    bool before_survives;  // the previous record still answers afterwards
 };
 
 const Row kRows[] = {
@@ -65,11 +65,13 @@ const Row kRows[] = {
      x4::NFS4ERR_NOENT, Id::None, false, false, true},
     {"8 Update but Wrong Verifier", Before::ConfirmedWithState, 2, "sys:0", kUpd,
      x4::NFS4ERR_NOT_SAME, Id::None, false, false, true},
-    {"9 Update but Wrong Principal", Before::ConfirmedWithState, 1, "sys:9", kUpd,
-     x4::NFS4ERR_PERM, Id::None, false, false, true},
+    {"9 Update but Wrong Principal", Before::ConfirmedWithState, 1, "sys:9", kUpd, x4::NFS4ERR_PERM,
+     Id::None, false, false, true},
 };
 
-void PrintTo(const Row& row, std::ostream* os) { *os << row.rfc_case; }
+void PrintTo(const Row& row, std::ostream* os) {
+    *os << row.rfc_case;
+}
 
 class ExchangeIdCase : public ::testing::TestWithParam<Row> {};
 
@@ -186,10 +188,9 @@ TEST(ClientRecord, FlagsTheRfcForbidsAreInval) {
 TEST(ClientRecord, MachCredNeedsIntegrityAndEnforcesItsOpList) {
     FakeClock clock;
     ClientTable t(clock, 7);
-    ExchangeIdArgs a = exid("h", 1, "krb5:host/h");
-    a.how = x4::SP4_MACH_CRED;
-    for (uint32_t op : {x4::OP_DESTROY_CLIENTID, x4::OP_DESTROY_SESSION, x4::OP_SEQUENCE})
-        op_add(a.must_enforce, op);
+    ExchangeIdArgs a = mach_exid(
+        "h", "krb5:host/h", {x4::OP_DESTROY_CLIENTID, x4::OP_DESTROY_SESSION, x4::OP_SEQUENCE});
+    a.integrity_protected = false;
     op_add(a.must_allow, x4::OP_CLOSE);
     op_add(a.must_allow, x4::OP_SEQUENCE);
     EXPECT_EQ(t.exchange_id(a).status, x4::NFS4ERR_INVAL);  // not RPCSEC_GSS integrity/privacy
@@ -214,9 +215,8 @@ TEST(ClientRecord, MachCredNeedsIntegrityAndEnforcesItsOpList) {
 TEST(ClientRecord, SsvIsNotSupported) {
     FakeClock clock;
     ClientTable t(clock, 7);
-    ExchangeIdArgs a = exid("h", 1, "krb5:host/h");
+    ExchangeIdArgs a = mach_exid("h", "krb5:host/h", {});
     a.how = x4::SP4_SSV;
-    a.integrity_protected = true;
     EXPECT_EQ(t.exchange_id(a).status, x4::NFS4ERR_HASH_ALG_UNSUPP);
     EXPECT_EQ(t.client_count(), 0u);
 }
@@ -322,6 +322,7 @@ TEST(Lease, ExpiryRenewalCourtesyAndReaping) {
     EXPECT_EQ(t.expired_clients(), std::vector<ClientId>{c.clientid});
 
     // Courtesy: the state is kept, but it is expired.
+    EXPECT_TRUE(t.courtesy(c.clientid));
     EXPECT_TRUE(t.may_reap(c.clientid));
     EXPECT_EQ(t.check_stateid(c.clientid, st.stateid, kAnyKind).status, x4::NFS4ERR_EXPIRED);
     EXPECT_EQ(t.test_stateids(c.clientid, std::vector<Stateid>{st.stateid}),
@@ -332,6 +333,7 @@ TEST(Lease, ExpiryRenewalCourtesyAndReaping) {
     ASSERT_EQ(s.status, x4::NFS4_OK);
     ASSERT_EQ(s.session->finish(0, 2, std::nullopt), x4::NFS4_OK);
     EXPECT_FALSE(t.may_reap(c.clientid));
+    EXPECT_FALSE(t.courtesy(c.clientid));
     EXPECT_EQ(t.check_stateid(c.clientid, st.stateid, kAnyKind).status, x4::NFS4_OK);
 
     // Expires again; a conflicting request reaps it.

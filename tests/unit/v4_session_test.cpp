@@ -14,7 +14,9 @@ using namespace nfsrdmad::nfs::v4::state::testing;
 
 namespace {
 
-std::vector<uint8_t> bytes(size_t n, uint8_t fill) { return std::vector<uint8_t>(n, fill); }
+std::vector<uint8_t> bytes(size_t n, uint8_t fill) {
+    return std::vector<uint8_t>(n, fill);
+}
 
 // ---- CREATE_SESSION ----
 
@@ -415,8 +417,7 @@ TEST(Connections, BoundedPerSession) {
     l.max_connections_per_session = 2;
     ClientTable t(clock, 7, l);
     Confirmed c = confirm(t, "h", "sys:0");  // connection 1
-    EXPECT_EQ(t.bind_conn_to_session(c.sessionid, 2, x4::CDFC4_FORE, "sys:0").status,
-              x4::NFS4_OK);
+    EXPECT_EQ(t.bind_conn_to_session(c.sessionid, 2, x4::CDFC4_FORE, "sys:0").status, x4::NFS4_OK);
     EXPECT_EQ(t.bind_conn_to_session(c.sessionid, 3, x4::CDFC4_FORE, "sys:0").status,
               x4::NFS4ERR_SERVERFAULT);
     EXPECT_EQ(t.sequence(seq(c.sessionid, 0, 1, true, 3)).status, x4::NFS4ERR_SERVERFAULT);
@@ -427,12 +428,9 @@ TEST(Connections, BoundedPerSession) {
 TEST(Connections, MachCredEnforcesBinding) {
     FakeClock clock;
     ClientTable t(clock, 7);
-    ExchangeIdArgs a = exid("h", 1, "krb5:host/h");
-    a.how = x4::SP4_MACH_CRED;
-    a.integrity_protected = true;
-    for (uint32_t op : {x4::OP_BIND_CONN_TO_SESSION, x4::OP_DESTROY_SESSION,
-                        x4::OP_CREATE_SESSION})
-        op_add(a.must_enforce, op);
+    ExchangeIdArgs a =
+        mach_exid("h", "krb5:host/h",
+                  {x4::OP_BIND_CONN_TO_SESSION, x4::OP_DESTROY_SESSION, x4::OP_CREATE_SESSION});
     ExchangeIdResult e = t.exchange_id(a);
     ASSERT_EQ(e.status, x4::NFS4_OK);
     CreateSessionResult s = t.create_session(csa(e.clientid, e.sequenceid, "krb5:host/h"));

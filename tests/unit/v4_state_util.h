@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <initializer_list>
 #include <string>
 
 #include "nfs/v4/state/client_table.h"
@@ -32,6 +33,16 @@ inline ExchangeIdArgs exid(const std::string& owner, uint8_t verf, const std::st
     a.verifier = verifier(verf);
     a.principal = principal;
     a.flags = flags;
+    return a;
+}
+
+// SP4_MACH_CRED over RPCSEC_GSS integrity, enforcing `enforce`.
+inline ExchangeIdArgs mach_exid(const std::string& owner, const std::string& principal,
+                                std::initializer_list<uint32_t> enforce) {
+    ExchangeIdArgs a = exid(owner, 1, principal);
+    a.how = x4::SP4_MACH_CRED;
+    a.integrity_protected = true;
+    for (uint32_t op : enforce) op_add(a.must_enforce, op);
     return a;
 }
 

@@ -39,8 +39,8 @@ class Stateids : public ::testing::Test {
 };
 
 TEST_F(Stateids, SpecialStateidsAreNeverTableEntries) {
-    for (const Stateid& s : {with(0, 0), with(0xffffffffu, 0xff), with(1, 0),
-                             with(0xffffffffu, 0), with(5, 0)}) {
+    for (const Stateid& s :
+         {with(0, 0), with(0xffffffffu, 0xff), with(1, 0), with(0xffffffffu, 0), with(5, 0)}) {
         EXPECT_EQ(t.check_stateid(c.clientid, s, kAnyKind).status, x4::NFS4ERR_BAD_STATEID);
         EXPECT_EQ(t.test_stateids(c.clientid, std::vector<Stateid>{s}),
                   std::vector<x4::nfsstat4>{x4::NFS4ERR_BAD_STATEID});
@@ -54,8 +54,7 @@ TEST_F(Stateids, AllocateCheckBumpOld) {
     EXPECT_EQ(a.stateid.seqid, 1u);
     EXPECT_EQ(classify(a.stateid), Special::None);
     EXPECT_EQ(a.stateid.other[3], 7);  // the boot epoch, big-endian, first
-    EXPECT_EQ(t.check_stateid(c.clientid, a.stateid, mask_of(StateKind::Open)).status,
-              x4::NFS4_OK);
+    EXPECT_EQ(t.check_stateid(c.clientid, a.stateid, mask_of(StateKind::Open)).status, x4::NFS4_OK);
 
     StateidTable::Result b = t.bump_stateid(c.clientid, a.stateid);
     ASSERT_EQ(b.status, x4::NFS4_OK);
@@ -85,12 +84,10 @@ TEST_F(Stateids, ForgedOrMisusedStateidsAreBad) {
     index.other[4] = 0x7f;  // an index never handed out
     EXPECT_EQ(t.check_stateid(c.clientid, index, kAnyKind).status, x4::NFS4ERR_BAD_STATEID);
     // Another client's stateid, or the wrong kind for the operation.
-    EXPECT_EQ(t.check_stateid(other.clientid, a.stateid, kAnyKind).status,
-              x4::NFS4ERR_BAD_STATEID);
+    EXPECT_EQ(t.check_stateid(other.clientid, a.stateid, kAnyKind).status, x4::NFS4ERR_BAD_STATEID);
     EXPECT_EQ(t.check_stateid(c.clientid, a.stateid, mask_of(StateKind::Open)).status,
               x4::NFS4ERR_BAD_STATEID);
-    EXPECT_EQ(t.check_stateid(c.clientid, a.stateid, mask_of(StateKind::Lock)).status,
-              x4::NFS4_OK);
+    EXPECT_EQ(t.check_stateid(c.clientid, a.stateid, mask_of(StateKind::Lock)).status, x4::NFS4_OK);
 }
 
 TEST_F(Stateids, AnotherBootsStateidIsStale) {
@@ -110,8 +107,8 @@ TEST_F(Stateids, AFreedStateidStaysBadWhenItsIndexIsReused) {
     StateidTable::Result b = t.new_stateid(c.clientid, StateKind::Open);
     ASSERT_EQ(b.status, x4::NFS4_OK);
     // Same index, next generation.
-    EXPECT_TRUE(std::equal(a.stateid.other.begin(), a.stateid.other.begin() + 8,
-                           b.stateid.other.begin()));
+    EXPECT_TRUE(
+        std::equal(a.stateid.other.begin(), a.stateid.other.begin() + 8, b.stateid.other.begin()));
     EXPECT_NE(a.stateid.other, b.stateid.other);
     EXPECT_EQ(t.check_stateid(c.clientid, a.stateid, kAnyKind).status, x4::NFS4ERR_BAD_STATEID);
     EXPECT_EQ(t.check_stateid(c.clientid, b.stateid, kAnyKind).status, x4::NFS4_OK);
@@ -128,8 +125,7 @@ TEST_F(Stateids, FreeStateid) {
     EXPECT_EQ(t.free_stateid(c.clientid, deleg.stateid, false), x4::NFS4ERR_LOCKS_HELD);
     EXPECT_EQ(t.free_stateid(other.clientid, lock.stateid, false), x4::NFS4ERR_BAD_STATEID);
     EXPECT_EQ(t.free_stateid(c.clientid, lock.stateid, false), x4::NFS4_OK);
-    EXPECT_EQ(t.check_stateid(c.clientid, lock.stateid, kAnyKind).status,
-              x4::NFS4ERR_BAD_STATEID);
+    EXPECT_EQ(t.check_stateid(c.clientid, lock.stateid, kAnyKind).status, x4::NFS4ERR_BAD_STATEID);
     // A revoked delegation is acknowledged by freeing it.
     ASSERT_EQ(t.revoke_stateid(deleg.stateid, x4::NFS4ERR_DELEG_REVOKED), x4::NFS4_OK);
     EXPECT_EQ(t.free_stateid(c.clientid, deleg.stateid, false), x4::NFS4_OK);
@@ -148,15 +144,17 @@ TEST_F(Stateids, TestStateidReportsEachOne) {
     ASSERT_EQ(t.revoke_stateid(admin.stateid, x4::NFS4ERR_ADMIN_REVOKED), x4::NFS4_OK);
     ASSERT_EQ(t.revoke_stateid(expired.stateid, x4::NFS4ERR_EXPIRED), x4::NFS4_OK);
     ASSERT_EQ(t.revoke_stateid(deleg.stateid, x4::NFS4ERR_DELEG_REVOKED), x4::NFS4_OK);
-    const std::vector<Stateid> ids = {ok.stateid,     old,           admin.stateid,
-                                      expired.stateid, deleg.stateid, others.stateid,
-                                      with(0, 0)};
-    EXPECT_EQ(t.test_stateids(c.clientid, ids),
-              (std::vector<x4::nfsstat4>{x4::NFS4_OK, x4::NFS4ERR_OLD_STATEID,
-                                         x4::NFS4ERR_ADMIN_REVOKED, x4::NFS4ERR_EXPIRED,
-                                         x4::NFS4ERR_DELEG_REVOKED, x4::NFS4ERR_BAD_STATEID,
-                                         x4::NFS4ERR_BAD_STATEID}));
+    const std::vector<Stateid> ids = {
+        ok.stateid, old, admin.stateid, expired.stateid, deleg.stateid, others.stateid, with(0, 0)};
+    EXPECT_EQ(
+        t.test_stateids(c.clientid, ids),
+        (std::vector<x4::nfsstat4>{x4::NFS4_OK, x4::NFS4ERR_OLD_STATEID, x4::NFS4ERR_ADMIN_REVOKED,
+                                   x4::NFS4ERR_EXPIRED, x4::NFS4ERR_DELEG_REVOKED,
+                                   x4::NFS4ERR_BAD_STATEID, x4::NFS4ERR_BAD_STATEID}));
     EXPECT_EQ(t.check_stateid(c.clientid, admin.stateid, kAnyKind).status,
+              x4::NFS4ERR_ADMIN_REVOKED);
+    // §8.2.4 checks revocation before the kind the operation wants.
+    EXPECT_EQ(t.check_stateid(c.clientid, admin.stateid, mask_of(StateKind::Lock)).status,
               x4::NFS4ERR_ADMIN_REVOKED);
     EXPECT_EQ(t.bump_stateid(c.clientid, expired.stateid).status, x4::NFS4ERR_EXPIRED);
 }

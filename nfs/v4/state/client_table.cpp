@@ -61,9 +61,9 @@ ClientTable::Record& ClientTable::add_record(const ExchangeIdArgs& a, Time now) 
         // for from {EXCHANGE_ID, CREATE_SESSION, DELEGPURGE, DESTROY_SESSION,
         // BIND_CONN_TO_SESSION, DESTROY_CLIENTID}; beyond those, what the server enforces.
         OpSet enforceable = limits_.mach_enforceable;
-        for (uint32_t op : {x4::OP_EXCHANGE_ID, x4::OP_CREATE_SESSION, x4::OP_DELEGPURGE,
-                            x4::OP_DESTROY_SESSION, x4::OP_BIND_CONN_TO_SESSION,
-                            x4::OP_DESTROY_CLIENTID})
+        for (uint32_t op :
+             {x4::OP_EXCHANGE_ID, x4::OP_CREATE_SESSION, x4::OP_DELEGPURGE, x4::OP_DESTROY_SESSION,
+              x4::OP_BIND_CONN_TO_SESSION, x4::OP_DESTROY_CLIENTID})
             op_add(enforceable, op);
         r.must_enforce = op_intersect(a.must_enforce, enforceable);
         r.must_allow = op_intersect(a.must_allow, limits_.mach_allowable);
@@ -228,6 +228,12 @@ bool ClientTable::may_reap(ClientId id) const {
     std::lock_guard lock(mu_);
     const Record* r = find(id);
     return r && expired(*r, clock_.now());
+}
+
+bool ClientTable::courtesy(ClientId id) const {
+    std::lock_guard lock(mu_);
+    const Record* r = find(id);
+    return r && r->courtesy;
 }
 
 bool ClientTable::reap(ClientId id) {

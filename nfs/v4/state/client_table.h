@@ -118,8 +118,7 @@ class ClientTable {
         x4::channel_dir_from_server4 dir = x4::CDFS4_FORE;
     };
     BindResult bind_conn_to_session(const SessionId& id, ConnId conn,
-                                    x4::channel_dir_from_client4 dir,
-                                    const std::string& principal);
+                                    x4::channel_dir_from_client4 dir, const std::string& principal);
     void connection_closed(ConnId conn);
 
     // SP4_MACH_CRED (§2.10.8.3, §18.35.3): an operation in the client's spo_must_enforce from
@@ -143,7 +142,8 @@ class ClientTable {
     // from it before that renews the lease and it is an ordinary client again.
     std::vector<ClientId> expired_clients();
     bool may_reap(ClientId id) const;
-    bool reap(ClientId id);  // only an expired client; false otherwise
+    bool courtesy(ClientId id) const;  // expired_clients() found it expired, not renewed since
+    bool reap(ClientId id);            // only an expired client; false otherwise
 
     // Status bits other layers own (SEQ4_STATUS_CB_PATH_DOWN, ..._CB_GSS_CONTEXTS_*,
     // ..._BACKCHANNEL_FAULT): SEQUENCE reports them with its own.

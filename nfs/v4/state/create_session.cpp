@@ -20,8 +20,8 @@ Status clamp_fore(const ChannelAttrs& c, const ChannelLimits& l, ChannelAttrs& o
     out.header_pad_size = 0;  // "zero if padding is not in use"
     out.max_request_size = std::min(c.max_request_size, l.max_request_size);
     out.max_response_size = std::min(c.max_response_size, l.max_response_size);
-    out.max_response_size_cached = std::min(
-        {c.max_response_size_cached, l.max_response_size_cached, out.max_response_size});
+    out.max_response_size_cached =
+        std::min({c.max_response_size_cached, l.max_response_size_cached, out.max_response_size});
     out.max_operations = std::min(c.max_operations, l.max_operations);
     out.max_requests = std::min(c.max_requests, l.max_slots);
     out.rdma_ird.clear();

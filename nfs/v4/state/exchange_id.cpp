@@ -12,8 +12,8 @@ namespace {
 // NFS4ERR_INVAL").
 constexpr uint32_t kArgFlags = x4::EXCHGID4_FLAG_SUPP_MOVED_REFER |
                                x4::EXCHGID4_FLAG_SUPP_MOVED_MIGR |
-                               x4::EXCHGID4_FLAG_BIND_PRINC_STATEID |
-                               x4::EXCHGID4_FLAG_MASK_PNFS | x4::EXCHGID4_FLAG_UPD_CONFIRMED_REC_A;
+                               x4::EXCHGID4_FLAG_BIND_PRINC_STATEID | x4::EXCHGID4_FLAG_MASK_PNFS |
+                               x4::EXCHGID4_FLAG_UPD_CONFIRMED_REC_A;
 
 }  // namespace
 

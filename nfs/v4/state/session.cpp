@@ -44,7 +44,7 @@ SlotResult Session::begin(uint32_t slotid, uint32_t seqid, uint32_t highest, boo
         return r;
     }
     if (seqid == s.seqid) {
-        // §2.10.6.1.2/§18.46.3: a retry of the request last executed on the slot.
+        // §2.10.6.1, §18.46.3: a retry of the request last executed on the slot.
         if (s.in_progress)
             r.status = x4::NFS4ERR_DELAY;
         else if (!s.reply)

@@ -70,10 +70,9 @@ class Session {
     // (§2.10.6.4). Without cachethis nothing is kept. nullopt: the request produced no reply
     // (the worker failed); a replay then gets NFS4ERR_RETRY_UNCACHED_REP. A finish that does
     // not match an in-progress request returns NFS4ERR_SERVERFAULT (a caller bug).
-    Status finish(uint32_t slotid, uint32_t seqid,
-                  std::optional<std::span<const uint8_t>> reply);
+    Status finish(uint32_t slotid, uint32_t seqid, std::optional<std::span<const uint8_t>> reply);
 
-    // The server's wish for fewer slots (sr_target_highest_slotid, §2.10.6.2); clamped to the
+    // The server's wish for fewer slots (sr_target_highest_slotid, §18.46.3); clamped to the
     // table.
     void set_target_highest_slotid(uint32_t target);
 
@@ -88,7 +87,7 @@ class Session {
     Status bind(ConnId conn, x4::channel_dir_from_client4 dir, x4::channel_dir_from_server4& out);
     bool bound_fore(ConnId conn) const;
     bool bound(ConnId conn) const;  // in either direction
-    bool unbind(ConnId conn);  // the connection closed; true if it was bound
+    bool unbind(ConnId conn);       // the connection closed; true if it was bound
     size_t connections() const;
 
     void mark_dead();  // destroyed whatever runs: begin() answers NFS4ERR_BADSESSION from now on

@@ -25,7 +25,8 @@ SequenceResult ClientTable::sequence(const SequenceArgs& a) {
         // with connection binding enforced an unbound connection is
         // NFS4ERR_CONN_NOT_BOUND_TO_SESSION.
         if (!s.bound_fore(a.conn)) {
-            if (r->how == x4::SP4_MACH_CRED && op_in(r->must_enforce, x4::OP_BIND_CONN_TO_SESSION)) {
+            if (r->how == x4::SP4_MACH_CRED &&
+                op_in(r->must_enforce, x4::OP_BIND_CONN_TO_SESSION)) {
                 out.status = x4::NFS4ERR_CONN_NOT_BOUND_TO_SESSION;
                 return out;
             }

@@ -22,7 +22,9 @@ struct Stateid {
 enum class StateKind : uint8_t { Open = 1, Lock = 2, Delegation = 4 };
 using KindMask = uint8_t;
 inline constexpr KindMask kAnyKind = 7;
-inline constexpr KindMask mask_of(StateKind k) { return static_cast<KindMask>(k); }
+inline constexpr KindMask mask_of(StateKind k) {
+    return static_cast<KindMask>(k);
+}
 
 // §8.2.3 special stateids; §16.2.3.1.2 the current stateid.
 enum class Special {

@@ -64,8 +64,8 @@ StateidTable::Result StateidTable::allocate(ClientId client, StateKind kind) {
     return r;
 }
 
-const StateidTable::Entry* StateidTable::find(ClientId client, const Stateid& s, KindMask kinds,
-                                              Status& status, uint32_t* index) const {
+const StateidTable::Entry* StateidTable::find(ClientId client, const Stateid& s, Status& status,
+                                              uint32_t* index) const {
     if (classify(s) != Special::None) {
         status = x4::NFS4ERR_BAD_STATEID;
         return nullptr;
@@ -76,8 +76,7 @@ const StateidTable::Entry* StateidTable::find(ClientId client, const Stateid& s,
     }
     const uint32_t i = get32(s.other.data() + 4);
     if (i >= entries_.size() || !entries_[i].used ||
-        entries_[i].generation != get32(s.other.data() + 8) || entries_[i].client != client ||
-        (mask_of(entries_[i].kind) & kinds) == 0) {
+        entries_[i].generation != get32(s.other.data() + 8) || entries_[i].client != client) {
         status = x4::NFS4ERR_BAD_STATEID;
         return nullptr;
     }
@@ -89,16 +88,16 @@ const StateidTable::Entry* StateidTable::find(ClientId client, const Stateid& s,
 StateidTable::Result StateidTable::check(ClientId client, const Stateid& s, KindMask kinds) const {
     Result r;
     uint32_t index = 0;
-    const Entry* e = find(client, s, kinds, r.status, &index);
+    const Entry* e = find(client, s, r.status, &index);
     if (!e) return r;
     r.kind = e->kind;
     r.stateid = make(index);
     if (e->revoked != x4::NFS4_OK)
         r.status = e->revoked;
+    else if ((mask_of(e->kind) & kinds) == 0 || s.seqid > e->seqid)
+        r.status = x4::NFS4ERR_BAD_STATEID;
     else if (s.seqid != 0 && s.seqid < e->seqid)
         r.status = x4::NFS4ERR_OLD_STATEID;
-    else if (s.seqid > e->seqid)
-        r.status = x4::NFS4ERR_BAD_STATEID;
     return r;
 }
 
@@ -122,7 +121,7 @@ Status StateidTable::release(ClientId client, const Stateid& s) {
 Status StateidTable::free_stateid(ClientId client, const Stateid& s, bool holds_locks) {
     Status status;
     uint32_t index = 0;
-    const Entry* e = find(client, s, kAnyKind, status, &index);
+    const Entry* e = find(client, s, status, &index);
     if (!e) return status;
     if (e->revoked == x4::NFS4_OK && (e->kind != StateKind::Lock || holds_locks))
         return x4::NFS4ERR_LOCKS_HELD;

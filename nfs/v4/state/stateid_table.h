@@ -33,14 +33,15 @@ class StateidTable {
         StateKind kind = StateKind::Open;
     };
 
-    // A new stateid with seqid 1 (§8.2.2: "the first ... has seqid one").
+    // A new stateid; its seqid starts at 1 (§8.2.2).
     Result allocate(ClientId client, StateKind kind);
 
-    // The checks of §8.2.2, in order: a special stateid (§8.2.3) → BAD_STATEID (callers handle
-    // the special forms first, see classify()); other boot → STALE_STATEID; unknown index, old
-    // generation, another client's or a kind not in `kinds` → BAD_STATEID; revoked → the reason
-    // it was revoked (EXPIRED, ADMIN_REVOKED, DELEG_REVOKED); seqid 0 → the current one
-    // (NFSv4.1 §8.2.2); lower than current → OLD_STATEID; higher → BAD_STATEID.
+    // The checks of §8.2.4, in its order: a special stateid (§8.2.3) → BAD_STATEID (callers
+    // handle the special forms first, see classify()); other boot → STALE_STATEID; unknown
+    // index, old generation or another client's → BAD_STATEID; revoked → the reason it was
+    // revoked (EXPIRED, ADMIN_REVOKED, DELEG_REVOKED); a kind not in `kinds` → BAD_STATEID;
+    // seqid 0 → the current one (§8.2.2); higher than current → BAD_STATEID; lower →
+    // OLD_STATEID.
     Result check(ClientId client, const Stateid& s, KindMask kinds) const;
 
     // check(), then seqid + 1 (0 is skipped on wrap, §8.2.2): the state changed.
@@ -81,8 +82,7 @@ class StateidTable {
 
     Stateid make(uint32_t index) const;
     // Finds the entry a stateid names (STALE/BAD checks), nullptr with `status` set otherwise.
-    const Entry* find(ClientId client, const Stateid& s, KindMask kinds, Status& status,
-                      uint32_t* index) const;
+    const Entry* find(ClientId client, const Stateid& s, Status& status, uint32_t* index) const;
     void erase(uint32_t index);
 
     const uint32_t epoch_;

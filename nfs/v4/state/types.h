@@ -39,7 +39,7 @@ class SteadyClock final : public Clock {
     Time now() const override { return std::chrono::steady_clock::now(); }
 };
 
-// bitmap4 helpers (RFC 8881 §3.3.7: bit n is word n / 32, bit n % 32).
+// bitmap4 helpers: operation n is bit n % 32 of word n / 32.
 inline bool op_in(const OpSet& set, uint32_t op) {
     return op / 32 < set.size() && (set[op / 32] >> (op % 32) & 1u) != 0;
 }
@@ -56,7 +56,9 @@ inline OpSet op_intersect(const OpSet& a, const OpSet& b) {
 
 // A client's boot epoch sits in the high half of every clientid4 and the first word of every
 // sessionid4 and stateid4 "other", so an id from an earlier server instance is recognized as
-// stale (RFC 8881 §2.4: "a client ID ... from a previous server instance" → STALE_CLIENTID).
-inline uint32_t epoch_of(ClientId id) { return static_cast<uint32_t>(id >> 32); }
+// stale (RFC 8881 §8.4: a client ID the server no longer knows gets NFS4ERR_STALE_CLIENTID).
+inline uint32_t epoch_of(ClientId id) {
+    return static_cast<uint32_t>(id >> 32);
+}
 
 }  // namespace nfsrdmad::nfs::v4::state
