@@ -313,9 +313,14 @@ TEST(Lease, ExpiryRenewalCourtesyAndReaping) {
     EXPECT_TRUE(t.expired_clients().empty());
     EXPECT_FALSE(t.may_reap(c.clientid));
     EXPECT_FALSE(t.reap(c.clientid));
+    // A SEQUENCE that fails does not renew (§8.3: a successful one does).
+    EXPECT_EQ(t.sequence(seq(c.sessionid, 0, 5)).status, x4::NFS4ERR_SEQ_MISORDERED);
+    clock.advance(std::chrono::seconds(1));
+    EXPECT_TRUE(t.may_reap(c.clientid));
     SequenceResult s = t.sequence(seq(c.sessionid, 0, 1));  // renews to now + 90
     ASSERT_EQ(s.status, x4::NFS4_OK);
     ASSERT_EQ(s.session->finish(0, 1, std::nullopt), x4::NFS4_OK);
+    EXPECT_FALSE(t.may_reap(c.clientid));
     clock.advance(std::chrono::seconds(89));
     EXPECT_TRUE(t.expired_clients().empty());
     clock.advance(std::chrono::seconds(1));

@@ -303,10 +303,16 @@ TEST_F(Sequence, StatusFlags) {
     EXPECT_EQ(r.status_flags, x4::SEQ4_STATUS_CB_PATH_DOWN |
                                   x4::SEQ4_STATUS_RECALLABLE_STATE_REVOKED |
                                   x4::SEQ4_STATUS_EXPIRED_SOME_STATE_REVOKED);
+    // A second expired stateid: the flag stays until both are freed.
+    StateidTable::Result st3 = t.new_stateid(c.clientid, StateKind::Lock);
+    ASSERT_EQ(t.revoke_stateid(st3.stateid, x4::NFS4ERR_EXPIRED), x4::NFS4_OK);
     ASSERT_EQ(t.free_stateid(c.clientid, st.stateid, false), x4::NFS4_OK);
     ASSERT_EQ(t.free_stateid(c.clientid, st2.stateid, false), x4::NFS4_OK);
     t.set_external_status_flags(c.clientid, 0);
-    EXPECT_EQ(t.sequence(seq(c.sessionid, 1, 1)).status_flags, 0u);
+    EXPECT_EQ(t.sequence(seq(c.sessionid, 1, 1)).status_flags,
+              x4::SEQ4_STATUS_EXPIRED_SOME_STATE_REVOKED);
+    ASSERT_EQ(t.free_stateid(c.clientid, st3.stateid, false), x4::NFS4_OK);
+    EXPECT_EQ(t.sequence(seq(c.sessionid, 2, 1)).status_flags, 0u);
 }
 
 // ---- DESTROY_SESSION ----

@@ -141,6 +141,7 @@ TEST_F(Stateids, TestStateidReportsEachOne) {
     StateidTable::Result expired = t.new_stateid(c.clientid, StateKind::Lock);
     StateidTable::Result deleg = t.new_stateid(c.clientid, StateKind::Delegation);
     StateidTable::Result others = t.new_stateid(other.clientid, StateKind::Open);
+    EXPECT_EQ(t.revoke_stateid(admin.stateid, x4::NFS4ERR_PERM), x4::NFS4ERR_INVAL);
     ASSERT_EQ(t.revoke_stateid(admin.stateid, x4::NFS4ERR_ADMIN_REVOKED), x4::NFS4_OK);
     ASSERT_EQ(t.revoke_stateid(expired.stateid, x4::NFS4ERR_EXPIRED), x4::NFS4_OK);
     ASSERT_EQ(t.revoke_stateid(deleg.stateid, x4::NFS4ERR_DELEG_REVOKED), x4::NFS4_OK);

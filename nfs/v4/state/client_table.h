@@ -17,8 +17,9 @@
 // When a record ends with state, the result names it (`purged`) so the caller drops what
 // other tables hold for it (byte-range locks, share reservations in nfs/vfs/state).
 //
-// Thread safety: every public function takes the table mutex; SEQUENCE's slot work then runs
-// under the session's own mutex only. Lock order: table, then session.
+// Thread safety: every public function takes the table mutex (SEQUENCE's slot check, O(1),
+// runs under it too, inside the session's own mutex); Session::finish() after the COMPOUND takes
+// the session mutex only. Lock order: table, then session.
 #pragma once
 
 #include <map>

@@ -34,17 +34,15 @@ SequenceResult ClientTable::sequence(const SequenceArgs& a) {
             out.status = s.bind(a.conn, x4::CDFC4_FORE, dir);
             if (out.status != x4::NFS4_OK) return out;
         }
-        // §8.3: a SEQUENCE renews the client's lease; a courtesy client is live again. Any
-        // SEQUENCE that finds the session renews, before the slot is looked at (one table lock
-        // per request).
+        static_cast<SlotResult&>(out) = s.begin(a.slotid, a.seqid, a.highest_slotid, a.cachethis);
+        if (out.status != x4::NFS4_OK) return out;
+        // §8.3: a successful SEQUENCE, or one answered from the reply cache, renews the
+        // client's lease; a courtesy client (expired, state kept) is live again.
         renew(*r, clock_.now());
         out.status_flags = r->external_flags | stateids_.revoked_flags(r->id);
         out.clientid = r->id;
-        out.session = it->second;
+        if (!out.replay) out.session = it->second;
     }
-    static_cast<SlotResult&>(out) =
-        out.session->begin(a.slotid, a.seqid, a.highest_slotid, a.cachethis);
-    if (out.status != x4::NFS4_OK || out.replay) out.session.reset();
     return out;
 }
 

@@ -143,30 +143,32 @@ Status StateidTable::revoke(const Stateid& s, Status reason) {
     if (i >= entries_.size() || !entries_[i].used ||
         entries_[i].generation != get32(s.other.data() + 8))
         return x4::NFS4ERR_BAD_STATEID;
+    if (reason != x4::NFS4ERR_EXPIRED && reason != x4::NFS4ERR_ADMIN_REVOKED &&
+        reason != x4::NFS4ERR_DELEG_REVOKED)
+        return x4::NFS4ERR_INVAL;
+    count_revoked(entries_[i], -1);
     entries_[i].revoked = reason;
+    count_revoked(entries_[i], +1);
     return x4::NFS4_OK;
 }
 
+void StateidTable::count_revoked(const Entry& e, int delta) {
+    if (e.revoked == x4::NFS4_OK) return;
+    Revoked& r = revoked_[e.client];
+    uint32_t& n = e.revoked == x4::NFS4ERR_EXPIRED         ? r.expired
+                  : e.revoked == x4::NFS4ERR_ADMIN_REVOKED ? r.admin
+                                                           : r.deleg;
+    n = delta > 0 ? n + 1 : n - 1;
+    if (r.expired == 0 && r.admin == 0 && r.deleg == 0) revoked_.erase(e.client);
+}
+
 uint32_t StateidTable::revoked_flags(ClientId client) const {
-    uint32_t flags = 0;
-    auto it = by_client_.find(client);
-    if (it == by_client_.end()) return 0;
-    for (uint32_t i : it->second) {
-        switch (entries_[i].revoked) {
-            case x4::NFS4ERR_EXPIRED:
-                flags |= x4::SEQ4_STATUS_EXPIRED_SOME_STATE_REVOKED;
-                break;
-            case x4::NFS4ERR_ADMIN_REVOKED:
-                flags |= x4::SEQ4_STATUS_ADMIN_STATE_REVOKED;
-                break;
-            case x4::NFS4ERR_DELEG_REVOKED:
-                flags |= x4::SEQ4_STATUS_RECALLABLE_STATE_REVOKED;
-                break;
-            default:
-                break;
-        }
-    }
-    return flags;
+    auto it = revoked_.find(client);
+    if (it == revoked_.end()) return 0;
+    const Revoked& r = it->second;
+    return (r.expired ? x4::SEQ4_STATUS_EXPIRED_SOME_STATE_REVOKED : 0) |
+           (r.admin ? x4::SEQ4_STATUS_ADMIN_STATE_REVOKED : 0) |
+           (r.deleg ? x4::SEQ4_STATUS_RECALLABLE_STATE_REVOKED : 0);
 }
 
 size_t StateidTable::count(ClientId client) const {
@@ -176,6 +178,7 @@ size_t StateidTable::count(ClientId client) const {
 
 void StateidTable::erase(uint32_t index) {
     Entry& e = entries_[index];
+    count_revoked(e, -1);
     auto it = by_client_.find(e.client);
     if (it != by_client_.end()) {
         it->second.erase(index);

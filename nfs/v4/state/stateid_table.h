@@ -61,7 +61,8 @@ class StateidTable {
     std::vector<Status> test(ClientId client, std::span<const Stateid> ids) const;
 
     // Marks the stateid revoked with `reason` (NFS4ERR_EXPIRED, NFS4ERR_ADMIN_REVOKED or
-    // NFS4ERR_DELEG_REVOKED): its owner sees that status until it frees it.
+    // NFS4ERR_DELEG_REVOKED; any other reason is NFS4ERR_INVAL): its owner sees that status
+    // until it frees it.
     Status revoke(const Stateid& s, Status reason);
 
     // SEQ4_STATUS_* bits for the client's revoked stateids (§18.46.3).
@@ -84,6 +85,14 @@ class StateidTable {
     // Finds the entry a stateid names (STALE/BAD checks), nullptr with `status` set otherwise.
     const Entry* find(ClientId client, const Stateid& s, Status& status, uint32_t* index) const;
     void erase(uint32_t index);
+    void count_revoked(const Entry& e, int delta);
+
+    // Per client, how many of its stateids are revoked for each reason (EXPIRED,
+    // ADMIN_REVOKED, DELEG_REVOKED): revoked_flags() is O(1) on every SEQUENCE.
+    struct Revoked {
+        uint32_t expired = 0, admin = 0, deleg = 0;
+    };
+    std::unordered_map<ClientId, Revoked> revoked_;
 
     const uint32_t epoch_;
     const size_t max_total_;
