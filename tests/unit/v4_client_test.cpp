@@ -353,6 +353,22 @@ TEST(Lease, ExpiryRenewalCourtesyAndReaping) {
     EXPECT_FALSE(t.reap(c.clientid));
 }
 
+// §8.3: the lease does not expire while a COMPOUND of the client is running.
+TEST(Lease, NoExpiryWhileARequestIsInProgress) {
+    FakeClock clock;
+    ClientTable t(clock, 7);
+    Confirmed c = confirm(t, "h", "sys:0");
+    SequenceResult s = t.sequence(seq(c.sessionid, 0, 1));
+    ASSERT_EQ(s.status, x4::NFS4_OK);
+    clock.advance(std::chrono::seconds(200));
+    EXPECT_TRUE(t.expired_clients().empty());
+    EXPECT_FALSE(t.may_reap(c.clientid));
+    EXPECT_FALSE(t.reap(c.clientid));
+    ASSERT_EQ(s.session->finish(0, 1, std::nullopt), x4::NFS4_OK);
+    EXPECT_EQ(t.expired_clients(), std::vector<ClientId>{c.clientid});
+    EXPECT_TRUE(t.reap(c.clientid));
+}
+
 TEST(Lease, LeaseTimeIsAParameter) {
     FakeClock clock;
     Limits l;

@@ -117,6 +117,15 @@ ExchangeIdResult ClientTable::result_of(const Record& r) const {
     return out;
 }
 
+bool ClientTable::expired(const Record& r, Time now) const {
+    if (r.expiry > now) return false;
+    for (const SessionId& sid : r.sessions) {
+        auto s = sessions_.find(sid);
+        if (s != sessions_.end() && s->second->in_progress()) return false;
+    }
+    return true;
+}
+
 void ClientTable::renew(Record& r, Time now) {
     r.expiry = now + limits_.lease;
     r.courtesy = false;

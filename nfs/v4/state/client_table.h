@@ -188,7 +188,9 @@ class ClientTable {
     bool enforced(const Record& r, uint32_t op, const std::string& principal) const;
     ExchangeIdResult result_of(const Record& r) const;
     void renew(Record& r, Time now);
-    bool expired(const Record& r, Time now) const { return r.expiry <= now; }
+    // The lease has run out and no COMPOUND of the client is running (§8.3: the lease "can
+    // expire when ... there are no active COMPOUND operations on any such sessions").
+    bool expired(const Record& r, Time now) const;
     Status lease_status(ClientId id) const;
     SessionId new_sessionid(ClientId id);
 

@@ -101,6 +101,13 @@ Status Session::try_destroy(std::optional<uint32_t> own) {
     return x4::NFS4_OK;
 }
 
+bool Session::in_progress() const {
+    std::lock_guard lock(mu_);
+    for (const Slot& s : slots_)
+        if (s.in_progress) return true;
+    return false;
+}
+
 size_t Session::cached_bytes() const {
     std::lock_guard lock(mu_);
     size_t n = 0;

@@ -81,6 +81,7 @@ class Session {
     // it is NFS4ERR_DELAY and nothing changes. One lock: no request can begin in between.
     Status try_destroy(std::optional<uint32_t> own);
     size_t cached_bytes() const;
+    bool in_progress() const;  // a request is between begin() and finish() on some slot
 
     // Connection binding (§18.34): dir is channel_dir_from_client4; returns the
     // channel_dir_from_server4 granted, or the bound's error (a bounded number of connections).
