@@ -1,0 +1,178 @@
+#include "nfs/v4/state/session.h"
+
+#include <algorithm>
+
+#include "nfs/v4/state/limits.h"
+
+namespace nfsrdmad::nfs::v4::state {
+
+Session::Session(const SessionId& id, ClientId client, const ChannelAttrs& fore,
+                 const ChannelAttrs& back, uint32_t flags, size_t max_connections)
+    : id_(id),
+      client_(client),
+      fore_(fore),
+      back_(back),
+      flags_(flags),
+      max_connections_(max_connections),
+      slots_(std::max<uint32_t>(fore.max_requests, 1)),
+      target_highest_slotid_(highest_slotid()) {}
+
+SlotResult Session::begin(uint32_t slotid, uint32_t seqid, uint32_t highest, bool cachethis) {
+    std::lock_guard lock(mu_);
+    SlotResult r;
+    r.highest_slotid = highest_slotid();
+    r.target_highest_slotid = target_highest_slotid_;
+    if (dead_) {
+        r.status = x4::NFS4ERR_BADSESSION;
+        return r;
+    }
+    // §18.46.3: a slot id beyond the session's highest slot is NFS4ERR_BADSLOT; a
+    // sa_highest_slotid beyond it is NFS4ERR_BAD_HIGH_SLOT (§15.1.11).
+    if (slotid > highest_slotid()) {
+        r.status = x4::NFS4ERR_BADSLOT;
+        return r;
+    }
+    if (highest > highest_slotid()) {
+        r.status = x4::NFS4ERR_BAD_HIGH_SLOT;
+        return r;
+    }
+    Slot& s = slots_[slotid];
+    // §18.36.4 phase 4: a new slot holds sequence ID 0 and a contrived cached reply of
+    // NFS4ERR_SEQ_MISORDERED, so a first request with seqid 0 gets that.
+    if (!s.used && seqid == 0) {
+        r.status = x4::NFS4ERR_SEQ_MISORDERED;
+        return r;
+    }
+    if (seqid == s.seqid) {
+        // §2.10.6.1, §18.46.3: a retry of the request last executed on the slot.
+        if (s.in_progress)
+            r.status = x4::NFS4ERR_DELAY;
+        else if (!s.reply)
+            r.status = x4::NFS4ERR_RETRY_UNCACHED_REP;
+        else {
+            r.replay = true;
+            r.reply = s.reply;
+        }
+        return r;
+    }
+    if (seqid != static_cast<uint32_t>(s.seqid + 1)) {  // wraps at 2^32 (§2.10.6.1)
+        r.status = x4::NFS4ERR_SEQ_MISORDERED;
+        return r;
+    }
+    // A new request: the previous reply is dropped, the slot is busy until finish().
+    s.seqid = seqid;
+    s.used = true;
+    s.in_progress = true;
+    s.cachethis = cachethis;
+    s.reply.reset();
+    return r;
+}
+
+Status Session::finish(uint32_t slotid, uint32_t seqid,
+                       std::optional<std::span<const uint8_t>> reply) {
+    std::lock_guard lock(mu_);
+    if (slotid >= slots_.size()) return x4::NFS4ERR_SERVERFAULT;
+    Slot& s = slots_[slotid];
+    if (!s.in_progress || s.seqid != seqid) return x4::NFS4ERR_SERVERFAULT;
+    if (reply && s.cachethis) {
+        // §2.10.6.4 / §18.36.3 ca_maxresponsesize_cached: bounds the bytes each slot keeps, so
+        // the session keeps at most max_requests * ca_maxresponsesize_cached bytes.
+        if (reply->size() > fore_.max_response_size_cached) return x4::NFS4ERR_REP_TOO_BIG_TO_CACHE;
+        s.reply = std::make_shared<const std::vector<uint8_t>>(reply->begin(), reply->end());
+    }
+    s.in_progress = false;
+    return x4::NFS4_OK;
+}
+
+void Session::set_target_highest_slotid(uint32_t target) {
+    std::lock_guard lock(mu_);
+    target_highest_slotid_ = std::min(target, highest_slotid());
+}
+
+Status Session::try_destroy(std::optional<uint32_t> own) {
+    std::lock_guard lock(mu_);
+    if (dead_) return x4::NFS4ERR_BADSESSION;
+    // §18.37.3 lets a server refuse while work is outstanding; like the Linux server this one
+    // answers NFS4ERR_DELAY while another request of the session is in progress.
+    for (uint32_t i = 0; i < slots_.size(); ++i)
+        if (slots_[i].in_progress && (!own || *own != i)) return x4::NFS4ERR_DELAY;
+    dead_ = true;
+    conns_.clear();
+    return x4::NFS4_OK;
+}
+
+bool Session::in_progress() const {
+    std::lock_guard lock(mu_);
+    for (const Slot& s : slots_)
+        if (s.in_progress) return true;
+    return false;
+}
+
+size_t Session::cached_bytes() const {
+    std::lock_guard lock(mu_);
+    size_t n = 0;
+    for (const Slot& s : slots_)
+        if (s.reply) n += s.reply->size();
+    return n;
+}
+
+Status Session::bind(ConnId conn, x4::channel_dir_from_client4 dir,
+                     x4::channel_dir_from_server4& out) {
+    std::lock_guard lock(mu_);
+    if (dead_) return x4::NFS4ERR_BADSESSION;
+    // §18.34.3: the server picks for FORE_OR_BOTH / BACK_OR_BOTH; like the Linux server it
+    // grants both. Whether callbacks can use a back-bound connection is the callback layer's
+    // business (the session's CONN_BACK_CHAN flag); here binding is bookkeeping.
+    switch (dir) {
+        case x4::CDFC4_FORE:
+            out = x4::CDFS4_FORE;
+            break;
+        case x4::CDFC4_BACK:
+            out = x4::CDFS4_BACK;
+            break;
+        case x4::CDFC4_FORE_OR_BOTH:
+        case x4::CDFC4_BACK_OR_BOTH:
+            out = x4::CDFS4_BOTH;
+            break;
+        default:
+            return x4::NFS4ERR_INVAL;
+    }
+    auto it = conns_.find(conn);
+    if (it == conns_.end() && conns_.size() >= max_connections_) return kTooManyConnections;
+    conns_[conn] = out;
+    return x4::NFS4_OK;
+}
+
+bool Session::bound_fore(ConnId conn) const {
+    std::lock_guard lock(mu_);
+    auto it = conns_.find(conn);
+    return it != conns_.end() && it->second != x4::CDFS4_BACK;
+}
+
+bool Session::bound(ConnId conn) const {
+    std::lock_guard lock(mu_);
+    return conns_.count(conn) != 0;
+}
+
+bool Session::unbind(ConnId conn) {
+    std::lock_guard lock(mu_);
+    return conns_.erase(conn) != 0;
+}
+
+size_t Session::connections() const {
+    std::lock_guard lock(mu_);
+    return conns_.size();
+}
+
+void Session::mark_dead() {
+    std::lock_guard lock(mu_);
+    dead_ = true;
+    conns_.clear();
+}
+
+bool Session::dead() const {
+    std::lock_guard lock(mu_);
+    return dead_;
+}
+
+}  // namespace nfsrdmad::nfs::v4::state

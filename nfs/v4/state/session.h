@@ -1,0 +1,122 @@
+// One NFSv4.1 session (RFC 8881 §2.10): its fore channel slot table with the reply cache
+// (§2.10.6, SEQUENCE §18.46) and the connections bound to it (§2.10.3.1, BIND_CONN_TO_SESSION
+// §18.34) as data.
+//
+// Owner and lifetime: the ClientTable owns every Session (shared_ptr in its session index and
+// in the client record) from CREATE_SESSION until DESTROY_SESSION, DESTROY_CLIENTID, the client
+// record's replacement or reaping. A worker holds a shared_ptr only for the duration of one
+// COMPOUND (between SEQUENCE and finish()); a session that is destroyed meanwhile is marked dead
+// and only that worker's copy keeps the memory alive. A session is never owned by a connection:
+// connections are opaque ids bound to it and unbound when they close.
+//
+// Thread safety: every member function locks the session's own mutex. Lock order: the client
+// table mutex before a session mutex, never the reverse.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "nfs/v4/state/types.h"
+
+namespace nfsrdmad::nfs::v4::state {
+
+// channel_attrs4 in plain types (§18.36.1).
+struct ChannelAttrs {
+    uint32_t header_pad_size = 0;
+    uint32_t max_request_size = 0;
+    uint32_t max_response_size = 0;
+    uint32_t max_response_size_cached = 0;
+    uint32_t max_operations = 0;
+    uint32_t max_requests = 0;
+    std::vector<uint32_t> rdma_ird;  // at most one element
+    bool operator==(const ChannelAttrs&) const = default;
+};
+
+// The encoded COMPOUND reply (results only, never transport framing) a slot keeps.
+using CachedReply = std::shared_ptr<const std::vector<uint8_t>>;
+
+struct SlotResult {
+    Status status = x4::NFS4_OK;
+    bool replay = false;  // status OK and replay: send `reply` as the whole COMPOUND reply
+    CachedReply reply;
+    uint32_t highest_slotid = 0;         // sr_highest_slotid
+    uint32_t target_highest_slotid = 0;  // sr_target_highest_slotid
+};
+
+class Session {
+  public:
+    Session(const SessionId& id, ClientId client, const ChannelAttrs& fore,
+            const ChannelAttrs& back, uint32_t flags, size_t max_connections);
+
+    const SessionId& id() const { return id_; }
+    ClientId client() const { return client_; }
+    const ChannelAttrs& fore() const { return fore_; }
+    const ChannelAttrs& back() const { return back_; }
+    uint32_t flags() const { return flags_; }  // csr_flags
+
+    // SEQUENCE's slot rules (§2.10.6.1, §18.46.3). A new request (seqid == slot's + 1) leaves
+    // the slot in progress until finish(); a replay (seqid == slot's) returns the cached reply,
+    // NFS4ERR_RETRY_UNCACHED_REP if the original did not ask to be cached, or NFS4ERR_DELAY
+    // while the original is still in progress; anything else is NFS4ERR_SEQ_MISORDERED.
+    SlotResult begin(uint32_t slotid, uint32_t seqid, uint32_t highest_slotid, bool cachethis);
+
+    // Ends the request begin() started on the slot. With cachethis, `reply` is kept for replays;
+    // one larger than ca_maxresponsesize_cached is NFS4ERR_REP_TOO_BIG_TO_CACHE and the slot
+    // stays in progress: the caller encodes that error as the reply and finishes again
+    // (§2.10.6.4). Without cachethis nothing is kept. nullopt: the request produced no reply
+    // (the worker failed); a replay then gets NFS4ERR_RETRY_UNCACHED_REP. A finish that does
+    // not match an in-progress request returns NFS4ERR_SERVERFAULT (a caller bug).
+    Status finish(uint32_t slotid, uint32_t seqid, std::optional<std::span<const uint8_t>> reply);
+
+    // The server's wish for fewer slots (sr_target_highest_slotid, §18.46.3); clamped to the
+    // table.
+    void set_target_highest_slotid(uint32_t target);
+
+    // DESTROY_SESSION (§18.37): marks the session dead unless a slot other than `own` (the
+    // slot of the SEQUENCE in the same COMPOUND, if it names this session) is in progress; then
+    // it is NFS4ERR_DELAY and nothing changes. One lock: no request can begin in between.
+    Status try_destroy(std::optional<uint32_t> own);
+    size_t cached_bytes() const;
+    bool in_progress() const;  // a request is between begin() and finish() on some slot
+
+    // Connection binding (§18.34): dir is channel_dir_from_client4; returns the
+    // channel_dir_from_server4 granted, or the bound's error (a bounded number of connections).
+    Status bind(ConnId conn, x4::channel_dir_from_client4 dir, x4::channel_dir_from_server4& out);
+    bool bound_fore(ConnId conn) const;
+    bool bound(ConnId conn) const;  // in either direction
+    bool unbind(ConnId conn);       // the connection closed; true if it was bound
+    size_t connections() const;
+
+    void mark_dead();  // destroyed whatever runs: begin() answers NFS4ERR_BADSESSION from now on
+    bool dead() const;
+
+  private:
+    struct Slot {
+        uint32_t seqid = 0;  // a new session's slots start at 0: the first request is 1
+        bool used = false;   // a request ever began on it
+        bool in_progress = false;
+        bool cachethis = false;
+        CachedReply reply;  // null: no cached reply
+    };
+
+    uint32_t highest_slotid() const { return static_cast<uint32_t>(slots_.size() - 1); }
+
+    const SessionId id_;
+    const ClientId client_;
+    const ChannelAttrs fore_;
+    const ChannelAttrs back_;
+    const uint32_t flags_;
+    const size_t max_connections_;
+
+    mutable std::mutex mu_;
+    std::vector<Slot> slots_;  // fore_.max_requests slots
+    uint32_t target_highest_slotid_;
+    std::unordered_map<ConnId, x4::channel_dir_from_server4> conns_;
+    bool dead_ = false;
+};
+
+}  // namespace nfsrdmad::nfs::v4::state
