@@ -68,7 +68,8 @@ std::optional<Reply> Dispatcher::dispatch(const Message& msg, const Peer& peer,
             break;
     }
     auto reply = run(msg, h, dc.args_offset, prog, alloc);
-    if (reply && !reply->payload)
+    // A reply with payload segments is not cached: the cache keeps inline bytes only.
+    if (reply && reply->payloads.empty())
         cache_.finish(key, reply->bytes);
     else
         cache_.abandon(key);
@@ -81,13 +82,18 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
     Reply r;
     encode_accepted(r.bytes, h.xid, x::SUCCESS);
     xdr::Decoder args(msg.bytes.subspan(args_offset), args_offset);
-    if (msg.read_chunk) args.set_read_chunk(*msg.read_chunk);
+    args.set_read_chunks(msg.read_chunks);
     xdr::Encoder res(r.bytes);
-    CallContext ctx(h, args, res, alloc, r.payload_owner);
+    CallContext ctx(h, args, res, alloc, r.payload_owners);
     Outcome out = prog.call(ctx);
+    // RFC 8166 §4.5.2: a read chunk that matches no XDR data item of the arguments is a
+    // mismatch between chunk offsets and the Payload stream: GARBAGE_ARGS (as Linux
+    // svc_rdma, whose decoders fail on the arguments such a chunk leaves malformed).
+    // Programs check before acting (nfs/v3 Request::decode); this catches the rest.
+    if (out.kind == Outcome::Success && args.unconsumed_chunks() != 0) out = Outcome::garbage();
     switch (out.kind) {
         case Outcome::Success:
-            if (res.external()) r.payload = res.external();
+            r.payloads = res.externals();
             return r;
         case Outcome::Drop:
             counters_.dropped++;
