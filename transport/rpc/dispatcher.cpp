@@ -87,9 +87,10 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
     CallContext ctx(h, args, res, alloc, r.payload_owners);
     Outcome out = prog.call(ctx);
     // RFC 8166 §4.5.2: a read chunk that matches no XDR data item of the arguments is a
-    // mismatch between chunk offsets and the Payload stream: GARBAGE_ARGS (as Linux
-    // svc_rdma, whose decoders fail on the arguments such a chunk leaves malformed).
-    // Programs check before acting (nfs/v3 Request::decode); this catches the rest.
+    // mismatch between chunk offsets and the Payload stream: GARBAGE_ARGS. (Linux svc_rdma
+    // splices each chunk into the arguments at its position, so there a misplaced chunk
+    // garbles them and the procedure's decoder usually answers GARBAGE_ARGS.) Programs
+    // check before acting (nfs/v3 Request::decode); this catches the rest.
     if (out.kind == Outcome::Success && args.unconsumed_chunks() != 0) out = Outcome::garbage();
     switch (out.kind) {
         case Outcome::Success:

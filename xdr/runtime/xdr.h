@@ -84,7 +84,7 @@ public:
     // The external opaques encoded so far, in stream order (offsets ascending).
     const std::vector<ExternalSegment>& externals() const { return externals_; }
 
-    // Offsets reported by size() and external() count from here (the start of the
+    // Offsets reported by size() and externals() count from here (the start of the
     // RPC message when the vector already holds a record mark, for example).
     void set_base(size_t b) { base_ = b; }
 
