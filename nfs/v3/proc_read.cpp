@@ -52,7 +52,7 @@ rpc::Outcome proc_read(Request& rq) {
     res.resok().count = r->count;
     res.resok().eof = r->eof;
     res.resok().data = {buf->data(), r->count};
-    rq.ctx.res.set_external(res.resok().data);
+    rq.ctx.res.add_external(res.resok().data);
     return rq.reply(res);
 }
 

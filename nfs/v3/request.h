@@ -29,9 +29,11 @@ class Request {
     Services& svc;
     std::shared_ptr<const vfs::ExportTable> table;
 
+    // Every byte of the arguments, and every read chunk (RFC 8166 §4.5.2), must be used.
     template <class Args>
     bool decode(Args& a) {
-        return x::xdr_decode(ctx.args, a) && ctx.args.remaining() == 0;
+        return x::xdr_decode(ctx.args, a) && ctx.args.remaining() == 0 &&
+               ctx.args.unconsumed_chunks() == 0;
     }
 
     // Handle -> its export -> the export's rules -> node: nothing is opened for a caller

@@ -51,7 +51,8 @@ Scan scan(const OpTable& ops, xdr::Decoder d, size_t count) {
 // The reply's size as sent, out-of-line payload (READ data) included.
 size_t reply_bytes(const xdr::Encoder& res, size_t start) {
     size_t n = res.size() - start;
-    if (const auto& ext = res.external(); ext && ext->offset >= start) n += ext->data.size();
+    for (const auto& ext : res.externals())
+        if (ext.offset >= start) n += ext.data.size();
     return n;
 }
 

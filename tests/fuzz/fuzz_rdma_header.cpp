@@ -30,6 +30,30 @@ void check_pulls(const PullSet& p) {
     if (at != p.length) abort();
 }
 
+// DDP items: aligned, ascending, apart, each exactly covered by its pulls, and the pulls
+// all inside one item or another.
+void check_items(const CallPlan& plan) {
+    if (plan.items.empty() != !plan.payload_pulls) abort();
+    if (!plan.payload_pulls) return;
+    size_t end = 0, covered = 0;
+    for (const auto& item : plan.items) {
+        if (item.offset % kItemAlign != 0 || item.offset < end) abort();
+        end = item.offset + item.length;
+        covered += item.length;
+    }
+    if (end != plan.payload_pulls->length) abort();
+    size_t pulled = 0;
+    for (const auto& pull : plan.payload_pulls->pulls) {
+        const bool inside = std::any_of(plan.items.begin(), plan.items.end(), [&](auto& i) {
+            return pull.offset >= i.offset &&
+                   pull.offset + pull.remote.length <= i.offset + i.length;
+        });
+        if (!inside) abort();
+        pulled += pull.remote.length;
+    }
+    if (pulled != covered || pulled != plan.payload_pulls->bytes()) abort();
+}
+
 uint64_t pushed(const ReplyPlan& plan) {
     uint64_t n = 0;
     for (const auto& w : plan.writes) {
@@ -49,6 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const size_t inline_threshold = (size_t(data[2] & 0x7f) + 1) * 256;
     const bool remote_invalidate = data[3] & 1;
     const bool with_payload = data[3] & 2;
+    const bool second_payload = data[2] & 0x80;  // an NFSv4 COMPOUND's second READ
     const size_t prefix_len = (data[3] >> 2) * 4;
     std::span<const uint8_t> msg(data + 4, size - 4);
 
@@ -75,27 +100,32 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         if (plan.message_offset + plan.message_length != msg.size()) abort();
         call = msg.subspan(plan.message_offset, plan.message_length);
     }
-    if (plan.payload_pulls) check_pulls(*plan.payload_pulls);
+    check_items(plan);
     rpc::DecodedCall c = rpc::decode_call(call);
     if (c.status == rpc::DecodedCall::Ok && c.args_offset > call.size()) abort();
 
-    // A reply: some RPC header bytes, optionally a READ-like opaque payload marked
-    // external (as the NFS layer encodes READ), then a trailing word.
-    std::vector<uint8_t> payload(payload_len, 0x5a);
+    // A reply: some RPC header bytes, optionally one or two READ-like opaque payloads
+    // marked external (as the NFS layer encodes READ), then a trailing word.
+    std::vector<uint8_t> payload(payload_len, 0x5a), payload2(payload_len / 2 + 1, 0xa5);
     std::vector<uint8_t> reply;
     xdr::Encoder e(reply);
     std::vector<uint8_t> prefix(prefix_len, 0x11);
     e.put_fixed(prefix.data(), prefix.size());
     if (with_payload) {
-        e.set_external(payload);
+        e.add_external(payload);
         e.put_opaque(payload);
+    }
+    if (second_payload) {
+        e.put_u32(1);
+        e.add_external(payload2);
+        e.put_opaque(payload2);
     }
     e.put_u32(0);
     ReplyInputs in;
     in.call = &h;
     in.credits = 32;
     in.rpc_reply = reply;
-    in.payload = e.external();
+    in.payloads = e.externals();
     in.inline_threshold = inline_threshold;
     in.remote_invalidate = remote_invalidate;
     ReplyPlan rp = plan_reply(in);

@@ -28,6 +28,10 @@
 //   hog          like deaf, after four NULL calls each with a 1 MiB read chunk: the
 //                server pulls them into payload buffers that stay held with the
 //                replies it cannot deliver, until its send watchdog cuts us off
+//   ddp2         NFSv3 WRITEs whose file handle and data both travel in read chunks
+//                (two DDP items in one call, RFC 8166 §3.4.5): both pulled and matched
+//                -> an accepted reply (an NFS error for the made-up handle); with a
+//                third chunk no argument reaches -> GARBAGE_ARGS (RFC 8166 §4.5.2)
 //   deaf         posts no receive at all and asks for infinite RNR retries, then sends
 //                a NULL call: the server's reply can never be delivered   -> the
 //                server disconnects once its rdma.send_timeout has passed
@@ -260,6 +264,17 @@ void expect_null_reply(const std::vector<uint8_t>& m, uint32_t xid, const char* 
     std::printf("ok: %s -> NULL answered (credits granted %u)\n", what, word(&m[8]));
 }
 
+// An RPC reply in an RDMA_MSG: its accept_stat (RFC 5531 §9), and the first result word.
+std::pair<uint32_t, uint32_t> accepted(const std::vector<uint8_t>& m, uint32_t xid,
+                                       const char* what) {
+    if (m.size() < 28 + 24) die(std::string(what) + ": no reply, or too short");
+    if (word(&m[0]) != xid || word(&m[12]) != 0) die(std::string(what) + ": not an RDMA_MSG reply");
+    const uint8_t* rpc = &m[28];
+    if (word(rpc) != xid || word(rpc + 4) != 1 || word(rpc + 8) != 0)
+        die(std::string(what) + ": RPC reply is not MSG_ACCEPTED");
+    return {word(rpc + 20), m.size() >= 28 + 28 ? word(rpc + 24) : 0};
+}
+
 std::vector<uint8_t> null_call(uint32_t xid) {
     Words w = header(xid, 0).u(0).u(0).u(0);
     rpc_null(w, xid);
@@ -270,9 +285,10 @@ std::vector<uint8_t> null_call(uint32_t xid) {
 
 int main(int argc, char** argv) {
     if (argc != 4) {
-        std::fprintf(stderr,
-                     "usage: rdma_requester ADDR PORT null|vers|unaligned|oversize|"
-                     "truncated|badlist|nomsg|longcall|overrun|badrkey|vanish|bignomsg|deaf|hog\n");
+        std::fprintf(
+            stderr,
+            "usage: rdma_requester ADDR PORT null|vers|unaligned|oversize|"
+            "truncated|badlist|nomsg|longcall|overrun|badrkey|vanish|bignomsg|ddp2|deaf|hog\n");
         return 2;
     }
     std::string scenario = argv[3];
@@ -384,6 +400,38 @@ int main(int argc, char** argv) {
         c.send({w.b});
         expect_error(c.receive(), xid, 2, "RDMA_NOMSG with a position-zero chunk of 1 MiB + 8 KiB");
         healthy_after("oversized long call");
+    } else if (scenario == "ddp2") {
+        // WRITE3args with the handle's 8 bytes and the data's 5 bytes out of line. Stream
+        // positions count every item in place: handle length @40, handle @44..52, offset
+        // @52, count @60, stable @64, data length @68, data @72..80 (5 + 3 pad).
+        static std::vector<uint8_t> handle(8, 0x42), data(5, 0x5a);
+        auto [hkey, haddr] = c.expose(handle);
+        auto [dkey, daddr] = c.expose(data);
+        for (bool extra : {false, true}) {
+            Words w = header(++xid, 0);
+            w.u(1).u(44).seg(hkey, 8, haddr).u(1).u(72).seg(dkey, 5, daddr);
+            if (extra) w.u(1).u(80).seg(dkey, 4, daddr);  // where no argument starts
+            w.u(0).u(0).u(0);
+            w.u(xid).u(0).u(2).u(kNfsProgram).u(3).u(7).u(0).u(0).u(0).u(0);
+            w.u(8).u(0).u(0).u(5).u(2).u(5);  // handle length, offset, count, FILE_SYNC, length
+            c.send({w.b});
+            auto [stat, first] = accepted(c.receive(), xid, "WRITE with two read chunks");
+            if (!extra) {
+                if (stat != 0)
+                    die("WRITE with its handle and data in two read chunks: accept_stat " +
+                        std::to_string(stat) + ", want SUCCESS");
+                std::printf(
+                    "ok: two read chunks -> both matched (nfsstat3 %u for the made-up "
+                    "handle)\n",
+                    first);
+            } else {
+                if (stat != 4)
+                    die("a read chunk no argument reaches: accept_stat " + std::to_string(stat) +
+                        ", want GARBAGE_ARGS (4)");
+                std::printf("ok: a third read chunk no argument reaches -> GARBAGE_ARGS\n");
+            }
+        }
+        healthy_after("two DDP items");
     } else if (scenario == "deaf" || scenario == "hog") {
         if (scenario == "hog") {
             static std::vector<uint8_t> exposed(1u << 20, 0x5a);

@@ -3,6 +3,8 @@
 // ones, and the plans the verbs layer would execute.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "transport/rdma/protocol/call_plan.h"
 #include "transport/rdma/protocol/credits.h"
 #include "transport/rdma/protocol/header.h"
@@ -218,9 +220,30 @@ TEST(RdmaHeader, MalformedHeadersAreErrChunk) {
     cases.push_back({"RDMA_MSG without a message", head(0).u(0).u(0).u(0)});
     cases.push_back({"RDMA_NOMSG without position zero", head(1).u(0).u(0).u(0)});
     {
-        W w = head(0).u(1).u(8).seg(1, 8, 0).u(1).u(16).seg(1, 8, 0).u(0).u(0).u(0);
+        // The first item, 16 bytes at 8, runs to 24: a chunk at 16 would start inside it.
+        W w = head(0).u(1).u(8).seg(1, 16, 0).u(1).u(16).seg(1, 8, 0).u(0).u(0).u(0);
         rpc_body(w, 32);
-        cases.push_back({"two DDP chunks in RDMA_MSG", w});
+        cases.push_back({"overlapping DDP chunks", w});
+    }
+    {
+        W w = head(0);
+        for (uint32_t i = 0; i < 9; ++i) w.u(1).u(4 + 8 * i).seg(1, 4, 0);
+        w.u(0).u(0).u(0);
+        rpc_body(w, 80);
+        cases.push_back({"9 read chunks", w});
+    }
+    {
+        // Two items each within the transfer limit, together over the per-call limit.
+        W w = head(0).u(1).u(8).seg(1, 600000, 0).u(1).u(16).seg(2, 600000, 0);
+        w.u(0).u(0).u(0);
+        rpc_body(w, 32);
+        cases.push_back({"read chunks over the per-call payload limit", w});
+    }
+    {
+        // Beyond the inline message plus the items before it: 32 + 8 = 40 < 44.
+        W w = head(0).u(1).u(8).seg(1, 8, 0).u(1).u(44).seg(2, 8, 0).u(0).u(0).u(0);
+        rpc_body(w, 32);
+        cases.push_back({"second position beyond the message and the first item", w});
     }
     {
         W w = head(1).u(1).u(0).seg(1, 64, 0).u(1).u(128).seg(2, 8, 0).u(0).u(0).u(0);
@@ -283,8 +306,8 @@ TEST(RdmaCallPlan, InlineCallWithPayloadChunk) {
     EXPECT_EQ(p.message_offset, h.length);
     EXPECT_EQ(p.message_length, 100u);
     EXPECT_FALSE(p.message_pulls);
-    ASSERT_TRUE(p.payload_position);
-    EXPECT_EQ(*p.payload_position, 100u);
+    ASSERT_EQ(p.items.size(), 1u);
+    EXPECT_EQ(p.items[0], (DdpItem{100, 0, 4196}));
     ASSERT_TRUE(p.payload_pulls);
     EXPECT_EQ(p.payload_pulls->length, 4196u);
     ASSERT_EQ(p.payload_pulls->pulls.size(), 2u);
@@ -300,9 +323,61 @@ TEST(RdmaCallPlan, LongCallIsPulledWhole) {
     ASSERT_TRUE(p.message_pulls);
     EXPECT_EQ(p.message_length, 4000u);
     EXPECT_EQ(p.message_pulls->pulls[1].offset, 3000u);
-    ASSERT_TRUE(p.payload_position);
-    EXPECT_EQ(*p.payload_position, 2000u);
+    ASSERT_EQ(p.items.size(), 1u);
+    EXPECT_EQ(p.items[0].position, 2000u);
     EXPECT_EQ(p.read_bytes(), 4000u + 65536u);
+}
+
+// Three DDP items in one RDMA_MSG (an NFSv4 COMPOUND with three WRITEs): one payload
+// buffer, each item at a kItemAlign-aligned offset. Positions count the whole stream:
+// item A (130 bytes, 132 with pad) at 8, B at 148, C at 160.
+TEST(RdmaCallPlan, SeveralDdpItemsShareOnePayloadBufferAligned) {
+    W w = head(0);
+    w.u(1).u(8).seg(7, 100, 0x1000).u(1).u(8).seg(8, 30, 0x2000);
+    w.u(1).u(148).seg(9, 5, 0x3000);
+    w.u(1).u(160).seg(10, 64, 0x4000);
+    w.u(0).u(0).u(0);
+    rpc_body(w, 100);
+    auto h = ok(parse_header(w.b, limits));
+    ASSERT_EQ(h.reads.size(), 3u);
+    auto p = plan_call(h, w.b.size());
+    ASSERT_EQ(p.items.size(), 3u);
+    EXPECT_EQ(p.items[0], (DdpItem{8, 0, 130}));
+    EXPECT_EQ(p.items[1], (DdpItem{148, 192, 5}));
+    EXPECT_EQ(p.items[2], (DdpItem{160, 256, 64}));
+    ASSERT_TRUE(p.payload_pulls);
+    EXPECT_EQ(p.payload_pulls->length, 320u) << "the buffer the items span";
+    ASSERT_EQ(p.payload_pulls->pulls.size(), 4u);
+    EXPECT_EQ(p.payload_pulls->pulls[1], (Pull{{8, 30, 0x2000}, 100}));
+    EXPECT_EQ(p.payload_pulls->pulls[2], (Pull{{9, 5, 0x3000}, 192}));
+    EXPECT_EQ(p.payload_pulls->pulls[3], (Pull{{10, 64, 0x4000}, 256}));
+    EXPECT_EQ(p.read_bytes(), 199u) << "the gaps are not read";
+}
+
+TEST(RdmaCallPlan, LongCallWithTwoDdpItems) {
+    W w = head(1).u(1).u(0).seg(3, 3000, 0x100);
+    w.u(1).u(1000).seg(4, 10, 0x8000).u(1).u(2000).seg(5, 20, 0x9000).u(0).u(0).u(0);
+    auto h = ok(parse_header(w.b, limits));
+    auto p = plan_call(h, w.b.size());
+    ASSERT_TRUE(p.message_pulls);
+    EXPECT_EQ(p.message_length, 3000u);
+    ASSERT_EQ(p.items.size(), 2u);
+    EXPECT_EQ(p.items[0], (DdpItem{1000, 0, 10}));
+    EXPECT_EQ(p.items[1], (DdpItem{2000, 64, 20}));
+    EXPECT_EQ(p.read_bytes(), 3030u);
+}
+
+TEST(RdmaCallPlan, EightDdpItemsAreTheLimit) {
+    W w = head(0);
+    for (uint32_t i = 0; i < 8; ++i) w.u(1).u(4 + 8 * i).seg(1, 4, 0x1000 * i);
+    w.u(0).u(0).u(0);
+    rpc_body(w, 80);
+    auto h = ok(parse_header(w.b, limits));
+    auto p = plan_call(h, w.b.size());
+    ASSERT_EQ(p.items.size(), 8u);
+    EXPECT_EQ(p.items[7].offset, 7 * kItemAlign);
+    EXPECT_EQ(p.payload_pulls->length, 7 * kItemAlign + 4);
+    EXPECT_LT(p.payload_pulls->length, fit_to_buffer(limits, 1u << 20).max_call_payload);
 }
 
 // ---- reply plans -------------------------------------------------------------------------------
@@ -314,14 +389,31 @@ namespace {
 struct FakeReply {
     std::vector<uint8_t> bytes;
     std::vector<uint8_t> payload;
-    xdr::ExternalSegment seg;
+    std::vector<xdr::ExternalSegment> segs;
     FakeReply(size_t head_len, size_t payload_len, size_t tail_len) {
         bytes.assign(head_len, 1);
         payload.assign(payload_len, 2);
-        seg = {head_len, payload, xdr::pad4(payload_len)};
-        bytes.insert(bytes.end(), seg.pad, 0);
+        segs = {{head_len, payload, xdr::pad4(payload_len)}};
+        bytes.insert(bytes.end(), segs[0].pad, 0);
         bytes.insert(bytes.end(), tail_len, 3);
     }
+};
+
+// Two READ results (an NFSv4 COMPOUND): 100 inline bytes, payload 1 (`a` bytes, pad
+// inline), 40 inline bytes, payload 2 (`b` bytes, pad inline), 20 inline bytes.
+struct TwoReads {
+    std::vector<uint8_t> bytes, p1, p2;
+    std::vector<xdr::ExternalSegment> segs;
+    TwoReads(size_t a, size_t b) : p1(a, 2), p2(b, 4) {
+        bytes.assign(100, 1);
+        segs.push_back({bytes.size(), p1, xdr::pad4(a)});
+        bytes.insert(bytes.end(), xdr::pad4(a), 0);
+        bytes.insert(bytes.end(), 40, 3);
+        segs.push_back({bytes.size(), p2, xdr::pad4(b)});
+        bytes.insert(bytes.end(), xdr::pad4(b), 0);
+        bytes.insert(bytes.end(), 20, 5);
+    }
+    size_t inline_len() const { return bytes.size() - segs[0].pad - segs[1].pad; }
 };
 
 uint64_t sum(const std::vector<Bytes>& v) {
@@ -337,7 +429,7 @@ TEST(RdmaReplyPlan, ReadPayloadGoesToTheWriteChunkWithoutPad) {
     call.xid = kXid;
     call.writes.push_back({{{5, 4096, 0xa000}, {6, 4096, 0xb000}}});
     FakeReply r(120, 5001, 0);  // 5001 bytes: 3 pad bytes
-    ReplyInputs in{&call, 32, r.bytes, r.seg, 1024, false};
+    ReplyInputs in{&call, 32, r.bytes, r.segs, 1024, false};
     auto plan = plan_reply(in);
     ASSERT_EQ(plan.type, MsgType::Msg) << plan.error;
     EXPECT_EQ(plan.write_chunk_bytes, 5001u);
@@ -365,7 +457,7 @@ TEST(RdmaReplyPlan, PayloadTooBigForTheWriteChunkIsErrChunk) {
     TransportHeader call;
     call.writes.push_back({{{5, 4096, 0xa000}}});
     FakeReply r(120, 8192, 0);
-    auto plan = plan_reply({&call, 32, r.bytes, r.seg, 1024, false});
+    auto plan = plan_reply({&call, 32, r.bytes, r.segs, 1024, false});
     EXPECT_EQ(plan.type, MsgType::Error);
     EXPECT_TRUE(plan.writes.empty());
     EXPECT_NE(plan.error.find("does not fit"), std::string::npos);
@@ -375,7 +467,7 @@ TEST(RdmaReplyPlan, PayloadWithoutWriteListStaysInTheStream) {
     TransportHeader call;
     call.reply = WriteChunk{{{9, 1 << 20, 0x100000}}};
     FakeReply r(120, 5001, 8);
-    auto plan = plan_reply({&call, 32, r.bytes, r.seg, 1024, false});
+    auto plan = plan_reply({&call, 32, r.bytes, r.segs, 1024, false});
     ASSERT_EQ(plan.type, MsgType::NoMsg) << plan.error;
     EXPECT_EQ(plan.reply_chunk_bytes, 120u + 5001u + 3u + 8u);
     ASSERT_EQ(plan.writes.size(), 1u) << "one gathered Write into one segment";
@@ -389,7 +481,7 @@ TEST(RdmaReplyPlan, SmallReplyIsInlineAndReplyChunkIsNotReported) {
     call.xid = kXid;
     call.reply = WriteChunk{{{9, 4096, 0xf000}}};
     std::vector<uint8_t> rep(200, 1);
-    auto plan = plan_reply({&call, 32, rep, std::nullopt, 1024, false});
+    auto plan = plan_reply({&call, 32, rep, {}, 1024, false});
     ASSERT_EQ(plan.type, MsgType::Msg);
     EXPECT_EQ(plan.header, W().u(kXid).u(1).u(32).u(0).u(0).u(0).u(0).b);
     EXPECT_EQ(sum(plan.send), 200u);
@@ -400,12 +492,12 @@ TEST(RdmaReplyPlan, InlineThresholdCountsTheTransportHeader) {
     TransportHeader call;
     call.reply = WriteChunk{{{9, 4096, 0xf000}}};
     std::vector<uint8_t> rep(1024 - 28, 1);  // exactly fits with the 28-byte header
-    EXPECT_EQ(plan_reply({&call, 1, rep, std::nullopt, 1024, false}).type, MsgType::Msg);
+    EXPECT_EQ(plan_reply({&call, 1, rep, {}, 1024, false}).type, MsgType::Msg);
     rep.push_back(0);
     rep.push_back(0);
     rep.push_back(0);
     rep.push_back(0);
-    EXPECT_EQ(plan_reply({&call, 1, rep, std::nullopt, 1024, false}).type, MsgType::NoMsg);
+    EXPECT_EQ(plan_reply({&call, 1, rep, {}, 1024, false}).type, MsgType::NoMsg);
 }
 
 TEST(RdmaReplyPlan, LongReplyAcrossReplyChunkSegments) {
@@ -413,7 +505,7 @@ TEST(RdmaReplyPlan, LongReplyAcrossReplyChunkSegments) {
     call.xid = kXid;
     call.reply = WriteChunk{{{9, 4096, 0x10000}, {10, 4096, 0x30000}, {11, 4096, 0x50000}}};
     std::vector<uint8_t> rep(6000, 1);
-    auto plan = plan_reply({&call, 32, rep, std::nullopt, 1024, true});
+    auto plan = plan_reply({&call, 32, rep, {}, 1024, true});
     ASSERT_EQ(plan.type, MsgType::NoMsg);
     ASSERT_EQ(plan.writes.size(), 2u);
     EXPECT_EQ(plan.writes[1].remote, (Segment{10, 1904, 0x30000}));
@@ -426,7 +518,7 @@ TEST(RdmaReplyPlan, LongReplyAcrossReplyChunkSegments) {
 TEST(RdmaReplyPlan, LongReplyWithoutReplyChunkIsErrChunk) {
     TransportHeader call;
     std::vector<uint8_t> rep(3000, 1);
-    auto plan = plan_reply({&call, 32, rep, std::nullopt, 1024, false});
+    auto plan = plan_reply({&call, 32, rep, {}, 1024, false});
     EXPECT_EQ(plan.type, MsgType::Error);
     EXPECT_NE(plan.error.find("no reply chunk"), std::string::npos);
     EXPECT_EQ(plan.header.size(), 20u);
@@ -436,8 +528,99 @@ TEST(RdmaReplyPlan, SendWithInvalidateOnlyForASingleRkeyAndWhenAllowed) {
     TransportHeader call;
     call.writes.push_back({{{5, 8192, 0xa000}}});
     FakeReply r(100, 4000, 0);
-    EXPECT_EQ(plan_reply({&call, 1, r.bytes, r.seg, 1024, true}).invalidate, 5u);
-    EXPECT_FALSE(plan_reply({&call, 1, r.bytes, r.seg, 1024, false}).invalidate);
+    EXPECT_EQ(plan_reply({&call, 1, r.bytes, r.segs, 1024, true}).invalidate, 5u);
+    EXPECT_FALSE(plan_reply({&call, 1, r.bytes, r.segs, 1024, false}).invalidate);
+}
+
+// RFC 8166 §4.3.2: each payload takes the next write chunk; with one chunk, the second
+// READ's data stays in the stream (inline here), gathered from where it is.
+TEST(RdmaReplyPlan, TwoPayloadsOneWriteChunk) {
+    TransportHeader call;
+    call.xid = kXid;
+    call.writes.push_back({{{5, 8192, 0xa000}}});
+    TwoReads r(5001, 300);
+    auto plan = plan_reply({&call, 32, r.bytes, r.segs, 1024, false});
+    ASSERT_EQ(plan.type, MsgType::Msg) << plan.error;
+    EXPECT_EQ(plan.write_chunks, 1u);
+    EXPECT_EQ(plan.write_chunk_bytes, 5001u);
+    ASSERT_EQ(plan.writes.size(), 1u);
+    EXPECT_EQ(plan.writes[0].local[0].data(), r.p1.data());
+    EXPECT_EQ(sum(plan.send), 100u + 40 + 300 + 20);
+    EXPECT_TRUE(std::any_of(plan.send.begin(), plan.send.end(), [&](Bytes b) {
+        return b.data() == r.p2.data();
+    })) << "gathered, not copied";
+    W want = W().u(kXid).u(1).u(32).u(0).u(0);
+    want.u(1).u(1).seg(5, 5001, 0xa000).u(0).u(0);
+    EXPECT_EQ(plan.header, want.b);
+}
+
+TEST(RdmaReplyPlan, TwoPayloadsTwoWriteChunksInOrder) {
+    TransportHeader call;
+    call.xid = kXid;
+    call.writes.push_back({{{5, 8192, 0xa000}}});
+    call.writes.push_back({{{6, 4096, 0xb000}, {7, 4096, 0xc000}}});
+    TwoReads r(5001, 6000);
+    auto plan = plan_reply({&call, 32, r.bytes, r.segs, 1024, false});
+    ASSERT_EQ(plan.type, MsgType::Msg) << plan.error;
+    EXPECT_EQ(plan.write_chunks, 2u);
+    EXPECT_EQ(plan.write_chunk_bytes, 11001u);
+    ASSERT_EQ(plan.writes.size(), 3u);
+    EXPECT_EQ(plan.writes[0].local[0].data(), r.p1.data());
+    EXPECT_EQ(plan.writes[1].remote, (Segment{6, 4096, 0xb000}));
+    EXPECT_EQ(plan.writes[1].local[0].data(), r.p2.data());
+    EXPECT_EQ(plan.writes[2].remote, (Segment{7, 1904, 0xc000}));
+    EXPECT_EQ(sum(plan.send), r.inline_len()) << "neither payloads nor their pads inline";
+    W want = W().u(kXid).u(1).u(32).u(0).u(0);
+    want.u(1).u(1).seg(5, 5001, 0xa000);
+    want.u(1).u(2).seg(6, 4096, 0xb000).seg(7, 1904, 0xc000).u(0).u(0);
+    EXPECT_EQ(plan.header, want.b);
+}
+
+TEST(RdmaReplyPlan, UnusedThirdWriteChunkReturnsWithZeroLength) {
+    TransportHeader call;
+    call.xid = kXid;
+    call.writes.push_back({{{5, 8192, 0xa000}}});
+    call.writes.push_back({{{6, 8192, 0xb000}}});
+    call.writes.push_back({{{7, 8192, 0xc000}}});
+    TwoReads r(10, 0);  // the second READ hit EOF: its chunk is used, with 0 bytes
+    auto plan = plan_reply({&call, 32, r.bytes, r.segs, 1024, false});
+    ASSERT_EQ(plan.type, MsgType::Msg) << plan.error;
+    EXPECT_EQ(plan.write_chunks, 1u) << "chunks that carry bytes";
+    W want = W().u(kXid).u(1).u(32).u(0).u(0);
+    want.u(1).u(1).seg(5, 10, 0xa000);
+    want.u(1).u(1).seg(6, 0, 0xb000);
+    want.u(1).u(1).seg(7, 0, 0xc000).u(0).u(0);
+    EXPECT_EQ(plan.header, want.b);
+}
+
+// One write chunk and a Reply chunk: the first payload by its write chunk, the second
+// (too big to go inline) in the Reply chunk with the rest of the reply.
+TEST(RdmaReplyPlan, SecondPayloadRidesTheReplyChunk) {
+    TransportHeader call;
+    call.xid = kXid;
+    call.writes.push_back({{{5, 8192, 0xa000}}});
+    call.reply = WriteChunk{{{9, 65536, 0x100000}}};
+    TwoReads r(5000, 3001);
+    auto plan = plan_reply({&call, 32, r.bytes, r.segs, 1024, false});
+    ASSERT_EQ(plan.type, MsgType::NoMsg) << plan.error;
+    EXPECT_EQ(plan.write_chunk_bytes, 5000u);
+    EXPECT_EQ(plan.reply_chunk_bytes, 100u + 40 + 3001 + 3 + 20);
+    ASSERT_EQ(plan.writes.size(), 2u);
+    EXPECT_EQ(plan.writes[1].remote.handle, 9u);
+    EXPECT_TRUE(std::any_of(plan.writes[1].local.begin(), plan.writes[1].local.end(),
+                            [&](Bytes b) { return b.data() == r.p2.data(); }));
+    EXPECT_TRUE(plan.send.empty());
+}
+
+TEST(RdmaReplyPlan, SecondPayloadTooBigForItsWriteChunkIsErrChunk) {
+    TransportHeader call;
+    call.writes.push_back({{{5, 8192, 0xa000}}});
+    call.writes.push_back({{{6, 100, 0xb000}}});
+    TwoReads r(5000, 101);
+    auto plan = plan_reply({&call, 32, r.bytes, r.segs, 1024, false});
+    EXPECT_EQ(plan.type, MsgType::Error);
+    EXPECT_TRUE(plan.writes.empty()) << "nothing of the first payload is written either";
+    EXPECT_NE(plan.error.find("write chunk 1"), std::string::npos) << plan.error;
 }
 
 // ---- private data, credits ---------------------------------------------------------------------

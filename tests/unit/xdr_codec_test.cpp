@@ -227,19 +227,19 @@ TEST(XdrCodec, ExternalOpaqueIsRecordedNotCopied) {
     r.resok().data = payload;
     std::vector<uint8_t> out;
     xdr::Encoder e(out);
-    e.set_external(r.resok().data);
+    e.add_external(r.resok().data);
     xdr_encode(e, r);
-    ASSERT_TRUE(e.external().has_value());
-    EXPECT_EQ(e.external()->data.data(), payload.data());
+    ASSERT_EQ(e.externals().size(), 1u);
+    EXPECT_EQ(e.externals()[0].data.data(), payload.data());
     // status, post_op_attr FALSE, count, eof, length; then (out of line) 5000 bytes
     // whose XDR padding is 0 bytes.
     EXPECT_EQ(out.size(), 20u);
-    EXPECT_EQ(e.external()->offset, 20u);
-    EXPECT_EQ(e.external()->pad, 0u);
+    EXPECT_EQ(e.externals()[0].offset, 20u);
+    EXPECT_EQ(e.externals()[0].pad, 0u);
 }
 
 TEST(XdrCodec, ReadChunkSuppliesOpaqueData) {
-    // WRITE3args whose data travelled in a read chunk (RFC 8166 §3.5.4.1): the
+    // WRITE3args whose data travelled in a read chunk (RFC 8166 §3.4.5): the
     // length is inline; the bytes, and their padding, are not.
     std::vector<uint8_t> fh = be({4, 0x01020304});
     std::vector<uint8_t> args = fh;
@@ -248,9 +248,11 @@ TEST(XdrCodec, ReadChunkSuppliesOpaqueData) {
     const uint8_t chunk[] = {'x', 'y', 'z'};
     const size_t base = 40;  // pretend the args start 40 bytes into the RPC message
     xdr::Decoder d(args, base);
-    d.set_read_chunk({base + args.size(), chunk});
+    const std::vector<xdr::ReadChunk> chunks{{base + args.size(), chunk}};
+    d.set_read_chunks(chunks);
     n3::WRITE3args w;
     ASSERT_TRUE(xdr_decode(d, w));
+    EXPECT_EQ(d.unconsumed_chunks(), 0u);
     EXPECT_EQ(w.offset, 100u);
     EXPECT_EQ(w.data.data(), chunk);
     EXPECT_EQ(w.data.size(), 3u);

@@ -1,7 +1,8 @@
 // A call as it reaches the RPC layer, and a reply as it leaves it. Transport
 // neutral: TCP and RPC-over-RDMA both hand the dispatcher a whole RPC message
-// (plus, on RDMA, a read chunk that travelled out of band) and get back inline
-// bytes plus at most one payload segment to send without copying.
+// (plus, on RDMA, the read chunks that travelled out of band) and get back inline
+// bytes plus payload segments to send without copying (RFC 8166 §3.4.2: several
+// DDP-eligible items per call and per reply, as an NFSv4 COMPOUND may carry).
 #pragma once
 
 #include <sys/socket.h>
@@ -72,15 +73,17 @@ class PayloadAllocator {
 
 // One received RPC message. The bytes stay alive until the reply is sent.
 struct Message {
-    std::shared_ptr<const void> owner;  // keeps `bytes` alive
-    std::span<const uint8_t> bytes;     // the whole RPC call message
-    std::optional<xdr::ReadChunk> read_chunk;
+    std::shared_ptr<const void> owner;        // keeps `bytes` alive
+    std::span<const uint8_t> bytes;           // the whole RPC call message
+    std::vector<xdr::ReadChunk> read_chunks;  // positions ascending (RFC 8166 §3.4.5)
 };
 
 struct Reply {
-    std::vector<uint8_t> bytes;                   // header + results, inline
-    std::optional<xdr::ExternalSegment> payload;  // offsets are into `bytes`
-    std::unique_ptr<PayloadBuffer> payload_owner;
+    std::vector<uint8_t> bytes;                  // header + results, inline
+    std::vector<xdr::ExternalSegment> payloads;  // stream order; offsets are into `bytes`
+    // Every buffer the procedure asked for (CallContext::payload_buffer), kept until
+    // the reply is sent: the segments point into them.
+    std::vector<std::unique_ptr<PayloadBuffer>> payload_owners;
 };
 
 }  // namespace nfsrdmad::rpc

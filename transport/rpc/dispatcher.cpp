@@ -112,7 +112,7 @@ std::optional<Reply> Dispatcher::dispatch(const Message& msg, const Peer& peer,
     auto reply = run(msg, h, args, dc.args_offset, prog, verf, alloc, stat_offset);
     if (key) {
         // Denied replies (stat_offset npos) and replies with out-of-line payload are not kept.
-        if (reply && !reply->payload && stat_offset != std::string::npos)
+        if (reply && reply->payloads.empty() && stat_offset != std::string::npos)
             cache_.finish(*key, {reply->bytes.begin() + stat_offset, reply->bytes.end()});
         else
             cache_.abandon(*key);
@@ -144,17 +144,23 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
     Reply r;
     encode_accepted(r.bytes, h.xid, x::SUCCESS, verf);
     stat_offset = r.bytes.size() - 4;
-    // A read chunk's position counts in the call as received (RFC 8166 §3.4.5); it
-    // applies only to arguments the flavor left in place.
+    // A read chunk's position counts in the call as received (RFC 8166 §3.4.5); chunks
+    // apply only to arguments the flavor left in place.
     bool in_place = args_bytes.data() == msg.bytes.data() + args_offset;
     xdr::Decoder args(args_bytes, args_offset);
-    if (msg.read_chunk && in_place) args.set_read_chunk(*msg.read_chunk);
+    if (in_place) args.set_read_chunks(msg.read_chunks);
     xdr::Encoder res(r.bytes);
-    CallContext ctx(h, args, res, alloc, r.payload_owner);
+    CallContext ctx(h, args, res, alloc, r.payload_owners);
     Outcome out = prog.call(ctx);
+    // RFC 8166 §4.5.2: a read chunk that matches no XDR data item of the arguments is a
+    // mismatch between chunk offsets and the Payload stream: GARBAGE_ARGS. (Linux svc_rdma
+    // splices each chunk into the arguments at its position, so there a misplaced chunk
+    // garbles them and the procedure's decoder usually answers GARBAGE_ARGS.) Programs
+    // check before acting (nfs/v3 Request::decode); this catches the rest.
+    if (out.kind == Outcome::Success && args.unconsumed_chunks() != 0) out = Outcome::garbage();
     switch (out.kind) {
         case Outcome::Success:
-            if (res.external()) r.payload = res.external();
+            r.payloads = res.externals();
             return r;
         case Outcome::Drop:
             counters_.dropped++;

@@ -33,24 +33,27 @@ struct Outcome {
 class CallContext {
 public:
     CallContext(const CallHeader& h, xdr::Decoder& args, xdr::Encoder& res,
-                PayloadAllocator& alloc, std::unique_ptr<PayloadBuffer>& payload)
-        : header(h), args(args), res(res), alloc_(alloc), payload_(payload) {}
+                PayloadAllocator& alloc, std::vector<std::unique_ptr<PayloadBuffer>>& payloads)
+        : header(h), args(args), res(res), alloc_(alloc), payloads_(payloads) {}
 
     const CallHeader& header;
     xdr::Decoder& args;
     xdr::Encoder& res;
 
-    // Memory for the reply's payload; it lives until the reply has been sent. nullptr
-    // when the transport has none free at the moment.
-    // Encode it with res.set_external(...) then res.put_opaque(...).
+    // Memory for a reply payload; it lives until the reply has been sent, as does every
+    // other one this call asked for (a COMPOUND may return several). nullptr when the
+    // transport has none free at the moment.
+    // Encode it with res.add_external(...) then res.put_opaque(...).
     PayloadBuffer* payload_buffer(size_t bytes) {
-        payload_ = alloc_.allocate(bytes);
-        return payload_.get();
+        auto b = alloc_.allocate(bytes);
+        if (!b) return nullptr;
+        payloads_.push_back(std::move(b));
+        return payloads_.back().get();
     }
 
 private:
     PayloadAllocator& alloc_;
-    std::unique_ptr<PayloadBuffer>& payload_;
+    std::vector<std::unique_ptr<PayloadBuffer>>& payloads_;
 };
 
 struct ProcedureInfo {

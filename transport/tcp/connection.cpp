@@ -132,22 +132,23 @@ void Connection::submit(Record rec) {
     });
 }
 
-size_t Connection::Outgoing::total() const {
-    size_t n = 4 + reply.bytes.size();
-    if (reply.payload) n += reply.payload->data.size();
-    return n;
-}
-
 void Connection::queue_reply(rpc::Reply reply) {
-    Outgoing o{};
-    size_t len = reply.bytes.size() + (reply.payload ? reply.payload->data.size() : 0);
+    size_t len = reply.bytes.size();
+    for (const auto& p : reply.payloads) len += p.data.size();
+    // Built in place: the pieces point at the mark, which must not move after.
+    Outgoing& o = out_.emplace_back();
     uint32_t h = kLastFragment | static_cast<uint32_t>(len);
     o.mark[0] = h >> 24;
     o.mark[1] = h >> 16;
     o.mark[2] = h >> 8;
     o.mark[3] = h;
     o.reply = std::move(reply);
-    out_.push_back(std::move(o));
+    o.pieces = reply_pieces(o.mark, o.reply);
+    for (const Piece& p : o.pieces) {
+        o.total += p.size;
+        if (p.pipe >= 0) o.piped = true;
+        if (p.payload && p.data) o.payload_bytes += p.size;
+    }
     queued_ = out_.size();
 }
 
@@ -168,30 +169,21 @@ void add_iov(std::vector<iovec>& v, const uint8_t* p, size_t n, size_t& skip) {
 void Connection::on_writable() {
     std::vector<iovec> iov;
     while (!out_.empty() && !closed_) {
-        if (out_.front().spliced()) {
-            if (!send_spliced(out_.front())) return;
+        if (out_.front().piped) {
+            if (!send_piped(out_.front())) return;
+            svc_.counters.payload_copied_bytes += out_.front().payload_bytes;
             touch();
             out_.pop_front();
             queued_ = out_.size();
             continue;
         }
         iov.clear();
-        // Gather the queued replies up to the next spliced one: mark, inline bytes up to
-        // the payload, the payload itself from where it was read, the rest of the inline
-        // bytes.
+        // Gather the queued replies up to the next piped one: mark, inline bytes, each
+        // payload from where it was read, in stream order.
         for (auto& o : out_) {
-            if (o.spliced() || iov.size() + 4 > IOV_MAX) break;
+            if (o.piped || (!iov.empty() && iov.size() + o.pieces.size() > IOV_MAX)) break;
             size_t skip = o.sent;
-            const auto& b = o.reply.bytes;
-            add_iov(iov, o.mark, 4, skip);
-            if (o.reply.payload) {
-                size_t off = o.reply.payload->offset;
-                add_iov(iov, b.data(), off, skip);
-                add_iov(iov, o.reply.payload->data.data(), o.reply.payload->data.size(), skip);
-                add_iov(iov, b.data() + off, b.size() - off, skip);
-            } else {
-                add_iov(iov, b.data(), b.size(), skip);
-            }
+            for (const Piece& p : o.pieces) add_iov(iov, p.data, p.size, skip);
         }
         ssize_t n = ::writev(fd_.get(), iov.data(), static_cast<int>(iov.size()));
         if (n < 0) {
@@ -203,14 +195,13 @@ void Connection::on_writable() {
         size_t left = static_cast<size_t>(n);
         while (left > 0 && !out_.empty()) {
             auto& o = out_.front();
-            size_t rest = o.total() - o.sent;
+            size_t rest = o.total - o.sent;
             if (left < rest) {
                 o.sent += left;
                 left = 0;
             } else {
                 left -= rest;
-                if (o.reply.payload)
-                    svc_.counters.payload_copied_bytes += o.reply.payload->data.size();
+                svc_.counters.payload_copied_bytes += o.payload_bytes;
                 touch();
                 out_.pop_front();
                 queued_ = out_.size();
@@ -219,34 +210,23 @@ void Connection::on_writable() {
     }
 }
 
-// One reply whose READ data waits in a pipe:
+// One reply with READ data waiting in a pipe (or several, one per payload):
 //
 //   [mark | inline up to the data]  [data: pipe ──splice──► socket | rest of data]  [pad | rest]
 //         sendmsg(MSG_MORE)                 splice                 sendmsg (from memory)
 //
-// The data's first spliced() bytes are in the pipe, any rest in memory (the pipe was
-// full). `sent` counts through it all, so a full socket can stop and resume anywhere.
-bool Connection::send_spliced(Outgoing& o) {
-    const auto& b = o.reply.bytes;
-    const size_t off = o.reply.payload->offset;
-    const auto payload = o.reply.payload->data;
-    const size_t head = 4 + off, piped = o.spliced(), total = o.total();
-    const size_t data = payload.size();
-    while (o.sent < total) {
+// Memory pieces between two pipe pieces go in one sendmsg; `sent` counts through it
+// all, so a full socket can stop and resume anywhere.
+bool Connection::send_piped(Outgoing& o) {
+    const auto& pieces = o.pieces;
+    while (o.sent < o.total) {
+        size_t i = 0, at = 0;  // the piece o.sent lies in, and where it starts
+        while (at + pieces[i].size <= o.sent) at += pieces[i++].size;
         ssize_t n;
-        if (o.sent < head) {
-            std::vector<iovec> iov;
-            size_t skip = o.sent;
-            add_iov(iov, o.mark, 4, skip);
-            add_iov(iov, b.data(), off, skip);
-            msghdr msg{};
-            msg.msg_iov = iov.data();
-            msg.msg_iovlen = iov.size();
-            n = ::sendmsg(fd_.get(), &msg, MSG_MORE | MSG_NOSIGNAL);
-        } else if (o.sent < head + piped) {
-            n = ::splice(o.reply.payload_owner->spliced_source(), nullptr, fd_.get(), nullptr,
-                         head + piped - o.sent,
-                         SPLICE_F_NONBLOCK | (total > head + piped ? SPLICE_F_MORE : 0));
+        if (pieces[i].pipe >= 0) {
+            const size_t end = at + pieces[i].size;
+            n = ::splice(pieces[i].pipe, nullptr, fd_.get(), nullptr, end - o.sent,
+                         SPLICE_F_NONBLOCK | (o.total > end ? SPLICE_F_MORE : 0));
             if (n == 0) {  // the pipe ran dry before the promised bytes: cannot recover
                 spdlog::error("tcp: {}: spliced READ data lost; closing", peer_.text);
                 close();
@@ -254,17 +234,15 @@ bool Connection::send_spliced(Outgoing& o) {
             }
             if (n > 0) svc_.counters.payload_spliced_bytes += n;
         } else {
-            // The data's rest from memory, if any, then the inline bytes after it.
             std::vector<iovec> iov;
-            size_t skip = o.sent - head - piped;
-            add_iov(iov, payload.data() + piped, data - piped, skip);
-            add_iov(iov, b.data() + off, b.size() - off, skip);
+            size_t skip = o.sent - at;
+            size_t j = i;
+            for (; j < pieces.size() && pieces[j].pipe < 0; ++j)
+                add_iov(iov, pieces[j].data, pieces[j].size, skip);
             msghdr msg{};
             msg.msg_iov = iov.data();
             msg.msg_iovlen = iov.size();
-            n = ::sendmsg(fd_.get(), &msg, MSG_NOSIGNAL);
-            if (n > 0 && o.sent < head + data)
-                svc_.counters.payload_copied_bytes += std::min<size_t>(n, head + data - o.sent);
+            n = ::sendmsg(fd_.get(), &msg, (j < pieces.size() ? MSG_MORE : 0) | MSG_NOSIGNAL);
         }
         if (n < 0) {
             if (errno == EINTR) continue;

@@ -13,6 +13,7 @@
 #include "transport/rpc/call.h"
 #include "transport/rpc/dispatcher.h"
 #include "transport/tcp/record_marking.h"
+#include "transport/tcp/reply_pieces.h"
 
 namespace nfsrdmad::tcp {
 
@@ -55,18 +56,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
     struct Outgoing {
         uint8_t mark[4];
         rpc::Reply reply;
+        std::vector<Piece> pieces;  // reply_pieces(): into `mark` and `reply`
         size_t sent = 0;
-        size_t total() const;
+        size_t total = 0;          // of the pieces
+        size_t payload_bytes = 0;  // payload bytes sent from memory
         // READ data waiting in a pipe (rpc::PayloadBuffer::splice_fd): sent by splice.
-        size_t spliced() const {
-            return reply.payload && reply.payload_owner ? reply.payload_owner->spliced() : 0;
-        }
+        bool piped = false;
     };
 
     void on_events(uint32_t ev);
     void on_readable();
     void on_writable();
-    bool send_spliced(Outgoing& o);  // false: the socket is full (or the connection closed)
+    bool send_piped(Outgoing& o);  // false: the socket is full (or the connection closed)
     void submit(Record rec);
     void queue_reply(rpc::Reply reply);  // on the reactor thread
     void update_interest();

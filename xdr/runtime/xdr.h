@@ -4,10 +4,11 @@
 // buffer being decoded, never to copies. The caller keeps that buffer alive for as
 // long as the decoded value is used (one RPC call).
 //
-// Encoding appends to a byte vector. One opaque may be marked "external" (the
-// payload of a READ): it is then not copied into the vector but recorded as a
-// segment, so the transport can send it from where it already is — gathered by
-// writev on TCP, or RDMA-written from registered memory on RDMA.
+// Encoding appends to a byte vector. Opaques may be marked "external" (the payload
+// of a READ, RFC 8166 §3.4.2 DDP-eligible items): each is then not copied into the
+// vector but recorded as a segment, in stream order, so the transport can send it
+// from where it already is — gathered by writev on TCP, or RDMA-written from
+// registered memory on RDMA (one write chunk per segment).
 #pragma once
 
 #include <array>
@@ -40,8 +41,15 @@ public:
 
     void put_u32(uint32_t v) {
         if (!out_) { counted_ += 4; return; }
-        uint8_t b[4] = {uint8_t(v >> 24), uint8_t(v >> 16), uint8_t(v >> 8), uint8_t(v)};
-        out_->insert(out_->end(), b, b + 4);
+        // resize, not insert(b, b + 4): GCC 12 -O2 warns (stringop-overflow) on the latter
+        // for an empty vector in some inlined callers.
+        const size_t n = out_->size();
+        out_->resize(n + 4);
+        uint8_t* p = out_->data() + n;
+        p[0] = uint8_t(v >> 24);
+        p[1] = uint8_t(v >> 16);
+        p[2] = uint8_t(v >> 8);
+        p[3] = uint8_t(v);
     }
     void put_i32(int32_t v) { put_u32(static_cast<uint32_t>(v)); }
     void put_u64(uint64_t v) { put_u32(uint32_t(v >> 32)); put_u32(uint32_t(v)); }
@@ -57,11 +65,9 @@ public:
     // Variable-length opaque: length, data, padding.
     void put_opaque(std::span<const uint8_t> d) {
         put_u32(static_cast<uint32_t>(d.size()));
-        if (out_ && external_hint_.data() != nullptr && d.data() == external_hint_.data() &&
-            d.size() == external_hint_.size()) {
-            external_ = ExternalSegment{out_->size() - base_, d, pad4(d.size())};
+        if (out_ && take_hint(d)) {
+            externals_.push_back({out_->size() - base_, d, pad4(d.size())});
             out_->insert(out_->end(), pad4(d.size()), 0);
-            external_hint_ = {};
             return;
         }
         put_fixed(d.data(), d.size());
@@ -70,11 +76,15 @@ public:
         put_opaque({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
     }
 
-    // Marks the one opaque that must not be copied (see file comment).
-    void set_external(std::span<const uint8_t> d) { external_hint_ = d; }
-    const std::optional<ExternalSegment>& external() const { return external_; }
+    // Marks an opaque that must not be copied (see file comment): the put_opaque() of
+    // exactly this span becomes an ExternalSegment. Any number may be marked.
+    void add_external(std::span<const uint8_t> d) {
+        if (d.data() != nullptr) hints_.push_back(d);
+    }
+    // The external opaques encoded so far, in stream order (offsets ascending).
+    const std::vector<ExternalSegment>& externals() const { return externals_; }
 
-    // Offsets reported by size() and external() count from here (the start of the
+    // Offsets reported by size() and externals() count from here (the start of the
     // RPC message when the vector already holds a record mark, for example).
     void set_base(size_t b) { base_ = b; }
 
@@ -87,23 +97,34 @@ public:
     }
     void truncate(size_t size) {
         out_->resize(base_ + size);
-        if (external_ && external_->offset >= size) external_.reset();
+        while (!externals_.empty() && externals_.back().offset >= size) externals_.pop_back();
     }
     std::span<const uint8_t> written() const {
         return std::span<const uint8_t>(*out_).subspan(base_);
     }
 
 private:
+    bool take_hint(std::span<const uint8_t> d) {
+        for (auto it = hints_.begin(); it != hints_.end(); ++it) {
+            if (it->data() == d.data() && it->size() == d.size()) {
+                hints_.erase(it);
+                return true;
+            }
+        }
+        return false;
+    }
+
     std::vector<uint8_t>* out_ = nullptr;
     size_t counted_ = 0;
     size_t base_ = 0;
-    std::span<const uint8_t> external_hint_;
-    std::optional<ExternalSegment> external_;
+    std::vector<std::span<const uint8_t>> hints_;  // marked, not yet encoded
+    std::vector<ExternalSegment> externals_;
 };
 
-// A read chunk (RFC 8166 §3.5.4.1): payload that was pulled by RDMA Read and is
-// not in the inline stream. Its position is an offset in the XDR stream of the
-// RPC message; the opaque whose data starts there decodes to the chunk's bytes.
+// A read chunk (RFC 8166 §3.4.5): payload that was pulled by RDMA Read and is not in
+// the inline stream. Its position is an offset in the XDR stream of the RPC message
+// (the whole stream, as if every chunk's data item were inline); the opaque whose
+// data starts there decodes to the chunk's bytes.
 struct ReadChunk {
     size_t position = 0;
     std::span<const uint8_t> data;
@@ -119,7 +140,16 @@ public:
     size_t offset() const { return pos_; }
     size_t remaining() const { return ok_ ? in_.size() - pos_ : 0; }
     std::span<const uint8_t> rest() const { return in_.subspan(pos_); }
-    void set_read_chunk(const ReadChunk& c) { chunk_ = c; has_chunk_ = true; }
+    // The call's read chunks, positions ascending (RFC 8166 §3.4.5). Not copied: the
+    // caller keeps them alive while decoding.
+    void set_read_chunks(std::span<const ReadChunk> c) {
+        chunks_ = c;
+        next_chunk_ = 0;
+    }
+    // Chunks no opaque has taken. Nonzero after the arguments were decoded: a chunk
+    // matches no XDR data item, and the call is GARBAGE_ARGS (RFC 8166 §4.5.2: a
+    // mismatch between chunk offsets and the Payload stream).
+    size_t unconsumed_chunks() const { return chunks_.size() - next_chunk_; }
 
     uint32_t get_u32() {
         if (!ok_ || in_.size() - pos_ < 4) { ok_ = false; return 0; }
@@ -145,11 +175,18 @@ public:
     std::span<const uint8_t> get_opaque(uint32_t max) {
         uint32_t n = get_u32();
         if (!ok_ || n > max) { ok_ = false; return {}; }
-        if (has_chunk_ && stream_base_ + pos_ == chunk_.position) {
-            // The data was moved out of line (RFC 8166 §3.5.4.1.2); so was its padding.
-            if (n > chunk_.data.size()) { ok_ = false; return {}; }
-            has_chunk_ = false;
-            return chunk_.data.first(n);
+        if (next_chunk_ < chunks_.size()) {
+            const ReadChunk& c = chunks_[next_chunk_];
+            const size_t here = stream_base_ + pos_ + moved_;
+            if (c.position == here) {
+                // The data was moved out of line (RFC 8166 §3.4.5); so was its padding.
+                if (n > c.data.size()) { ok_ = false; return {}; }
+                ++next_chunk_;
+                moved_ += n + pad4(n);
+                return c.data.first(n);
+            }
+            // Decoding went past the chunk: it starts inside some other item.
+            if (c.position < here) { ok_ = false; return {}; }
         }
         return get_fixed(n);
     }
@@ -163,10 +200,9 @@ private:
     size_t pos_ = 0;
     size_t stream_base_ = 0;
     bool ok_ = true;
-    // A flag rather than std::optional: GCC 12 at -O2 with the sanitizers reports the
-    // optional's payload as maybe-uninitialized in every inlined decoder (PR 80635).
-    ReadChunk chunk_;
-    bool has_chunk_ = false;
+    std::span<const ReadChunk> chunks_;
+    size_t next_chunk_ = 0;  // the first chunk no opaque has taken yet
+    size_t moved_ = 0;       // stream bytes taken from chunks so far (data and pad)
 };
 
 inline constexpr uint32_t kUnbounded = 0xffffffffu;

@@ -161,7 +161,7 @@ nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120
 step "a crafted requester, while the kernel mount stays up"
 if [ -x "${RDMA_REQUESTER:-}" ]; then
     sleep 1; dump_stats; idle_buffers=$(counter buffers_in_use)
-    for sc in null vers unaligned oversize truncated badlist nomsg longcall bignomsg overrun badrkey; do
+    for sc in null vers unaligned oversize truncated badlist nomsg longcall bignomsg ddp2 overrun badrkey; do
         check "requester: $sc" "$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" "$sc"
     done
     dump_stats

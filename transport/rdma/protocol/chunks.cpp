@@ -19,6 +19,7 @@ uint64_t WriteChunk::capacity() const {
 Limits fit_to_buffer(Limits l, uint64_t buffer_bytes) {
     l.max_call = std::min(l.max_call, buffer_bytes);
     l.max_transfer = std::min(l.max_transfer, buffer_bytes);
+    l.max_call_payload = std::min(l.max_call_payload, buffer_bytes);
     return l;
 }
 

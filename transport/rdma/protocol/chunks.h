@@ -34,17 +34,18 @@ struct WriteChunk {
 // What we accept from a peer. Anything beyond is answered with ERR_CHUNK.
 struct Limits {
     size_t max_segments = 64;    // per chunk
-    size_t max_read_chunks = 2;  // a position-zero chunk plus one DDP item
+    size_t max_read_chunks = 8;  // a position-zero chunk plus DDP items (RFC 8166 §3.4.5)
     size_t max_write_chunks = 4;
     uint64_t max_transfer = 1u << 20;                 // one DDP item (rtmax / wtmax)
+    uint64_t max_call_payload = 1u << 20;             // all DDP read chunks of one call
     uint64_t max_message = (1u << 20) + (64u << 10);  // a whole reply in a reply chunk
     uint64_t max_call = (1u << 20) + (64u << 10);     // a whole call in a position-zero chunk
 };
 
 // `l` narrowed to what one receiving buffer of `buffer_bytes` can hold: a long call
-// (RFC 8166 §3.5.3) and a DDP item are each RDMA-Read into one payload buffer, so a
-// chunk larger than that buffer is refused with ERR_CHUNK when it arrives rather than
-// waiting forever for a buffer that cannot exist.
+// (RFC 8166 §3.5.3) and a call's DDP items are each RDMA-Read into one payload buffer,
+// so chunks larger than that buffer are refused with ERR_CHUNK when they arrive rather
+// than waiting forever for a buffer that cannot exist.
 Limits fit_to_buffer(Limits l, uint64_t buffer_bytes);
 
 enum class MsgType : uint32_t { Msg = 0, NoMsg = 1, MsgP = 2, Done = 3, Error = 4 };

@@ -86,34 +86,56 @@ ParseResult parse_header(std::span<const uint8_t> msg, const Limits& limits) {
         }
         h.reads.back().segments.push_back(to_segment(rs.rdma_target));
     }
+    uint64_t ddp_bytes = 0;  // all DDP items of the call together
     for (const auto& c : h.reads) {
         const bool whole_call = c.position == 0;
         auto err = check_segments(c.segments, whole_call ? limits.max_call : limits.max_transfer,
                                   limits, whole_call ? "position-zero read chunk" : "read chunk");
         if (!err.empty()) return chunk_error(xid, err);
+        if (!whole_call) ddp_bytes += c.length();
     }
+    if (ddp_bytes > limits.max_call_payload)
+        return chunk_error(xid, "read chunks of " + std::to_string(ddp_bytes) +
+                                    " bytes in all exceed " +
+                                    std::to_string(limits.max_call_payload));
+    // The Payload stream the chunks were taken from: the inline message (RDMA_MSG) or the
+    // position-zero chunk (RDMA_NOMSG).
+    uint64_t stream = 0;
+    size_t first_ddp = 0;
     if (h.type == MsgType::Msg) {
         // The RPC message is inline: chunks sit inside it, never at position zero
         // (the seeds' notes §3.5: a position-zero chunk in RDMA_MSG is ambiguous).
         if (inline_bytes < 4) return chunk_error(xid, "RDMA_MSG without an inline RPC message");
-        if (h.reads.size() > 1) return chunk_error(xid, "more than one read chunk in RDMA_MSG");
-        for (const auto& c : h.reads) {
-            if (c.position == 0) return chunk_error(xid, "position-zero read chunk in RDMA_MSG");
-            if (c.position > inline_bytes)
-                return chunk_error(xid, "read position " + std::to_string(c.position) +
-                                            " lies beyond the " + std::to_string(inline_bytes) +
-                                            "-byte inline message");
-        }
+        if (!h.reads.empty() && h.reads.front().position == 0)
+            return chunk_error(xid, "position-zero read chunk in RDMA_MSG");
         // The transport header's XID is the RPC message's (RFC 8166 §4.1.1).
         xdr::Decoder rpc(msg.subspan(h.length));
         if (rpc.get_u32() != xid) return chunk_error(xid, "XID differs from the RPC message's");
+        stream = inline_bytes;
     } else {
         // RDMA_NOMSG: the call travels in a position-zero read chunk (RFC 8166 §3.5.3).
         // Without one, this is a reply-only message no server expects.
         if (h.reads.empty() || h.reads.front().position != 0)
             return chunk_error(xid, "RDMA_NOMSG call without a position-zero read chunk");
-        if (h.reads.size() > 1 && h.reads[1].position > h.reads.front().length())
-            return chunk_error(xid, "read position lies beyond the position-zero chunk");
+        stream = h.reads.front().length();
+        first_ddp = 1;
+    }
+    // RFC 8166 §3.4.5: a chunk's position is where its data item starts in the XDR stream
+    // with every chunk's item in place, so it lies within the stream plus the items
+    // before it, and after the end of the item before it (chunks never overlap).
+    uint64_t end_of_previous = 0;
+    for (size_t i = first_ddp; i < h.reads.size(); ++i) {
+        const ReadChunk& c = h.reads[i];
+        if (c.position > stream)
+            return chunk_error(xid, "read position " + std::to_string(c.position) +
+                                        " lies beyond the " + std::to_string(stream) +
+                                        "-byte message");
+        if (c.position < end_of_previous)
+            return chunk_error(
+                xid, "read chunk at " + std::to_string(c.position) + " overlaps the one before it");
+        const uint64_t item = c.length() + xdr::pad4(c.length());
+        stream += item;
+        end_of_previous = c.position + item;
     }
 
     if (chunks->rdma_writes.size() > limits.max_write_chunks)

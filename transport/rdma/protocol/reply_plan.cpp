@@ -67,33 +67,37 @@ ReplyPlan plan_reply(const ReplyInputs& in) {
     std::vector<Bytes> stream;  // the RPC reply as it travels inline or in the Reply chunk
     const Bytes r = in.rpc_reply;
 
-    if (in.payload && !call.writes.empty()) {
-        // RFC 8267 §4: READ / READLINK data goes into the first write chunk. Its XDR pad
-        // is neither written (the seeds' notes §3.7) nor left inline (§3.6).
-        const auto& p = *in.payload;
+    // RFC 8166 §4.3.2: each DDP-eligible result (RFC 8267 §4: READ, READLINK data) goes
+    // into the next write chunk, in stream order; its XDR pad is neither written (the
+    // seeds' notes §3.7) nor left inline (§3.6). A result with no write chunk left
+    // travels in the Payload stream like any other data (inline or in the Reply chunk),
+    // gathered from where it is, not copied. A result larger than its write chunk cannot
+    // be conveyed: ERR_CHUNK (RFC 8166 §4.5.3, as for a Reply chunk too small).
+    size_t cursor = 0;  // rpc_reply bytes before this are in `stream` already
+    for (const auto& p : in.payloads) {
+        add(stream, r.subspan(cursor, p.offset - cursor));
+        if (used.write_lengths.size() == call.writes.size()) {
+            add(stream, p.data);
+            cursor = p.offset;  // the pad is in rpc_reply
+            continue;
+        }
+        const WriteChunk& chunk = call.writes[used.write_lengths.size()];
         std::vector<uint32_t> lengths;
-        if (!scatter({p.data}, call.writes[0], plan.writes, lengths)) {
+        if (!scatter({p.data}, chunk, plan.writes, lengths)) {
             plan.type = MsgType::Error;
             plan.error = "payload of " + std::to_string(p.data.size()) +
-                         " bytes does not fit the " + std::to_string(call.writes[0].capacity()) +
-                         "-byte write chunk";
+                         " bytes does not fit the " + std::to_string(chunk.capacity()) +
+                         "-byte write chunk " + std::to_string(used.write_lengths.size());
             plan.header = encode_error(call.xid, in.credits, HeaderError::ErrChunk);
             plan.writes.clear();
             return plan;
         }
         used.write_lengths.push_back(std::move(lengths));
-        plan.write_chunk_bytes = p.data.size();
-        add(stream, r.first(p.offset));
-        add(stream, r.subspan(p.offset + p.pad));
-    } else if (in.payload) {
-        // No Write list: the payload stays in the stream (gathered, not copied).
-        const auto& p = *in.payload;
-        add(stream, r.first(p.offset));
-        add(stream, p.data);
-        add(stream, r.subspan(p.offset));
-    } else {
-        add(stream, r);
+        if (!p.data.empty()) plan.write_chunks++;
+        plan.write_chunk_bytes += p.data.size();
+        cursor = p.offset + p.pad;
     }
+    add(stream, r.subspan(cursor));
 
     const uint64_t body = total(stream);
     auto msg_header = encode_reply_header(call, in.credits, MsgType::Msg, used);

@@ -1,7 +1,10 @@
 // From an RPC reply to what the verbs layer sends (RFC 8166 §3.5, RFC 8267 §4):
 //
-//   payload + Write list offered  ->  payload RDMA-Written into the first write chunk,
-//                                      without its XDR pad; the inline stream skips it
+//   payloads + Write list offered  ->  payload k RDMA-Written into write chunk k (stream
+//                                      order, RFC 8166 §4.3.2), without its XDR pad; the
+//                                      inline stream skips it. Payloads beyond the last
+//                                      write chunk stay in the stream; write chunks
+//                                      beyond the last payload return with length 0
 //   reply fits the peer's inline threshold  ->  RDMA_MSG: header + reply in one Send
 //   otherwise, Reply chunk offered and big enough  ->  the reply RDMA-Written into the
 //                                      Reply chunk, RDMA_NOMSG: header only in the Send
@@ -36,6 +39,7 @@ struct ReplyPlan {
     std::vector<uint8_t> header;  // transport header, first bytes of the Send
     std::vector<Bytes> send;      // after the header in the Send (RDMA_MSG only)
     std::vector<Push> writes;     // before the Send, in order
+    uint64_t write_chunks = 0;    // write chunks that carry payload bytes
     uint64_t write_chunk_bytes = 0;
     uint64_t reply_chunk_bytes = 0;
     std::optional<uint32_t> invalidate;  // rkey for Send With Invalidate
@@ -46,7 +50,7 @@ struct ReplyInputs {
     const TransportHeader* call = nullptr;
     uint32_t credits = 0;
     Bytes rpc_reply;                                // inline bytes of the RPC reply
-    std::optional<xdr::ExternalSegment> payload;    // offsets into rpc_reply
+    std::span<const xdr::ExternalSegment> payloads;  // stream order; offsets into rpc_reply
     size_t inline_threshold = 1024;                 // the peer's receive size (RFC 8797)
     bool remote_invalidate = false;                 // the peer accepts Send With Invalidate
 };

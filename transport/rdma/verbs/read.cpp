@@ -1,7 +1,8 @@
 // RDMA Reads: pulling a call's read chunks (RFC 8166 §3.4.5: the requester exposes
 // them, the responder reads them) into registered payload buffers before the call runs.
 //
-//   on_receive ─► start_reads ─► reserve_pulls (a payload buffer per pull set, and one
+//   on_receive ─► start_reads ─► reserve_pulls (a payload buffer per pull set: the long
+//                     │          call, and all DDP items together; and one
 //                     │          for the reply of a call with a write chunk) ─► queue
 //                     │ pool dry: wait in order (starved_calls_), holding nothing
 //                     ▼
@@ -54,17 +55,19 @@ void Connection::start_reads(std::shared_ptr<CallWork> call) {
 }
 
 void Connection::begin_reads(std::shared_ptr<CallWork> call) {
-    auto queue = [&](const PullSet& set, Buffer* into) {
+    auto queue = [&](const PullSet& set, Buffer* into, size_t chunks) {
         for (const auto& p : set.pulls) {
             if (p.remote.length == 0) continue;
             read_queue_.push_back({call, p, into});
             ++call->reads_left;
         }
-        count(&TransportCounters::read_chunks);
-        count(&TransportCounters::read_bytes, set.length);
+        count(&TransportCounters::read_chunks, chunks);
+        count(&TransportCounters::read_bytes, set.bytes());
     };
-    if (call->plan.message_pulls) queue(*call->plan.message_pulls, call->message.get());
-    if (call->plan.payload_pulls) queue(*call->plan.payload_pulls, call->payload.get());
+    const CallPlan& plan = call->plan;
+    if (plan.message_pulls) queue(*plan.message_pulls, call->message.get(), 1);
+    // Every DDP item of the call, each at its offset in the one payload buffer.
+    if (plan.payload_pulls) queue(*plan.payload_pulls, call->payload.get(), plan.items.size());
     if (call->reads_left == 0) {
         dispatch(std::move(call));
         return;

@@ -1,7 +1,7 @@
 // A call's arrival, RFC 8166 §4-5 from the responder's side: the receive the device's
 // shared queue filled is charged a credit, its transport header parsed and checked
 // against our limits (errors answer RDMA_ERROR, §5.3.2), its call planned (what to pull
-// by RDMA Read, where the RPC message and the DDP item lie), then handed to a worker.
+// by RDMA Read, where the RPC message and the DDP items lie), then handed to a worker.
 //
 // What it bounds: a call holds its receive buffer until the reply is sent (the RPC
 // message is decoded in place, never copied), so the calls in flight on a device are
@@ -122,8 +122,9 @@ void Connection::dispatch(std::shared_ptr<CallWork> call) {
             msg.bytes = {call->received->data() + p.message_offset, p.message_length};
         }
         if (call->payload)
-            msg.read_chunk = xdr::ReadChunk{*p.payload_position,
-                                            {call->payload->data(), p.payload_pulls->length}};
+            for (const DdpItem& item : p.items)
+                msg.read_chunks.push_back(
+                    {item.position, {call->payload->data() + item.offset, item.length}});
         ReservedPayloadAllocator alloc(std::move(call->reply_payload), self->dev_->allocator());
         auto reply = std::make_shared<std::optional<rpc::Reply>>(
             self->svc_.dispatcher.dispatch(msg, self->peer_, alloc));

@@ -56,7 +56,7 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
     in.call = &call->header;
     in.credits = grant();
     in.rpc_reply = reply->bytes;
-    in.payload = reply->payload;
+    in.payloads = reply->payloads;
     in.inline_threshold = std::min(opts_.peer_receive, opts_.inline_size);
     in.remote_invalidate = opts_.peer_remote_invalidate;
     ReplyPlan plan = plan_reply(in);
@@ -69,17 +69,29 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
 
     auto rec = std::make_unique<ReplyRecord>();
     rec->call = call;
-    const Buffer* payload_buf = nullptr;
-    if (auto* rp = dynamic_cast<RegisteredPayload*>(reply->payload_owner.get()))
-        payload_buf = &rp->buffer();
+    // The registered buffers the payloads were read into (one per payload_buffer() call).
+    std::vector<const Buffer*> registered;
+    for (const auto& owner : reply->payload_owners)
+        if (auto* rp = dynamic_cast<RegisteredPayload*>(owner.get()))
+            registered.push_back(&rp->buffer());
+    auto registered_in = [&](Bytes b) -> const Buffer* {
+        for (const Buffer* buf : registered)
+            if (buf->contains(b.data(), b.size())) return buf;
+        return nullptr;
+    };
+    auto is_payload = [&](Bytes b) {
+        return std::any_of(reply->payloads.begin(), reply->payloads.end(), [&](const auto& p) {
+            return b.data() >= p.data.data() && b.data() < p.data.data() + p.data.size();
+        });
+    };
 
     // Spans in registered memory go out as they are; the rest (RPC header, attributes,
     // directory entries) is staged into registered buffers.
     auto gather = [&](const std::vector<Bytes>& pieces, Gather& g) -> bool {
         for (Bytes b : pieces) {
-            if (payload_buf && payload_buf->contains(b.data(), b.size())) {
+            if (const Buffer* buf = registered_in(b)) {
                 g.sges.push_back({reinterpret_cast<uintptr_t>(b.data()),
-                                  static_cast<uint32_t>(b.size()), payload_buf->lkey()});
+                                  static_cast<uint32_t>(b.size()), buf->lkey()});
                 continue;
             }
             while (!b.empty()) {
@@ -93,9 +105,7 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
                 size_t n = std::min(b.size(), nb->size());
                 std::memcpy(nb->data(), b.data(), n);
                 // File data that was not in registered memory: must never happen.
-                if (reply->payload && b.data() >= reply->payload->data.data() &&
-                    b.data() < reply->payload->data.data() + reply->payload->data.size())
-                    count(&TransportCounters::payload_memcpy_bytes, n);
+                if (is_payload(b)) count(&TransportCounters::payload_memcpy_bytes, n);
                 g.sges.push_back({reinterpret_cast<uintptr_t>(nb->data()), static_cast<uint32_t>(n),
                                   nb->lkey()});
                 g.staged += n;
@@ -135,9 +145,9 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
         }
         size_t off = 0;
         for (Bytes b : send_pieces) {
-            if (payload_buf && payload_buf->contains(b.data(), b.size())) {
+            if (const Buffer* buf = registered_in(b)) {
                 sg.sges.push_back({reinterpret_cast<uintptr_t>(b.data()),
-                                   static_cast<uint32_t>(b.size()), payload_buf->lkey()});
+                                   static_cast<uint32_t>(b.size()), buf->lkey()});
                 continue;
             }
             if (off + b.size() > sb->size()) {
@@ -162,12 +172,12 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
     send.send_flags = IBV_SEND_SIGNALED;
     send.sg_list = sg.sges.data();
     send.num_sge = static_cast<int>(sg.sges.size());
-    rec->payload = std::move(reply->payload_owner);
+    rec->payloads = std::move(reply->payload_owners);
     send.wr_id = track(std::move(rec));
 
     count(&TransportCounters::staged_bytes, staged);
-    if (plan.write_chunk_bytes) {
-        count(&TransportCounters::write_chunks);
+    if (plan.write_chunks) {
+        count(&TransportCounters::write_chunks, plan.write_chunks);
         count(&TransportCounters::write_bytes, plan.write_chunk_bytes);
     }
     if (plan.reply_chunk_bytes) {

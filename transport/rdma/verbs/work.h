@@ -29,7 +29,7 @@ struct Connection::CallWork {
     CallPlan plan;
     BufferPtr received;  // holds the inline RPC message
     BufferPtr message;   // RDMA_NOMSG: the pulled call
-    BufferPtr payload;   // the pulled DDP item
+    BufferPtr payload;   // the pulled DDP items (CallPlan::items says where each is)
     // A call with a write chunk (READ, READLINK): the payload buffer its reply fills,
     // reserved on the reactor before it runs, so a worker never waits for one.
     bool wants_reply_payload = false;
@@ -50,8 +50,8 @@ struct ReadRecord : Connection::Work {
 struct ReplyRecord : Connection::Work {
     ReplyRecord() : Work(Reply) {}
     std::vector<BufferPtr> staging;
-    std::unique_ptr<rpc::PayloadBuffer> payload;
-    std::shared_ptr<Connection::CallWork> call;  // keeps the received message alive
+    std::vector<std::unique_ptr<rpc::PayloadBuffer>> payloads;  // what the Writes send from
+    std::shared_ptr<Connection::CallWork> call;                 // keeps the received message alive
     bool holds_credit = true;
 };
 
