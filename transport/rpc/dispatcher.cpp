@@ -123,7 +123,7 @@ std::optional<Reply> Dispatcher::dispatch(const Message& msg, const Peer& peer,
 
 std::optional<Reply> Dispatcher::protect(Reply r, size_t stat_offset, const AuthFlavor& flavor,
                                          const CallAuth& auth) {
-    // Only a successful call's results are wrapped (RFC 2203 §5.3.3.4.2).
+    // Only a successful call's results are wrapped (RFC 2203 §5.3.3.2).
     bool success = stat_offset != std::string::npos && r.bytes.size() >= stat_offset + 4 &&
                    r.bytes[stat_offset] == 0 && r.bytes[stat_offset + 1] == 0 &&
                    r.bytes[stat_offset + 2] == 0 && r.bytes[stat_offset + 3] == x::SUCCESS;

@@ -5,7 +5,7 @@
 //
 // The duplicate request cache keeps results (accept_stat onward, before the flavor
 // wraps them), never a reply header: a replay gets a header and verifier of its own,
-// as RPCSEC_GSS needs (RFC 2203 §5.3.3.1), and is wrapped again.
+// as RPCSEC_GSS needs (RFC 2203 §5.3.3.2), and is wrapped again.
 #pragma once
 
 #include <atomic>
