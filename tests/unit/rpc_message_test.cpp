@@ -31,7 +31,9 @@ Words call(uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc, uint32_t r
     return w;
 }
 
-Words auth_none(Words w) { return w.u(0).u(0).u(0).u(0), w; }
+Words auth_none(Words w) {
+    return w.u(0).u(0).u(0).u(0), w;
+}
 
 Words auth_sys(Words w, uint32_t uid, uint32_t gid, std::vector<uint32_t> gids) {
     Words body;
@@ -43,7 +45,7 @@ Words auth_sys(Words w, uint32_t uid, uint32_t gid, std::vector<uint32_t> gids) 
 }
 
 class EchoProgram : public rpc::Program {
-public:
+  public:
     uint32_t number() const override { return 400000; }
     std::vector<uint32_t> versions() const override { return {2, 3, 4}; }
     rpc::ProcedureInfo procedure(uint32_t, uint32_t proc) const override {
@@ -61,7 +63,7 @@ public:
 };
 
 class NullAlloc : public rpc::PayloadAllocator {
-public:
+  public:
     std::unique_ptr<rpc::PayloadBuffer> allocate(size_t) override { return nullptr; }
 };
 
@@ -174,8 +176,8 @@ TEST_F(Fixture, UnknownFlavorIsBadCred) {
 }
 
 TEST_F(Fixture, RepliesAndShortMessagesAreDropped) {
-    EXPECT_FALSE(send(Words().u(1).u(1).b));   // a REPLY
-    EXPECT_FALSE(send(Words().u(1).b));        // 4 bytes
+    EXPECT_FALSE(send(Words().u(1).u(1).b));  // a REPLY
+    EXPECT_FALSE(send(Words().u(1).b));       // 4 bytes
     EXPECT_FALSE(send({}));
 }
 
@@ -229,7 +231,7 @@ TEST(ReplyCache, InProgressRetransmissionIsDropped) {
 namespace {
 
 class VersionProgram : public rpc::Program {
-public:
+  public:
     VersionProgram(uint32_t number, std::vector<uint32_t> versions, uint32_t tag)
         : number_(number), versions_(std::move(versions)), tag_(tag) {}
     uint32_t number() const override { return number_; }
@@ -240,7 +242,7 @@ public:
         return rpc::Outcome::ok();
     }
 
-private:
+  private:
     uint32_t number_;
     std::vector<uint32_t> versions_;
     uint32_t tag_;
@@ -253,7 +255,8 @@ TEST_F(Fixture, TwoObjectsServeTwoVersionsOfOneProgram) {
     d.add(std::make_shared<VersionProgram>(100003, std::vector<uint32_t>{4}, 44));
     for (auto [vers, tag] : {std::pair{3u, 33u}, {4u, 44u}}) {
         std::span<const uint8_t> rest;
-        auto m = decode(*send(auth_none(call(1, 100003, vers, 0)).b), &rest);
+        auto reply = send(auth_none(call(1, 100003, vers, 0)).b);  // `rest` points into it
+        auto m = decode(*reply, &rest);
         ASSERT_EQ(m.body.rbody().areply().reply_data.stat(), x::SUCCESS) << vers;
         ASSERT_EQ(rest.size(), 4u);
         EXPECT_EQ(rest[3], tag);
@@ -305,7 +308,7 @@ namespace {
 // Arguments arrive as [word count][words ^ 0xff]; results leave followed by a checksum
 // word; every reply verifier is a fresh sequence number. A stand-in for RPCSEC_GSS.
 class TestFlavor : public rpc::AuthFlavor {
-public:
+  public:
     uint32_t number() const override { return 9; }
     Result accept(const rpc::RawAuth& raw, rpc::CallAuth& out) const override {
         xdr::Decoder d(raw.cred);
@@ -345,7 +348,9 @@ public:
     mutable std::atomic<uint32_t> verifiers{0}, wraps{0};
 };
 
-Words flavor9(Words w, uint32_t uid) { return w.u(9).u(4).u(uid).u(0).u(0), w; }
+Words flavor9(Words w, uint32_t uid) {
+    return w.u(9).u(4).u(uid).u(0).u(0), w;
+}
 
 struct AuthStageTest : Fixture {
     AuthStageTest() {
@@ -361,7 +366,8 @@ struct AuthStageTest : Fixture {
 TEST_F(AuthStageTest, ArgumentsUnwrappedResultsWrappedVerifierSent) {
     // EchoProgram adds the uid to the word it decodes: 5 ^ 0xffffffff arrives wrapped.
     std::span<const uint8_t> rest;
-    auto m = decode(*send(flavor9(call(3, 400000, 2, 0), 1000).u(1).u(~5u).b), &rest);
+    auto reply = send(flavor9(call(3, 400000, 2, 0), 1000).u(1).u(~5u).b);  // `rest` points into it
+    auto m = decode(*reply, &rest);
     ASSERT_EQ(m.body.rbody().stat(), x::MSG_ACCEPTED);
     auto& a = m.body.rbody().areply();
     EXPECT_EQ(a.verf.flavor, 9u);
@@ -408,6 +414,7 @@ TEST_F(AuthStageTest, AReplayGetsItsOwnVerifierAndIsWrappedAgain) {
     EXPECT_EQ(m1.body.rbody().areply().verf.body[3], 1);
     EXPECT_EQ(m2.body.rbody().areply().verf.body[3], 2);
     // The results, and their wrapping, are the same: the cache kept them unwrapped.
-    EXPECT_EQ(std::vector<uint8_t>(r1.begin(), r1.end()), std::vector<uint8_t>(r2.begin(), r2.end()));
+    EXPECT_EQ(std::vector<uint8_t>(r1.begin(), r1.end()),
+              std::vector<uint8_t>(r2.begin(), r2.end()));
     EXPECT_EQ(r1.size(), 8u);
 }
