@@ -39,12 +39,17 @@ struct Peer {
     // RPC-over-RDMA: every call counts as from a reserved port (knfsd's svc_rdma sets
     // RQ_SECURE unconditionally), since the RDMA CM port says nothing about privilege.
     bool rdma = false;
+    // Which connection the call came on, unique for the daemon's life (0: none known).
+    // NFSv4.1 binds connections to sessions (RFC 8881 §2.10.3.1) by it.
+    uint64_t conn = 0;
 };
 
 // "10.0.0.1:812" or "[fd00::1]:812"; "?" for other families.
 std::string format_address(const sockaddr* sa);
 // A Peer for an IPv4 or IPv6 address (the transports' accepted connections).
 Peer make_peer(const sockaddr* sa);
+// A new connection id for Peer::conn.
+uint64_t next_connection_id();
 
 // Memory for a reply payload (READ data). The transport decides what it is: heap on
 // TCP, registered memory on RDMA, so the file is read straight into what is sent.

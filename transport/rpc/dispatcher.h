@@ -33,6 +33,8 @@ public:
     // nullopt: no reply is to be sent (not a call, undecodable, or a retransmission of
     // a call still in progress).
     std::optional<Reply> dispatch(const Message& msg, const Peer& peer, PayloadAllocator& alloc);
+    // The transport dropped the connection `peer.conn` named.
+    void connection_closed(uint64_t conn) { programs_.connection_closed(conn); }
 
     struct Counters {
         std::atomic<uint64_t> calls{0}, dropped{0}, garbage_args{0}, auth_errors{0},

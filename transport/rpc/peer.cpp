@@ -1,6 +1,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <atomic>
 #include <cstring>
 
 #include "transport/rpc/call.h"
@@ -22,8 +23,14 @@ std::string format_address(const sockaddr* sa) {
     return "?";
 }
 
+uint64_t next_connection_id() {
+    static std::atomic<uint64_t> next{0};
+    return ++next;
+}
+
 Peer make_peer(const sockaddr* sa) {
     Peer p;
+    p.conn = next_connection_id();
     p.len = sa->sa_family == AF_INET6 ? sizeof(sockaddr_in6) : sizeof(sockaddr_in);
     std::memcpy(&p.addr, sa, p.len);
     p.text = format_address(sa);

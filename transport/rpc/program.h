@@ -72,6 +72,9 @@ public:
     virtual ProcedureInfo procedure(uint32_t vers, uint32_t proc) const = 0;
     // Runs on a worker thread: may block on disk.
     virtual Outcome call(CallContext& ctx) = 0;
+    // A connection (Peer::conn) is gone: state bound to it lets go (NFSv4.1 sessions).
+    // Runs on the transport's thread: must not block.
+    virtual void connection_closed(uint64_t /*conn*/) {}
 };
 
 }  // namespace nfsrdmad::rpc

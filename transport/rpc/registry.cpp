@@ -1,5 +1,7 @@
 #include "transport/rpc/registry.h"
 
+#include <set>
+
 namespace nfsrdmad::rpc {
 
 bool ProgramRegistry::add(std::shared_ptr<Program> p, std::string* why) {
@@ -32,6 +34,12 @@ ProgramRegistry::Lookup ProgramRegistry::find(uint32_t prog, uint32_t vers) cons
     out.low = first->first.second;
     out.high = last->first.second;
     return out;
+}
+
+void ProgramRegistry::connection_closed(uint64_t conn) const {
+    std::set<Program*> told;
+    for (const auto& [key, p] : programs_)
+        if (told.insert(p.get()).second) p->connection_closed(conn);
 }
 
 std::vector<std::pair<uint32_t, uint32_t>> ProgramRegistry::registrations() const {

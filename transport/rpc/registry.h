@@ -31,6 +31,9 @@ class ProgramRegistry {
     // Every (program, version) pair, ascending: what rpcbind is told.
     std::vector<std::pair<uint32_t, uint32_t>> registrations() const;
 
+    // Tells every program (once each) that connection `conn` is gone.
+    void connection_closed(uint64_t conn) const;
+
   private:
     std::map<std::pair<uint32_t, uint32_t>, std::shared_ptr<Program>> programs_;
 };

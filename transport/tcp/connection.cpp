@@ -18,7 +18,9 @@ Connection::Connection(engine::UniqueFd fd, rpc::Peer peer, engine::Reactor& rea
       svc_(services),
       assembler_(services.max_record, services.buffers) {}
 
-Connection::~Connection() = default;
+// Workers hold a reference while a call runs, so this is when nothing of the
+// connection is left: state bound to it (NFSv4.1 sessions) lets go now.
+Connection::~Connection() { svc_.dispatcher.connection_closed(peer_.conn); }
 
 void Connection::start() {
     auto self = shared_from_this();

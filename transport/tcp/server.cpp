@@ -112,6 +112,7 @@ void Server::on_accept(const Listener& l) {
         int one = 1;
         setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
         peer.text = rpc::format_address(reinterpret_cast<sockaddr*>(&peer.addr));
+        peer.conn = rpc::next_connection_id();
         counters_.accepted++;
         spdlog::debug("tcp: connection from {}", peer.text);
         auto& r = reactors_.next();

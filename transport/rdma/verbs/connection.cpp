@@ -42,6 +42,7 @@ Connection::Connection(rdma_cm_id* id, std::shared_ptr<Device> dev, engine::Reac
       credits_(dev_->credit_share(o.credits)) {}
 
 Connection::~Connection() {
+    svc_.dispatcher.connection_closed(peer_.conn);
     // Work records own buffers; the QP and CQ go before them (reverse declaration order
     // would free the CQ first, so be explicit).
     if (id_ && id_->qp) rdma_destroy_qp(id_.get());
