@@ -16,10 +16,12 @@ namespace {
 constexpr uint64_t kMaxOffset = static_cast<uint64_t>(LLONG_MAX);
 
 // Returns the attributes it looked at, for the caller's EOF computation.
-Result<struct statx> check_io_permission(const OpenFile& file, const Identity& id, OpenFor op) {
+Result<struct statx> check_io_permission(const OpenFile& file, const Identity& id, OpenFor op,
+                                         Unlinked unlinked) {
     auto st = sys::stat_fd(file.fd.get());
     if (!st) return st;
-    if (st->stx_nlink == 0) return fail(ESTALE);  // removed: the handle is stale
+    // Removed: the handle is stale, unless the caller holds the file open (NFSv4).
+    if (st->stx_nlink == 0 && unlinked == Unlinked::Stale) return fail(ESTALE);
     if (id.uid == st->stx_uid) return st;         // owner override
     const uint32_t granted = access_from_mode(*st, id);
     const uint32_t needed = op == OpenFor::Read ? (kAccessRead | kAccessExecute) : kAccessModify;
@@ -77,8 +79,8 @@ Result<uint32_t> pwrite_full(int fd, uint64_t offset, std::span<const uint8_t> d
 // `count` bytes and says how many (and whether it stopped for a reason other than EOF).
 template <class Transfer>
 Result<ReadResult> read_with(const OpenFile& file, uint64_t offset, uint32_t count,
-                             const Identity& id, Transfer&& transfer) {
-    auto st = check_io_permission(file, id, OpenFor::Read);
+                             const Identity& id, Unlinked unlinked, Transfer&& transfer) {
+    auto st = check_io_permission(file, id, OpenFor::Read, unlinked);
     if (!st) return st.failure();
     if (offset >= kMaxOffset) return ReadResult{0, true};
     if (count > kMaxOffset - offset) count = static_cast<uint32_t>(kMaxOffset - offset);
@@ -99,15 +101,15 @@ Result<ReadResult> read_with(const OpenFile& file, uint64_t offset, uint32_t cou
 }  // namespace
 
 Result<ReadResult> read(const OpenFile& file, uint64_t offset, uint32_t count, void* dst,
-                        const Identity& id) {
-    return read_with(file, offset, count, id,
+                        const Identity& id, Unlinked unlinked) {
+    return read_with(file, offset, count, id, unlinked,
                      [&](uint32_t n, bool&) { return pread_full(file.fd.get(), offset, n, dst); });
 }
 
 Result<ReadResult> read_to_pipe(const OpenFile& file, uint64_t offset, uint32_t count, int pipe_fd,
-                                const Identity& id) {
+                                const Identity& id, Unlinked unlinked) {
     return read_with(
-        file, offset, count, id, [&](uint32_t n, bool& stopped_early) -> Result<uint32_t> {
+        file, offset, count, id, unlinked, [&](uint32_t n, bool& stopped_early) -> Result<uint32_t> {
             loff_t off = static_cast<loff_t>(offset);
             uint32_t done = 0;
             while (done < n) {
@@ -132,11 +134,11 @@ Result<ReadResult> read_to_pipe(const OpenFile& file, uint64_t offset, uint32_t 
 }
 
 Result<WriteResult> write(const OpenFile& file, uint64_t offset, std::span<const uint8_t> data,
-                          StableHow stable, const Identity& id) {
+                          StableHow stable, const Identity& id, Unlinked unlinked) {
     if (!file.writable) return fail(EBADF);
     if (data.size() > UINT32_MAX) return fail(EINVAL);
     if (offset > kMaxOffset || data.size() > kMaxOffset - offset) return fail(EFBIG);
-    if (auto st = check_io_permission(file, id, OpenFor::Write); !st) return st.failure();
+    if (auto st = check_io_permission(file, id, OpenFor::Write, unlinked); !st) return st.failure();
 
     auto done = with_identity(
         id, [&] { return pwrite_full(file.fd.get(), offset, data, rwf_flags(stable)); });

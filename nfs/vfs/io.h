@@ -35,8 +35,13 @@ struct WriteResult {
 // RFC 1813 §3.3.6 READ of up to count bytes at offset into dst (which must hold count
 // bytes). Permission: owner, or read or execute permission (execute: a client running a
 // binary must be able to page it in). EACCES otherwise; ESTALE if the file was deleted.
+// What I/O on a file whose last name is gone answers: ESTALE for a handle (NFSv3: the
+// file is gone), or the data for NFSv4 I/O through an open stateid (RFC 8881 §9: the
+// file lives until the last CLOSE).
+enum class Unlinked { Stale, Allowed };
+
 Result<ReadResult> read(const OpenFile& file, uint64_t offset, uint32_t count, void* dst,
-                        const Identity& id);
+                        const Identity& id, Unlinked unlinked = Unlinked::Stale);
 
 // The same READ, but the data never enters userspace: splice(2) moves page-cache pages
 // (references, not copies) into the pipe `pipe_fd`, which must be empty and hold
@@ -44,7 +49,7 @@ Result<ReadResult> read(const OpenFile& file, uint64_t offset, uint32_t count, v
 // is unaligned); the transport splices it on to its socket. Stops early (a short read,
 // eof false) if the pipe fills. EINVAL when the file system cannot splice: read() then.
 Result<ReadResult> read_to_pipe(const OpenFile& file, uint64_t offset, uint32_t count, int pipe_fd,
-                                const Identity& id);
+                                const Identity& id, Unlinked unlinked = Unlinked::Stale);
 
 // RFC 1813 §3.3.7 WRITE of data at offset. file must come from FdCache::get(...,
 // OpenFor::Write) (else EBADF). Permission: owner or write permission -> else EACCES.
@@ -54,7 +59,8 @@ Result<ReadResult> read_to_pipe(const OpenFile& file, uint64_t offset, uint32_t 
 // Offset + length beyond 2^63 - 1 -> EFBIG.
 // The process must ignore SIGXFSZ (RLIMIT_FSIZE), or a large write could kill it.
 Result<WriteResult> write(const OpenFile& file, uint64_t offset, std::span<const uint8_t> data,
-                          StableHow stable, const Identity& id);
+                          StableHow stable, const Identity& id,
+                          Unlinked unlinked = Unlinked::Stale);
 
 // RFC 1813 §3.3.21 COMMIT: fsync(2) of the whole file (offset/count are accepted for the
 // protocol; Linux has no durable range sync). Pair the reply with write_verifier().
