@@ -68,6 +68,16 @@ struct TcpTuning {
     uint32_t max_pipes = 256;         // pipes holding spliced READ data, in all
 };
 
+// NFSv4.1 (RFC 8881). Off until the server is complete enough for the Linux client's
+// default mount (which tries 4.2, 4.1, 4.0, then 3): turned on, 100003 version 4 is
+// registered and served on the NFS listeners (TCP and RDMA).
+struct Nfs4Tuning {
+    bool enabled = false;
+    uint32_t lease_time = 90;              // seconds (RFC 8881 §5.8.1.11 lease_time)
+    std::string domain = "localdomain";    // owner@domain mapping (§5.9); numeric ids always work
+    uint32_t max_clients = 4096;           // client records, confirmed and not
+};
+
 // How reactor threads wait for completions: sleep on events, busy-poll (one core per
 // reactor at 100%), or poll while busy and sleep when idle.
 enum class EngineMode { Event, Poll, Adaptive };
@@ -77,6 +87,7 @@ struct Config {
     std::vector<TcpListener> rdma{{"0.0.0.0", 20049}};  // empty: no RDMA
     RdmaTuning rdma_tuning;
     TcpTuning tcp_tuning;
+    Nfs4Tuning nfs4;
     EngineMode engine_mode = EngineMode::Adaptive;
     uint32_t spin_us = 50;           // adaptive: keep polling this long after the last completion
     uint16_t mount_port = 20048;     // MOUNT gets its own TCP listener, same address as tcp[0]

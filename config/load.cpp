@@ -135,6 +135,7 @@ class Loader {
     void rdma_list(const Val& v);
     void rdma_tuning(const Val& v);
     void tcp_tuning(const Val& v);
+    void nfs4(const Val& v);
     std::optional<TcpListener> tcp_listener(const Val& v, const std::string& kind = "TCP");
     void engine(const Val& v);
     void logging(const Val& v);
@@ -242,7 +243,7 @@ std::optional<uint64_t> Loader::number(const Val& v, std::string_view what, uint
 
 void Loader::root(const Val& v) {
     if (!is_map(v, "the top level", true)) return;
-    Keys keys = {"listeners", "engine", "logging", "state_dir", "exports", "rdma", "tcp"};
+    Keys keys = {"listeners", "engine", "logging", "state_dir", "exports", "rdma", "tcp", "nfsv4"};
     for_each_key(v, "at top level", keys, [&](std::string_view key, const Val& val) {
         if (key == "listeners") {
             listeners(val);
@@ -254,6 +255,8 @@ void Loader::root(const Val& v) {
             rdma_tuning(val);
         } else if (key == "tcp") {
             tcp_tuning(val);
+        } else if (key == "nfsv4") {
+            nfs4(val);
         } else if (key == "state_dir") {
             auto s = text(val, "'state_dir'");
             if (s && s->empty()) {
@@ -356,6 +359,28 @@ void Loader::tcp_tuning(const Val& v) {
             if (auto n = number(val, "'idle_timeout'", 0, 86400)) t.idle_timeout = uint32_t(*n);
         } else if (auto n = number(val, "'max_pipes'", 0, 65536)) {
             t.max_pipes = uint32_t(*n);
+        }
+    });
+}
+
+// The `nfsv4:` section.
+void Loader::nfs4(const Val& v) {
+    if (!is_map(v, "'nfsv4'", true)) return;
+    Keys keys = {"enabled", "lease_time", "domain", "max_clients"};
+    auto& t = cfg_.nfs4;
+    for_each_key(v, "in nfsv4", keys, [&](std::string_view key, const Val& val) {
+        if (key == "enabled") {
+            if (auto b = flag(val, "'enabled'")) t.enabled = *b;
+        } else if (key == "lease_time") {
+            if (auto n = number(val, "'lease_time'", 10, 3600)) t.lease_time = uint32_t(*n);
+        } else if (key == "domain") {
+            auto d = text(val, "'domain'");
+            if (d && (d->empty() || d->find_first_of("@ \t") != std::string::npos))
+                error(val.mark, "'domain' must be a DNS domain name, without '@' or spaces");
+            else if (d)
+                t.domain = *d;
+        } else if (auto n = number(val, "'max_clients'", 1, 1000000)) {
+            t.max_clients = uint32_t(*n);
         }
     });
 }

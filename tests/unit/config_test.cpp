@@ -40,7 +40,8 @@ std::string one_error(std::string_view yaml) {
 Config good(std::string_view yaml) {
     auto r = load(yaml);
     EXPECT_TRUE(r.errors.empty()) << ::testing::PrintToString(messages(r.errors));
-    return r.config.value_or(Config{});
+    if (r.config) return std::move(*r.config);
+    return {};
 }
 
 std::array<uint8_t, 16> ip(int family, const char* text) {
@@ -267,7 +268,7 @@ TEST(ConfigErrors, UnknownKeyInExport) {
 TEST(ConfigErrors, UnknownKeyAtTopLevelAndInSections) {
     EXPECT_EQ(one_error("state_dir: /x\nexport: []\n"),
               "t.yaml:2:1: unknown key 'export' at top level (expected one of: listeners, engine, "
-              "logging, state_dir, exports, rdma, tcp)");
+              "logging, state_dir, exports, rdma, tcp, nfsv4)");
     EXPECT_EQ(
         one_error("engine:\n  thread: 2\n"),
         "t.yaml:2:3: unknown key 'thread' in engine (expected one of: threads, workers, mode, "
@@ -610,6 +611,24 @@ TEST(ConfigTcp, DefaultsAndLimits) {
     EXPECT_FALSE(load("tcp: {max_connections: 0}\n").errors.empty());
     EXPECT_FALSE(load("tcp: {idle_timeout: -1}\n").errors.empty());
     EXPECT_FALSE(load("tcp: {bogus: 1}\n").errors.empty());
+}
+
+TEST(ConfigNfs4, DefaultsAndLimits) {
+    Config d = good("");
+    EXPECT_FALSE(d.nfs4.enabled);
+    EXPECT_EQ(d.nfs4.lease_time, 90u);
+    EXPECT_EQ(d.nfs4.domain, "localdomain");
+    EXPECT_EQ(d.nfs4.max_clients, 4096u);
+    Config c = good("nfsv4: {enabled: true, lease_time: 15, domain: example.org, max_clients: 7}\n");
+    EXPECT_TRUE(c.nfs4.enabled);
+    EXPECT_EQ(c.nfs4.lease_time, 15u);
+    EXPECT_EQ(c.nfs4.domain, "example.org");
+    EXPECT_EQ(c.nfs4.max_clients, 7u);
+    EXPECT_FALSE(load("nfsv4: {lease_time: 5}\n").errors.empty());
+    EXPECT_FALSE(load("nfsv4: {domain: a@b}\n").errors.empty());
+    EXPECT_FALSE(load("nfsv4: {domain: \"\"}\n").errors.empty());
+    EXPECT_FALSE(load("nfsv4: {enabled: maybe}\n").errors.empty());
+    EXPECT_FALSE(load("nfsv4: {bogus: 1}\n").errors.empty());
 }
 
 TEST(ConfigOverrides, ExportWithOptions) {
