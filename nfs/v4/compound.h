@@ -44,7 +44,12 @@ using WireHandle = std::vector<uint8_t>;
 
 // What one COMPOUND carries from operation to operation, and what the procedures
 // running it need to know about the request as a whole.
+class Request;
+
 struct Compound {
+    // The request this COMPOUND belongs to (request.h); null in engine-only tests.
+    Request* rq = nullptr;
+
     // RFC 8881 §16.2.3.1.1: the current and saved filehandles.
     std::optional<WireHandle> current_fh, saved_fh;
     // RFC 8881 §16.2.3.1.2: the current stateid, and the one SAVEFH saved with its fh.
@@ -52,7 +57,7 @@ struct Compound {
 
     size_t op_index = 0;       // of the operation running
     size_t op_count = 0;       // operations in the request
-    size_t request_bytes = 0;  // the whole RPC call as received (ca_maxrequestsize)
+    size_t request_bytes = 0;  // COMPOUND4args as received (SEQUENCE: ca_maxrequestsize)
 
     // Reply limits; SEQUENCE lowers them to the session's channel attributes.
     size_t max_response = 0;           // ca_maxresponsesize; 0: the engine's default
@@ -63,7 +68,6 @@ struct Compound {
     // slot keeps it, or only the fact that it completed).
     std::optional<std::vector<uint8_t>> replay;
     std::function<void(std::span<const uint8_t> compound_res)> on_finish;
-    bool in_session = false;
 };
 
 class OpTable;

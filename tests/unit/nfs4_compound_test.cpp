@@ -48,7 +48,6 @@ OpResult sequence(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
         c.replay = kReplay;
         return {};
     }
-    c.in_session = true;
     c.max_response = a.sa_sequenceid;
     if (a.sa_cachethis) c.max_cached = a.sa_highest_slotid;
     x4::SEQUENCE4res r(x4::NFS4_OK);

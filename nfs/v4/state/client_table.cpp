@@ -269,6 +269,21 @@ bool ClientTable::confirmed(ClientId id) const {
     return r && r->confirmed;
 }
 
+Status ClientTable::reclaim_complete(ClientId id) {
+    std::lock_guard lock(mu_);
+    Record* r = find(id);
+    if (!r || !r->confirmed) return x4::NFS4ERR_STALE_CLIENTID;
+    if (r->reclaim_complete) return x4::NFS4ERR_COMPLETE_ALREADY;
+    r->reclaim_complete = true;
+    return x4::NFS4_OK;
+}
+
+bool ClientTable::reclaim_done(ClientId id) const {
+    std::lock_guard lock(mu_);
+    const Record* r = find(id);
+    return r && r->reclaim_complete;
+}
+
 size_t ClientTable::session_count(ClientId id) const {
     std::lock_guard lock(mu_);
     const Record* r = find(id);

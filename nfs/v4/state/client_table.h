@@ -153,6 +153,12 @@ class ClientTable {
     uint32_t epoch() const { return epoch_; }
     size_t client_count() const;
     bool confirmed(ClientId id) const;
+
+    // RECLAIM_COMPLETE (RFC 8881 §18.51) with rca_one_fs false: the client has reclaimed
+    // what it will. NFS4ERR_COMPLETE_ALREADY the second time; STALE_CLIENTID for a
+    // client the table does not know. The grace period asks reclaim_done().
+    Status reclaim_complete(ClientId id);
+    bool reclaim_done(ClientId id) const;
     size_t session_count(ClientId id) const;
 
   private:
@@ -171,6 +177,7 @@ class ClientTable {
         Time expiry{};  // lease end (confirmed) or unconfirmed record end
         bool courtesy = false;
         uint32_t external_flags = 0;
+        bool reclaim_complete = false;
         std::vector<SessionId> sessions;
     };
     struct Owner {

@@ -1,0 +1,103 @@
+#include "nfs/v4/attrs/object_attrs.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <string>
+
+#include "nfs/v4/attrs/change.h"
+#include "nfs/v4/attrs/fattr.h"
+#include "nfs/vfs/attrs.h"
+#include "nfs/vfs/export.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+namespace {
+
+// When this daemon started: the times and change attribute of pseudo directories.
+const struct statx_timestamp& start_time() {
+    static const struct statx_timestamp t = [] {
+        auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::system_clock::now().time_since_epoch())
+                      .count();
+        struct statx_timestamp s {};
+        s.tv_sec = ns / 1000000000;
+        s.tv_nsec = static_cast<uint32_t>(ns % 1000000000);
+        return s;
+    }();
+    return t;
+}
+
+bool numeric_ids(const Request& rq) {
+    uint32_t f = rq.cred().flavor;
+    return f == vfs::kAuthSys || f == vfs::kAuthNone;
+}
+
+std::string owner_of(const Request& rq, uint32_t uid) {
+    return numeric_ids(rq) ? std::to_string(uid) : rq.svc.ids.owner(uid);
+}
+
+std::string group_of(const Request& rq, uint32_t gid) {
+    return numeric_ids(rq) ? std::to_string(gid) : rq.svc.ids.owner_group(gid);
+}
+
+void fill_limits(const Request& rq, FsAttrs& fs) {
+    fs.maxfilesize = INT64_MAX;
+    fs.maxname = 255;
+    fs.maxlink = 65000;
+    fs.maxread = 1u << 20;
+    fs.maxwrite = 1u << 20;
+    fs.lease_time = static_cast<uint32_t>(rq.svc.options.limits.lease.count());
+}
+
+}  // namespace
+
+x4::nfsstat4 encode_attrs_of(Request& rq, const Target& t, const AttrMask& want, xdr::Encoder& e) {
+    ObjectAttrs o;
+    FsAttrs fs;
+    fill_limits(rq, fs);
+    WireHandle fh = rq.handle_of(t);
+    o.fh = fh;
+    if (t.pseudo) {
+        // §7.3: read-only directories owned by root.
+        o.st.stx_mode = S_IFDIR | 0555;
+        o.st.stx_nlink = 2;
+        o.st.stx_ino = t.pseudo_node;
+        o.st.stx_size = 4096;
+        o.st.stx_blocks = 8;
+        o.st.stx_atime = o.st.stx_mtime = o.st.stx_ctime = start_time();
+        o.change = change_of(o.st);
+        o.mounted_on_fileid = t.pseudo_node;
+        fs.fsid = kPseudoFsid;
+    } else {
+        auto st = vfs::getattr(t.node);
+        if (!st) return to_nfsstat4(st.error());
+        o.st = *st;
+        o.change = change_of(o.st);
+        o.mounted_on_fileid = o.st.stx_ino;
+        // §5.8.2.23: at an export root, the fileid of what it covers in the pseudo tree.
+        if (t.node.exp->is_root(o.st))
+            o.mounted_on_fileid = PseudoFs::id_of(vfs::normalize_path(t.node.exp->spec().path));
+        fs.fsid = x4::fsid4{t.node.fsid(), 0};
+        // Space and files only when asked for: statfs is a second system call.
+        static const AttrMask kFsCounts{x4::FATTR4_SPACE_AVAIL, x4::FATTR4_SPACE_FREE,
+                                        x4::FATTR4_SPACE_TOTAL, x4::FATTR4_FILES_AVAIL,
+                                        x4::FATTR4_FILES_FREE,  x4::FATTR4_FILES_TOTAL};
+        if (!(want & kFsCounts).empty()) {
+            auto s = vfs::fsstat(t.node);
+            if (!s) return to_nfsstat4(s.error());
+            fs.space_total = s->total_bytes;
+            fs.space_free = s->free_bytes;
+            fs.space_avail = s->avail_bytes;
+            fs.files_total = s->total_files;
+            fs.files_free = s->free_files;
+            fs.files_avail = s->avail_files;
+        }
+    }
+    o.owner = owner_of(rq, o.st.stx_uid);
+    o.owner_group = group_of(rq, o.st.stx_gid);
+    o.fs = &fs;
+    return encode_fattr(want, o, e);
+}
+
+}  // namespace nfsrdmad::nfs::v4

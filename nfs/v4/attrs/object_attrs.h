@@ -1,0 +1,26 @@
+// object_attrs.h — the attributes of what a filehandle names (request.h Target), as
+// GETATTR, READDIR and VERIFY return them: real objects from statx and statfs, pseudo
+// directories synthesized (RFC 8881 §7.3).
+//
+// Owner strings: for AUTH_SYS and AUTH_NONE callers they are the numeric ids ("1000"),
+// as the Linux server sends by default (nfs4_disable_idmapping) and the Linux client
+// expects for sec=sys; other flavors get name@domain from the IdMap (§5.9).
+//
+// fsid: an export's is {major: its fsid, minor: 0}; the pseudo file system's is
+// {major: 0, minor: 1}, which no export can have (§7.5: a client sees the fsid change
+// where an export begins and makes it a submount).
+#pragma once
+
+#include "nfs/v4/attrs/attr_mask.h"
+#include "nfs/v4/request.h"
+#include "xdr/runtime/xdr.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+inline constexpr x4::fsid4 kPseudoFsid{0, 1};
+
+// Appends fattr4 with `want` of `t`; NFS4ERR_INVAL for a write-only attribute, the
+// errno mapped when the object cannot be read (nothing appended then).
+x4::nfsstat4 encode_attrs_of(Request& rq, const Target& t, const AttrMask& want, xdr::Encoder& e);
+
+}  // namespace nfsrdmad::nfs::v4

@@ -1,0 +1,111 @@
+#include "nfs/v4/attrs/set_attrs.h"
+
+#include <string_view>
+
+namespace nfsrdmad::nfs::v4 {
+
+namespace {
+
+// Attributes RFC 8881 §5.6/§5.7 marks writable that this server does not set.
+const AttrMask kWritableUnsupported{
+    x4::FATTR4_ACL,
+    x4::FATTR4_ARCHIVE,
+    x4::FATTR4_HIDDEN,
+    x4::FATTR4_MIMETYPE,
+    x4::FATTR4_SYSTEM,
+    x4::FATTR4_TIME_BACKUP,
+    x4::FATTR4_TIME_CREATE,
+    x4::FATTR4_DACL,
+    x4::FATTR4_SACL,
+    x4::FATTR4_LAYOUT_HINT,
+    x4::FATTR4_RETENTION_SET,
+    x4::FATTR4_RETENTEVT_SET,
+    x4::FATTR4_RETENTION_HOLD,
+    x4::FATTR4_MODE_SET_MASKED,
+};
+
+// settime4 (§3.3.1 nfstime4: nseconds below one billion).
+bool decode_time(xdr::Decoder& d, vfs::TimeChange& out, x4::nfsstat4& st) {
+    x4::settime4 t;
+    if (!x4::xdr_decode(d, t)) return false;
+    if (t.set_it() == x4::SET_TO_SERVER_TIME4) {
+        out = vfs::TimeChange::server();
+        return true;
+    }
+    const x4::nfstime4& ct = t.time();
+    if (ct.nseconds >= 1000000000u) st = x4::NFS4ERR_INVAL;
+    out =
+        vfs::TimeChange::client({static_cast<time_t>(ct.seconds), static_cast<long>(ct.nseconds)});
+    return true;
+}
+
+std::string_view text(std::span<const uint8_t> s) {
+    return {reinterpret_cast<const char*>(s.data()), s.size()};
+}
+
+}  // namespace
+
+AttrMask settable_attrs() {
+    return {x4::FATTR4_SIZE,
+            x4::FATTR4_MODE,
+            x4::FATTR4_OWNER,
+            x4::FATTR4_OWNER_GROUP,
+            x4::FATTR4_TIME_ACCESS_SET,
+            x4::FATTR4_TIME_MODIFY_SET};
+}
+
+x4::nfsstat4 decode_set_attrs(const x4::fattr4& in, const IdMap& ids, vfs::SetAttrs& out,
+                              AttrMask& set) {
+    bool beyond = false;
+    AttrMask m = AttrMask::from_wire(in.attrmask, &beyond);
+    set = AttrMask{};
+    if (beyond) return x4::NFS4ERR_INVAL;
+    if (!(m & kWritableUnsupported).empty()) return x4::NFS4ERR_ATTRNOTSUPP;
+    if (!m.without(settable_attrs()).empty()) return x4::NFS4ERR_INVAL;
+
+    xdr::Decoder d(in.attr_vals);
+    x4::nfsstat4 st = x4::NFS4_OK;
+    bool ok = true;
+    m.for_each([&](uint32_t a) {
+        if (!ok || st != x4::NFS4_OK) return;
+        switch (a) {
+            case x4::FATTR4_SIZE: {
+                uint64_t v = d.get_u64();
+                ok = d.ok();
+                out.size = v;
+                break;
+            }
+            case x4::FATTR4_MODE: {
+                uint32_t v = d.get_u32();
+                ok = d.ok();
+                out.mode = v & 07777;
+                break;
+            }
+            case x4::FATTR4_OWNER:
+            case x4::FATTR4_OWNER_GROUP: {
+                auto s = d.get_opaque(UINT32_MAX);
+                ok = d.ok();
+                if (!ok) break;
+                auto p = a == x4::FATTR4_OWNER ? ids.uid_of(text(s)) : ids.gid_of(text(s));
+                if (p.status != x4::NFS4_OK) {
+                    st = p.status;
+                    break;
+                }
+                (a == x4::FATTR4_OWNER ? out.uid : out.gid) = p.id;
+                break;
+            }
+            case x4::FATTR4_TIME_ACCESS_SET:
+                ok = decode_time(d, out.atime, st);
+                break;
+            case x4::FATTR4_TIME_MODIFY_SET:
+                ok = decode_time(d, out.mtime, st);
+                break;
+        }
+    });
+    if (!ok || d.remaining() != 0) return x4::NFS4ERR_BADXDR;
+    if (st != x4::NFS4_OK) return st;
+    set = m;
+    return x4::NFS4_OK;
+}
+
+}  // namespace nfsrdmad::nfs::v4

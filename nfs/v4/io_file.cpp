@@ -1,0 +1,44 @@
+#include "nfs/v4/io_file.h"
+
+#include "nfs/v4/stateids.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+x4::nfsstat4 io_file(Compound& c, const x4::stateid4& stateid, bool write,
+                     std::shared_ptr<const vfs::OpenFile>& file, Caller& who,
+                     vfs::Unlinked* unlinked) {
+    Request& rq = *c.rq;
+    if (unlinked) *unlinked = vfs::Unlinked::Stale;
+    if (!c.current_fh) return x4::NFS4ERR_NOFILEHANDLE;
+    state::Stateid sid;
+    if (auto st = effective_stateid(c, stateid, sid); st != x4::NFS4_OK) return st;
+    const auto special = state::classify(sid);
+    if (special == state::Special::None) {
+        // An open stateid carries its descriptor: the file is not opened by handle
+        // again, so one unlinked since OPEN still works (§9: until the last CLOSE).
+        Open o;
+        if (auto st = find_open_of(rq, sid, *c.current_fh, o); st != x4::NFS4_OK) return st;
+        if (write && (!(o.access & x4::OPEN4_SHARE_ACCESS_WRITE) || !o.fd->writable))
+            return x4::NFS4ERR_OPENMODE;
+        who = o.who;
+        file = std::move(o.fd);
+        if (unlinked) *unlinked = vfs::Unlinked::Allowed;
+        return x4::NFS4_OK;
+    }
+    Target* cur;
+    if (auto st = rq.current(cur); st != x4::NFS4_OK) return st;
+    if (cur->pseudo) return x4::NFS4ERR_ISDIR;
+    who = cur->who;
+    if (write && special == state::Special::ReadBypass) return x4::NFS4ERR_BAD_STATEID;
+    if (write && !who.read_write) return x4::NFS4ERR_ROFS;
+    const uint32_t access = write ? x4::OPEN4_SHARE_ACCESS_WRITE : x4::OPEN4_SHARE_ACCESS_READ;
+    if (special == state::Special::Anonymous &&
+        rq.svc.opens.check_share(cur->node.handle, access, 0, std::nullopt) != x4::NFS4_OK)
+        return x4::NFS4ERR_LOCKED;
+    auto f = rq.svc.files.get(cur->node, write ? vfs::OpenFor::Write : vfs::OpenFor::Read);
+    if (!f) return to_nfsstat4(f.error());
+    file = std::move(*f);
+    return x4::NFS4_OK;
+}
+
+}  // namespace nfsrdmad::nfs::v4

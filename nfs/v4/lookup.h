@@ -1,0 +1,19 @@
+// lookup.h — one name in a directory, pseudo or real (op_lookup.cpp): what LOOKUP,
+// SECINFO, READDIR (an entry's attributes) and OPEN's CLAIM_NULL share.
+#pragma once
+
+#include <string_view>
+
+#include "nfs/v4/request.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+// NFS4_OK if `t` is a directory; NOTDIR, or SYMLINK for a symlink (§18.15.3).
+x4::nfsstat4 must_be_dir(const Target& t);
+// must_be_dir, then lookup_entry.
+x4::nfsstat4 lookup_name(Request& rq, const Target& dir, std::string_view name, Target& out);
+// `name` in `dir`, which is known to be a directory: a pseudo entry (an export root is
+// admitted with its export's rules), or vfs::lookup with the caller's identity.
+x4::nfsstat4 lookup_entry(Request& rq, const Target& dir, std::string_view name, Target& out);
+
+}  // namespace nfsrdmad::nfs::v4

@@ -1,0 +1,44 @@
+#include "nfs/v4/nfs4_program.h"
+
+#include "nfs/v4/compound.h"
+#include "nfs/v4/request.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+Nfs4Program::Nfs4Program(std::shared_ptr<vfs::ExportRegistry> exports, const Options& o)
+    : svc_(std::move(exports), o), ops_(make_op_table()) {}
+
+uint32_t Nfs4Program::number() const {
+    return x4::NFS4_PROGRAM;
+}
+
+// RFC 8881 §16.1 NULL and §16.2 COMPOUND. COMPOUND does not go through the duplicate
+// request cache: a session's slot table gives exactly-once semantics (§2.10.6), and
+// the operations allowed outside a session (EXCHANGE_ID, CREATE_SESSION ...) carry
+// their own replay rules.
+rpc::ProcedureInfo Nfs4Program::procedure(uint32_t, uint32_t proc) const {
+    switch (proc) {
+        case x4::NFSPROC4_NULL:
+            return {true, true, "NULL"};
+        case x4::NFSPROC4_COMPOUND:
+            return {true, true, "COMPOUND"};
+        default:
+            return {};
+    }
+}
+
+rpc::Outcome Nfs4Program::call(rpc::CallContext& ctx) {
+    if (ctx.header.proc == x4::NFSPROC4_NULL)
+        return ctx.args.remaining() == 0 ? rpc::Outcome::ok() : rpc::Outcome::garbage();
+    Request rq(ctx, svc_);
+    rq.compound.request_bytes = ctx.args.remaining();
+    if (run_compound(ops_, rq.compound, ctx.args, ctx.res) == CompoundOutcome::Garbage)
+        return rpc::Outcome::garbage();
+    return rpc::Outcome::ok();
+}
+
+void Nfs4Program::connection_closed(uint64_t conn) {
+    svc_.clients.connection_closed(conn);
+}
+
+}  // namespace nfsrdmad::nfs::v4

@@ -1,0 +1,33 @@
+// The NFS version 4 program, minor version 1 (RFC 8881 §16): NULL and COMPOUND.
+// The operations live one per file (op_*.cpp) and are listed in op_table.cpp.
+#pragma once
+
+#include <memory>
+
+#include "nfs/v4/op_table.h"
+#include "nfs/v4/services.h"
+#include "transport/rpc/program.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+class Nfs4Program : public rpc::Program {
+  public:
+    Nfs4Program(std::shared_ptr<vfs::ExportRegistry> exports, const Options& o = {});
+
+    uint32_t number() const override;
+    std::vector<uint32_t> versions() const override { return {4}; }
+    rpc::ProcedureInfo procedure(uint32_t vers, uint32_t proc) const override;
+    rpc::Outcome call(rpc::CallContext& ctx) override;
+    void connection_closed(uint64_t conn) override;
+
+    Services& services() { return svc_; }
+
+  private:
+    Services svc_;
+    const OpTable ops_;
+};
+
+// Every operation this server knows (op_table.cpp).
+OpTable make_op_table();
+
+}  // namespace nfsrdmad::nfs::v4

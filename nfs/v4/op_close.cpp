@@ -1,0 +1,71 @@
+// CLOSE (RFC 8881 §18.2) and OPEN_DOWNGRADE (§18.18). The stateid must be an open
+// stateid of this client for the current filehandle (stateids.h). CLOSE frees it and
+// answers the invalid special stateid (§18.2.4: the stateid is meaningless now);
+// OPEN_DOWNGRADE narrows access and deny to a subset of what is held (INVAL otherwise)
+// and answers the stateid with its seqid bumped.
+#include "nfs/v4/ops.h"
+#include "nfs/v4/request.h"
+#include "nfs/v4/stateids.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+namespace {
+
+x4::nfsstat4 the_open(Compound& c, const x4::stateid4& in, Open& out) {
+    Target* cur;
+    if (auto st = c.rq->current(cur); st != x4::NFS4_OK) return st;
+    state::Stateid sid;
+    if (auto st = effective_stateid(c, in, sid); st != x4::NFS4_OK) return st;
+    return find_open(*c.rq, sid, *cur, out);
+}
+
+}  // namespace
+
+OpResult op_close(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
+    Request& rq = *c.rq;
+    x4::CLOSE4args a;
+    if (!rq.decode(args, a)) return OpResult::bad_xdr();
+    Open o;
+    x4::nfsstat4 st = the_open(c, a.open_stateid, o);
+    if (st == x4::NFS4_OK) st = rq.svc.clients.release_stateid(rq.clientid, o.stateid);
+    if (st == x4::NFS4_OK) rq.svc.opens.erase(o.stateid.other);
+    x4::CLOSE4res r(st);
+    if (st == x4::NFS4_OK) {
+        r.open_stateid() = x4::stateid4{0xffffffffu, {}};
+        c.current_stateid.reset();
+    }
+    x4::xdr_encode(res, r);
+    return {st};
+}
+
+OpResult op_open_downgrade(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
+    Request& rq = *c.rq;
+    x4::OPEN_DOWNGRADE4args a;
+    if (!rq.decode(args, a)) return OpResult::bad_xdr();
+    Open o;
+    x4::nfsstat4 st = the_open(c, a.open_stateid, o);
+    const uint32_t access = a.share_access & x4::OPEN4_SHARE_ACCESS_BOTH;
+    if (st == x4::NFS4_OK && (access == 0 || (a.share_access & ~x4::OPEN4_SHARE_ACCESS_BOTH) ||
+                              a.share_deny > x4::OPEN4_SHARE_DENY_BOTH || (access & ~o.access) ||
+                              (a.share_deny & ~o.deny)))
+        st = x4::NFS4ERR_INVAL;
+    state::Stateid bumped;
+    if (st == x4::NFS4_OK) {
+        auto b = rq.svc.clients.bump_stateid(rq.clientid, o.stateid);
+        st = b.status;
+        bumped = b.stateid;
+    }
+    x4::OPEN_DOWNGRADE4res r(st);
+    if (st == x4::NFS4_OK) {
+        o.access = access;
+        o.deny = a.share_deny;
+        o.stateid = bumped;
+        rq.svc.opens.put(o);
+        r.resok4().open_stateid = to_wire(bumped);
+        c.current_stateid = to_wire(bumped);
+    }
+    x4::xdr_encode(res, r);
+    return {st};
+}
+
+}  // namespace nfsrdmad::nfs::v4

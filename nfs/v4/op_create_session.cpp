@@ -1,0 +1,68 @@
+// CREATE_SESSION (RFC 8881 §18.36): confirms the client ID and makes a session. The
+// rules (the one-slot reply cache of §18.36.4, clamping channel attributes) are the
+// client table's (state/create_session.cpp).
+//
+// No backchannel yet (RFC 8881 §2.10.3.1, RFC 8167 over RDMA): CONN_BACK_CHAN is not
+// granted, so the client knows not to expect callbacks (and gets no delegations).
+#include "nfs/v4/ops.h"
+#include "nfs/v4/request.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+namespace {
+
+state::ChannelAttrs from_wire(const x4::channel_attrs4& c) {
+    state::ChannelAttrs a;
+    a.header_pad_size = c.ca_headerpadsize;
+    a.max_request_size = c.ca_maxrequestsize;
+    a.max_response_size = c.ca_maxresponsesize;
+    a.max_response_size_cached = c.ca_maxresponsesize_cached;
+    a.max_operations = c.ca_maxoperations;
+    a.max_requests = c.ca_maxrequests;
+    a.rdma_ird = c.ca_rdma_ird;
+    return a;
+}
+
+x4::channel_attrs4 to_wire(const state::ChannelAttrs& a) {
+    x4::channel_attrs4 c;
+    c.ca_headerpadsize = a.header_pad_size;
+    c.ca_maxrequestsize = a.max_request_size;
+    c.ca_maxresponsesize = a.max_response_size;
+    c.ca_maxresponsesize_cached = a.max_response_size_cached;
+    c.ca_maxoperations = a.max_operations;
+    c.ca_maxrequests = a.max_requests;
+    c.ca_rdma_ird = a.rdma_ird;
+    return c;
+}
+
+}  // namespace
+
+OpResult op_create_session(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
+    Request& rq = *c.rq;
+    x4::CREATE_SESSION4args a;
+    if (!rq.decode(args, a)) return OpResult::bad_xdr();
+
+    state::CreateSessionArgs ca;
+    ca.clientid = a.csa_clientid;
+    ca.sequence = a.csa_sequence;
+    ca.flags = a.csa_flags;
+    ca.fore = from_wire(a.csa_fore_chan_attrs);
+    ca.back = from_wire(a.csa_back_chan_attrs);
+    ca.principal = rq.principal();
+    ca.conn = rq.conn();
+    state::CreateSessionResult r = rq.svc.clients.create_session(ca);
+
+    x4::CREATE_SESSION4res out(r.status);
+    if (r.status == x4::NFS4_OK) {
+        auto& ok = out.csr_resok4();
+        ok.csr_sessionid = r.sessionid;
+        ok.csr_sequence = r.sequence;
+        ok.csr_flags = r.flags;
+        ok.csr_fore_chan_attrs = to_wire(r.fore);
+        ok.csr_back_chan_attrs = to_wire(r.back);
+    }
+    x4::xdr_encode(res, out);
+    return {r.status};
+}
+
+}  // namespace nfsrdmad::nfs::v4

@@ -1,0 +1,33 @@
+// DESTROY_SESSION (RFC 8881 §18.37) and DESTROY_CLIENTID (§18.50): the client table
+// decides (bound connection, requests in progress, state still held); a destroyed
+// client's opens go with it.
+#include "nfs/v4/ops.h"
+#include "nfs/v4/request.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+OpResult op_destroy_session(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
+    Request& rq = *c.rq;
+    x4::DESTROY_SESSION4args a;
+    if (!rq.decode(args, a)) return OpResult::bad_xdr();
+    // The COMPOUND's own slot, when its SEQUENCE named this session, is not "another
+    // request in progress" (§18.37.3).
+    std::optional<uint32_t> own;
+    if (rq.session && rq.session->id() == a.dsa_sessionid) own = rq.slot;
+    x4::nfsstat4 st =
+        rq.svc.clients.destroy_session(a.dsa_sessionid, rq.conn(), rq.principal(), own);
+    encode_status_only(res, st);
+    return {st};
+}
+
+OpResult op_destroy_clientid(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
+    Request& rq = *c.rq;
+    x4::DESTROY_CLIENTID4args a;
+    if (!rq.decode(args, a)) return OpResult::bad_xdr();
+    x4::nfsstat4 st = rq.svc.clients.destroy_clientid(a.dca_clientid, rq.principal());
+    if (st == x4::NFS4_OK) rq.svc.opens.forget_client(a.dca_clientid);
+    encode_status_only(res, st);
+    return {st};
+}
+
+}  // namespace nfsrdmad::nfs::v4

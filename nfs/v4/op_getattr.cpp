@@ -1,0 +1,25 @@
+// GETATTR (RFC 8881 §18.7): the attributes asked for that this server supports; the
+// reply's bitmap says which (§5.2). Write-only attributes are NFS4ERR_INVAL.
+#include "nfs/v4/attrs/object_attrs.h"
+#include "nfs/v4/ops.h"
+#include "nfs/v4/request.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+OpResult op_getattr(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
+    Request& rq = *c.rq;
+    x4::GETATTR4args a;
+    if (!rq.decode(args, a)) return OpResult::bad_xdr();
+    Target* t;
+    x4::nfsstat4 st = rq.current(t);
+    if (st == x4::NFS4_OK) {
+        const size_t at = res.size();
+        res.put_u32(x4::NFS4_OK);
+        st = encode_attrs_of(rq, *t, AttrMask::from_wire(a.attr_request), res);
+        if (st != x4::NFS4_OK) res.truncate(at);
+    }
+    if (st != x4::NFS4_OK) encode_status_only(res, st);
+    return {st};
+}
+
+}  // namespace nfsrdmad::nfs::v4

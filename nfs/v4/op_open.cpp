@@ -1,0 +1,260 @@
+// OPEN (RFC 8881 §18.16): a regular file by name (CLAIM_NULL, created if asked:
+// UNCHECKED4, GUARDED4, EXCLUSIVE4, EXCLUSIVE4_1) or by filehandle (CLAIM_FH), with
+// share access and deny (§9.7). The result's stateid becomes the current stateid and
+// the file the current filehandle (§16.2.3.1.2).
+//
+// Not (yet): grace and reclaim (CLAIM_PREVIOUS is NFS4ERR_NO_GRACE: this server never
+// is in a grace period), delegations (none are granted: OPEN_DELEGATE_NONE, or
+// NONE_EXT when the client asked for one, §18.16.3), CLAIM_DELEGATE_PREV (NOTSUPP).
+#include <sys/stat.h>
+
+#include <cerrno>
+
+#include "nfs/v4/attrs/change.h"
+#include "nfs/v4/attrs/fattr.h"
+#include "nfs/v4/attrs/set_attrs.h"
+#include "nfs/v4/lookup.h"
+#include "nfs/v4/names.h"
+#include "nfs/v4/ops.h"
+#include "nfs/v4/request.h"
+#include "nfs/v4/stateids.h"
+#include "nfs/vfs/attrs.h"
+#include "nfs/vfs/create.h"
+#include "nfs/vfs/lookup.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+namespace {
+
+constexpr uint32_t kWantBits = x4::OPEN4_SHARE_ACCESS_WANT_DELEG_MASK |
+                               x4::OPEN4_SHARE_ACCESS_WANT_SIGNAL_DELEG_WHEN_RESRC_AVAIL |
+                               x4::OPEN4_SHARE_ACCESS_WANT_PUSH_DELEG_WHEN_UNCONTENDED;
+
+struct Opening {
+    Target file;
+    bool created = false;
+    AttrMask attrset;
+    x4::change_info4 cinfo{};
+};
+
+uint64_t verifier_of(const x4::verifier4& v) {
+    uint64_t out = 0;
+    for (uint8_t b : v) out = out << 8 | b;
+    return out;
+}
+
+// CLAIM_NULL with OPEN4_CREATE (§18.16.3).
+x4::nfsstat4 create(Request& rq, const Target& dir, std::string_view name, x4::createhow4& how,
+                    Opening& out) {
+    if (dir.pseudo) return x4::NFS4ERR_ROFS;
+    if (!dir.who.read_write) return x4::NFS4ERR_ROFS;
+    vfs::SetAttrs attrs;
+    AttrMask set;
+    vfs::CreateHow mode = vfs::CreateHow::Unchecked;
+    uint64_t verf = 0;
+    x4::nfsstat4 st = x4::NFS4_OK;
+    switch (how.mode()) {
+        case x4::UNCHECKED4:
+        case x4::GUARDED4:
+            st = decode_set_attrs(how.createattrs(), rq.svc.ids, attrs, set);
+            mode = how.mode() == x4::GUARDED4 ? vfs::CreateHow::Guarded : vfs::CreateHow::Unchecked;
+            break;
+        case x4::EXCLUSIVE4:
+            mode = vfs::CreateHow::Exclusive;
+            verf = verifier_of(how.createverf());
+            break;
+        case x4::EXCLUSIVE4_1:
+            mode = vfs::CreateHow::Exclusive;
+            verf = verifier_of(how.ch_createboth().cva_verf);
+            st = decode_set_attrs(how.ch_createboth().cva_attrs, rq.svc.ids, attrs, set);
+            // §18.16.3: only suppattr_exclcreat may come with the verifier.
+            if (st == x4::NFS4_OK && !set.without(exclcreat_attrs()).empty())
+                st = x4::NFS4ERR_INVAL;
+            break;
+        default:
+            st = x4::NFS4ERR_INVAL;
+    }
+    if (st != x4::NFS4_OK) return st;
+    auto before = vfs::getattr(dir.node);
+    if (!before) return to_nfsstat4(before.error());
+    // Whether this OPEN makes the file: only then is the caller let in whatever the
+    // mode says. UNCHECKED4 (and an EXCLUSIVE retry) may find it there already.
+    const bool existed = vfs::lookup(dir.node, name, dir.who.id).ok();
+    const uint32_t perm = attrs.mode.value_or(0666);
+    auto e = vfs::create(dir.node, name, perm, mode, verf, dir.who.id);
+    if (!e) return to_nfsstat4(e.error());
+    if (!S_ISREG(e->attr.stx_mode)) {
+        // UNCHECKED4 found something else under the name.
+        if (S_ISDIR(e->attr.stx_mode)) return x4::NFS4ERR_ISDIR;
+        if (S_ISLNK(e->attr.stx_mode)) return x4::NFS4ERR_SYMLINK;
+        return x4::NFS4ERR_WRONG_TYPE;
+    }
+    // The rest of the attributes (the mode went with the create). On an existing file
+    // (UNCHECKED4) only a size is applied, as O_TRUNC.
+    vfs::SetAttrs rest = attrs;
+    rest.mode.reset();
+    const bool any = rest.size || rest.uid || rest.gid || rest.atime.how != vfs::TimeChange::Keep ||
+                     rest.mtime.how != vfs::TimeChange::Keep;
+    if (any)
+        if (auto r = vfs::setattr(e->node, rest, dir.who.id); !r) return to_nfsstat4(r.error());
+    auto after = vfs::getattr(dir.node);
+    out.cinfo = {false, change_of(*before), after ? change_of(*after) : change_of(*before)};
+    out.created = !existed;
+    out.attrset = set;
+    out.file = Target{};
+    out.file.node = std::move(e->node);
+    out.file.who = dir.who;
+    return x4::NFS4_OK;
+}
+
+x4::nfsstat4 check_regular(const Target& t, struct statx& st) {
+    if (t.pseudo) return x4::NFS4ERR_ISDIR;
+    auto a = vfs::getattr(t.node);
+    if (!a) return to_nfsstat4(a.error());
+    st = *a;
+    if (S_ISDIR(st.stx_mode)) return x4::NFS4ERR_ISDIR;
+    if (S_ISLNK(st.stx_mode)) return x4::NFS4ERR_SYMLINK;
+    if (!S_ISREG(st.stx_mode)) return x4::NFS4ERR_WRONG_TYPE;
+    return x4::NFS4_OK;
+}
+
+x4::nfsstat4 encode_fail(xdr::Encoder& res, x4::nfsstat4 st) {
+    encode_status_only(res, st);
+    return st;
+}
+
+}  // namespace
+
+OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
+    Request& rq = *c.rq;
+    x4::OPEN4args a;
+    if (!rq.decode(args, a)) return OpResult::bad_xdr();
+
+    const uint32_t access = a.share_access & x4::OPEN4_SHARE_ACCESS_BOTH;
+    if (access == 0 || (a.share_access & ~(x4::OPEN4_SHARE_ACCESS_BOTH | kWantBits)) ||
+        a.share_deny > x4::OPEN4_SHARE_DENY_BOTH)
+        return {encode_fail(res, x4::NFS4ERR_INVAL)};
+    Target* cur;
+    if (auto st = rq.current(cur); st != x4::NFS4_OK) return {encode_fail(res, st)};
+
+    Opening o;
+    x4::nfsstat4 st = x4::NFS4_OK;
+    switch (a.claim.claim()) {
+        case x4::CLAIM_NULL: {
+            std::string_view name;
+            st = must_be_dir(*cur);
+            if (st == x4::NFS4_OK) st = check_name(a.claim.file(), name);
+            if (st != x4::NFS4_OK) break;
+            if (a.openhow.opentype() == x4::OPEN4_CREATE) {
+                st = create(rq, *cur, name, a.openhow.how(), o);
+            } else {
+                st = lookup_entry(rq, *cur, name, o.file);
+                if (st == x4::NFS4_OK) {
+                    auto d = vfs::getattr(cur->node);
+                    uint64_t ch = cur->pseudo || !d ? 0 : change_of(*d);
+                    o.cinfo = {false, ch, ch};
+                }
+            }
+            break;
+        }
+        case x4::CLAIM_FH:
+            if (a.openhow.opentype() == x4::OPEN4_CREATE) {
+                st = x4::NFS4ERR_INVAL;
+                break;
+            }
+            if (cur->pseudo) {
+                st = x4::NFS4ERR_ISDIR;
+                break;
+            }
+            if (auto n = vfs::clone(cur->node); n) {
+                o.file.node = std::move(*n);
+                o.file.who = cur->who;
+            } else {
+                st = to_nfsstat4(n.error());
+            }
+            break;
+        case x4::CLAIM_PREVIOUS:
+            st = x4::NFS4ERR_NO_GRACE;  // §9.11: not in a grace period
+            break;
+        case x4::CLAIM_DELEGATE_CUR:
+        case x4::CLAIM_DELEG_CUR_FH:
+            st = x4::NFS4ERR_BAD_STATEID;  // no delegation was ever granted
+            break;
+        default:  // CLAIM_DELEGATE_PREV, CLAIM_DELEG_PREV_FH
+            st = x4::NFS4ERR_NOTSUPP;
+    }
+    if (st != x4::NFS4_OK) return {encode_fail(res, st)};
+
+    struct statx attr {};
+    if (st = check_regular(o.file, attr); st != x4::NFS4_OK) return {encode_fail(res, st)};
+    const Caller& who = o.file.who;
+    if ((access & x4::OPEN4_SHARE_ACCESS_WRITE) && !who.read_write)
+        return {encode_fail(res, x4::NFS4ERR_ROFS)};
+    // The creator may open what it just created whatever its mode says (§18.16.3).
+    if (!o.created) {
+        uint32_t need = 0;
+        if (access & x4::OPEN4_SHARE_ACCESS_READ) need |= vfs::kAccessRead;
+        if (access & x4::OPEN4_SHARE_ACCESS_WRITE) need |= vfs::kAccessModify;
+        if ((vfs::access_from_mode(attr, who.id) & need) != need)
+            return {encode_fail(res, x4::NFS4ERR_ACCESS)};
+    }
+
+    const vfs::FileHandle& fh = o.file.node.handle;
+    auto mine = rq.svc.opens.find_owner(rq.clientid, a.owner.owner, fh);
+    Open open;
+    if (mine) {
+        open = *mine;
+    } else {
+        open.client = rq.clientid;
+        open.owner.assign(a.owner.owner.begin(), a.owner.owner.end());
+        open.file = fh;
+    }
+    const uint32_t want_access = open.access | access, want_deny = open.deny | a.share_deny;
+    if (st = rq.svc.opens.check_share(fh, want_access, want_deny,
+                                      mine ? std::optional(mine->stateid.other) : std::nullopt);
+        st != x4::NFS4_OK)
+        return {encode_fail(res, st)};
+    const vfs::OpenFor need =
+        (want_access & x4::OPEN4_SHARE_ACCESS_WRITE) ? vfs::OpenFor::Write : vfs::OpenFor::Read;
+    if (!open.fd || (need == vfs::OpenFor::Write && !open.fd->writable)) {
+        auto f = rq.svc.files.get(o.file.node, need);
+        if (!f) return {encode_fail(res, to_nfsstat4(f.error()))};
+        open.fd = std::move(*f);
+    }
+    auto sid = mine ? rq.svc.clients.bump_stateid(rq.clientid, mine->stateid)
+                    : rq.svc.clients.new_stateid(rq.clientid, state::StateKind::Open);
+    if (sid.status != x4::NFS4_OK) return {encode_fail(res, sid.status)};
+    open.access = want_access;
+    open.deny = want_deny;
+    open.who = who;
+    open.stateid = sid.stateid;
+    rq.svc.opens.put(open);
+
+    x4::OPEN4res r(x4::NFS4_OK);
+    auto& ok = r.resok4();
+    ok.stateid = to_wire(sid.stateid);
+    ok.cinfo = o.cinfo;
+    ok.rflags = x4::OPEN4_RESULT_LOCKTYPE_POSIX;
+    ok.attrset = o.attrset.to_wire();
+    const uint32_t want = a.share_access & x4::OPEN4_SHARE_ACCESS_WANT_DELEG_MASK;
+    if (want == 0) {
+        ok.delegation.set_delegation_type(x4::OPEN_DELEGATE_NONE);
+    } else {
+        ok.delegation.set_delegation_type(x4::OPEN_DELEGATE_NONE_EXT);
+        auto& why = ok.delegation.od_whynone();
+        if (want == x4::OPEN4_SHARE_ACCESS_WANT_NO_DELEG) {
+            why.set_ond_why(x4::WND4_NOT_WANTED);
+        } else if (want == x4::OPEN4_SHARE_ACCESS_WANT_CANCEL) {
+            why.set_ond_why(x4::WND4_CANCELLED);
+        } else {
+            why.set_ond_why(x4::WND4_RESOURCE);
+            why.ond_server_will_signal_avail() = false;
+        }
+    }
+    x4::xdr_encode(res, r);
+    rq.set_current(std::move(o.file));
+    c.current_stateid = ok.stateid;
+    return {};
+}
+
+}  // namespace nfsrdmad::nfs::v4

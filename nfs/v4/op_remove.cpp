@@ -1,0 +1,48 @@
+// REMOVE (RFC 8881 §18.25): a file, or an empty directory (NOTEMPTY otherwise), in
+// the current directory. A removed file still open (an open stateid holds its
+// descriptor) stays readable and writable through that stateid.
+#include <sys/stat.h>
+
+#include "nfs/v4/attrs/change.h"
+#include "nfs/v4/lookup.h"
+#include "nfs/v4/names.h"
+#include "nfs/v4/ops.h"
+#include "nfs/v4/request.h"
+#include "nfs/vfs/attrs.h"
+#include "nfs/vfs/dirops.h"
+#include "nfs/vfs/lookup.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+OpResult op_remove(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
+    Request& rq = *c.rq;
+    x4::REMOVE4args a;
+    if (!rq.decode(args, a)) return OpResult::bad_xdr();
+    auto fail = [&](x4::nfsstat4 st) {
+        encode_status_only(res, st);
+        return OpResult{st};
+    };
+    Target* dir;
+    if (auto st = rq.current(dir); st != x4::NFS4_OK) return fail(st);
+    if (auto st = must_be_dir(*dir); st != x4::NFS4_OK) return fail(st);
+    std::string_view name;
+    if (auto st = check_name(a.target, name); st != x4::NFS4_OK) return fail(st);
+    if (dir->pseudo || !dir->who.read_write) return fail(x4::NFS4ERR_ROFS);
+    auto before = vfs::getattr(dir->node);
+    if (!before) return fail(to_nfsstat4(before.error()));
+    auto victim = vfs::lookup(dir->node, name, dir->who.id);
+    if (!victim) return fail(to_nfsstat4(victim.error()));
+    auto r = S_ISDIR(victim->attr.stx_mode) ? vfs::rmdir(dir->node, name, dir->who.id)
+                                            : vfs::remove(dir->node, name, dir->who.id);
+    if (!r) return fail(to_nfsstat4(r.error()));
+    // Its cached descriptor would keep the blocks allocated (opens hold their own).
+    if (S_ISREG(victim->attr.stx_mode)) rq.svc.files.forget(victim->node.handle);
+    auto after = vfs::getattr(dir->node);
+    x4::REMOVE4res out(x4::NFS4_OK);
+    out.resok4().cinfo = {false, change_of(*before),
+                          after ? change_of(*after) : change_of(*before)};
+    x4::xdr_encode(res, out);
+    return {};
+}
+
+}  // namespace nfsrdmad::nfs::v4

@@ -1,0 +1,88 @@
+// RENAME (RFC 8881 §18.26): oldname in the saved directory to newname in the current
+// one; across exports NFS4ERR_XDEV. LINK (§18.9): the saved object gets newname in the
+// current directory. Both answer change_info4 of the directories.
+#include <sys/stat.h>
+
+#include "nfs/v4/attrs/change.h"
+#include "nfs/v4/lookup.h"
+#include "nfs/v4/names.h"
+#include "nfs/v4/ops.h"
+#include "nfs/v4/request.h"
+#include "nfs/vfs/attrs.h"
+#include "nfs/vfs/dirops.h"
+#include "nfs/vfs/lookup.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+namespace {
+
+uint64_t change(const vfs::Node& n) {
+    auto a = vfs::getattr(n);
+    return a ? change_of(*a) : 0;
+}
+
+}  // namespace
+
+OpResult op_rename(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
+    Request& rq = *c.rq;
+    x4::RENAME4args a;
+    if (!rq.decode(args, a)) return OpResult::bad_xdr();
+    auto fail = [&](x4::nfsstat4 st) {
+        encode_status_only(res, st);
+        return OpResult{st};
+    };
+    Target *from, *to;
+    if (auto st = rq.saved(from); st != x4::NFS4_OK) return fail(st);
+    if (auto st = rq.current(to); st != x4::NFS4_OK) return fail(st);
+    if (auto st = must_be_dir(*from); st != x4::NFS4_OK) return fail(st);
+    if (auto st = must_be_dir(*to); st != x4::NFS4_OK) return fail(st);
+    std::string_view oldname, newname;
+    if (auto st = check_name(a.oldname, oldname); st != x4::NFS4_OK) return fail(st);
+    if (auto st = check_name(a.newname, newname); st != x4::NFS4_OK) return fail(st);
+    if (from->pseudo || to->pseudo) return fail(x4::NFS4ERR_ROFS);
+    if (from->node.exp.get() != to->node.exp.get()) return fail(x4::NFS4ERR_XDEV);
+    if (!to->who.read_write) return fail(x4::NFS4ERR_ROFS);
+    const uint64_t from_before = change(from->node), to_before = change(to->node);
+    // A file renamed over loses its cached descriptor (as REMOVE).
+    auto victim = vfs::lookup(to->node, newname, to->who.id);
+    if (auto r = vfs::rename(from->node, oldname, to->node, newname, to->who.id); !r)
+        return fail(to_nfsstat4(r.error()));
+    if (victim && S_ISREG(victim->attr.stx_mode)) rq.svc.files.forget(victim->node.handle);
+    x4::RENAME4res out(x4::NFS4_OK);
+    out.resok4().source_cinfo = {false, from_before, change(from->node)};
+    out.resok4().target_cinfo = {false, to_before, change(to->node)};
+    x4::xdr_encode(res, out);
+    return {};
+}
+
+OpResult op_link(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
+    Request& rq = *c.rq;
+    x4::LINK4args a;
+    if (!rq.decode(args, a)) return OpResult::bad_xdr();
+    auto fail = [&](x4::nfsstat4 st) {
+        encode_status_only(res, st);
+        return OpResult{st};
+    };
+    Target *obj, *dir;
+    if (auto st = rq.saved(obj); st != x4::NFS4_OK) return fail(st);
+    if (auto st = rq.current(dir); st != x4::NFS4_OK) return fail(st);
+    if (auto st = must_be_dir(*dir); st != x4::NFS4_OK) return fail(st);
+    std::string_view name;
+    if (auto st = check_name(a.newname, name); st != x4::NFS4_OK) return fail(st);
+    if (obj->pseudo) return fail(x4::NFS4ERR_ISDIR);
+    if (dir->pseudo) return fail(x4::NFS4ERR_ROFS);
+    if (obj->node.exp.get() != dir->node.exp.get()) return fail(x4::NFS4ERR_XDEV);
+    if (!dir->who.read_write) return fail(x4::NFS4ERR_ROFS);
+    auto attr = vfs::getattr(obj->node);
+    if (!attr) return fail(to_nfsstat4(attr.error()));
+    if (S_ISDIR(attr->stx_mode)) return fail(x4::NFS4ERR_ISDIR);
+    const uint64_t before = change(dir->node);
+    if (auto r = vfs::link(obj->node, dir->node, name, dir->who.id); !r)
+        return fail(to_nfsstat4(r.error()));
+    x4::LINK4res out(x4::NFS4_OK);
+    out.resok4().cinfo = {false, before, change(dir->node)};
+    x4::xdr_encode(res, out);
+    return {};
+}
+
+}  // namespace nfsrdmad::nfs::v4

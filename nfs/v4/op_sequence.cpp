@@ -1,0 +1,70 @@
+// SEQUENCE (RFC 8881 §18.46): the first operation of every COMPOUND in a session.
+// The slot table (exactly-once semantics, §2.10.6) is the session's (state/session.cpp);
+// here the COMPOUND learns its limits from the session's fore channel and hands the
+// slot its reply when the COMPOUND is done.
+//
+//   new request (seqid = slot + 1)   runs; on_finish gives the slot the encoded reply
+//                                    (kept if sa_cachethis) and frees it
+//   retransmission (seqid = slot)    the cached reply goes out instead (Compound::replay)
+//   otherwise                        SEQ_MISORDERED, BADSESSION, BADSLOT ... and nothing runs
+#include "nfs/v4/ops.h"
+#include "nfs/v4/request.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+OpResult op_sequence(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
+    Request& rq = *c.rq;
+    x4::SEQUENCE4args a;
+    if (!rq.decode(args, a)) return OpResult::bad_xdr();
+
+    state::SequenceArgs sa;
+    sa.sessionid = a.sa_sessionid;
+    sa.seqid = a.sa_sequenceid;
+    sa.slotid = a.sa_slotid;
+    sa.highest_slotid = a.sa_highest_slotid;
+    sa.cachethis = a.sa_cachethis;
+    sa.conn = rq.conn();
+    state::SequenceResult r = rq.svc.clients.sequence(sa);
+    if (r.status != x4::NFS4_OK) {
+        encode_status_only(res, r.status);
+        return {r.status};
+    }
+    if (r.replay) {
+        c.replay = *r.reply;
+        return {};
+    }
+
+    rq.session = r.session;
+    rq.clientid = r.clientid;
+    rq.slot = a.sa_slotid;
+    const state::ChannelAttrs& fore = r.session->fore();
+    c.max_response = fore.max_response_size;
+    if (a.sa_cachethis) c.max_cached = fore.max_response_size_cached;
+    c.on_finish = [session = r.session, slot = a.sa_slotid, seqid = a.sa_sequenceid](
+                      std::span<const uint8_t> reply) { session->finish(slot, seqid, reply); };
+
+    // §2.10.6.4 and §18.46.3: a request beyond the channel's limits. The slot still
+    // takes this reply (the request was new), so a retransmission gets the same answer.
+    x4::nfsstat4 st = x4::NFS4_OK;
+    if (c.op_count > fore.max_operations)
+        st = x4::NFS4ERR_TOO_MANY_OPS;
+    else if (c.request_bytes > fore.max_request_size)
+        st = x4::NFS4ERR_REQ_TOO_BIG;
+    if (st != x4::NFS4_OK) {
+        encode_status_only(res, st);
+        return {st};
+    }
+
+    x4::SEQUENCE4res out(x4::NFS4_OK);
+    auto& ok = out.sr_resok4();
+    ok.sr_sessionid = a.sa_sessionid;
+    ok.sr_sequenceid = a.sa_sequenceid;
+    ok.sr_slotid = a.sa_slotid;
+    ok.sr_highest_slotid = r.highest_slotid;
+    ok.sr_target_highest_slotid = r.target_highest_slotid;
+    ok.sr_status_flags = r.status_flags;
+    x4::xdr_encode(res, out);
+    return {};
+}
+
+}  // namespace nfsrdmad::nfs::v4

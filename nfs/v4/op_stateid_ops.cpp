@@ -1,0 +1,47 @@
+// The operations on stateids themselves: DELEGRETURN (RFC 8881 §18.6: this server
+// grants no delegations, so no stateid is ever a delegation: BAD_STATEID),
+// TEST_STATEID (§18.48) and FREE_STATEID (§18.38), answered by the client table.
+#include "nfs/v4/ops.h"
+#include "nfs/v4/request.h"
+#include "nfs/v4/stateids.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+OpResult op_delegreturn(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
+    x4::DELEGRETURN4args a;
+    if (!c.rq->decode(args, a)) return OpResult::bad_xdr();
+    Target* cur;
+    x4::nfsstat4 st = c.rq->current(cur);
+    if (st == x4::NFS4_OK) st = x4::NFS4ERR_BAD_STATEID;
+    encode_status_only(res, st);
+    return {st};
+}
+
+OpResult op_test_stateid(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
+    Request& rq = *c.rq;
+    x4::TEST_STATEID4args a;
+    if (!rq.decode(args, a)) return OpResult::bad_xdr();
+    std::vector<state::Stateid> ids;
+    ids.reserve(a.ts_stateids.size());
+    for (const auto& s : a.ts_stateids) ids.push_back(from_wire(s));
+    auto codes = rq.svc.clients.test_stateids(rq.clientid, ids);
+    x4::TEST_STATEID4res out(x4::NFS4_OK);
+    out.tsr_resok4().tsr_status_codes.assign(codes.begin(), codes.end());
+    x4::xdr_encode(res, out);
+    return {};
+}
+
+OpResult op_free_stateid(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
+    Request& rq = *c.rq;
+    x4::FREE_STATEID4args a;
+    if (!rq.decode(args, a)) return OpResult::bad_xdr();
+    state::Stateid sid;
+    x4::nfsstat4 st = effective_stateid(c, a.fsa_stateid, sid);
+    // No byte-range locks yet: no stateid holds any (§18.38.3 LOCKS_HELD).
+    if (st == x4::NFS4_OK) st = rq.svc.clients.free_stateid(rq.clientid, sid, false);
+    if (st == x4::NFS4_OK) rq.svc.opens.erase(sid.other);
+    encode_status_only(res, st);
+    return {st};
+}
+
+}  // namespace nfsrdmad::nfs::v4

@@ -1,0 +1,69 @@
+// open_state.h — what an open stateid stands for (RFC 8881 §9: share reservations,
+// §8.2 stateids): the client, the open owner, the file, the share access and deny
+// bits, and the open file itself.
+//
+// Owner and lifetime: the table belongs to Services; an open lives from OPEN until
+// CLOSE (or forget_client when the client's lease expired and it was reaped). Its
+// stateid is the client table's (ClientTable::new_stateid / bump / release), whose
+// bounds (per client and server-wide) bound this table too.
+//
+// The open file is a shared reference to a descriptor from the FdCache: it stays open
+// while the stateid lives even when the cache evicts it, so a file unlinked after OPEN
+// is still read and written through its stateid (§9.x: the last close removes it).
+// Permission to open is checked at OPEN with the caller's identity.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "nfs/common/authorize.h"
+#include "nfs/v4/state/stateid.h"
+#include "nfs/v4/state/types.h"
+#include "nfs/vfs/fd_cache.h"
+#include "nfs/vfs/handle.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+namespace x4 = xdr::nfs4;
+
+struct Open {
+    state::ClientId client = 0;
+    std::vector<uint8_t> owner;  // open_owner4.owner
+    vfs::FileHandle file;
+    uint32_t access = 0;  // OPEN4_SHARE_ACCESS_READ | _WRITE
+    uint32_t deny = 0;    // OPEN4_SHARE_DENY_*
+    std::shared_ptr<const vfs::OpenFile> fd;
+    Caller who;  // whose OPEN it was: I/O through the stateid runs as them
+    state::Stateid stateid;
+};
+
+class OpenTable {
+  public:
+    using Other = std::array<uint8_t, 12>;
+
+    // §9.7 share reservations: NFS4ERR_SHARE_DENIED when another owner's open of `file`
+    // denies what is asked or asks what is denied. `self`: the owner's own open, which
+    // does not conflict with itself.
+    x4::nfsstat4 check_share(const vfs::FileHandle& file, uint32_t access, uint32_t deny,
+                             const std::optional<Other>& self) const;
+    // The open of (client, owner, file), if there is one (OPEN upgrades it, §18.16.3).
+    std::optional<Open> find_owner(state::ClientId client, std::span<const uint8_t> owner,
+                                   const vfs::FileHandle& file) const;
+    std::optional<Open> find(const Other& other) const;
+    void put(const Open& o);  // insert or replace, by o.stateid.other
+    void erase(const Other& other);
+    size_t forget_client(state::ClientId client);  // every open of a reaped client
+    size_t size() const;
+
+  private:
+    mutable std::mutex mu_;
+    std::map<Other, Open> opens_;
+};
+
+}  // namespace nfsrdmad::nfs::v4

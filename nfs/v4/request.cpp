@@ -1,0 +1,183 @@
+#include "nfs/v4/request.h"
+
+#include <cerrno>
+
+#include "nfs/vfs/result.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+Services::Services(std::shared_ptr<vfs::ExportRegistry> e, const Options& o)
+    : options(o),
+      exports(std::move(e)),
+      files(o.fd_cache_capacity),
+      clients(clock, o.epoch ? o.epoch : static_cast<uint32_t>(::time(nullptr)), o.limits),
+      ids(o.domain) {}
+
+std::shared_ptr<const PseudoFs> Services::pseudo_for(
+    const std::shared_ptr<const vfs::ExportTable>& t) {
+    std::lock_guard lock(mu_);
+    if (pseudo_ && pseudo_table_.lock() == t) return pseudo_;
+    std::vector<PseudoFs::ExportPoint> points;
+    if (t)
+        for (const auto& e : t->exports())
+            points.push_back({vfs::normalize_path(e->spec().path), e->fsid()});
+    pseudo_ = std::make_shared<const PseudoFs>(points);
+    pseudo_table_ = t;
+    return pseudo_;
+}
+
+Request::Request(rpc::CallContext& ctx, Services& svc)
+    : ctx(ctx), svc(svc), table(svc.exports->snapshot()), pseudo(svc.pseudo_for(table)) {
+    compound.rq = this;
+}
+
+x4::nfsstat4 Request::admit(const vfs::Export& exp, Caller& who) {
+    switch (authorize(exp, ctx.header, who)) {
+        case Verdict::Ok:
+            return x4::NFS4_OK;
+        case Verdict::NotAllowed:
+            return x4::NFS4ERR_ACCESS;
+        case Verdict::InsecurePort:
+            return x4::NFS4ERR_PERM;  // as knfsd answers a `secure` export
+        case Verdict::WeakAuth:
+            // RFC 8881 §2.6.3.1: the client asks SECINFO(_NO_NAME) what to use.
+            return x4::NFS4ERR_WRONGSEC;
+    }
+    return x4::NFS4ERR_ACCESS;
+}
+
+x4::nfsstat4 Request::resolve(std::span<const uint8_t> fh, Target& out) {
+    out = Target{};
+    if (is_pseudo_handle(fh)) {
+        auto node = decode_pseudo_handle(table->key(), fh);
+        if (!node) return x4::NFS4ERR_BADHANDLE;
+        // A pseudo directory no longer above any export (a reload took it away).
+        if (!pseudo->has(*node)) return x4::NFS4ERR_STALE;
+        out.pseudo = true;
+        out.pseudo_node = *node;
+        return x4::NFS4_OK;
+    }
+    auto ref = table->find_by_handle(fh);
+    if (!ref) return to_nfsstat4(ref.error());
+    // Authorized before anything of the export is opened (as v3's Request::resolve).
+    if (auto st = admit(*ref->exp, out.who); st != x4::NFS4_OK) return st;
+    auto node = vfs::ExportTable::open(*ref);
+    if (!node) return to_nfsstat4(node.error());
+    out.node = std::move(*node);
+    return x4::NFS4_OK;
+}
+
+x4::nfsstat4 Request::resolve_cached(const std::optional<WireHandle>& fh,
+                                     std::optional<Cached>& cache, Target*& out) {
+    out = nullptr;
+    if (!fh) return x4::NFS4ERR_NOFILEHANDLE;
+    if (!cache || cache->fh != *fh) {
+        cache.reset();
+        Target t;
+        if (auto st = resolve(*fh, t); st != x4::NFS4_OK) return st;
+        cache.emplace(Cached{*fh, std::move(t)});
+    }
+    out = &cache->t;
+    return x4::NFS4_OK;
+}
+
+x4::nfsstat4 Request::current(Target*& out) {
+    return resolve_cached(compound.current_fh, current_, out);
+}
+
+x4::nfsstat4 Request::saved(Target*& out) {
+    return resolve_cached(compound.saved_fh, saved_, out);
+}
+
+WireHandle Request::handle_of(const Target& t) const {
+    if (t.pseudo) {
+        auto h = encode_pseudo_handle(table->key(), t.pseudo_node);
+        return WireHandle(h.data().begin(), h.data().end());
+    }
+    auto d = t.node.handle.data();
+    return WireHandle(d.begin(), d.end());
+}
+
+void Request::set_current(Target t) {
+    WireHandle fh = handle_of(t);
+    compound.current_fh = fh;
+    current_.emplace(Cached{std::move(fh), std::move(t)});
+}
+
+void Request::save_current() {
+    compound.saved_fh = compound.current_fh;
+    compound.saved_stateid = compound.current_stateid;
+    saved_.reset();  // resolved again when asked for (a Node is not copied)
+}
+
+void Request::restore_saved() {
+    compound.current_fh = compound.saved_fh;
+    compound.current_stateid = compound.saved_stateid;
+    current_.reset();
+}
+
+std::string Request::principal() const {
+    const auto& c = ctx.header.cred;
+    if (c.flavor == vfs::kAuthSys) return "sys:" + std::to_string(c.sys.uid);
+    return "none";
+}
+
+x4::nfsstat4 to_nfsstat4(int err) {
+    switch (err) {
+        case 0:
+            return x4::NFS4_OK;
+        case EPERM:
+            return x4::NFS4ERR_PERM;
+        case ENOENT:
+            return x4::NFS4ERR_NOENT;
+        case ENXIO:
+            return x4::NFS4ERR_NXIO;
+        case EACCES:
+            return x4::NFS4ERR_ACCESS;
+        case EEXIST:
+            return x4::NFS4ERR_EXIST;
+        case EXDEV:
+            return x4::NFS4ERR_XDEV;
+        case ENOTDIR:
+            return x4::NFS4ERR_NOTDIR;
+        case EISDIR:
+            return x4::NFS4ERR_ISDIR;
+        case EINVAL:
+            return x4::NFS4ERR_INVAL;
+        case EFBIG:
+            return x4::NFS4ERR_FBIG;
+        case ENOSPC:
+            return x4::NFS4ERR_NOSPC;
+        case EROFS:
+            return x4::NFS4ERR_ROFS;
+        case EMLINK:
+            return x4::NFS4ERR_MLINK;
+        case ENAMETOOLONG:
+            return x4::NFS4ERR_NAMETOOLONG;
+        case ENOTEMPTY:
+            return x4::NFS4ERR_NOTEMPTY;
+        case EDQUOT:
+            return x4::NFS4ERR_DQUOT;
+        case ESTALE:
+            return x4::NFS4ERR_STALE;
+        case ELOOP:
+            return x4::NFS4ERR_SYMLINK;  // §18.16.3: a symlink where a dir was needed
+        case EOPNOTSUPP:
+            return x4::NFS4ERR_NOTSUPP;
+        case ETXTBSY:
+            return x4::NFS4ERR_FILE_OPEN;
+        case EBADF:
+            return x4::NFS4ERR_BAD_STATEID;
+        // A shortage the client should wait out (fd_pressure.h): NFS4ERR_DELAY.
+        case EAGAIN:
+        case EMFILE:
+        case ENFILE:
+            return x4::NFS4ERR_DELAY;
+        case vfs::kBadHandle:
+            return x4::NFS4ERR_BADHANDLE;
+        default:
+            return x4::NFS4ERR_IO;
+    }
+}
+
+}  // namespace nfsrdmad::nfs::v4

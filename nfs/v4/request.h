@@ -1,0 +1,101 @@
+// request.h — one NFSv4.1 COMPOUND in progress: what its operations share beyond the
+// Compound itself (the daemon's services, the export snapshot, the session SEQUENCE
+// found, the caller) and the per-operation plumbing: turning the current filehandle
+// into something to act on, mapping errno to nfsstat4.
+//
+// An operation reaches its Request through Compound::rq:
+//
+//     OpResult op_getattr(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
+//         Request& rq = *c.rq;
+//         Target* t;
+//         if (auto st = rq.current(t); st != x4::NFS4_OK) ...
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+#include "nfs/common/authorize.h"
+#include "nfs/v4/compound.h"
+#include "nfs/v4/services.h"
+#include "nfs/vfs/node.h"
+#include "transport/rpc/program.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+// What a filehandle names, resolved: a directory of the pseudo file system (RFC 8881
+// §7.3), or an object of an export together with the caller's rights there.
+struct Target {
+    bool pseudo = false;
+    uint64_t pseudo_node = 0;  // pseudo: PseudoFs node id
+    vfs::Node node;            // !pseudo: the object (node.exp is its export)
+    Caller who;                // !pseudo: the rule that admitted the caller, its identity
+};
+
+class Request {
+  public:
+    Request(rpc::CallContext& ctx, Services& svc);
+    Request(const Request&) = delete;
+    Request& operator=(const Request&) = delete;
+
+    rpc::CallContext& ctx;
+    Services& svc;
+    std::shared_ptr<const vfs::ExportTable> table;  // this COMPOUND's export snapshot
+    std::shared_ptr<const PseudoFs> pseudo;         // built over `table`
+    Compound compound;                              // compound.rq == this
+
+    // Set by SEQUENCE (§18.46): the session and client this COMPOUND runs in.
+    std::shared_ptr<state::Session> session;
+    state::ClientId clientid = 0;
+    uint32_t slot = 0;  // the session's slot this COMPOUND holds
+
+    // The current filehandle resolved and checked against its export's rules; cached
+    // until the current filehandle changes. NFS4_OK, or the error for the operation:
+    // NOFILEHANDLE (none set), BADHANDLE / STALE (not ours, or gone), WRONGSEC (the
+    // export does not take this flavor, §2.6.3.1), ACCESS (the client is not listed),
+    // PERM (a `secure` export and a call from port >= 1024).
+    x4::nfsstat4 current(Target*& out);
+    x4::nfsstat4 saved(Target*& out);
+    // Any handle, without touching the current one (PUTFH checks with this).
+    x4::nfsstat4 resolve(std::span<const uint8_t> fh, Target& out);
+    // Makes `t` the current filehandle (LOOKUP, OPEN, PUTROOTFH ...), with its handle.
+    void set_current(Target t);
+    // SAVEFH / RESTOREFH (§18.27, §18.31): the handles and their resolutions.
+    void save_current();
+    void restore_saved();
+
+    // The wire handle of a target.
+    WireHandle handle_of(const Target& t) const;
+    // The caller's identity for acting on a pseudo directory (read-only): squashed
+    // to nobody unless it is root.
+    const rpc::Credential& cred() const { return ctx.header.cred; }
+    // Who the client owner is for EXCHANGE_ID's principal check (§2.4.1):
+    // "sys:<uid>" for AUTH_SYS, "none" for AUTH_NONE (a GSS principal later).
+    std::string principal() const;
+    state::ConnId conn() const { return ctx.header.peer ? ctx.header.peer->conn : 0; }
+
+    // Decodes an operation's arguments (every byte of a COMPOUND is consumed by its
+    // operations; the engine checks what is left at the end).
+    template <class Args>
+    bool decode(xdr::Decoder& d, Args& a) {
+        return x4::xdr_decode(d, a);
+    }
+
+  private:
+    struct Cached {
+        WireHandle fh;
+        Target t;
+    };
+    x4::nfsstat4 resolve_cached(const std::optional<WireHandle>& fh, std::optional<Cached>& cache,
+                                Target*& out);
+    x4::nfsstat4 admit(const vfs::Export& exp, Caller& who);
+
+    std::optional<Cached> current_, saved_;
+};
+
+// errno (and vfs::kBadHandle) -> nfsstat4 (RFC 8881 §15.1).
+x4::nfsstat4 to_nfsstat4(int err);
+
+}  // namespace nfsrdmad::nfs::v4

@@ -1,0 +1,53 @@
+// services.h — what every NFSv4.1 operation shares: one per daemon, owned by Nfs4Program.
+//
+// Lifetimes: the export table is a snapshot per COMPOUND (a reload replaces it between
+// calls); the pseudo file system is rebuilt from a snapshot the first time a COMPOUND
+// sees a new one; the client table (clients, sessions, stateids) lives as long as the
+// daemon and is never tied to a connection (RFC 8881 §2.10.3: connections come and go,
+// sessions stay until destroyed or their lease expires).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "nfs/v4/id_map.h"
+#include "nfs/v4/open_state.h"
+#include "nfs/v4/pseudo_fs.h"
+#include "nfs/v4/state/client_table.h"
+#include "nfs/vfs/export.h"
+#include "nfs/vfs/fd_cache.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+struct Options {
+    state::Limits limits;                // leases, bounds, channel limits
+    std::string domain = "localdomain";  // NFSv4 id mapping (RFC 8881 §5.9)
+    size_t fd_cache_capacity = vfs::FdCache::kDefaultCapacity;
+    uint32_t epoch = 0;  // 0: the boot time in seconds
+};
+
+class Services {
+  public:
+    Services(std::shared_ptr<vfs::ExportRegistry> exports, const Options& o);
+
+    const Options options;
+    std::shared_ptr<vfs::ExportRegistry> exports;
+    vfs::FdCache files;
+    state::SteadyClock clock;
+    state::ClientTable clients;
+    IdMap ids;
+    OpenTable opens;
+
+    // The pseudo file system over `table` (built once per snapshot).
+    std::shared_ptr<const PseudoFs> pseudo_for(const std::shared_ptr<const vfs::ExportTable>& t);
+
+  private:
+    std::mutex mu_;
+    std::weak_ptr<const vfs::ExportTable> pseudo_table_;
+    std::shared_ptr<const PseudoFs> pseudo_;
+};
+
+}  // namespace nfsrdmad::nfs::v4

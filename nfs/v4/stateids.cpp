@@ -1,0 +1,41 @@
+#include "nfs/v4/stateids.h"
+
+#include <algorithm>
+
+namespace nfsrdmad::nfs::v4 {
+
+x4::nfsstat4 effective_stateid(const Compound& c, const x4::stateid4& in, state::Stateid& out) {
+    out = from_wire(in);
+    switch (state::classify(out)) {
+        case state::Special::Current:
+            if (!c.current_stateid) return x4::NFS4ERR_BAD_STATEID;
+            out = from_wire(*c.current_stateid);
+            return x4::NFS4_OK;
+        case state::Special::Invalid:
+        case state::Special::Reserved:
+            return x4::NFS4ERR_BAD_STATEID;
+        default:
+            return x4::NFS4_OK;
+    }
+}
+
+x4::nfsstat4 find_open(Request& rq, const state::Stateid& sid, const Target& cur, Open& out) {
+    if (cur.pseudo) return x4::NFS4ERR_BAD_STATEID;
+    auto fh = cur.node.handle.data();
+    return find_open_of(rq, sid, WireHandle(fh.begin(), fh.end()), out);
+}
+
+x4::nfsstat4 find_open_of(Request& rq, const state::Stateid& sid, const WireHandle& fh, Open& out) {
+    if (state::classify(sid) != state::Special::None) return x4::NFS4ERR_BAD_STATEID;
+    auto r = rq.svc.clients.check_stateid(rq.clientid, sid, state::mask_of(state::StateKind::Open));
+    if (r.status != x4::NFS4_OK) return r.status;
+    auto o = rq.svc.opens.find(sid.other);
+    if (!o || o->client != rq.clientid) return x4::NFS4ERR_BAD_STATEID;
+    auto file = o->file.data();
+    if (!std::equal(file.begin(), file.end(), fh.begin(), fh.end())) return x4::NFS4ERR_BAD_STATEID;
+    out = std::move(*o);
+    out.stateid = r.stateid;
+    return x4::NFS4_OK;
+}
+
+}  // namespace nfsrdmad::nfs::v4

@@ -1,0 +1,212 @@
+// NFSv4.1 namespace and file operations through Nfs4Program (RFC 8881 §18): OPEN,
+// READ, WRITE, CLOSE and their stateids, share reservations, files unlinked while open,
+// LOOKUP/LOOKUPP/READDIR/GETATTR in the pseudo file system and in an export, and the
+// errors of each.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+
+#include "nfs/v4/attrs/object_attrs.h"
+#include "tests/unit/nfs4_ops_util.h"
+
+namespace nfsrdmad::nfs::v4::testing {
+namespace {
+
+class Nfs4Files : public Nfs4OpsFixture {
+  protected:
+    void SetUp() override {
+        Nfs4OpsFixture::SetUp();
+        establish();
+        root_fh_ = exp_->root_handle();
+    }
+    x4::nfs_argop4 put_root() { return op_putfh(root_fh_.data()); }
+    std::span<const uint8_t> s(const std::string& v) { return keep(v); }
+
+    // OPEN (create) + WRITE of `content`; the stateid.
+    x4::stateid4 create_file(const std::string& name, const std::string& content,
+                             const std::string& owner = "owner-a") {
+        Reply r = seq({put_root(), op_open(s(owner), s(name), true, x4::OPEN4_SHARE_ACCESS_BOTH)});
+        EXPECT_EQ(r.status(), x4::NFS4_OK);
+        if (r.status() != x4::NFS4_OK) return {};
+        x4::stateid4 sid = r.op(2).opopen().resok4().stateid;
+        Reply w = seq({put_root(), op_lookup(s(name)), op_write(sid, 0, s(content))});
+        EXPECT_EQ(w.status(), x4::NFS4_OK);
+        return sid;
+    }
+
+    vfs::FileHandle root_fh_;
+};
+
+TEST_F(Nfs4Files, CreateWriteReadClose) {
+    x4::stateid4 sid = create_file("f", "hello, v4");
+    std::ifstream in(path("f"));
+    std::string on_disk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(on_disk, "hello, v4");
+    EXPECT_EQ(sid.seqid, 1u);
+
+    Reply r = seq({put_root(), op_lookup(s("f")), op_read(sid, 7, 100)});
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    const auto& rd = r.op(3).opread().resok4();
+    EXPECT_TRUE(rd.eof);
+    EXPECT_EQ(std::string(rd.data.begin(), rd.data.end()), "v4");
+
+    Reply c = seq({put_root(), op_lookup(s("f")), op_close(sid)});
+    ASSERT_EQ(c.status(), x4::NFS4_OK);
+    EXPECT_EQ(c.op(3).opclose().open_stateid().seqid, 0xffffffffu);
+    // The stateid is gone.
+    Reply again = seq({put_root(), op_lookup(s("f")), op_read(sid, 0, 10)});
+    EXPECT_EQ(again.status(), x4::NFS4ERR_BAD_STATEID);
+}
+
+TEST_F(Nfs4Files, OpenErrors) {
+    write_file("exists", "x");
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);
+    EXPECT_EQ(seq({put_root(), op_open(s("o"), s("nope"), false, 1)}).status(), x4::NFS4ERR_NOENT);
+    EXPECT_EQ(seq({put_root(), op_open(s("o"), s("d"), false, 1)}).status(), x4::NFS4ERR_ISDIR);
+    EXPECT_EQ(seq({put_root(), op_open(s("o"), s("exists"), true, 1, 0, x4::GUARDED4)}).status(),
+              x4::NFS4ERR_EXIST);
+    EXPECT_EQ(seq({put_root(), op_open(s("o"), s("exists"), false, 0)}).status(),
+              x4::NFS4ERR_INVAL);
+    EXPECT_EQ(seq({put_root(), op_open(s("o"), s("exists"), false, 1, 4)}).status(),
+              x4::NFS4ERR_INVAL);
+    EXPECT_EQ(seq({put_root(), op_open(s("o"), s(".."), false, 1)}).status(), x4::NFS4ERR_BADNAME);
+    // The pseudo root is read-only.
+    EXPECT_EQ(seq({op_putrootfh(), op_open(s("o"), s("new"), true, 3)}).status(), x4::NFS4ERR_ROFS);
+}
+
+TEST_F(Nfs4Files, ShareReservations) {
+    write_file("shared", "x", 0666);
+    Reply a = seq({put_root(), op_open(s("a"), s("shared"), false, 1, x4::OPEN4_SHARE_DENY_WRITE)});
+    ASSERT_EQ(a.status(), x4::NFS4_OK);
+    // Another owner asking to write is denied; asking to read is not.
+    EXPECT_EQ(seq({put_root(), op_open(s("b"), s("shared"), false, 2)}).status(),
+              x4::NFS4ERR_SHARE_DENIED);
+    EXPECT_EQ(seq({put_root(), op_open(s("b"), s("shared"), false, 1)}).status(), x4::NFS4_OK);
+    // A READ-only open cannot write (§9.1.4 OPENMODE).
+    x4::stateid4 sid = a.op(2).opopen().resok4().stateid;
+    EXPECT_EQ(seq({put_root(), op_lookup(s("shared")), op_write(sid, 0, s("y"))}).status(),
+              x4::NFS4ERR_OPENMODE);
+    // The same owner opening again upgrades its open: same stateid, next seqid.
+    Reply up = seq({put_root(), op_open(s("a"), s("shared"), false, 1)});
+    ASSERT_EQ(up.status(), x4::NFS4_OK);
+    EXPECT_EQ(up.op(2).opopen().resok4().stateid.other, sid.other);
+    EXPECT_EQ(up.op(2).opopen().resok4().stateid.seqid, 2u);
+    // The old seqid is now OLD_STATEID.
+    EXPECT_EQ(seq({put_root(), op_lookup(s("shared")), op_read(sid, 0, 1)}).status(),
+              x4::NFS4ERR_OLD_STATEID);
+}
+
+TEST_F(Nfs4Files, UnlinkedWhileOpenStaysUsable) {
+    x4::stateid4 sid = create_file("gone", "still here");
+    Reply fh = seq({put_root(), op_lookup(s("gone")), op_getfh()});
+    ASSERT_EQ(fh.status(), x4::NFS4_OK);
+    std::vector<uint8_t> handle(fh.op(3).opgetfh().resok4().object.begin(),
+                                fh.op(3).opgetfh().resok4().object.end());
+    x4::nfs_argop4 rm(x4::OP_REMOVE);
+    rm.opremove().target = s("gone");
+    ASSERT_EQ(seq({put_root(), rm}).status(), x4::NFS4_OK);
+    struct stat st;
+    EXPECT_NE(::stat(path("gone").c_str(), &st), 0);
+    Reply r = seq({op_putfh(handle), op_read(sid, 0, 100)});
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    const auto& d = r.op(2).opread().resok4().data;
+    EXPECT_EQ(std::string(d.begin(), d.end()), "still here");
+}
+
+TEST_F(Nfs4Files, StateidForAnotherFileIsBad) {
+    x4::stateid4 sid = create_file("one", "1");
+    create_file("two", "2", "owner-b");
+    EXPECT_EQ(seq({put_root(), op_lookup(s("two")), op_read(sid, 0, 1)}).status(),
+              x4::NFS4ERR_BAD_STATEID);
+    // The current stateid (seqid 1, other zero) after OPEN in the same COMPOUND.
+    x4::stateid4 current{1, {}};
+    Reply r = seq({put_root(), op_open(s("owner-c"), s("one"), false, 1), op_read(current, 0, 1)});
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    // Without one it is BAD_STATEID.
+    EXPECT_EQ(seq({put_root(), op_lookup(s("one")), op_read(current, 0, 1)}).status(),
+              x4::NFS4ERR_BAD_STATEID);
+}
+
+TEST_F(Nfs4Files, PseudoRootAndLookups) {
+    // PUTROOTFH: a pseudo directory in the pseudo fsid.
+    Reply r = seq({op_putrootfh(), op_getattr({x4::FATTR4_TYPE, x4::FATTR4_FSID})});
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    const auto& f = r.op(2).opgetattr().resok4().obj_attributes;
+    xdr::Decoder d(f.attr_vals);
+    EXPECT_EQ(d.get_u32(), static_cast<uint32_t>(x4::NF4DIR));
+    EXPECT_EQ(d.get_u64(), kPseudoFsid.major);
+    EXPECT_EQ(d.get_u64(), kPseudoFsid.minor);
+    // Walking down the export's path component by component reaches its root.
+    std::vector<x4::nfs_argop4> ops{op_putrootfh()};
+    std::string p = export_dir_.substr(1);
+    for (size_t at = 0; at != std::string::npos;) {
+        size_t next = p.find('/', at);
+        ops.push_back(op_lookup(s(p.substr(at, next == std::string::npos ? next : next - at))));
+        at = next == std::string::npos ? next : next + 1;
+    }
+    ops.push_back(op_getfh());
+    Reply walk = seq(ops);
+    ASSERT_EQ(walk.status(), x4::NFS4_OK);
+    auto got = walk.op(walk.count() - 1).opgetfh().resok4().object;
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), root_fh_.data().begin(), root_fh_.data().end()));
+    // LOOKUPP at the export root goes back up into the pseudo file system.
+    x4::nfs_argop4 up(x4::OP_LOOKUPP);
+    Reply back = seq({put_root(), up, op_getfh()});
+    ASSERT_EQ(back.status(), x4::NFS4_OK);
+    EXPECT_TRUE(is_pseudo_handle(back.op(3).opgetfh().resok4().object));
+    // Errors: a name that is not there, a file as a directory, "." and "".
+    write_file("plain", "x");
+    EXPECT_EQ(seq({op_putrootfh(), op_lookup(s("nope"))}).status(), x4::NFS4ERR_NOENT);
+    EXPECT_EQ(seq({put_root(), op_lookup(s("plain")), op_lookup(s("x"))}).status(),
+              x4::NFS4ERR_NOTDIR);
+    EXPECT_EQ(seq({put_root(), op_lookup(s("."))}).status(), x4::NFS4ERR_BADNAME);
+    EXPECT_EQ(seq({put_root(), op_lookup(s(""))}).status(), x4::NFS4ERR_INVAL);
+    // LOOKUPP at the pseudo root: NOENT.
+    EXPECT_EQ(seq({op_putrootfh(), up}).status(), x4::NFS4ERR_NOENT);
+}
+
+TEST_F(Nfs4Files, ReaddirListsWithoutDotsAndChecksCookies) {
+    write_file("a", "1");
+    write_file("b", "2");
+    x4::nfs_argop4 rd(x4::OP_READDIR);
+    rd.opreaddir().maxcount = 8192;
+    rd.opreaddir().dircount = 8192;
+    rd.opreaddir().attr_request = {1u << x4::FATTR4_TYPE};
+    Reply r = seq({put_root(), rd});
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    const auto& list = r.op(2).opreaddir().resok4().reply;
+    EXPECT_TRUE(list.eof);
+    std::vector<std::string> names;
+    for (const auto& e : list.entries) names.emplace_back(e.name.begin(), e.name.end());
+    std::sort(names.begin(), names.end());
+    EXPECT_EQ(names, (std::vector<std::string>{"a", "b"}));
+    // Cookies 1 and 2 are reserved; a tiny maxcount fits nothing.
+    rd.opreaddir().cookie = 1;
+    EXPECT_EQ(seq({put_root(), rd}).status(), x4::NFS4ERR_BAD_COOKIE);
+    rd.opreaddir().cookie = 0;
+    rd.opreaddir().maxcount = 20;
+    EXPECT_EQ(seq({put_root(), rd}).status(), x4::NFS4ERR_TOOSMALL);
+}
+
+TEST_F(Nfs4Files, ReclaimCompleteOnce) {
+    x4::nfs_argop4 rc(x4::OP_RECLAIM_COMPLETE);
+    EXPECT_EQ(seq({rc}).status(), x4::NFS4_OK);
+    EXPECT_EQ(seq({rc}).status(), x4::NFS4ERR_COMPLETE_ALREADY);
+}
+
+TEST_F(Nfs4Files, NonRootCallerIsCheckedByTheKernel) {
+    write_file("private", "secret", 0600);
+    cred.sys.uid = 1234;
+    cred.sys.gid = 1234;
+    EXPECT_EQ(seq({put_root(), op_open(s("u"), s("private"), false, 1)}).status(),
+              x4::NFS4ERR_ACCESS);
+    // OPEN with create on a file that is already there is checked like any OPEN.
+    EXPECT_EQ(seq({put_root(), op_open(s("u"), s("private"), true, 3)}).status(),
+              x4::NFS4ERR_ACCESS);
+}
+
+}  // namespace
+}  // namespace nfsrdmad::nfs::v4::testing
