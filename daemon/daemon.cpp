@@ -16,6 +16,7 @@
 #include "daemon/signals.h"
 #include "nfs/mount/mount_program.h"
 #include "nfs/v3/nfs3_program.h"
+#include "nfs/v4/nfs4_program.h"
 #include "nfs/vfs/durability.h"
 #include "transport/engine/reactor.h"
 #include "transport/engine/worker_pool.h"
@@ -210,6 +211,17 @@ int run(config::Config cfg, const Options& opts) {
     dispatcher.add(mounts);
     auto nfs3 = std::make_shared<nfs::v3::Nfs3Program>(registry, fd_cache);
     dispatcher.add(nfs3);
+    std::shared_ptr<nfs::v4::Nfs4Program> nfs4;
+    if (cfg.nfs4.enabled) {
+        nfs::v4::Options o;
+        o.limits.lease = std::chrono::seconds(cfg.nfs4.lease_time);
+        o.limits.max_clients = cfg.nfs4.max_clients;
+        o.domain = cfg.nfs4.domain;
+        o.fd_cache_capacity = fd_cache;
+        nfs4 = std::make_shared<nfs::v4::Nfs4Program>(registry, o);
+        dispatcher.add(nfs4);
+        spdlog::info("nfsv4.1: lease {} s, id domain {}", cfg.nfs4.lease_time, cfg.nfs4.domain);
+    }
 
     engine::WorkerPool workers(cfg.workers, /*io_flusher=*/true);
     if (int err = workers.io_flusher_error())
