@@ -56,6 +56,25 @@ size_t reply_bytes(const xdr::Encoder& res, size_t start) {
     return n;
 }
 
+// The reply as a retransmission must get it again: the inline bytes from `start` with
+// the out-of-line payloads (READ data) put back where they stand in the XDR stream.
+// Only a reply the slot caches pays for this copy, and ca_maxresponsesize_cached
+// bounds it.
+std::vector<uint8_t> whole_reply(const xdr::Encoder& res, size_t start) {
+    std::span<const uint8_t> in = res.written();
+    std::vector<uint8_t> out;
+    out.reserve(reply_bytes(res, start));
+    size_t at = start;
+    for (const auto& ext : res.externals()) {
+        if (ext.offset < start) continue;
+        out.insert(out.end(), in.begin() + at, in.begin() + ext.offset);
+        out.insert(out.end(), ext.data.begin(), ext.data.end());
+        at = ext.offset;  // the pad bytes are inline
+    }
+    out.insert(out.end(), in.begin() + at, in.end());
+    return out;
+}
+
 }  // namespace
 
 CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args,
@@ -152,7 +171,13 @@ CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args
     }
     res.patch_u32(start, static_cast<uint32_t>(status));
     res.patch_u32(count_at, results);
-    if (c.on_finish) c.on_finish(res.written().subspan(start));
+    if (c.on_finish) {
+        const bool payloads = !res.externals().empty() && res.externals().back().offset >= start;
+        if (c.max_cached && payloads)
+            c.on_finish(whole_reply(res, start));
+        else
+            c.on_finish(res.written().subspan(start));
+    }
     return CompoundOutcome::Done;
 }
 

@@ -208,5 +208,20 @@ TEST_F(Nfs4Files, NonRootCallerIsCheckedByTheKernel) {
               x4::NFS4ERR_ACCESS);
 }
 
+// A READ in a COMPOUND the slot caches: the retransmission gets the data too (the
+// first reply carried it out of line, RFC 8267 §4; the slot keeps the whole reply).
+TEST_F(Nfs4Files, CachedReadIsReplayedWithItsData) {
+    x4::stateid4 sid = create_file("cached", "replayed bytes");
+    Reply first = seq({put_root(), op_lookup(s("cached")), op_read(sid, 0, 100)}, true);
+    ASSERT_EQ(first.status(), x4::NFS4_OK);
+    ASSERT_EQ(first.payloads.size(), 1u);
+    --seqid_;
+    Reply again = seq({put_root(), op_lookup(s("cached")), op_read(sid, 0, 100)}, true);
+    ASSERT_TRUE(again.decoded);
+    EXPECT_EQ(*again.bytes, *first.bytes);
+    const auto& rd = again.op(3).opread().resok4();
+    EXPECT_EQ(std::string(rd.data.begin(), rd.data.end()), "replayed bytes");
+}
+
 }  // namespace
 }  // namespace nfsrdmad::nfs::v4::testing
