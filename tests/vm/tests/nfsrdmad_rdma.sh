@@ -43,6 +43,9 @@
 #  - the engine modes: restarted with engine.mode poll and then event, the kernel mount
 #    moves 32 MiB each way intact; an idle poll-mode daemon burns CPU, an idle adaptive or
 #    event one does not (CPU ticks from /proc, a functional check, not a speed check).
+#  - NFSv4.1 (nfsv4.enabled): the kernel client mounts vers=4.1,proto=rdma (mountstats
+#    says rdma), 64 MiB written and read back after a remount, and nfs4_workload
+#    (lib/nfs.sh) passes;
 # Env: NFSRDMAD_BIN (required), RDMA_REQUESTER (the tool), MANY (default 5000).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/nfs.sh"
@@ -306,7 +309,7 @@ echo 0 > /proc/sys/vm/nr_hugepages
 step "the connection limit and the credit share (shared receive queue)"
 # 256 receive buffers: 64 stay posted on the SRQ, 192 are shared out as credits. Two
 # connections at most: the third is rejected at CONNECT_REQUEST, never accepted.
-printf 'rdma:\n  max_connections: 2\n  receive_buffers: 256\n  send_timeout: 30\n' > /tmp/limits.yaml
+printf 'rdma:\n  max_connections: 2\n  receive_buffers: 256\n  send_timeout: 12\n' > /tmp/limits.yaml
 if check "nfsrdmad starts with max_connections 2" nfsrdmad_start "$EXPORT" \
         --rdma "$RXE_IP:$RDMA_PORT" --config /tmp/limits.yaml &&
     check "limits: listening" wait_for 20 grep -q "rdma: listening on $RXE_IP:$RDMA_PORT" "$NFSRDMAD_LOG" &&
@@ -319,7 +322,7 @@ if check "nfsrdmad starts with max_connections 2" nfsrdmad_start "$EXPORT" \
     out=$("$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" null)
     echo "    $out"
     check_eq "limits: a second connection is granted half of 192 credits" 96 "$(grant "$out")"
-    # The deaf requester stays connected (it takes no reply) until the watchdog's 30 s.
+    # The deaf requester stays connected (it takes no reply) until the watchdog's 12 s.
     "$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" deaf > /tmp/deaf.log 2>&1 & deaf=$!
     two_open() { dump_stats; [ "$(counter open)" = 2 ]; }
     check "limits: the mount and the deaf requester are connected" wait_for 20 two_open
@@ -381,6 +384,26 @@ if NFSRDMAD_ADDR="[$V6]" check "nfsrdmad starts on [$V6]" nfsrdmad_start "$EXPOR
     grep "rdma: connection from" "$NFSRDMAD_LOG" | tail -1
 fi
 check "v6: nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop
+
+step "NFSv4.1 over RDMA"
+MNT4=/mnt/rdma-v4
+OPTS4="vers=4.1,proto=rdma,port=$RDMA_PORT,soft,timeo=300,retrans=2"
+if check "nfsrdmad starts with nfsv4.enabled and RDMA" nfsrdmad_start "$EXPORT" \
+        --rdma "$RXE_IP:$RDMA_PORT" --config "$(nfs4_config)"; then
+    if check "mount -o $OPTS4" nfs_mount "$RXE_IP:$EXPORT" $MNT4 "$OPTS4"; then
+        check "the v4.1 mount runs over RDMA (mountstats)" assert_mount_transport $MNT4 rdma
+        head -c $((64 << 20)) /dev/urandom > /tmp/v4big
+        check "64 MiB written over v4.1/RDMA" dd if=/tmp/v4big of=$MNT4/v4big bs=1M conv=fsync status=none
+        check "umount and remount (cold cache)" bash -c "umount $MNT4 && mount -t nfs -o $OPTS4 $RXE_IP:$EXPORT $MNT4"
+        check "... read back intact" cmp /tmp/v4big $MNT4/v4big
+        nfs4_workload $MNT4 v4.1/rdma
+        rm -f $MNT4/v4big /tmp/v4big
+        note "client-side statistics (per operation):"
+        mount_op_summary $MNT4 | sed 's/^/    /'
+        check "umount (v4.1/RDMA)" nfs_umount $MNT4
+    fi
+    check "nfsrdmad (v4.1) exits 0 on SIGTERM" nfsrdmad_stop
+fi
 
 step "the kernel log"
 # ucma refuses rdma_cm calls from a thread whose credentials changed since the device

@@ -24,6 +24,10 @@
 # dangling, to a directory, 1000-byte target); chmod (incl. setuid, sticky), chown, chgrp,
 # truncate (shrink, grow sparse, to zero); `ls -l` of 5 000 entries (count, names, attributes,
 # again with cold caches); rm -rf of the big and deep trees.
+# Then NFSv4.1 (nfsv4.enabled): the daemon restarted with it, the kernel client mounts
+# vers=4.1 over TCP, sees the v3 tree, runs nfs4_workload (lib/nfs.sh: files, readdir,
+# rename, links, symlinks, chmod, truncate, I/O on a file unlinked while open, rm -rf), and a
+# mount without vers= negotiates 4.1.
 # Env: NFSRDMAD_BIN (required), MANY (5000), KEEP_GOING=1 default (all checks run).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/nfs.sh"
@@ -293,6 +297,26 @@ else
     pass "no 'server not responding' from the NFS client"
 fi
 check "nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop
+
+step "NFSv4.1 over TCP"
+check "nfsrdmad starts with nfsv4.enabled" nfsrdmad_start $EXPORT --config "$(nfs4_config)"
+MNT4=/mnt/v4
+OPTS4="vers=4.1,proto=tcp,port=$NFSRDMAD_PORT,soft,timeo=150,retrans=2"
+if check "mount -o $OPTS4" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "$OPTS4"; then
+    check "the v4.1 mount runs over TCP (mountstats)" assert_mount_transport $MNT4 tcp
+    check "df of the v4.1 mount" bash -c "df -P $MNT4 | awk 'NR == 2 && \$2 > 900000 {ok=1} END {exit !ok}'"
+    check_eq "the v4 mount sees the v3 workload's tree" "$(ls $EXPORT/w | wc -l)" "$(ls $MNT4/w | wc -l)"
+    nfs4_workload $MNT4 v4.1
+    note "client-side statistics of the v4.1 workload (per operation):"
+    mount_op_summary $MNT4 | sed 's/^/    /'
+    check "umount (v4.1)" nfs_umount $MNT4
+    # Without vers=: the client tries 4.2 (MINOR_VERS_MISMATCH), then 4.1.
+    if check "mount without vers=" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "proto=tcp,port=$NFSRDMAD_PORT,soft,timeo=150,retrans=2"; then
+        check_eq "... negotiated vers=4.1" "vers=4.1" "$(grep " $MNT4 " /proc/mounts | grep -o 'vers=[0-9.]*')"
+        check "umount" nfs_umount $MNT4
+    fi
+fi
+check "nfsrdmad (v4.1) exits 0 on SIGTERM" nfsrdmad_stop
 note "daemon log: $(wc -l < "$NFSRDMAD_LOG") lines, $(grep -ciE '\b(warn|warning|error|critical)\b' "$NFSRDMAD_LOG") warn/error lines; last lines:"
 tail -15 "$NFSRDMAD_LOG" | sed 's/^/    nfsrdmad: /'
 rpcbind_stop
