@@ -18,6 +18,7 @@
 #include "nfs/v3/nfs3_program.h"
 #include "nfs/v4/nfs4_program.h"
 #include "nfs/vfs/durability.h"
+#include "nfs/vfs/recovery_store.h"
 #include "transport/engine/reactor.h"
 #include "transport/engine/worker_pool.h"
 #include "transport/rdma/server.h"
@@ -218,9 +219,19 @@ int run(config::Config cfg, const Options& opts) {
         o.limits.max_clients = cfg.nfs4.max_clients;
         o.domain = cfg.nfs4.domain;
         o.fd_cache_capacity = fd_cache;
+        auto store = vfs::RecoveryStore::open(cfg.state_dir, static_cast<uint32_t>(::time(nullptr)),
+                                              &why);
+        if (!store) {
+            spdlog::critical("nfsv4.1: client recovery records: {}", why);
+            return 1;
+        }
+        o.recovery_store = std::move(*store);
         nfs4 = std::make_shared<nfs::v4::Nfs4Program>(registry, o);
         dispatcher.add(nfs4);
         spdlog::info("nfsv4.1: lease {} s, id domain {}", cfg.nfs4.lease_time, cfg.nfs4.domain);
+        if (size_t n = nfs4->services().recovery.previous_clients())
+            spdlog::info("nfsv4.1: grace period of {} s for {} client(s) of the previous boot",
+                         cfg.nfs4.lease_time, n);
     }
 
     engine::WorkerPool workers(cfg.workers, /*io_flusher=*/true);

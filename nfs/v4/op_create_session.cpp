@@ -52,6 +52,12 @@ OpResult op_create_session(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     ca.conn = rq.conn();
     state::CreateSessionResult r = rq.svc.clients.create_session(ca);
 
+    // §8.4.2.1: a confirmed client is on stable storage before it hears so, so that it
+    // may reclaim its state after a restart.
+    if (r.status == x4::NFS4_OK)
+        if (auto owner = rq.svc.clients.ownerid(a.csa_clientid))
+            rq.svc.recovery.confirmed(*owner);
+
     x4::CREATE_SESSION4res out(r.status);
     if (r.status == x4::NFS4_OK) {
         auto& ok = out.csr_resok4();

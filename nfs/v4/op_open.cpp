@@ -3,9 +3,12 @@
 // share access and deny (§9.7). The result's stateid becomes the current stateid and
 // the file the current filehandle (§16.2.3.1.2).
 //
-// Not (yet): grace and reclaim (CLAIM_PREVIOUS is NFS4ERR_NO_GRACE: this server never
-// is in a grace period), delegations (none are granted: OPEN_DELEGATE_NONE, or
-// NONE_EXT when the client asked for one, §18.16.3), CLAIM_DELEGATE_PREV (NOTSUPP).
+// After a restart (recovery.h): CLAIM_PREVIOUS reclaims the open of the current
+// filehandle during grace (§9.11), while new opens get NFS4ERR_GRACE (§8.4.2.1).
+//
+// Not (yet): delegations (none are granted: OPEN_DELEGATE_NONE, or NONE_EXT when the
+// client asked for one, §18.16.3; a reclaimed delegation is not granted again either),
+// CLAIM_DELEGATE_PREV (NOTSUPP).
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -33,6 +36,7 @@ constexpr uint32_t kWantBits = x4::OPEN4_SHARE_ACCESS_WANT_DELEG_MASK |
 struct Opening {
     Target file;
     bool created = false;
+    bool reclaim = false;  // CLAIM_PREVIOUS
     AttrMask attrset;
     x4::change_info4 cinfo{};
 };
@@ -107,6 +111,17 @@ x4::nfsstat4 create(Request& rq, const Target& dir, std::string_view name, x4::c
     return x4::NFS4_OK;
 }
 
+// CLAIM_FH and CLAIM_PREVIOUS: the current filehandle is the file (never created).
+x4::nfsstat4 by_handle(const Target& cur, const x4::openflag4& how, Opening& out) {
+    if (how.opentype() == x4::OPEN4_CREATE) return x4::NFS4ERR_INVAL;
+    if (cur.pseudo) return x4::NFS4ERR_ISDIR;
+    auto n = vfs::clone(cur.node);
+    if (!n) return to_nfsstat4(n.error());
+    out.file.node = std::move(*n);
+    out.file.who = cur.who;
+    return x4::NFS4_OK;
+}
+
 x4::nfsstat4 check_regular(const Target& t, struct statx& st) {
     if (t.pseudo) return x4::NFS4ERR_ISDIR;
     auto a = vfs::getattr(t.node);
@@ -158,24 +173,20 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
             break;
         }
         case x4::CLAIM_FH:
-            if (a.openhow.opentype() == x4::OPEN4_CREATE) {
-                st = x4::NFS4ERR_INVAL;
-                break;
-            }
-            if (cur->pseudo) {
-                st = x4::NFS4ERR_ISDIR;
-                break;
-            }
-            if (auto n = vfs::clone(cur->node); n) {
-                o.file.node = std::move(*n);
-                o.file.who = cur->who;
-            } else {
-                st = to_nfsstat4(n.error());
-            }
+            st = by_handle(*cur, a.openhow, o);
             break;
-        case x4::CLAIM_PREVIOUS:
-            st = x4::NFS4ERR_NO_GRACE;  // §9.11: not in a grace period
+        case x4::CLAIM_PREVIOUS: {
+            // §9.11 / §18.16.3: the client's open of the current filehandle before the
+            // restart; only in grace, only once per client (RECLAIM_COMPLETE ends it).
+            auto owner = rq.svc.clients.ownerid(rq.clientid);
+            st = owner ? rq.svc.recovery.may_reclaim(*owner,
+                                                      rq.svc.clients.reclaim_done(rq.clientid))
+                       : x4::NFS4ERR_NO_GRACE;
+            if (st != x4::NFS4_OK) break;
+            st = by_handle(*cur, a.openhow, o);
+            o.reclaim = true;
             break;
+        }
         case x4::CLAIM_DELEGATE_CUR:
         case x4::CLAIM_DELEG_CUR_FH:
             st = x4::NFS4ERR_BAD_STATEID;  // no delegation was ever granted
@@ -183,6 +194,8 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
         default:  // CLAIM_DELEGATE_PREV, CLAIM_DELEG_PREV_FH
             st = x4::NFS4ERR_NOTSUPP;
     }
+    // §8.4.2.1: no new open while returning clients may still reclaim theirs.
+    if (st == x4::NFS4_OK && !o.reclaim) st = rq.svc.recovery.may_change();
     if (st != x4::NFS4_OK) return {encode_fail(res, st)};
 
     struct statx attr {};

@@ -17,6 +17,9 @@ OpResult op_reclaim_complete(Compound& c, xdr::Decoder& args, xdr::Encoder& res)
         st = c.current_fh ? x4::NFS4_OK : x4::NFS4ERR_NOFILEHANDLE;
     else
         st = rq.svc.clients.reclaim_complete(rq.clientid);
+    if (st == x4::NFS4_OK && !a.rca_one_fs)
+        if (auto owner = rq.svc.clients.ownerid(rq.clientid))
+            rq.svc.recovery.reclaim_complete(*owner);  // may end grace (recovery.h)
     encode_status_only(res, st);
     return {st};
 }

@@ -28,6 +28,8 @@ OpResult op_remove(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     std::string_view name;
     if (auto st = check_name(a.target, name); st != x4::NFS4_OK) return fail(st);
     if (dir->pseudo || !dir->who.read_write) return fail(x4::NFS4ERR_ROFS);
+    // §8.4.2.1: a returning client may be about to reclaim an open of it.
+    if (auto st = rq.svc.recovery.may_change(); st != x4::NFS4_OK) return fail(st);
     auto before = vfs::getattr(dir->node);
     if (!before) return fail(to_nfsstat4(before.error()));
     auto victim = vfs::lookup(dir->node, name, dir->who.id);

@@ -40,6 +40,8 @@ OpResult op_rename(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (auto st = check_name(a.oldname, oldname); st != x4::NFS4_OK) return fail(st);
     if (auto st = check_name(a.newname, newname); st != x4::NFS4_OK) return fail(st);
     if (from->pseudo || to->pseudo) return fail(x4::NFS4ERR_ROFS);
+    // §8.4.2.1: a returning client may be about to reclaim an open of either name.
+    if (auto st = rq.svc.recovery.may_change(); st != x4::NFS4_OK) return fail(st);
     if (from->node.exp.get() != to->node.exp.get()) return fail(x4::NFS4ERR_XDEV);
     if (!to->who.read_write) return fail(x4::NFS4ERR_ROFS);
     const uint64_t from_before = change(from->node), to_before = change(to->node);

@@ -10,7 +10,14 @@ Services::Services(std::shared_ptr<vfs::ExportRegistry> e, const Options& o)
     : options(o),
       exports(std::move(e)),
       files(o.fd_cache_capacity),
-      clients(clock, o.epoch ? o.epoch : static_cast<uint32_t>(::time(nullptr)), o.limits),
+      recovery(o.recovery_store, clock,
+               o.grace_period.count() ? std::chrono::steady_clock::duration(o.grace_period)
+                                      : std::chrono::steady_clock::duration(o.limits.lease)),
+      clients(clock,
+              o.epoch              ? o.epoch
+              : recovery.epoch()   ? recovery.epoch()
+                                   : static_cast<uint32_t>(::time(nullptr)),
+              o.limits),
       ids(o.domain) {}
 
 std::shared_ptr<const PseudoFs> Services::pseudo_for(

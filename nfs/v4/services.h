@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -16,6 +17,7 @@
 #include "nfs/v4/id_map.h"
 #include "nfs/v4/open_state.h"
 #include "nfs/v4/pseudo_fs.h"
+#include "nfs/v4/recovery.h"
 #include "nfs/v4/state/client_table.h"
 #include "nfs/vfs/export.h"
 #include "nfs/vfs/fd_cache.h"
@@ -26,7 +28,11 @@ struct Options {
     state::Limits limits;                // leases, bounds, channel limits
     std::string domain = "localdomain";  // NFSv4 id mapping (RFC 8881 §5.9)
     size_t fd_cache_capacity = vfs::FdCache::kDefaultCapacity;
-    uint32_t epoch = 0;  // 0: the boot time in seconds
+    uint32_t epoch = 0;  // 0: the recovery store's, or the boot time in seconds
+    // Clients recorded for recovery after a restart, and the grace period (0: the
+    // lease time) a boot that finds some gives them (recovery.h). Null: none.
+    std::shared_ptr<vfs::RecoveryStore> recovery_store;
+    std::chrono::seconds grace_period{0};
 };
 
 class Services {
@@ -37,6 +43,7 @@ class Services {
     std::shared_ptr<vfs::ExportRegistry> exports;
     vfs::FdCache files;
     state::SteadyClock clock;
+    Recovery recovery;
     state::ClientTable clients;
     IdMap ids;
     OpenTable opens;

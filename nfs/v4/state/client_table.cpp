@@ -284,6 +284,13 @@ bool ClientTable::reclaim_done(ClientId id) const {
     return r && r->reclaim_complete;
 }
 
+std::optional<std::string> ClientTable::ownerid(ClientId id) const {
+    std::lock_guard lock(mu_);
+    const Record* r = find(id);
+    if (!r) return std::nullopt;
+    return r->ownerid;
+}
+
 size_t ClientTable::session_count(ClientId id) const {
     std::lock_guard lock(mu_);
     const Record* r = find(id);

@@ -159,6 +159,8 @@ class ClientTable {
     // client the table does not know. The grace period asks reclaim_done().
     Status reclaim_complete(ClientId id);
     bool reclaim_done(ClientId id) const;
+    // The co_ownerid the client presented (the name its state is recovered under).
+    std::optional<std::string> ownerid(ClientId id) const;
     size_t session_count(ClientId id) const;
 
   private:
