@@ -51,6 +51,8 @@ OpResult op_create_session(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     ca.principal = rq.principal();
     ca.conn = rq.conn();
     state::CreateSessionResult r = rq.svc.clients.create_session(ca);
+    // The confirmed previous incarnation this one replaced (§18.35.4 case 5): its state goes.
+    if (r.purged) rq.svc.forget_client(*r.purged);
 
     x4::CREATE_SESSION4res out(r.status);
     if (r.status == x4::NFS4_OK) {

@@ -25,7 +25,7 @@ OpResult op_destroy_clientid(Compound& c, xdr::Decoder& args, xdr::Encoder& res)
     x4::DESTROY_CLIENTID4args a;
     if (!rq.decode(args, a)) return OpResult::bad_xdr();
     x4::nfsstat4 st = rq.svc.clients.destroy_clientid(a.dca_clientid, rq.principal());
-    if (st == x4::NFS4_OK) rq.svc.opens.forget_client(a.dca_clientid);
+    if (st == x4::NFS4_OK) rq.svc.forget_client(a.dca_clientid);
     encode_status_only(res, st);
     return {st};
 }

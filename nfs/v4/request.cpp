@@ -10,6 +10,7 @@ Services::Services(std::shared_ptr<vfs::ExportRegistry> e, const Options& o)
     : options(o),
       exports(std::move(e)),
       files(o.fd_cache_capacity),
+      clock(o.clock ? *o.clock : steady_clock),
       clients(clock, o.epoch ? o.epoch : static_cast<uint32_t>(::time(nullptr)), o.limits),
       ids(o.domain) {}
 
