@@ -28,6 +28,7 @@ OpTable make_op_table() {
     t.set(x4::OP_DESTROY_CLIENTID, plain("DESTROY_CLIENTID", op_destroy_clientid));
     t.set(x4::OP_TEST_STATEID, plain("TEST_STATEID", op_test_stateid));
     t.set(x4::OP_FREE_STATEID, plain("FREE_STATEID", op_free_stateid));
+    t.set(x4::OP_BIND_CONN_TO_SESSION, plain("BIND_CONN_TO_SESSION", op_bind_conn_to_session));
 
     // Filehandles.
     t.set(x4::OP_PUTROOTFH, plain("PUTROOTFH", op_putrootfh));
