@@ -46,6 +46,8 @@ OpTable make_op_table() {
     t.set(x4::OP_READDIR, plain("READDIR", op_readdir, true));
     t.set(x4::OP_READLINK, plain("READLINK", op_readlink, true));
     t.set(x4::OP_SECINFO, plain("SECINFO", op_secinfo, true));
+    t.set(x4::OP_VERIFY, plain("VERIFY", op_verify, true));
+    t.set(x4::OP_NVERIFY, plain("NVERIFY", op_nverify, true));
     t.set(x4::OP_SECINFO_NO_NAME, plain("SECINFO_NO_NAME", op_secinfo_no_name, true));
 
     // Changing the namespace and attributes.
