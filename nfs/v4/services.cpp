@@ -1,5 +1,7 @@
 // The shared state operations of Services that span more than one table: a client's end
 // (forget_client), reaping (RFC 8881 §8.4.3 courtesy clients) and the lease sweep (§8.3).
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 
 #include "nfs/v4/services.h"
@@ -30,7 +32,10 @@ x4::nfsstat4 Services::check_share(const vfs::FileHandle& file, uint32_t access,
     if (who.empty()) return st;
     for (state::ClientId id : who)
         if (!clients.may_reap(id)) return st;
-    for (state::ClientId id : who) reap_client(id);
+    for (state::ClientId id : who)
+        if (reap_client(id))
+            spdlog::info("nfsv4.1: client {:#x} reaped: lease expired, an OPEN conflicts with it",
+                         id);
     return opens.check_share(file, access, deny, self);
 }
 
@@ -52,14 +57,17 @@ std::chrono::milliseconds Services::expire_leases() {
 
     const auto keep = l.lease * l.courtesy_leases;
     const auto courtesy = clients.courtesy_clients();  // longest expired first
-    size_t i = 0;
+    size_t i = 0, reaped = 0;
     for (; i < courtesy.size() && now - courtesy[i].second >= keep; ++i)
-        reap_client(courtesy[i].first);
+        reaped += reap_client(courtesy[i].first);
     // Room for new clients: courtesy clients are the first to go (EXCHANGE_ID reaps one
     // itself when the table is full).
     const size_t high = l.max_clients - l.max_clients / 4;
     for (; i < courtesy.size() && clients.client_count() > high; ++i)
-        reap_client(courtesy[i].first);
+        reaped += reap_client(courtesy[i].first);
+    if (reaped)
+        spdlog::info("nfsv4.1: reaped {} client(s) whose lease had expired ({} left)", reaped,
+                     clients.client_count());
 
     state::Time next = now + l.lease;
     if (auto e = clients.next_expiry()) next = std::min(next, *e);
