@@ -185,6 +185,36 @@ TEST_F(Nfs4Lease, UnconfirmedRecordExpires) {
     EXPECT_EQ(svc().clients.client_count(), 0u);
 }
 
+// Not a lease matter but the same clean-up: a client that rebooted (same owner, new
+// verifier) and confirmed its new incarnation with CREATE_SESSION (§18.35.4 case 5) loses
+// the old incarnation's state, opens included.
+TEST_F(Nfs4Lease, RebootedClientsOldOpensGoWithTheOldIncarnation) {
+    Client a = connect("a");
+    ASSERT_EQ(open(a, "f", x4::OPEN4_SHARE_ACCESS_BOTH, x4::OPEN4_SHARE_DENY_BOTH), x4::NFS4_OK);
+    ASSERT_EQ(svc().opens.size(), 1u);
+
+    x4::nfs_argop4 ex(x4::OP_EXCHANGE_ID);
+    auto& ea = ex.opexchange_id();
+    ea.eia_clientowner.co_ownerid = s("a");
+    ea.eia_clientowner.co_verifier = {8, 7, 6, 5, 4, 3, 2, 1};
+    ea.eia_state_protect.set_spa_how(x4::SP4_NONE);
+    Reply r1 = raw({ex});
+    ASSERT_EQ(r1.status(), x4::NFS4_OK);
+    const auto& er = r1.op(0).opexchange_id().eir_resok4();
+    EXPECT_NE(er.eir_clientid, a.clientid);
+    EXPECT_EQ(svc().opens.size(), 1u);  // not before the new incarnation is confirmed
+
+    x4::nfs_argop4 cs(x4::OP_CREATE_SESSION);
+    auto& ca = cs.opcreate_session();
+    ca.csa_clientid = er.eir_clientid;
+    ca.csa_sequence = er.eir_sequenceid;
+    ca.csa_fore_chan_attrs = {0, 1 << 20, 1 << 20, 8192, 16, 8, {}};
+    ca.csa_back_chan_attrs = {0, 4096, 4096, 0, 2, 1, {}};
+    ASSERT_EQ(raw({cs}).status(), x4::NFS4_OK);
+    EXPECT_EQ(svc().opens.size(), 0u);
+    EXPECT_EQ(ping(a), x4::NFS4ERR_BADSESSION);
+}
+
 class Nfs4LeaseSmallTable : public Nfs4Lease {
   protected:
     void SetUp() override {
