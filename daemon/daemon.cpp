@@ -161,6 +161,22 @@ bool start_rdma(const config::Config& cfg, engine::ReactorGroup& reactors,
     return true;
 }
 
+// NFSv4.1 leases (RFC 8881 §8.3): a timer on one reactor hands the sweep to a worker
+// (reaping a client closes its files, which is no work for a reactor) and the worker hands
+// the next arming back to the reactor, with the delay the sweep asked for. The chain ends
+// when the reactor stops (a posted or pending timer then never runs).
+void arm_lease_sweep(engine::Reactor& reactor, engine::WorkerPool& workers,
+                     std::shared_ptr<nfs::v4::Nfs4Program> nfs4, std::chrono::milliseconds delay) {
+    reactor.after(delay, [&reactor, &workers, nfs4] {
+        workers.submit([&reactor, &workers, nfs4] {
+            const std::chrono::milliseconds next = nfs4->expire_leases();
+            reactor.post([&reactor, &workers, nfs4, next] {
+                arm_lease_sweep(reactor, workers, nfs4, next);
+            });
+        });
+    });
+}
+
 }  // namespace
 
 int run(config::Config cfg, const Options& opts) {
@@ -243,6 +259,12 @@ int run(config::Config cfg, const Options& opts) {
     engine::ReactorGroup reactors(reactor_threads, engine_mode(cfg.engine_mode),
                                   std::chrono::microseconds(cfg.spin_us));
     reactors.start();
+    if (nfs4) {
+        engine::Reactor& r = reactors.next();
+        r.post([&r, &workers, nfs4] {
+            arm_lease_sweep(r, workers, nfs4, std::chrono::seconds(1));
+        });
+    }
     tcp::ServerOptions topts;
     topts.max_record = cfg.max_record_size;
     topts.max_connections = cfg.tcp_tuning.max_connections;

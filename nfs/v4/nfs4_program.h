@@ -2,6 +2,7 @@
 // The operations live one per file (op_*.cpp) and are listed in op_table.cpp.
 #pragma once
 
+#include <chrono>
 #include <memory>
 
 #include "nfs/v4/op_table.h"
@@ -21,6 +22,10 @@ class Nfs4Program : public rpc::Program {
     void connection_closed(uint64_t conn) override;
 
     Services& services() { return svc_; }
+
+    // The lease sweep (Services::expire_leases): the daemon calls it from a timer, off the
+    // reactor (reaping closes files), and calls again after the delay it returns.
+    std::chrono::milliseconds expire_leases() { return svc_.expire_leases(); }
 
   private:
     Services svc_;

@@ -51,6 +51,8 @@ OpResult op_create_session(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     ca.principal = rq.principal();
     ca.conn = rq.conn();
     state::CreateSessionResult r = rq.svc.clients.create_session(ca);
+    // The confirmed previous incarnation this one replaced (§18.35.4 case 5): its state goes.
+    if (r.purged) rq.svc.forget_client(*r.purged);
 
     // §8.4.2.1: a confirmed client is on stable storage before it hears so, so that it
     // may reclaim its state after a restart.

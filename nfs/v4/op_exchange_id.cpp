@@ -48,6 +48,14 @@ OpResult op_exchange_id(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     }
     // eia_client_impl_id<1> (§18.35.1): informational; more than one does not decode.
     state::ExchangeIdResult r = rq.svc.clients.exchange_id(ea);
+    // A full client table: a courtesy client (lease expired, state kept, §8.4.3) makes room
+    // for a live one.
+    if (r.status == state::kTooManyClients &&
+        rq.svc.clients.client_count() >= rq.svc.options.limits.max_clients &&
+        rq.svc.reap_oldest_courtesy(1) == 1)
+        r = rq.svc.clients.exchange_id(ea);
+    // A record replaced with its state (§18.35.4 case 3): its opens go too.
+    if (r.purged) rq.svc.forget_client(*r.purged);
 
     x4::EXCHANGE_ID4res out(r.status);
     if (r.status == x4::NFS4_OK) {

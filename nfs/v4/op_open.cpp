@@ -223,8 +223,9 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
         open.file = fh;
     }
     const uint32_t want_access = open.access | access, want_deny = open.deny | a.share_deny;
-    if (st = rq.svc.opens.check_share(fh, want_access, want_deny,
-                                      mine ? std::optional(mine->stateid.other) : std::nullopt);
+    // A conflict only with courtesy clients reaps them (Services::check_share, §8.4.3).
+    if (st = rq.svc.check_share(fh, want_access, want_deny,
+                                mine ? std::optional(mine->stateid.other) : std::nullopt);
         st != x4::NFS4_OK)
         return {encode_fail(res, st)};
     const vfs::OpenFor need =

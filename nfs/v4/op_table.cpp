@@ -28,6 +28,7 @@ OpTable make_op_table() {
     t.set(x4::OP_DESTROY_CLIENTID, plain("DESTROY_CLIENTID", op_destroy_clientid));
     t.set(x4::OP_TEST_STATEID, plain("TEST_STATEID", op_test_stateid));
     t.set(x4::OP_FREE_STATEID, plain("FREE_STATEID", op_free_stateid));
+    t.set(x4::OP_BIND_CONN_TO_SESSION, plain("BIND_CONN_TO_SESSION", op_bind_conn_to_session));
 
     // Filehandles.
     t.set(x4::OP_PUTROOTFH, plain("PUTROOTFH", op_putrootfh));
@@ -45,6 +46,8 @@ OpTable make_op_table() {
     t.set(x4::OP_READDIR, plain("READDIR", op_readdir, true));
     t.set(x4::OP_READLINK, plain("READLINK", op_readlink, true));
     t.set(x4::OP_SECINFO, plain("SECINFO", op_secinfo, true));
+    t.set(x4::OP_VERIFY, plain("VERIFY", op_verify, true));
+    t.set(x4::OP_NVERIFY, plain("NVERIFY", op_nverify, true));
     t.set(x4::OP_SECINFO_NO_NAME, plain("SECINFO_NO_NAME", op_secinfo_no_name, true));
 
     // Changing the namespace and attributes.

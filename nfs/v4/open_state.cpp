@@ -15,6 +15,23 @@ x4::nfsstat4 OpenTable::check_share(const vfs::FileHandle& file, uint32_t access
     return x4::NFS4_OK;
 }
 
+std::vector<state::ClientId> OpenTable::conflicting_clients(const vfs::FileHandle& file,
+                                                           uint32_t access, uint32_t deny,
+                                                           const std::optional<Other>& self) const {
+    std::vector<state::ClientId> out;
+    {
+        std::lock_guard lock(mu_);
+        for (const auto& [other, o] : opens_) {
+            if (self && other == *self) continue;
+            if (!(o.file == file)) continue;
+            if ((o.deny & access) || (o.access & deny)) out.push_back(o.client);
+        }
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+}
+
 std::optional<Open> OpenTable::find_owner(state::ClientId client, std::span<const uint8_t> owner,
                                           const vfs::FileHandle& file) const {
     std::lock_guard lock(mu_);

@@ -52,6 +52,10 @@ class OpenTable {
     // does not conflict with itself.
     x4::nfsstat4 check_share(const vfs::FileHandle& file, uint32_t access, uint32_t deny,
                              const std::optional<Other>& self) const;
+    // The clients whose opens check_share() finds in conflict, ascending, each once.
+    std::vector<state::ClientId> conflicting_clients(const vfs::FileHandle& file, uint32_t access,
+                                                     uint32_t deny,
+                                                     const std::optional<Other>& self) const;
     // The open of (client, owner, file), if there is one (OPEN upgrades it, §18.16.3).
     std::optional<Open> find_owner(state::ClientId client, std::span<const uint8_t> owner,
                                    const vfs::FileHandle& file) const;

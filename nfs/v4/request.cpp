@@ -10,6 +10,7 @@ Services::Services(std::shared_ptr<vfs::ExportRegistry> e, const Options& o)
     : options(o),
       exports(std::move(e)),
       files(o.fd_cache_capacity),
+      clock(o.clock ? *o.clock : steady_clock),
       recovery(o.recovery_store, clock,
                o.grace_period.count() ? std::chrono::steady_clock::duration(o.grace_period)
                                       : std::chrono::steady_clock::duration(o.limits.lease)),

@@ -7,8 +7,8 @@
 // sessions stay until destroyed or their lease expires).
 #pragma once
 
-#include <cstddef>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -29,6 +29,9 @@ struct Options {
     std::string domain = "localdomain";  // NFSv4 id mapping (RFC 8881 §5.9)
     size_t fd_cache_capacity = vfs::FdCache::kDefaultCapacity;
     uint32_t epoch = 0;  // 0: the recovery store's, or the boot time in seconds
+    // The lease clock; nullptr: the steady clock. Tests pass one they advance by hand. It
+    // must outlive the Services.
+    const state::Clock* clock = nullptr;
     // Clients recorded for recovery after a restart, and the grace period (0: the
     // lease time) a boot that finds some gives them (recovery.h). Null: none.
     std::shared_ptr<vfs::RecoveryStore> recovery_store;
@@ -42,11 +45,36 @@ class Services {
     const Options options;
     std::shared_ptr<vfs::ExportRegistry> exports;
     vfs::FdCache files;
-    state::SteadyClock clock;
+    state::SteadyClock steady_clock;
+    const state::Clock& clock;  // options.clock or steady_clock
     Recovery recovery;
     state::ClientTable clients;
     IdMap ids;
     OpenTable opens;
+
+    // A client record ended together with its state (reaped, replaced by a new incarnation
+    // or a collision, destroyed): drops what the other tables hold for it. Every table with
+    // per-client state (opens; byte-range locks) forgets it here.
+    void forget_client(state::ClientId id);
+
+    // Leases (RFC 8881 §8.3, §8.4.3). reap_client(): an expired client's record and
+    // sessions and stateids go, then its state (forget_client); false when it is not expired
+    // (renewed meanwhile, or a COMPOUND of it still running).
+    bool reap_client(state::ClientId id);
+    // OPEN's share reservation check (§9.7) with courtesy clients: when every open in
+    // conflict belongs to a client whose lease has expired, those clients are reaped and
+    // the check runs again; a conflict with a live client is NFS4ERR_SHARE_DENIED and
+    // nobody is reaped.
+    x4::nfsstat4 check_share(const vfs::FileHandle& file, uint32_t access, uint32_t deny,
+                             const std::optional<OpenTable::Other>& self);
+    // Reaps up to `n` courtesy clients (every client whose lease has run out, whether the
+    // sweep has seen it yet or not), the longest expired first; how many went.
+    size_t reap_oldest_courtesy(size_t n);
+    // The lease sweep the daemon's timer runs: expired clients become courtesy clients,
+    // stale unconfirmed records go, courtesy clients past Limits::courtesy_leases (or the
+    // oldest ones while the client table is more than 3/4 full) are reaped. Returns how long
+    // until it wants to run again (between 1 s and one lease).
+    std::chrono::milliseconds expire_leases();
 
     // The pseudo file system over `table` (built once per snapshot).
     std::shared_ptr<const PseudoFs> pseudo_for(const std::shared_ptr<const vfs::ExportTable>& t);

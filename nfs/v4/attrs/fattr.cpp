@@ -217,6 +217,98 @@ x4::nfs_ftype4 file_type(uint32_t mode) {
     }
 }
 
+namespace {
+
+// One value of `attr` (§5.6, §5.7 give each one's XDR type); false when it does not decode.
+bool skip_value(uint32_t attr, xdr::Decoder& d) {
+    switch (attr) {
+        case x4::FATTR4_SUPPORTED_ATTRS:
+        case x4::FATTR4_SUPPATTR_EXCLCREAT: {
+            const uint32_t n = d.get_u32();
+            if (!d.ok() || n > d.remaining() / 4) return false;
+            d.get_fixed(size_t{n} * 4);
+            break;
+        }
+        case x4::FATTR4_TYPE:
+        case x4::FATTR4_FH_EXPIRE_TYPE:
+        case x4::FATTR4_LEASE_TIME:
+        case x4::FATTR4_RDATTR_ERROR:
+        case x4::FATTR4_MAXLINK:
+        case x4::FATTR4_MAXNAME:
+        case x4::FATTR4_MODE:
+        case x4::FATTR4_NUMLINKS:
+            d.get_u32();
+            break;
+        case x4::FATTR4_LINK_SUPPORT:
+        case x4::FATTR4_SYMLINK_SUPPORT:
+        case x4::FATTR4_NAMED_ATTR:
+        case x4::FATTR4_UNIQUE_HANDLES:
+        case x4::FATTR4_CANSETTIME:
+        case x4::FATTR4_CASE_INSENSITIVE:
+        case x4::FATTR4_CASE_PRESERVING:
+        case x4::FATTR4_CHOWN_RESTRICTED:
+        case x4::FATTR4_HOMOGENEOUS:
+        case x4::FATTR4_NO_TRUNC:
+            d.get_bool();
+            break;
+        case x4::FATTR4_CHANGE:
+        case x4::FATTR4_SIZE:
+        case x4::FATTR4_FILEID:
+        case x4::FATTR4_FILES_AVAIL:
+        case x4::FATTR4_FILES_FREE:
+        case x4::FATTR4_FILES_TOTAL:
+        case x4::FATTR4_MAXFILESIZE:
+        case x4::FATTR4_MAXREAD:
+        case x4::FATTR4_MAXWRITE:
+        case x4::FATTR4_SPACE_AVAIL:
+        case x4::FATTR4_SPACE_FREE:
+        case x4::FATTR4_SPACE_TOTAL:
+        case x4::FATTR4_SPACE_USED:
+        case x4::FATTR4_MOUNTED_ON_FILEID:
+            d.get_u64();
+            break;
+        case x4::FATTR4_FSID: {
+            x4::fsid4 v;
+            return x4::xdr_decode(d, v);
+        }
+        case x4::FATTR4_RAWDEV: {
+            x4::specdata4 v;
+            return x4::xdr_decode(d, v);
+        }
+        case x4::FATTR4_FILEHANDLE:
+            d.get_opaque(x4::NFS4_FHSIZE);
+            break;
+        case x4::FATTR4_OWNER:
+        case x4::FATTR4_OWNER_GROUP:
+            d.get_opaque(UINT32_MAX);
+            break;
+        case x4::FATTR4_TIME_ACCESS:
+        case x4::FATTR4_TIME_DELTA:
+        case x4::FATTR4_TIME_METADATA:
+        case x4::FATTR4_TIME_MODIFY: {
+            x4::nfstime4 v;
+            return x4::xdr_decode(d, v);
+        }
+        case x4::FATTR4_TIME_ACCESS_SET:
+        case x4::FATTR4_TIME_MODIFY_SET: {
+            x4::settime4 v;
+            return x4::xdr_decode(d, v);
+        }
+        default:
+            return false;  // not supported: the caller's job
+    }
+    return d.ok();
+}
+
+}  // namespace
+
+bool attrlist_well_formed(const AttrMask& m, std::span<const uint8_t> vals) {
+    xdr::Decoder d(vals);
+    bool ok = true;
+    m.for_each([&](uint32_t a) { ok = ok && skip_value(a, d); });
+    return ok && d.ok() && d.remaining() == 0;
+}
+
 x4::nfsstat4 encode_fattr(const AttrMask& requested, const ObjectAttrs& o, xdr::Encoder& e) {
     if (!(requested & kWriteOnly).empty()) return x4::NFS4ERR_INVAL;
     AttrMask returned = requested & kSupported;

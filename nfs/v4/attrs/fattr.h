@@ -56,6 +56,11 @@ AttrMask exclcreat_attrs();
 // nothing appended, when `requested` names a write-only attribute.
 x4::nfsstat4 encode_fattr(const AttrMask& requested, const ObjectAttrs& o, xdr::Encoder& e);
 
+// Whether `vals` is exactly one well-formed XDR value of each attribute of `m`, in
+// attribute-number order (attrlist4, §3.3.7). Every attribute of `m` must be in
+// supported_attrs(): the caller answers the others first.
+bool attrlist_well_formed(const AttrMask& m, std::span<const uint8_t> vals);
+
 // §5.8.1.1 type, from the mode's file type bits.
 x4::nfs_ftype4 file_type(uint32_t mode);
 

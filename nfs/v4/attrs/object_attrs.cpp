@@ -2,8 +2,10 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
+#include <vector>
 
 #include "nfs/v4/attrs/change.h"
 #include "nfs/v4/attrs/fattr.h"
@@ -98,6 +100,25 @@ x4::nfsstat4 encode_attrs_of(Request& rq, const Target& t, const AttrMask& want,
     o.owner_group = group_of(rq, o.st.stx_gid);
     o.fs = &fs;
     return encode_fattr(want, o, e);
+}
+
+x4::nfsstat4 compare_attrs(Request& rq, const Target& t, const x4::fattr4& given, bool& same) {
+    same = false;
+    bool beyond = false;
+    const AttrMask want = AttrMask::from_wire(given.attrmask, &beyond);
+    if (beyond || !want.without(supported_attrs()).empty()) return x4::NFS4ERR_ATTRNOTSUPP;
+    if (want.has(x4::FATTR4_RDATTR_ERROR) || !(want & write_only_attrs()).empty())
+        return x4::NFS4ERR_INVAL;
+    if (!attrlist_well_formed(want, given.attr_vals)) return x4::NFS4ERR_BADXDR;
+    std::vector<uint8_t> mine;
+    xdr::Encoder e(mine);
+    if (auto st = encode_attrs_of(rq, t, want, e); st != x4::NFS4_OK) return st;
+    x4::fattr4 ours;
+    xdr::Decoder d(mine);
+    if (!x4::xdr_decode(d, ours)) return x4::NFS4ERR_SERVERFAULT;
+    same = std::equal(ours.attr_vals.begin(), ours.attr_vals.end(), given.attr_vals.begin(),
+                      given.attr_vals.end());
+    return x4::NFS4_OK;
 }
 
 }  // namespace nfsrdmad::nfs::v4

@@ -23,4 +23,13 @@ inline constexpr x4::fsid4 kPseudoFsid{0, 1};
 // errno mapped when the object cannot be read (nothing appended then).
 x4::nfsstat4 encode_attrs_of(Request& rq, const Target& t, const AttrMask& want, xdr::Encoder& e);
 
+// VERIFY (§18.31) and NVERIFY (§18.15): whether `given` holds exactly the values GETATTR
+// would return for `t`: the attr_vals bytes are compared with GETATTR's encoding of the
+// same bitmap (as the Linux server does). NFS4_OK with `same` set, or
+// the operation's error: NFS4ERR_ATTRNOTSUPP for an attribute this server does not
+// support, NFS4ERR_INVAL for rdattr_error or a write-only attribute (time_access_set,
+// time_modify_set), NFS4ERR_BADXDR when attr_vals is not one value per attribute of the
+// bitmap, or the errno mapped when the object cannot be read.
+x4::nfsstat4 compare_attrs(Request& rq, const Target& t, const x4::fattr4& given, bool& same);
+
 }  // namespace nfsrdmad::nfs::v4

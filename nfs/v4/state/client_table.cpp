@@ -3,6 +3,7 @@
 #include "nfs/v4/state/client_table.h"
 
 #include <algorithm>
+#include <tuple>
 
 namespace nfsrdmad::nfs::v4::state {
 
@@ -251,6 +252,24 @@ bool ClientTable::reap(ClientId id) {
     if (!r || !expired(*r, clock_.now())) return false;
     remove_record(id);
     return true;
+}
+
+std::vector<std::pair<ClientId, Time>> ClientTable::courtesy_clients() const {
+    std::lock_guard lock(mu_);
+    std::vector<std::pair<ClientId, Time>> out;
+    for (const auto& [id, r] : records_)
+        if (r.courtesy) out.emplace_back(id, r.expiry);
+    std::sort(out.begin(), out.end(),
+              [](const auto& a, const auto& b) { return std::tie(a.second, a.first) < std::tie(b.second, b.first); });
+    return out;
+}
+
+std::optional<Time> ClientTable::next_expiry() const {
+    std::lock_guard lock(mu_);
+    std::optional<Time> out;
+    for (const auto& [id, r] : records_)
+        if (!r.courtesy && (!out || r.expiry < *out)) out = r.expiry;
+    return out;
 }
 
 void ClientTable::set_external_status_flags(ClientId id, uint32_t flags) {

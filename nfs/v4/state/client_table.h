@@ -30,6 +30,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "nfs/v4/state/limits.h"
@@ -145,6 +146,12 @@ class ClientTable {
     bool may_reap(ClientId id) const;
     bool courtesy(ClientId id) const;  // expired_clients() found it expired, not renewed since
     bool reap(ClientId id);            // only an expired client; false otherwise
+    // The courtesy clients with the time their lease ended, longest expired first (the lease
+    // sweep reaps the ones past Limits::courtesy_leases, or the oldest when the table fills).
+    std::vector<std::pair<ClientId, Time>> courtesy_clients() const;
+    // The earliest lease end (confirmed) or record end (unconfirmed) among records that are
+    // not courtesy clients: when the sweep has something to do next.
+    std::optional<Time> next_expiry() const;
 
     // Status bits other layers own (SEQ4_STATUS_CB_PATH_DOWN, ..._CB_GSS_CONTEXTS_*,
     // ..._BACKCHANNEL_FAULT): SEQUENCE reports them with its own.

@@ -29,6 +29,9 @@ struct ChannelLimits {
 struct Limits {
     std::chrono::seconds lease{90};
     size_t max_clients = 4096;  // confirmed + unconfirmed records, server-wide
+    // A courtesy client (lease expired, state kept until it conflicts, RFC 8881 §8.4.3) is
+    // reaped outright this many lease periods after its lease ended.
+    uint32_t courtesy_leases = 4;
     size_t max_sessions_per_client = 8;
     size_t max_connections_per_session = 16;
     size_t max_stateids = 1 << 20;  // server-wide

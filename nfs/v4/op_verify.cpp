@@ -1,0 +1,24 @@
+// VERIFY (RFC 8881 §18.31): NFS4_OK when the given attributes equal the current object's,
+// NFS4ERR_NOT_SAME otherwise; a client uses it to go on with a COMPOUND only while a file is
+// unchanged. The comparison and its errors (ATTRNOTSUPP, INVAL, BADXDR) are compare_attrs()
+// (attrs/object_attrs.h), shared with NVERIFY.
+#include "nfs/v4/attrs/object_attrs.h"
+#include "nfs/v4/ops.h"
+#include "nfs/v4/request.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+OpResult op_verify(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
+    Request& rq = *c.rq;
+    x4::VERIFY4args a;
+    if (!rq.decode(args, a)) return OpResult::bad_xdr();
+    Target* t;
+    x4::nfsstat4 st = rq.current(t);
+    bool same = false;
+    if (st == x4::NFS4_OK) st = compare_attrs(rq, *t, a.obj_attributes, same);
+    if (st == x4::NFS4_OK && !same) st = x4::NFS4ERR_NOT_SAME;
+    encode_status_only(res, st);
+    return {st};
+}
+
+}  // namespace nfsrdmad::nfs::v4
