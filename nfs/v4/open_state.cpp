@@ -4,15 +4,34 @@
 
 namespace nfsrdmad::nfs::v4 {
 
+OpenTable::FileKey OpenTable::key_of(const vfs::FileHandle& f) {
+    auto d = f.data();
+    return FileKey(d.begin(), d.end());
+}
+
+template <class Fn>
+void OpenTable::each_of_file(const vfs::FileHandle& file, Fn&& fn) const {
+    auto it = by_file_.find(key_of(file));
+    if (it == by_file_.end()) return;
+    for (const Other& other : it->second) fn(other, opens_.at(other));
+}
+
+void OpenTable::unindex(const Open& o) {
+    auto it = by_file_.find(key_of(o.file));
+    if (it == by_file_.end()) return;
+    std::erase(it->second, o.stateid.other);
+    if (it->second.empty()) by_file_.erase(it);
+}
+
 x4::nfsstat4 OpenTable::check_share(const vfs::FileHandle& file, uint32_t access, uint32_t deny,
                                     const std::optional<Other>& self) const {
     std::lock_guard lock(mu_);
-    for (const auto& [other, o] : opens_) {
-        if (self && other == *self) continue;
-        if (!(o.file == file)) continue;
-        if ((o.deny & access) || (o.access & deny)) return x4::NFS4ERR_SHARE_DENIED;
-    }
-    return x4::NFS4_OK;
+    bool denied = false;
+    each_of_file(file, [&](const Other& other, const Open& o) {
+        if (self && other == *self) return;
+        if ((o.deny & access) || (o.access & deny)) denied = true;
+    });
+    return denied ? x4::NFS4ERR_SHARE_DENIED : x4::NFS4_OK;
 }
 
 std::vector<state::ClientId> OpenTable::conflicting_clients(const vfs::FileHandle& file,
@@ -21,11 +40,10 @@ std::vector<state::ClientId> OpenTable::conflicting_clients(const vfs::FileHandl
     std::vector<state::ClientId> out;
     {
         std::lock_guard lock(mu_);
-        for (const auto& [other, o] : opens_) {
-            if (self && other == *self) continue;
-            if (!(o.file == file)) continue;
+        each_of_file(file, [&](const Other& other, const Open& o) {
+            if (self && other == *self) return;
             if ((o.deny & access) || (o.access & deny)) out.push_back(o.client);
-        }
+        });
     }
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());
@@ -35,11 +53,13 @@ std::vector<state::ClientId> OpenTable::conflicting_clients(const vfs::FileHandl
 std::optional<Open> OpenTable::find_owner(state::ClientId client, std::span<const uint8_t> owner,
                                           const vfs::FileHandle& file) const {
     std::lock_guard lock(mu_);
-    for (const auto& [other, o] : opens_)
-        if (o.client == client && o.file == file &&
+    std::optional<Open> found;
+    each_of_file(file, [&](const Other&, const Open& o) {
+        if (!found && o.client == client &&
             std::equal(o.owner.begin(), o.owner.end(), owner.begin(), owner.end()))
-            return o;
-    return std::nullopt;
+            found = o;
+    });
+    return found;
 }
 
 std::optional<Open> OpenTable::find(const Other& other) const {
@@ -51,17 +71,29 @@ std::optional<Open> OpenTable::find(const Other& other) const {
 
 void OpenTable::put(const Open& o) {
     std::lock_guard lock(mu_);
-    opens_[o.stateid.other] = o;
+    auto [it, inserted] = opens_.try_emplace(o.stateid.other, o);
+    if (!inserted) {
+        unindex(it->second);
+        it->second = o;
+    }
+    by_file_[key_of(o.file)].push_back(o.stateid.other);
 }
 
 void OpenTable::erase(const Other& other) {
     std::lock_guard lock(mu_);
-    opens_.erase(other);
+    auto it = opens_.find(other);
+    if (it == opens_.end()) return;
+    unindex(it->second);
+    opens_.erase(it);
 }
 
 size_t OpenTable::forget_client(state::ClientId client) {
     std::lock_guard lock(mu_);
-    return std::erase_if(opens_, [&](const auto& kv) { return kv.second.client == client; });
+    return std::erase_if(opens_, [&](const auto& kv) {
+        if (kv.second.client != client) return false;
+        unindex(kv.second);
+        return true;
+    });
 }
 
 size_t OpenTable::size() const {

@@ -20,6 +20,8 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "nfs/common/authorize.h"
@@ -66,8 +68,18 @@ class OpenTable {
     size_t size() const;
 
   private:
+    using FileKey = std::string;  // the handle's bytes
+    static FileKey key_of(const vfs::FileHandle& f);
+    // Calls fn(other, open) for each open of `file` (mu_ held).
+    template <class Fn>
+    void each_of_file(const vfs::FileHandle& file, Fn&& fn) const;
+    void unindex(const Open& o);
+
     mutable std::mutex mu_;
     std::map<Other, Open> opens_;
+    // The opens of each file: OPEN's share checks look at one file's opens, never at all
+    // of them (hundreds of clients, thousands of opens each).
+    std::unordered_map<FileKey, std::vector<Other>> by_file_;
 };
 
 }  // namespace nfsrdmad::nfs::v4
