@@ -213,6 +213,8 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     }
 
     const vfs::FileHandle& fh = o.file.node.handle;
+    // From the owner's open and the share check to the record: one OPEN of this file at a time.
+    std::lock_guard admission(rq.svc.opens.admission(fh));
     auto mine = rq.svc.opens.find_owner(rq.clientid, a.owner.owner, fh);
     Open open;
     if (mine) {

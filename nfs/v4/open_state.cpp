@@ -96,6 +96,10 @@ size_t OpenTable::forget_client(state::ClientId client) {
     });
 }
 
+std::mutex& OpenTable::admission(const vfs::FileHandle& file) {
+    return admission_[std::hash<FileKey>{}(key_of(file)) % admission_.size()];
+}
+
 size_t OpenTable::size() const {
     std::lock_guard lock(mu_);
     return opens_.size();

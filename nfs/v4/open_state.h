@@ -67,6 +67,10 @@ class OpenTable {
     size_t forget_client(state::ClientId client);  // every open of a reaped client
     size_t size() const;
 
+    // Held by OPEN from its share check to put(), so that two OPENs of one file cannot
+    // both pass the check and then both be recorded (§9.7). One of a fixed set, by file.
+    std::mutex& admission(const vfs::FileHandle& file);
+
   private:
     using FileKey = std::string;  // the handle's bytes
     static FileKey key_of(const vfs::FileHandle& f);
@@ -76,6 +80,7 @@ class OpenTable {
     void unindex(const Open& o);
 
     mutable std::mutex mu_;
+    std::array<std::mutex, 64> admission_;
     std::map<Other, Open> opens_;
     // The opens of each file: OPEN's share checks look at one file's opens, never at all
     // of them (hundreds of clients, thousands of opens each).
