@@ -317,3 +317,29 @@ nfs4_workload() {
     check "$L: rm -rf" rm -rf "$M"
     check "$L: gone" test ! -e "$M"
 }
+
+# nfs4_restart_under_mount MNT LABEL START...: the daemon restarted (SIGTERM, then the
+# command START...) under a v4.1 mount with a file held open for writing: the client
+# reclaims its open in the grace period (RFC 8881 §8.4.2.1) and the application writes
+# through its old descriptor without an error; the records in the state directory name
+# the client, and grace ends early with RECLAIM_COMPLETE.
+nfs4_restart_under_mount() {
+    local M=$1 L=$2
+    shift 2
+    echo "written before the restart" > "$M/held"
+    exec 8>> "$M/held"
+    check "$L: the state directory records the client" test -s "$NFSRDMAD_STATE/nfs4-clients"
+    check "$L: daemon stopped under the mount" nfsrdmad_stop
+    # (Without the descriptor: the daemon would inherit it and keep the mount busy.)
+    check "$L: daemon started again" "$@" 8>&-
+    check "$L: write through the descriptor opened before the restart" \
+        bash -c 'printf "and after it\n" >&8'
+    exec 8>&-
+    check_eq "$L: ... the file holds both" "written before the restart
+and after it" "$(cat "$M/held")"
+    check "$L: the daemon saw the client of the previous boot" \
+        grep -q "grace period of .* for 1 client" "$NFSRDMAD_LOG"
+    check "$L: grace ended early: the client sent RECLAIM_COMPLETE" \
+        wait_for 20 grep -q "nfsv4.1: grace period over$" "$NFSRDMAD_LOG"
+    rm -f "$M/held"
+}

@@ -44,8 +44,9 @@
 #    moves 32 MiB each way intact; an idle poll-mode daemon burns CPU, an idle adaptive or
 #    event one does not (CPU ticks from /proc, a functional check, not a speed check).
 #  - NFSv4.1 (nfsv4.enabled): the kernel client mounts vers=4.1,proto=rdma (mountstats
-#    says rdma), 64 MiB written and read back after a remount, and nfs4_workload
-#    (lib/nfs.sh) passes;
+#    says rdma), 64 MiB written and read back after a remount, nfs4_workload
+#    (lib/nfs.sh) passes, and the daemon restarted under the mount with a file open
+#    (nfs4_restart_under_mount: the client reclaims over RDMA);
 # Env: NFSRDMAD_BIN (required), RDMA_REQUESTER (the tool), MANY (default 5000).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/nfs.sh"
@@ -397,6 +398,8 @@ if check "nfsrdmad starts with nfsv4.enabled and RDMA" nfsrdmad_start "$EXPORT" 
         check "umount and remount (cold cache)" bash -c "umount $MNT4 && mount -t nfs -o $OPTS4 $RXE_IP:$EXPORT $MNT4"
         check "... read back intact" cmp /tmp/v4big $MNT4/v4big
         nfs4_workload $MNT4 v4.1/rdma
+        nfs4_restart_under_mount $MNT4 "v4.1/rdma restart" nfsrdmad_start "$EXPORT" \
+            --rdma "$RXE_IP:$RDMA_PORT" --config "$(nfs4_config)"
         rm -f $MNT4/v4big /tmp/v4big
         note "client-side statistics (per operation):"
         mount_op_summary $MNT4 | sed 's/^/    /'

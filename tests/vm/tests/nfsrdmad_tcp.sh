@@ -26,8 +26,9 @@
 # again with cold caches); rm -rf of the big and deep trees.
 # Then NFSv4.1 (nfsv4.enabled): the daemon restarted with it, the kernel client mounts
 # vers=4.1 over TCP, sees the v3 tree, runs nfs4_workload (lib/nfs.sh: files, readdir,
-# rename, links, symlinks, chmod, truncate, I/O on a file unlinked while open, rm -rf), and a
-# mount without vers= negotiates 4.1.
+# rename, links, symlinks, chmod, truncate, I/O on a file unlinked while open, rm -rf), the
+# daemon restarted under the mount with a file open (nfs4_restart_under_mount: reclaim in
+# grace, no error for the application), and a mount without vers= negotiates 4.1.
 # Env: NFSRDMAD_BIN (required), MANY (5000), KEEP_GOING=1 default (all checks run).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/nfs.sh"
@@ -307,6 +308,7 @@ if check "mount -o $OPTS4" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "$OPTS4"; then
     check "df of the v4.1 mount" bash -c "df -P $MNT4 | awk 'NR == 2 && \$2 > 900000 {ok=1} END {exit !ok}'"
     check_eq "the v4 mount sees the v3 workload's tree" "$(ls $EXPORT/w | wc -l)" "$(ls $MNT4/w | wc -l)"
     nfs4_workload $MNT4 v4.1
+    nfs4_restart_under_mount $MNT4 "v4.1 restart" nfsrdmad_start $EXPORT --config "$(nfs4_config)"
     note "client-side statistics of the v4.1 workload (per operation):"
     mount_op_summary $MNT4 | sed 's/^/    /'
     check "umount (v4.1)" nfs_umount $MNT4
