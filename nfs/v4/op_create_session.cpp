@@ -51,6 +51,7 @@ OpResult op_create_session(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     ca.principal = rq.principal();
     ca.conn = rq.conn();
     state::CreateSessionResult r = rq.svc.clients.create_session(ca);
+    if (r.purged) rq.svc.client_gone(*r.purged);  // its opens and locks go with it
 
     // §8.4.2.1: a confirmed client is on stable storage before it hears so, so that it
     // may reclaim its state after a restart.

@@ -27,7 +27,7 @@ OpResult op_destroy_clientid(Compound& c, xdr::Decoder& args, xdr::Encoder& res)
     auto owner = rq.svc.clients.ownerid(a.dca_clientid);
     x4::nfsstat4 st = rq.svc.clients.destroy_clientid(a.dca_clientid, rq.principal());
     if (st == x4::NFS4_OK) {
-        rq.svc.opens.forget_client(a.dca_clientid);
+        rq.svc.client_gone(a.dca_clientid);
         if (owner) rq.svc.recovery.destroyed(*owner);
     }
     encode_status_only(res, st);

@@ -48,6 +48,7 @@ OpResult op_exchange_id(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     }
     // eia_client_impl_id<1> (§18.35.1): informational; more than one does not decode.
     state::ExchangeIdResult r = rq.svc.clients.exchange_id(ea);
+    if (r.purged) rq.svc.client_gone(*r.purged);  // its opens and locks go with it
 
     x4::EXCHANGE_ID4res out(r.status);
     if (r.status == x4::NFS4_OK) {

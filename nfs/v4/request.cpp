@@ -20,6 +20,12 @@ Services::Services(std::shared_ptr<vfs::ExportRegistry> e, const Options& o)
               o.limits),
       ids(o.domain) {}
 
+void Services::client_gone(state::ClientId client) {
+    opens.forget_client(client);
+    lock_states.forget_client(client);
+    (void)locks.release_client(vfs::state::ClientKey{vfs::state::Protocol::Nfs4, client});
+}
+
 std::shared_ptr<const PseudoFs> Services::pseudo_for(
     const std::shared_ptr<const vfs::ExportTable>& t) {
     std::lock_guard lock(mu_);

@@ -15,12 +15,14 @@
 #include <string>
 
 #include "nfs/v4/id_map.h"
+#include "nfs/v4/lock_state.h"
 #include "nfs/v4/open_state.h"
 #include "nfs/v4/pseudo_fs.h"
 #include "nfs/v4/recovery.h"
 #include "nfs/v4/state/client_table.h"
 #include "nfs/vfs/export.h"
 #include "nfs/vfs/fd_cache.h"
+#include "nfs/vfs/state/lock_table.h"
 
 namespace nfsrdmad::nfs::v4 {
 
@@ -47,6 +49,13 @@ class Services {
     state::ClientTable clients;
     IdMap ids;
     OpenTable opens;
+    vfs::state::LockTable locks;  // byte-range locks (shared with NLM later)
+    LockStateTable lock_states;   // lock stateids (lock_state.h)
+
+    // A client's state is gone (DESTROY_CLIENTID, a record replaced or purged, lease
+    // reaping): forget its opens and lock stateids and release its byte-range locks.
+    // The client table has dropped (or drops) the stateids themselves.
+    void client_gone(state::ClientId client);
 
     // The pseudo file system over `table` (built once per snapshot).
     std::shared_ptr<const PseudoFs> pseudo_for(const std::shared_ptr<const vfs::ExportTable>& t);
