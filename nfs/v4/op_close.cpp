@@ -2,7 +2,10 @@
 // stateid of this client for the current filehandle (stateids.h). CLOSE frees it and
 // answers the invalid special stateid (§18.2.4: the stateid is meaningless now);
 // OPEN_DOWNGRADE narrows access and deny to a subset of what is held (INVAL otherwise)
-// and answers the stateid with its seqid bumped.
+// and answers the stateid with its seqid bumped. CLOSE refuses while a lock owner that
+// came through the open holds locks (NFS4ERR_LOCKS_HELD) and otherwise frees the lock
+// stateids that came through it.
+#include "nfs/v4/lock_state.h"
 #include "nfs/v4/ops.h"
 #include "nfs/v4/request.h"
 #include "nfs/v4/stateids.h"
@@ -27,8 +30,24 @@ OpResult op_close(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (!rq.decode(args, a)) return OpResult::bad_xdr();
     Open o;
     x4::nfsstat4 st = the_open(c, a.open_stateid, o);
+    // §18.2.3: lock owners that came through this open and still hold locks on the file:
+    // NFS4ERR_LOCKS_HELD. Their lock stateids without locks go with the open.
+    std::vector<LockState> lock_states;
+    if (st == x4::NFS4_OK) {
+        lock_states = rq.svc.lock_states.of_open(o.stateid.other);
+        for (const auto& ls : lock_states)
+            if (!rq.svc.locks.locks_of(ls.file, ls.owner).empty()) st = x4::NFS4ERR_LOCKS_HELD;
+    }
     if (st == x4::NFS4_OK) st = rq.svc.clients.release_stateid(rq.clientid, o.stateid);
-    if (st == x4::NFS4_OK) rq.svc.opens.erase(o.stateid.other);
+    if (st == x4::NFS4_OK) {
+        rq.svc.opens.erase(o.stateid.other);
+        for (const auto& ls : lock_states) {
+            state::Stateid any = ls.stateid;
+            any.seqid = 0;  // whatever its seqid is now
+            (void)rq.svc.clients.release_stateid(rq.clientid, any);
+            rq.svc.lock_states.erase(ls.stateid.other);
+        }
+    }
     x4::CLOSE4res r(st);
     if (st == x4::NFS4_OK) {
         r.open_stateid() = x4::stateid4{0xffffffffu, {}};

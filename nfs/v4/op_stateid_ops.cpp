@@ -1,6 +1,7 @@
 // The operations on stateids themselves: DELEGRETURN (RFC 8881 §18.6: this server
 // grants no delegations, so no stateid is ever a delegation: BAD_STATEID),
 // TEST_STATEID (§18.48) and FREE_STATEID (§18.38), answered by the client table.
+#include "nfs/v4/lock_state.h"
 #include "nfs/v4/ops.h"
 #include "nfs/v4/request.h"
 #include "nfs/v4/stateids.h"
@@ -37,9 +38,21 @@ OpResult op_free_stateid(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (!rq.decode(args, a)) return OpResult::bad_xdr();
     state::Stateid sid;
     x4::nfsstat4 st = effective_stateid(c, a.fsa_stateid, sid);
-    // No byte-range locks yet: no stateid holds any (§18.38.3 LOCKS_HELD).
-    if (st == x4::NFS4_OK) st = rq.svc.clients.free_stateid(rq.clientid, sid, false);
-    if (st == x4::NFS4_OK) rq.svc.opens.erase(sid.other);
+    // §18.38.3: a lock stateid whose owner holds locks on its file is LOCKS_HELD.
+    std::optional<LockState> ls;
+    bool holds = false;
+    if (st == x4::NFS4_OK) {
+        ls = rq.svc.lock_states.find(sid.other);
+        holds = ls && ls->client == rq.clientid &&
+                !rq.svc.locks.locks_of(ls->file, ls->owner).empty();
+    }
+    if (st == x4::NFS4_OK) st = rq.svc.clients.free_stateid(rq.clientid, sid, holds);
+    if (st == x4::NFS4_OK) {
+        rq.svc.opens.erase(sid.other);
+        // A revoked lock stateid may still have locks: they go with it.
+        if (ls) (void)rq.svc.locks.release_owner(ls->file, ls->owner);
+        rq.svc.lock_states.erase(sid.other);
+    }
     encode_status_only(res, st);
     return {st};
 }

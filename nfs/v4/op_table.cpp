@@ -67,6 +67,9 @@ OpTable make_op_table() {
     t.set(x4::OP_DELEGRETURN, plain("DELEGRETURN", op_delegreturn, true));
 
     // Byte-range locks.
+    t.set(x4::OP_LOCK, plain("LOCK", op_lock, true));
+    t.set(x4::OP_LOCKT, plain("LOCKT", op_lockt, true));
+    t.set(x4::OP_LOCKU, plain("LOCKU", op_locku, true));
 
     return t;
 }

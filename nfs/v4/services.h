@@ -15,12 +15,14 @@
 #include <string>
 
 #include "nfs/v4/id_map.h"
+#include "nfs/v4/lock_state.h"
 #include "nfs/v4/open_state.h"
 #include "nfs/v4/pseudo_fs.h"
 #include "nfs/v4/recovery.h"
 #include "nfs/v4/state/client_table.h"
 #include "nfs/vfs/export.h"
 #include "nfs/vfs/fd_cache.h"
+#include "nfs/vfs/state/lock_table.h"
 
 namespace nfsrdmad::nfs::v4 {
 
@@ -51,10 +53,13 @@ class Services {
     state::ClientTable clients;
     IdMap ids;
     OpenTable opens;
+    vfs::state::LockTable locks;  // byte-range locks (shared with NLM later)
+    LockStateTable lock_states;   // lock stateids (lock_state.h)
 
     // A client record ended together with its state (reaped, replaced by a new incarnation
-    // or a collision, destroyed): drops what the other tables hold for it. Every table with
-    // per-client state (opens; byte-range locks) forgets it here.
+    // or a collision, destroyed): drops what the other tables hold for it — its opens, its
+    // lock stateids, and its byte-range locks are released. The client table has dropped
+    // (or drops) the stateids themselves.
     void forget_client(state::ClientId id);
 
     // Leases (RFC 8881 §8.3, §8.4.3). reap_client(): an expired client's record and

@@ -278,10 +278,59 @@ nfs4_config() {
     echo /tmp/nfsrdmad-v4.yaml
 }
 
+# nfs4_locks DIR LABEL: byte-range locks (RFC 8881 §18.10-§18.12) between two processes
+# of the Linux client. flock(1) on NFS is a whole-file POSIX lock on the server (the
+# descriptor is opened read-write: an exclusive lock needs write access); python3's
+# fcntl.lockf for byte ranges. The holder keeps its lock ~2 s; a blocking waiter gets it
+# when the holder lets go (the client polls: this server parks no waiters).
+nfs4_locks() {
+    local M=$1 L=$2
+    : > "$M/lockf"
+    rm -f /tmp/v4held
+    ( flock -x 9 && touch /tmp/v4held && sleep 2 ) 9<> "$M/lockf" &
+    local holder=$! i
+    for i in $(seq 1 50); do [ -e /tmp/v4held ] && break; sleep 0.1; done
+    check "$L: flock: a write lock held" test -e /tmp/v4held
+    check "$L: ... a second process's non-blocking attempt fails" \
+        sh -c "! flock -n -x 9 9<> '$M/lockf'"
+    check "$L: ... a blocking attempt completes once the holder unlocks" \
+        sh -c "flock -w 20 -x 9 9<> '$M/lockf'"
+    wait "$holder"
+    check "$L: ... then a non-blocking attempt succeeds" sh -c "flock -n -x 9 9<> '$M/lockf'"
+    if command -v python3 > /dev/null; then
+        check "$L: lockf byte ranges: overlap denied, beside granted, waiter granted" \
+            python3 - "$M/lockf" << 'PY'
+import fcntl, os, sys, time
+p = sys.argv[1]
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    fd = os.open(p, os.O_RDWR)
+    fcntl.lockf(fd, fcntl.LOCK_EX, 100, 0)  # bytes 0-99
+    os.write(w, b"x")
+    time.sleep(2)
+    os._exit(0)
+os.read(r, 1)
+fd = os.open(p, os.O_RDWR)
+try:
+    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 10, 50)
+    sys.exit("an overlapping lock was granted")
+except OSError:
+    pass
+fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 10, 100)  # beside it
+fcntl.lockf(fd, fcntl.LOCK_EX, 10, 50)  # waits for the holder
+os.waitpid(pid, 0)
+fcntl.lockf(fd, fcntl.LOCK_UN, 0, 0)
+PY
+    fi
+    rm -f /tmp/v4held "$M/lockf"
+}
+
 # nfs4_workload MNT LABEL: ordinary file work on an NFSv4.1 mount, each check "LABEL: ...":
 # a file of 8 MiB + a tail written and read back, small files, mkdir -p, readdir of 300
 # entries with attributes, rename (over an existing file too), hard link, symlink, chmod,
-# truncate, a file read and written after it was unlinked while open, rm -rf.
+# truncate, a file read and written after it was unlinked while open, byte-range locks
+# between two processes (nfs4_locks), rm -rf.
 nfs4_workload() {
     local M=$1/v4w L=$2 got
     rm -rf "$M" 2>/dev/null
@@ -314,6 +363,7 @@ nfs4_workload() {
     check "$L: unlink an open file" rm "$M/a/open-unlinked"
     check_eq "$L: ... still readable through the open descriptor" "still here" "$(cat <&7)"
     exec 7>&-
+    nfs4_locks "$M" "$L"
     check "$L: rm -rf" rm -rf "$M"
     check "$L: gone" test ! -e "$M"
 }

@@ -1,0 +1,350 @@
+// NFSv4.1 byte-range locks through Nfs4Program (RFC 8881 §18.10-§18.12): LOCK with
+// open_to_lock_owner4 and exist_lock_owner4, LOCKT, LOCKU; conflicts between clients,
+// one owner's upgrade, downgrade and split; LOCK4denied naming the holder; OPENMODE;
+// INVAL lengths; LOCKS_HELD on CLOSE and FREE_STATEID; bad and old stateids.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "tests/unit/nfs4_ops_util.h"
+
+namespace nfsrdmad::nfs::v4::testing {
+namespace {
+
+constexpr uint64_t kAll = ~uint64_t{0};
+
+class Nfs4Locks : public Nfs4OpsFixture {
+  protected:
+    struct Sess {
+        std::string owner;
+        uint64_t clientid = 0;
+        x4::sessionid4 sessionid{};
+        uint32_t seqid = 0;
+    };
+
+    void SetUp() override {
+        Nfs4OpsFixture::SetUp();
+        establish("client-a");
+        a_ = save();
+        establish("client-b");
+        b_ = save();
+        use(a_);
+        root_fh_ = exp_->root_handle();
+        write_file("f", "0123456789");
+        write_file("g", "abcdef");
+    }
+
+    Sess save() const { return {owner_, clientid_, sessionid_, seqid_}; }
+    // Switches the session seq() uses (keeping the one in use up to date).
+    void use(Sess& s) {
+        if (cur_) *cur_ = save();
+        owner_ = s.owner;
+        clientid_ = s.clientid;
+        sessionid_ = s.sessionid;
+        seqid_ = s.seqid;
+        cur_ = &s;
+    }
+
+    x4::nfs_argop4 put_root() { return op_putfh(root_fh_.data()); }
+    std::span<const uint8_t> s(const std::string& v) { return keep(v); }
+
+    // OPEN of an existing file; the current filehandle is the file. The open stateid.
+    x4::stateid4 open(const std::string& name, uint32_t access = x4::OPEN4_SHARE_ACCESS_BOTH,
+                      const std::string& owner = "open-owner") {
+        Reply r = seq({put_root(), op_open(s(owner), s(name), false, access)});
+        EXPECT_EQ(r.status(), x4::NFS4_OK);
+        if (r.status() != x4::NFS4_OK) return {};
+        return r.op(2).opopen().resok4().stateid;
+    }
+    std::vector<x4::nfs_argop4> at(const std::string& name,
+                                   std::initializer_list<x4::nfs_argop4> ops) {
+        std::vector<x4::nfs_argop4> v{put_root(), op_lookup(s(name))};
+        v.insert(v.end(), ops);
+        return v;
+    }
+
+    x4::nfs_argop4 lock_new(x4::nfs_lock_type4 t, uint64_t off, uint64_t len,
+                            const x4::stateid4& open_sid, const std::string& owner) {
+        x4::nfs_argop4 op(x4::OP_LOCK);
+        auto& a = op.oplock();
+        a.locktype = t;
+        a.offset = off;
+        a.length = len;
+        a.locker.set_new_lock_owner(true);
+        auto& oo = a.locker.open_owner();
+        oo.open_stateid = open_sid;
+        oo.lock_owner.clientid = clientid_;
+        oo.lock_owner.owner = s(owner);
+        return op;
+    }
+    x4::nfs_argop4 lock_old(x4::nfs_lock_type4 t, uint64_t off, uint64_t len,
+                            const x4::stateid4& lock_sid) {
+        x4::nfs_argop4 op(x4::OP_LOCK);
+        auto& a = op.oplock();
+        a.locktype = t;
+        a.offset = off;
+        a.length = len;
+        a.locker.set_new_lock_owner(false);
+        a.locker.lock_owner().lock_stateid = lock_sid;
+        return op;
+    }
+    x4::nfs_argop4 lockt(x4::nfs_lock_type4 t, uint64_t off, uint64_t len, const std::string& owner,
+                         std::optional<uint64_t> clientid = {}) {
+        x4::nfs_argop4 op(x4::OP_LOCKT);
+        auto& a = op.oplockt();
+        a.locktype = t;
+        a.offset = off;
+        a.length = len;
+        a.owner.clientid = clientid.value_or(clientid_);
+        a.owner.owner = s(owner);
+        return op;
+    }
+    x4::nfs_argop4 locku(const x4::stateid4& sid, uint64_t off, uint64_t len) {
+        x4::nfs_argop4 op(x4::OP_LOCKU);
+        auto& a = op.oplocku();
+        a.locktype = x4::WRITE_LT;
+        a.lock_stateid = sid;
+        a.offset = off;
+        a.length = len;
+        return op;
+    }
+    x4::nfs_argop4 free_stateid(const x4::stateid4& sid) {
+        x4::nfs_argop4 op(x4::OP_FREE_STATEID);
+        op.opfree_stateid().fsa_stateid = sid;
+        return op;
+    }
+
+    // The last operation's status.
+    static x4::nfsstat4 last(const Reply& r) { return r.status(); }
+    static const x4::LOCK4denied& denied(const Reply& r) {
+        const auto& op = r.op(r.count() - 1);
+        return op.resop() == x4::OP_LOCK ? op.oplock().denied() : op.oplockt().denied();
+    }
+    static x4::stateid4 lock_sid(const Reply& r) {
+        return r.op(r.count() - 1).oplock().resok4().lock_stateid;
+    }
+    static std::string bytes(std::span<const uint8_t> b) { return {b.begin(), b.end()}; }
+
+    Sess a_, b_;
+    Sess* cur_ = nullptr;
+    vfs::FileHandle root_fh_;
+};
+
+TEST_F(Nfs4Locks, ConflictBetweenClientsThenUnlockGrants) {
+    x4::stateid4 oa = open("f");
+    Reply la = seq(at("f", {lock_new(x4::WRITE_LT, 0, 100, oa, "lock-a")}));
+    ASSERT_EQ(la.status(), x4::NFS4_OK);
+    x4::stateid4 sa = lock_sid(la);
+    EXPECT_EQ(sa.seqid, 1u);
+
+    use(b_);
+    x4::stateid4 ob = open("f");
+    Reply lb = seq(at("f", {lock_new(x4::READ_LT, 50, 10, ob, "lock-b")}));
+    ASSERT_EQ(lb.status(), x4::NFS4ERR_DENIED);
+    EXPECT_EQ(denied(lb).offset, 0u);
+    EXPECT_EQ(denied(lb).length, 100u);
+    EXPECT_EQ(denied(lb).locktype, x4::WRITE_LT);
+    EXPECT_EQ(denied(lb).owner.clientid, a_.clientid);
+    EXPECT_EQ(bytes(denied(lb).owner.owner), "lock-a");
+    // Blocking variant: denied the same way (the client polls).
+    EXPECT_EQ(seq(at("f", {lock_new(x4::READW_LT, 50, 10, ob, "lock-b")})).status(),
+              x4::NFS4ERR_DENIED);
+    // Outside the held range: granted.
+    Reply far = seq(at("f", {lock_new(x4::WRITE_LT, 100, kAll, ob, "lock-b")}));
+    ASSERT_EQ(far.status(), x4::NFS4_OK);
+
+    // LOCKT names the holder too.
+    Reply t = seq(at("f", {lockt(x4::WRITE_LT, 99, 1, "lock-b")}));
+    ASSERT_EQ(t.status(), x4::NFS4ERR_DENIED);
+    EXPECT_EQ(denied(t).owner.clientid, a_.clientid);
+    EXPECT_EQ(bytes(denied(t).owner.owner), "lock-a");
+    EXPECT_EQ(denied(t).length, 100u);
+
+    use(a_);
+    // A's LOCKT sees B's lock past 100 (length to EOF = all ones).
+    Reply ta = seq(at("f", {lockt(x4::READ_LT, 0, kAll, "lock-a")}));
+    ASSERT_EQ(ta.status(), x4::NFS4ERR_DENIED);
+    EXPECT_EQ(denied(ta).offset, 100u);
+    EXPECT_EQ(denied(ta).length, kAll);
+    EXPECT_EQ(denied(ta).owner.clientid, b_.clientid);
+
+    Reply u = seq(at("f", {locku(sa, 0, 100)}));
+    ASSERT_EQ(u.status(), x4::NFS4_OK);
+    EXPECT_EQ(u.op(3).oplocku().lock_stateid().seqid, 2u);
+    EXPECT_EQ(u.op(3).oplocku().lock_stateid().other, sa.other);
+
+    use(b_);
+    EXPECT_EQ(seq(at("f", {lockt(x4::WRITE_LT, 0, 100, "lock-b")})).status(), x4::NFS4_OK);
+    EXPECT_EQ(seq(at("f", {lock_old(x4::WRITE_LT, 0, 100, lock_sid(far))})).status(), x4::NFS4_OK);
+}
+
+TEST_F(Nfs4Locks, SameOwnerUpgradeDowngradeSplit) {
+    x4::stateid4 oa = open("f");
+    Reply r1 = seq(at("f", {lock_new(x4::READ_LT, 0, 100, oa, "la")}));
+    ASSERT_EQ(r1.status(), x4::NFS4_OK);
+    x4::stateid4 sid = lock_sid(r1);
+    // Upgrade in place (the owner never conflicts with itself).
+    Reply r2 = seq(at("f", {lock_old(x4::WRITE_LT, 0, 100, sid)}));
+    ASSERT_EQ(r2.status(), x4::NFS4_OK);
+    sid = lock_sid(r2);
+    EXPECT_EQ(sid.seqid, 2u);
+
+    use(b_);
+    EXPECT_EQ(seq(at("f", {lockt(x4::READ_LT, 10, 1, "lb")})).status(), x4::NFS4ERR_DENIED);
+
+    use(a_);
+    Reply r3 = seq(at("f", {lock_old(x4::READ_LT, 0, 100, sid)}));  // downgrade
+    ASSERT_EQ(r3.status(), x4::NFS4_OK);
+    sid = lock_sid(r3);
+
+    use(b_);
+    EXPECT_EQ(seq(at("f", {lockt(x4::READ_LT, 10, 1, "lb")})).status(), x4::NFS4_OK);
+    Reply w = seq(at("f", {lockt(x4::WRITE_LT, 10, 1, "lb")}));
+    ASSERT_EQ(w.status(), x4::NFS4ERR_DENIED);
+    EXPECT_EQ(denied(w).locktype, x4::READ_LT);
+
+    use(a_);
+    Reply u = seq(at("f", {locku(sid, 40, 20)}));  // split: 0-39 and 60-99 remain
+    ASSERT_EQ(u.status(), x4::NFS4_OK);
+    EXPECT_EQ(u.op(3).oplocku().lock_stateid().seqid, sid.seqid + 1);
+
+    use(b_);
+    EXPECT_EQ(seq(at("f", {lockt(x4::WRITE_LT, 40, 20, "lb")})).status(), x4::NFS4_OK);
+    Reply lo = seq(at("f", {lockt(x4::WRITE_LT, 30, 20, "lb")}));
+    ASSERT_EQ(lo.status(), x4::NFS4ERR_DENIED);
+    EXPECT_EQ(denied(lo).offset, 0u);
+    EXPECT_EQ(denied(lo).length, 40u);
+    Reply hi = seq(at("f", {lockt(x4::WRITE_LT, 59, 2, "lb")}));
+    ASSERT_EQ(hi.status(), x4::NFS4ERR_DENIED);
+    EXPECT_EQ(denied(hi).offset, 60u);
+    EXPECT_EQ(denied(hi).length, 40u);
+}
+
+TEST_F(Nfs4Locks, CurrentStateidChainsOpenLockLocku) {
+    // OPEN, LOCK with the current stateid, LOCKU with the current (lock) stateid.
+    const x4::stateid4 current{1, {}};
+    Reply r = seq({put_root(), op_open(s("oo"), s("f"), false, x4::OPEN4_SHARE_ACCESS_BOTH),
+                   lock_new(x4::WRITE_LT, 0, 10, current, "chain"), locku(current, 0, 10)});
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    x4::stateid4 ls = r.op(3).oplock().resok4().lock_stateid;
+    EXPECT_EQ(r.op(4).oplocku().lock_stateid().other, ls.other);
+    EXPECT_EQ(r.op(4).oplocku().lock_stateid().seqid, 2u);
+}
+
+TEST_F(Nfs4Locks, OpenModeAndLengths) {
+    x4::stateid4 ro = open("f", x4::OPEN4_SHARE_ACCESS_READ);
+    EXPECT_EQ(seq(at("f", {lock_new(x4::WRITE_LT, 0, 1, ro, "m")})).status(), x4::NFS4ERR_OPENMODE);
+    EXPECT_EQ(seq(at("f", {lock_new(x4::WRITEW_LT, 0, 1, ro, "m")})).status(),
+              x4::NFS4ERR_OPENMODE);
+    Reply rd = seq(at("f", {lock_new(x4::READ_LT, 0, 1, ro, "m")}));
+    ASSERT_EQ(rd.status(), x4::NFS4_OK);
+    EXPECT_EQ(seq(at("f", {lock_old(x4::WRITE_LT, 0, 1, lock_sid(rd))})).status(),
+              x4::NFS4ERR_OPENMODE);
+
+    x4::stateid4 rw = open("g", x4::OPEN4_SHARE_ACCESS_BOTH, "other-open-owner");
+    // length 0; offset + length past 2^64-1; all ones is "to EOF" from any offset.
+    EXPECT_EQ(seq(at("g", {lock_new(x4::WRITE_LT, 5, 0, rw, "n")})).status(), x4::NFS4ERR_INVAL);
+    EXPECT_EQ(seq(at("g", {lock_new(x4::WRITE_LT, kAll - 9, 11, rw, "n")})).status(),
+              x4::NFS4ERR_INVAL);
+    EXPECT_EQ(seq(at("g", {lockt(x4::WRITE_LT, 1, 0, "n")})).status(), x4::NFS4ERR_INVAL);
+    EXPECT_EQ(seq(at("g", {lockt(x4::WRITE_LT, kAll, 2, "n")})).status(), x4::NFS4ERR_INVAL);
+    // §18.10.3 to the letter: offset + length must not exceed 2^64-1.
+    EXPECT_EQ(seq(at("g", {lock_new(x4::WRITE_LT, kAll - 9, 10, rw, "n")})).status(),
+              x4::NFS4ERR_INVAL);
+    Reply ok = seq(at("g", {lock_new(x4::WRITE_LT, kAll - 10, 10, rw, "n")}));
+    ASSERT_EQ(ok.status(), x4::NFS4_OK);
+    Reply eof = seq(at("g", {lock_old(x4::WRITE_LT, 1000, kAll, lock_sid(ok))}));
+    ASSERT_EQ(eof.status(), x4::NFS4_OK);
+    EXPECT_EQ(seq(at("g", {locku(lock_sid(eof), 3, 0)})).status(), x4::NFS4ERR_INVAL);
+    EXPECT_EQ(seq(at("g", {locku(lock_sid(eof), 3, kAll - 1)})).status(), x4::NFS4ERR_INVAL);
+}
+
+TEST_F(Nfs4Locks, LocksHeldOnCloseAndFreeStateid) {
+    x4::stateid4 oa = open("f");
+    Reply l = seq(at("f", {lock_new(x4::WRITE_LT, 0, 10, oa, "h")}));
+    ASSERT_EQ(l.status(), x4::NFS4_OK);
+    x4::stateid4 ls = lock_sid(l);
+    EXPECT_EQ(seq(at("f", {op_close(oa)})).status(), x4::NFS4ERR_LOCKS_HELD);
+    EXPECT_EQ(seq({free_stateid(ls)}).status(), x4::NFS4ERR_LOCKS_HELD);
+
+    Reply u = seq(at("f", {locku(ls, 0, 10)}));
+    ASSERT_EQ(u.status(), x4::NFS4_OK);
+    ls = u.op(3).oplocku().lock_stateid();
+    EXPECT_EQ(seq({free_stateid(ls)}).status(), x4::NFS4_OK);
+    // Gone: neither LOCK nor LOCKU takes it now.
+    EXPECT_EQ(seq(at("f", {lock_old(x4::WRITE_LT, 0, 1, ls)})).status(), x4::NFS4ERR_BAD_STATEID);
+    EXPECT_EQ(seq(at("f", {locku(ls, 0, 1)})).status(), x4::NFS4ERR_BAD_STATEID);
+
+    // A lock stateid without locks goes with the CLOSE of its open.
+    Reply l2 = seq(at("f", {lock_new(x4::READ_LT, 0, 1, oa, "h2")}));
+    ASSERT_EQ(l2.status(), x4::NFS4_OK);
+    Reply u2 = seq(at("f", {locku(lock_sid(l2), 0, 1)}));
+    ASSERT_EQ(u2.status(), x4::NFS4_OK);
+    EXPECT_EQ(seq(at("f", {op_close(oa)})).status(), x4::NFS4_OK);
+    EXPECT_EQ(seq(at("f", {locku(u2.op(3).oplocku().lock_stateid(), 0, 1)})).status(),
+              x4::NFS4ERR_BAD_STATEID);
+}
+
+TEST_F(Nfs4Locks, BadAndOldStateids) {
+    x4::stateid4 of = open("f");
+    x4::stateid4 og = open("g");
+    // An open stateid of another file.
+    EXPECT_EQ(seq(at("f", {lock_new(x4::WRITE_LT, 0, 1, og, "x")})).status(),
+              x4::NFS4ERR_BAD_STATEID);
+    Reply l = seq(at("f", {lock_new(x4::WRITE_LT, 0, 1, of, "x")}));
+    ASSERT_EQ(l.status(), x4::NFS4_OK);
+    x4::stateid4 ls1 = lock_sid(l);
+    // A lock stateid is not an open stateid, and not for another file.
+    EXPECT_EQ(seq(at("f", {lock_new(x4::WRITE_LT, 5, 1, ls1, "y")})).status(),
+              x4::NFS4ERR_BAD_STATEID);
+    EXPECT_EQ(seq(at("g", {lock_old(x4::WRITE_LT, 5, 1, ls1)})).status(), x4::NFS4ERR_BAD_STATEID);
+    EXPECT_EQ(seq(at("g", {locku(ls1, 0, 1)})).status(), x4::NFS4ERR_BAD_STATEID);
+    // An open stateid is not a lock stateid.
+    EXPECT_EQ(seq(at("f", {lock_old(x4::WRITE_LT, 5, 1, of)})).status(), x4::NFS4ERR_BAD_STATEID);
+    EXPECT_EQ(seq(at("f", {locku(of, 0, 1)})).status(), x4::NFS4ERR_BAD_STATEID);
+    // A forged one.
+    x4::stateid4 forged = ls1;
+    forged.other[11] ^= 0x5a;
+    EXPECT_EQ(seq(at("f", {lock_old(x4::WRITE_LT, 5, 1, forged)})).status(),
+              x4::NFS4ERR_BAD_STATEID);
+    // Old seqid after a bump; a future one.
+    Reply l2 = seq(at("f", {lock_old(x4::WRITE_LT, 5, 1, ls1)}));
+    ASSERT_EQ(l2.status(), x4::NFS4_OK);
+    EXPECT_EQ(lock_sid(l2).seqid, 2u);
+    EXPECT_EQ(seq(at("f", {locku(ls1, 0, 1)})).status(), x4::NFS4ERR_OLD_STATEID);
+    x4::stateid4 future = lock_sid(l2);
+    future.seqid = 7;
+    EXPECT_EQ(seq(at("f", {locku(future, 0, 1)})).status(), x4::NFS4ERR_BAD_STATEID);
+    // seqid 0: whatever is current.
+    x4::stateid4 zero = ls1;
+    zero.seqid = 0;
+    EXPECT_EQ(seq(at("f", {locku(zero, 0, 1)})).status(), x4::NFS4_OK);
+    // Special stateids.
+    EXPECT_EQ(seq(at("f", {locku(x4::stateid4{0, {}}, 0, 1)})).status(), x4::NFS4ERR_BAD_STATEID);
+    EXPECT_EQ(seq(at("f", {locku(x4::stateid4{1, {}}, 0, 1)})).status(), x4::NFS4ERR_BAD_STATEID);
+
+    // Another client's lock stateid.
+    use(b_);
+    EXPECT_EQ(seq(at("f", {locku(lock_sid(l2), 0, 1)})).status(), x4::NFS4ERR_BAD_STATEID);
+    // LOCKT names its owner by this session's clientid only.
+    EXPECT_EQ(seq(at("f", {lockt(x4::WRITE_LT, 0, 1, "x", a_.clientid)})).status(),
+              x4::NFS4ERR_STALE_CLIENTID);
+}
+
+TEST_F(Nfs4Locks, NoFileHandleAndPseudoFs) {
+    EXPECT_EQ(seq({lockt(x4::WRITE_LT, 0, 1, "x")}).status(), x4::NFS4ERR_NOFILEHANDLE);
+    EXPECT_EQ(seq({op_putrootfh(), lockt(x4::WRITE_LT, 0, 1, "x")}).status(), x4::NFS4ERR_ISDIR);
+}
+
+TEST_F(Nfs4Locks, ExistingLockOwnerThroughOpenReusesItsStateid) {
+    x4::stateid4 oa = open("f");
+    Reply l1 = seq(at("f", {lock_new(x4::WRITE_LT, 0, 1, oa, "same")}));
+    ASSERT_EQ(l1.status(), x4::NFS4_OK);
+    Reply l2 = seq(at("f", {lock_new(x4::WRITE_LT, 5, 1, oa, "same")}));
+    ASSERT_EQ(l2.status(), x4::NFS4_OK);
+    EXPECT_EQ(lock_sid(l2).other, lock_sid(l1).other);
+    EXPECT_EQ(lock_sid(l2).seqid, 2u);
+}
+
+}  // namespace
+}  // namespace nfsrdmad::nfs::v4::testing
