@@ -369,15 +369,29 @@ nfs4_workload() {
 }
 
 # nfs4_restart_under_mount MNT LABEL START...: the daemon restarted (SIGTERM, then the
-# command START...) under a v4.1 mount with a file held open for writing: the client
-# reclaims its open in the grace period (RFC 8881 §8.4.2.1) and the application writes
-# through its old descriptor without an error; the records in the state directory name
-# the client, and grace ends early with RECLAIM_COMPLETE.
+# command START...) under a v4.1 mount with a file held open for writing and locked by
+# another process: the client reclaims its open and its lock in the grace period (RFC
+# 8881 §8.4.2.1), the application writes through its old descriptor without an error, the
+# lock still keeps others out; the records in the state directory name the client, and
+# grace ends early with RECLAIM_COMPLETE.
 nfs4_restart_under_mount() {
     local M=$1 L=$2
     shift 2
     echo "written before the restart" > "$M/held"
     exec 8>> "$M/held"
+    # Another process holds a write lock on the whole file across the restart.
+    rm -f /tmp/v4lockheld /tmp/v4lockrelease
+    python3 - "$M/held" << 'PY' &
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.lockf(fd, fcntl.LOCK_EX, 0, 0)
+open("/tmp/v4lockheld", "w").close()
+while not os.path.exists("/tmp/v4lockrelease"):
+    time.sleep(0.2)
+PY
+    local holder=$! i
+    for i in $(seq 1 50); do [ -e /tmp/v4lockheld ] && break; sleep 0.1; done
+    check "$L: a process holds a write lock on the file" test -e /tmp/v4lockheld
     check "$L: the state directory records the client" test -s "$NFSRDMAD_STATE/nfs4-clients"
     check "$L: daemon stopped under the mount" nfsrdmad_stop
     # (Without the descriptor: the daemon would inherit it and keep the mount busy.)
@@ -387,6 +401,12 @@ nfs4_restart_under_mount() {
     exec 8>&-
     check_eq "$L: ... the file holds both" "written before the restart
 and after it" "$(cat "$M/held")"
+    check "$L: the lock was reclaimed: another process is still refused it" \
+        sh -c "! flock -n -x 9 9<> '$M/held'"
+    touch /tmp/v4lockrelease
+    wait "$holder"
+    check "$L: ... and gets it once the holder has gone" sh -c "flock -n -x 9 9<> '$M/held'"
+    rm -f /tmp/v4lockheld /tmp/v4lockrelease
     check "$L: the daemon saw the client of the previous boot" \
         grep -q "grace period of .* for 1 client" "$NFSRDMAD_LOG"
     check "$L: grace ended early: the client sent RECLAIM_COMPLETE" \
