@@ -4,6 +4,12 @@
 
 namespace nfsrdmad::nfs::v4 {
 
+size_t LockStateTable::OwnerFileHash::operator()(const OwnerFile& k) const {
+    const size_t a = vfs::state::StateOwnerHash{}(k.owner);
+    const size_t b = vfs::state::FileKeyHash{}(k.file);
+    return a ^ (b + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2));
+}
+
 std::optional<LockState> LockStateTable::find(const Other& other) const {
     std::lock_guard lock(mu_);
     auto it = states_.find(other);
@@ -14,39 +20,62 @@ std::optional<LockState> LockStateTable::find(const Other& other) const {
 std::optional<LockState> LockStateTable::find_owner(const vfs::state::StateOwner& owner,
                                                     const vfs::state::FileKey& file) const {
     std::lock_guard lock(mu_);
-    for (const auto& [other, s] : states_)
-        if (s.owner == owner && s.file == file) return s;
-    return std::nullopt;
+    auto it = by_owner_.find(OwnerFile{owner, file});
+    if (it == by_owner_.end()) return std::nullopt;
+    return states_.at(it->second);
 }
 
 std::vector<LockState> LockStateTable::of_open(const Other& open) const {
     std::lock_guard lock(mu_);
     std::vector<LockState> out;
-    for (const auto& [other, s] : states_)
-        if (s.open == open) out.push_back(s);
+    auto [b, e] = by_open_.equal_range(open);
+    for (auto it = b; it != e; ++it) out.push_back(states_.at(it->second));
     return out;
 }
 
-void LockStateTable::put(const LockState& s) {
+std::optional<LockState> LockStateTable::insert(const LockState& s) {
     std::lock_guard lock(mu_);
+    auto [it, fresh] = by_owner_.try_emplace(OwnerFile{s.owner, s.file}, s.stateid.other);
+    if (!fresh) return states_.at(it->second);
     states_.insert_or_assign(s.stateid.other, s);
+    by_open_.emplace(s.open, s.stateid.other);
+    return std::nullopt;
+}
+
+bool LockStateTable::update(const LockState& s) {
+    std::lock_guard lock(mu_);
+    auto it = states_.find(s.stateid.other);
+    if (it == states_.end()) return false;
+    it->second.stateid = s.stateid;  // owner, file and open never change
+    return true;
+}
+
+void LockStateTable::erase_locked(std::map<Other, LockState>::iterator it) {
+    by_owner_.erase(OwnerFile{it->second.owner, it->second.file});
+    auto [b, e] = by_open_.equal_range(it->second.open);
+    for (auto o = b; o != e; ++o)
+        if (o->second == it->first) {
+            by_open_.erase(o);
+            break;
+        }
+    states_.erase(it);
 }
 
 void LockStateTable::erase(const Other& other) {
     std::lock_guard lock(mu_);
-    states_.erase(other);
+    if (auto it = states_.find(other); it != states_.end()) erase_locked(it);
 }
 
 std::vector<LockState> LockStateTable::forget_client(state::ClientId client) {
     std::lock_guard lock(mu_);
     std::vector<LockState> out;
     for (auto it = states_.begin(); it != states_.end();) {
+        auto next = std::next(it);
         if (it->second.client == client) {
-            out.push_back(std::move(it->second));
-            it = states_.erase(it);
-        } else {
-            ++it;
+            out.push_back(it->second);
+            erase_locked(it);
         }
+        it = next;
     }
     return out;
 }

@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "nfs/v4/open_state.h"
@@ -41,14 +42,33 @@ class LockStateTable {
                                         const vfs::state::FileKey& file) const;
     // Every lock stateid that came through this open.
     std::vector<LockState> of_open(const Other& open) const;
-    void put(const LockState& s);  // insert or replace, by s.stateid.other
+    // A new lock stateid for s.owner on s.file, unless that pair has one already (two
+    // first LOCKs of one owner raced): then nothing changes and the existing one is
+    // returned. One lock stateid per (lock owner, file), §8.2.
+    std::optional<LockState> insert(const LockState& s);
+    // Replaces the record with s.stateid.other (a bumped seqid); false if it is gone.
+    bool update(const LockState& s);
     void erase(const Other& other);
     std::vector<LockState> forget_client(state::ClientId client);
     size_t size() const;
 
   private:
+    struct OwnerFile {
+        vfs::state::StateOwner owner;
+        vfs::state::FileKey file;
+        bool operator==(const OwnerFile&) const = default;
+    };
+    struct OwnerFileHash {
+        size_t operator()(const OwnerFile& k) const;
+    };
+    void erase_locked(std::map<Other, LockState>::iterator it);
+
     mutable std::mutex mu_;
     std::map<Other, LockState> states_;
+    // Indexes of states_ (LOCK looks up by owner and file, CLOSE by open): O(1)/O(log n)
+    // instead of a walk over every lock stateid of every client.
+    std::unordered_map<OwnerFile, Other, OwnerFileHash> by_owner_;
+    std::multimap<Other, Other> by_open_;  // open stateid other -> lock stateid other
 };
 
 }  // namespace nfsrdmad::nfs::v4

@@ -9,7 +9,8 @@
 // and the client polls (§9.6). Errors: length 0 or an end past 2^64-1 INVAL
 // (§18.10.3); a write lock through an open without write access OPENMODE (§18.10.4);
 // the table's bounds (ENOLCK) DENIED, naming the requested range (§15.2 lists no
-// NFS4ERR_RESOURCE for LOCK in 4.1); grace as recovery.h says. The lock stateid becomes
+// NFS4ERR_RESOURCE for LOCK in 4.1); grace as recovery.h says. A lock of a courtesy
+// client in the way reaps that client (§8.4.3, Services::lock_range). The lock stateid becomes
 // the current stateid (§16.2.3.1.2).
 #include <cerrno>
 
@@ -107,7 +108,7 @@ x4::nfsstat4 do_lock(Compound& c, const x4::LOCK4args& a, std::optional<vs::Conf
         g.ls.stateid = n.stateid;
     }
     const vs::Lock want{range, type};
-    auto lr = rq.svc.locks.lock(file, g.ls.owner, want);
+    auto lr = rq.svc.lock_range(cur->node, file, g.ls.owner, want);
     if (!lr || lr->denied) {
         if (g.fresh) (void)rq.svc.clients.release_stateid(rq.clientid, g.ls.stateid);
         if (lr) {
@@ -121,13 +122,22 @@ x4::nfsstat4 do_lock(Compound& c, const x4::LOCK4args& a, std::optional<vs::Conf
         return to_nfsstat4(lr.error());
     }
     if (g.fresh) {
-        out = g.ls.stateid;
-    } else {
-        auto b = rq.svc.clients.bump_stateid(rq.clientid, g.ls.stateid);
-        if (b.status != x4::NFS4_OK) return b.status;  // the lock stays: the owner holds it
-        out = g.ls.stateid = b.stateid;
+        auto raced = rq.svc.lock_states.insert(g.ls);
+        if (!raced) {
+            out = g.ls.stateid;
+            return x4::NFS4_OK;
+        }
+        // Another first LOCK of this owner on this file made its lock stateid meanwhile
+        // (§8.2: one per owner and file): ours goes, the lock is recorded under that one.
+        (void)rq.svc.clients.release_stateid(rq.clientid, g.ls.stateid);
+        g.ls = std::move(*raced);
     }
-    rq.svc.lock_states.put(g.ls);
+    state::Stateid current = g.ls.stateid;
+    current.seqid = 0;  // §8.2.2: the current seqid, whatever a racing LOCK made it
+    auto b = rq.svc.clients.bump_stateid(rq.clientid, current);
+    if (b.status != x4::NFS4_OK) return b.status;  // the lock stays: the owner holds it
+    out = g.ls.stateid = b.stateid;
+    (void)rq.svc.lock_states.update(g.ls);
     return x4::NFS4_OK;
 }
 

@@ -2,7 +2,8 @@
 // is named by clientid + owner bytes; the clientid must be this session's client
 // (anything else is NFS4ERR_STALE_CLIENTID, §18.11.3 and the §15.2 error table).
 // A conflict is NFS4ERR_DENIED naming the holder; lengths as for LOCK (INVAL); during
-// grace NFS4ERR_GRACE (§8.4.2.1: the holder may not have reclaimed yet).
+// grace NFS4ERR_GRACE (§8.4.2.1: the holder may not have reclaimed yet). A courtesy
+// client's lock in the way is reaped first, as LOCK would (§8.4.3).
 #include "nfs/v4/lock_state.h"
 #include "nfs/v4/ops.h"
 #include "nfs/v4/request.h"
@@ -26,7 +27,7 @@ x4::nfsstat4 lockt(Request& rq, const x4::LOCKT4args& a, std::optional<vs::Confl
     auto owner = vs::StateOwner::make({vs::Protocol::Nfs4, rq.clientid}, a.owner.owner);
     if (!owner) return x4::NFS4ERR_INVAL;
     if (auto st = rq.svc.recovery.may_change(); st != x4::NFS4_OK) return st;
-    auto t = rq.svc.locks.test(file, *owner, vs::Lock{range, type});
+    auto t = rq.svc.test_lock_range(cur->node, file, *owner, vs::Lock{range, type});
     if (!t) return to_nfsstat4(t.error());
     if (!*t) return x4::NFS4_OK;
     denied = std::move(*t);

@@ -45,6 +45,47 @@ x4::nfsstat4 Services::check_share(const vfs::FileHandle& file, uint32_t access,
     return opens.check_share(file, access, deny, self);
 }
 
+bool Services::reap_lock_holder(const vfs::state::Conflict& c) {
+    if (!c.owner || c.owner->client().protocol != vfs::state::Protocol::Nfs4) return false;
+    const state::ClientId id = c.owner->client().id;
+    if (!clients.may_reap(id) || !reap_client(id)) return false;
+    spdlog::info("nfsv4.1: client {:#x} reaped: lease expired, a lock request conflicts with it",
+                 id);
+    return true;
+}
+
+vfs::Result<vfs::state::LockReply> Services::lock_range(const vfs::Node& node,
+                                                        const vfs::state::FileKey& file,
+                                                        const vfs::state::StateOwner& owner,
+                                                        const vfs::state::Lock& want) {
+    std::optional<vfs::state::OfdMirror> m;
+    if (options.lock_files) m.emplace(node.fd.get(), options.lock_files);
+    for (size_t reaped = 0;; ++reaped) {
+        auto r = locks.lock(file, owner, want, std::nullopt, m ? &*m : nullptr);
+        if (!r || !r->denied || reaped == kMaxCourtesyReaps || !reap_lock_holder(*r->denied))
+            return r;
+    }
+}
+
+vfs::Result<std::optional<vfs::state::Conflict>> Services::test_lock_range(
+    const vfs::Node& node, const vfs::state::FileKey& file, const vfs::state::StateOwner& owner,
+    const vfs::state::Lock& want) {
+    std::optional<vfs::state::OfdMirror> m;
+    if (options.lock_files) m.emplace(node.fd.get(), options.lock_files);
+    for (size_t reaped = 0;; ++reaped) {
+        auto r = locks.test(file, owner, want, m ? &*m : nullptr);
+        if (!r || !*r || reaped == kMaxCourtesyReaps || !reap_lock_holder(**r)) return r;
+    }
+}
+
+vfs::Result<std::vector<vfs::state::Waiter>> Services::unlock_range(
+    const vfs::Node& node, const vfs::state::FileKey& file, const vfs::state::StateOwner& owner,
+    vfs::state::ByteRange range) {
+    std::optional<vfs::state::OfdMirror> m;
+    if (options.lock_files) m.emplace(node.fd.get(), options.lock_files);
+    return locks.unlock(file, owner, range, m ? &*m : nullptr);
+}
+
 size_t Services::reap_oldest_courtesy(size_t n) {
     size_t reaped = 0;
     clients.expired_clients();  // every client whose lease has run out, swept or not yet

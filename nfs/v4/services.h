@@ -23,6 +23,7 @@
 #include "nfs/vfs/export.h"
 #include "nfs/vfs/fd_cache.h"
 #include "nfs/vfs/state/lock_table.h"
+#include "nfs/vfs/state/ofd_mirror.h"
 
 namespace nfsrdmad::nfs::v4 {
 
@@ -38,6 +39,9 @@ struct Options {
     // lease time) a boot that finds some gives them (recovery.h). Null: none.
     std::shared_ptr<vfs::RecoveryStore> recovery_store;
     std::chrono::seconds grace_period{0};
+    // Granted byte-range locks mirrored to the files as OFD locks (ofd_mirror.h), within
+    // this budget of descriptors. Null: locks live in the lock table only.
+    std::shared_ptr<vfs::state::OfdBudget> lock_files;
 };
 
 class Services {
@@ -72,6 +76,24 @@ class Services {
     // nobody is reaped.
     x4::nfsstat4 check_share(const vfs::FileHandle& file, uint32_t access, uint32_t deny,
                              const std::optional<OpenTable::Other>& self);
+    // Byte-range locks with courtesy clients (§8.4.3, as check_share does for opens): a
+    // conflict with a lock of an NFSv4.1 client whose lease has expired reaps that client
+    // and the request runs again; a live holder (or a local process, or an NLM host) is
+    // the answer as is. At most kMaxCourtesyReaps clients go per request. `node` is the
+    // file: with Options::lock_files set, the locks are mirrored to it (and a local
+    // process's lock in the way is a conflict with no owner).
+    static constexpr size_t kMaxCourtesyReaps = 16;
+    vfs::Result<vfs::state::LockReply> lock_range(const vfs::Node& node,
+                                                  const vfs::state::FileKey& file,
+                                                  const vfs::state::StateOwner& owner,
+                                                  const vfs::state::Lock& want);
+    vfs::Result<std::optional<vfs::state::Conflict>> test_lock_range(
+        const vfs::Node& node, const vfs::state::FileKey& file,
+        const vfs::state::StateOwner& owner, const vfs::state::Lock& want);
+    vfs::Result<std::vector<vfs::state::Waiter>> unlock_range(const vfs::Node& node,
+                                                              const vfs::state::FileKey& file,
+                                                              const vfs::state::StateOwner& owner,
+                                                              vfs::state::ByteRange range);
     // Reaps up to `n` courtesy clients (every client whose lease has run out, whether the
     // sweep has seen it yet or not), the longest expired first; how many went.
     size_t reap_oldest_courtesy(size_t n);
@@ -85,6 +107,8 @@ class Services {
     std::shared_ptr<const PseudoFs> pseudo_for(const std::shared_ptr<const vfs::ExportTable>& t);
 
   private:
+    bool reap_lock_holder(const vfs::state::Conflict& c);
+
     std::mutex mu_;
     std::weak_ptr<const vfs::ExportTable> pseudo_table_;
     std::shared_ptr<const PseudoFs> pseudo_;

@@ -169,6 +169,79 @@ TEST_F(Nfs4Lease, LongExpiredClientIsReapedWithItsState) {
     EXPECT_EQ(open(a2, "f", x4::OPEN4_SHARE_ACCESS_WRITE, 0), x4::NFS4_OK);
 }
 
+// LOCK (open_to_lock_owner4) of the whole file through `open_sid` as client `c`; LOCKT.
+x4::nfs_argop4 lock_all(uint64_t clientid, const x4::stateid4& open_sid,
+                        std::span<const uint8_t> owner) {
+    x4::nfs_argop4 op(x4::OP_LOCK);
+    auto& a = op.oplock();
+    a.locktype = x4::WRITE_LT;
+    a.offset = 0;
+    a.length = ~uint64_t{0};
+    a.locker.set_new_lock_owner(true);
+    a.locker.open_owner().open_stateid = open_sid;
+    a.locker.open_owner().lock_owner.clientid = clientid;
+    a.locker.open_owner().lock_owner.owner = owner;
+    return op;
+}
+x4::nfs_argop4 lockt_all(uint64_t clientid, std::span<const uint8_t> owner) {
+    x4::nfs_argop4 op(x4::OP_LOCKT);
+    auto& a = op.oplockt();
+    a.locktype = x4::WRITE_LT;
+    a.offset = 0;
+    a.length = ~uint64_t{0};
+    a.owner.clientid = clientid;
+    a.owner.owner = owner;
+    return op;
+}
+
+// §8.4.3 for byte-range locks (as Linux's courteous server): a courtesy client's lock in
+// the way of another client's LOCK or LOCKT reaps it; a live holder's lock is DENIED.
+TEST_F(Nfs4Lease, LockConflictWithCourtesyClientReapsIt) {
+    Client a = connect("a");
+    x4::stateid4 oa;
+    ASSERT_EQ(open(a, "f", x4::OPEN4_SHARE_ACCESS_BOTH, 0, &oa), x4::NFS4_OK);
+    ASSERT_EQ(as(a, {put_root(), op_lookup(s("f")), lock_all(a.clientid, oa, s("la"))}).status(),
+              x4::NFS4_OK);
+    Client b = connect("b");
+    x4::stateid4 ob;
+    ASSERT_EQ(open(b, "f", x4::OPEN4_SHARE_ACCESS_BOTH, 0, &ob), x4::NFS4_OK);
+    // A is live: denied, and LOCKT says so too; nobody reaped.
+    EXPECT_EQ(as(b, {put_root(), op_lookup(s("f")), lock_all(b.clientid, ob, s("lb"))}).status(),
+              x4::NFS4ERR_DENIED);
+    EXPECT_EQ(as(b, {put_root(), op_lookup(s("f")), lockt_all(b.clientid, s("lb"))}).status(),
+              x4::NFS4ERR_DENIED);
+    EXPECT_EQ(svc().clients.client_count(), 2u);
+
+    // A's lease runs out; B's LOCKT reaps it (nothing left in the way), B's LOCK is granted.
+    clock_.advance(11s);
+    EXPECT_EQ(ping(b), x4::NFS4_OK);
+    EXPECT_EQ(as(b, {put_root(), op_lookup(s("f")), lockt_all(b.clientid, s("lb"))}).status(),
+              x4::NFS4_OK);
+    EXPECT_FALSE(svc().clients.confirmed(a.clientid));
+    EXPECT_EQ(as(b, {put_root(), op_lookup(s("f")), lock_all(b.clientid, ob, s("lb"))}).status(),
+              x4::NFS4_OK);
+    EXPECT_EQ(svc().lock_states.size(), 1u);  // B's only
+    EXPECT_EQ(ping(a), x4::NFS4ERR_BADSESSION);
+}
+
+TEST_F(Nfs4Lease, LockConflictWithALiveClientReapsNobody) {
+    Client a = connect("a");
+    x4::stateid4 oa;
+    ASSERT_EQ(open(a, "f", x4::OPEN4_SHARE_ACCESS_BOTH, 0, &oa), x4::NFS4_OK);
+    ASSERT_EQ(as(a, {put_root(), op_lookup(s("f")), lock_all(a.clientid, oa, s("la"))}).status(),
+              x4::NFS4_OK);
+    Client b = connect("b");
+    x4::stateid4 ob;
+    ASSERT_EQ(open(b, "f", x4::OPEN4_SHARE_ACCESS_BOTH, 0, &ob), x4::NFS4_OK);
+    clock_.advance(11s);
+    EXPECT_EQ(ping(a), x4::NFS4_OK);  // A renews: live again
+    EXPECT_EQ(ping(b), x4::NFS4_OK);
+    EXPECT_EQ(as(b, {put_root(), op_lookup(s("f")), lock_all(b.clientid, ob, s("lb"))}).status(),
+              x4::NFS4ERR_DENIED);
+    EXPECT_TRUE(svc().clients.confirmed(a.clientid));
+    EXPECT_EQ(svc().lock_states.size(), 1u);  // A's; B's fresh stateid went with the denial
+}
+
 TEST_F(Nfs4Lease, UnconfirmedRecordExpires) {
     x4::nfs_argop4 ex(x4::OP_EXCHANGE_ID);
     auto& ea = ex.opexchange_id();

@@ -4,6 +4,9 @@
 // INVAL lengths; LOCKS_HELD on CLOSE and FREE_STATEID; bad and old stateids.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstring>
 
 #include "tests/unit/nfs4_ops_util.h"
@@ -344,6 +347,141 @@ TEST_F(Nfs4Locks, ExistingLockOwnerThroughOpenReusesItsStateid) {
     ASSERT_EQ(l2.status(), x4::NFS4_OK);
     EXPECT_EQ(lock_sid(l2).other, lock_sid(l1).other);
     EXPECT_EQ(lock_sid(l2).seqid, 2u);
+}
+
+// Options::lock_files set (the daemon's default, locks.local): granted locks are taken
+// on the file as OFD locks, so a local process sees them, and a local process's lock
+// denies a client's (LOCK4denied with no owner), as with the kernel nfsd.
+class Nfs4LocksLocal : public Nfs4Locks {
+  protected:
+    Options options() const override {
+        Options o;
+        o.lock_files = budget_;
+        return o;
+    }
+    // F_OFD_GETLK through a description of our own: the type in the way, F_UNLCK if none.
+    short local_probe(const std::string& name, short type, off_t start, off_t len) {
+        int fd = ::open(path(name).c_str(), O_RDWR | O_CLOEXEC);
+        EXPECT_GE(fd, 0);
+        struct flock fl {};
+        fl.l_type = type;
+        fl.l_whence = SEEK_SET;
+        fl.l_start = start;
+        fl.l_len = len;
+        EXPECT_EQ(::fcntl(fd, F_OFD_GETLK, &fl), 0);
+        ::close(fd);
+        return fl.l_type;
+    }
+    std::shared_ptr<vfs::state::OfdBudget> budget_ =
+        std::make_shared<vfs::state::OfdBudget>(8, 4);
+};
+
+TEST_F(Nfs4LocksLocal, ClientLocksAreSeenLocallyAndLocalLocksDenyClients) {
+    x4::stateid4 oa = open("f");
+    Reply la = seq(at("f", {lock_new(x4::WRITE_LT, 0, 100, oa, "lock-a")}));
+    ASSERT_EQ(la.status(), x4::NFS4_OK);
+    EXPECT_EQ(local_probe("f", F_WRLCK, 50, 1), F_WRLCK);
+    EXPECT_EQ(local_probe("f", F_WRLCK, 100, 10), F_UNLCK);  // past the client's range
+    EXPECT_EQ(budget_->in_use(), 1u);
+
+    // A local process's lock on 200..299: the client's LOCK and LOCKT there are denied,
+    // the holder is nobody the client knows (clientid 0, no owner bytes).
+    int local = ::open(path("f").c_str(), O_RDWR | O_CLOEXEC);
+    ASSERT_GE(local, 0);
+    struct flock fl {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = 200;
+    fl.l_len = 100;
+    ASSERT_EQ(::fcntl(local, F_OFD_SETLK, &fl), 0);
+    Reply d = seq(at("f", {lock_old(x4::READ_LT, 250, 1, lock_sid(la))}));
+    ASSERT_EQ(d.status(), x4::NFS4ERR_DENIED);
+    EXPECT_EQ(denied(d).owner.clientid, 0u);
+    EXPECT_TRUE(denied(d).owner.owner.empty());
+    EXPECT_EQ(seq(at("f", {lockt(x4::WRITE_LT, 299, 1, "lock-a")})).status(), x4::NFS4ERR_DENIED);
+    ::close(local);  // the local process goes: its lock with it
+    Reply g = seq(at("f", {lock_old(x4::READ_LT, 250, 1, lock_sid(la))}));
+    ASSERT_EQ(g.status(), x4::NFS4_OK);
+
+    // LOCKU of everything: nothing left on the file, the description is closed.
+    ASSERT_EQ(seq(at("f", {locku(lock_sid(g), 0, kAll)})).status(), x4::NFS4_OK);
+    EXPECT_EQ(local_probe("f", F_WRLCK, 0, 0), F_UNLCK);
+    EXPECT_EQ(budget_->in_use(), 0u);
+}
+
+TEST_F(Nfs4LocksLocal, ClientEndDropsItsLocalLocksAndBudgetBoundsThem) {
+    x4::stateid4 oa = open("f");
+    ASSERT_EQ(seq(at("f", {lock_new(x4::WRITE_LT, 0, 10, oa, "o1")})).status(), x4::NFS4_OK);
+    ASSERT_EQ(seq(at("f", {lock_new(x4::WRITE_LT, 10, 10, oa, "o2")})).status(), x4::NFS4_OK);
+    x4::stateid4 og = open("g");
+    ASSERT_EQ(seq(at("g", {lock_new(x4::WRITE_LT, 0, 10, og, "o1")})).status(), x4::NFS4_OK);
+    ASSERT_EQ(seq(at("g", {lock_new(x4::WRITE_LT, 10, 10, og, "o2")})).status(), x4::NFS4_OK);
+    EXPECT_EQ(budget_->in_use(), 4u);
+    // The client's fifth description is past its share (4): denied, nothing recorded.
+    Reply over = seq(at("g", {lock_new(x4::WRITE_LT, 20, 10, og, "o3")}));
+    EXPECT_EQ(over.status(), x4::NFS4ERR_DENIED);
+    EXPECT_EQ(local_probe("g", F_WRLCK, 20, 10), F_UNLCK);
+    EXPECT_EQ(program_->services().lock_states.size(), 4u);
+
+    // The client goes (DESTROY_CLIENTID path: forget_client): every description closes.
+    program_->services().forget_client(a_.clientid);
+    EXPECT_EQ(budget_->in_use(), 0u);
+    EXPECT_EQ(local_probe("f", F_WRLCK, 0, 0), F_UNLCK);
+    EXPECT_EQ(local_probe("g", F_WRLCK, 0, 0), F_UNLCK);
+}
+
+// The table's indexes: one lock stateid per (owner, file) even when two first LOCKs race
+// (insert() hands back the one that won), lookups by owner and by open, and nothing left
+// in them once a stateid is erased or its client forgotten.
+TEST(LockStateTableTest, OneStateidPerOwnerAndFileAndIndexesFollowErase) {
+    namespace vs = vfs::state;
+    auto owner = [](uint64_t client, const char* b) {
+        std::string v(b);
+        return *vs::StateOwner::make({vs::Protocol::Nfs4, client},
+                                     {reinterpret_cast<const uint8_t*>(v.data()), v.size()});
+    };
+    auto other = [](uint8_t n) {
+        LockStateTable::Other o{};
+        o[11] = n;
+        return o;
+    };
+    vs::FileKey f1, f2;
+    f1.fsid = 1;
+    f2.fsid = 2;
+    LockStateTable t;
+    LockState a{7, owner(7, "o"), f1, {}, other(100), {}};
+    a.stateid.other = other(1);
+    EXPECT_FALSE(t.insert(a));
+    LockState racer = a;
+    racer.stateid.other = other(2);
+    auto won = t.insert(racer);
+    ASSERT_TRUE(won);
+    EXPECT_EQ(won->stateid.other, other(1));
+    EXPECT_EQ(t.size(), 1u);
+
+    LockState b{7, owner(7, "o"), f2, {}, other(100), {}};  // same owner, other file
+    b.stateid.other = other(3);
+    EXPECT_FALSE(t.insert(b));
+    LockState c{8, owner(8, "o"), f1, {}, other(101), {}};  // other client, same bytes
+    c.stateid.other = other(4);
+    EXPECT_FALSE(t.insert(c));
+    EXPECT_EQ(t.of_open(other(100)).size(), 2u);
+    ASSERT_TRUE(t.find_owner(owner(8, "o"), f1));
+    EXPECT_EQ(t.find_owner(owner(8, "o"), f1)->stateid.other, other(4));
+
+    b.stateid.seqid = 5;
+    EXPECT_TRUE(t.update(b));
+    EXPECT_EQ(t.find(other(3))->stateid.seqid, 5u);
+    t.erase(other(3));
+    EXPECT_FALSE(t.update(b));  // gone: update does not bring it back
+    EXPECT_FALSE(t.find_owner(owner(7, "o"), f2));
+    EXPECT_EQ(t.of_open(other(100)).size(), 1u);
+
+    EXPECT_EQ(t.forget_client(7).size(), 1u);
+    EXPECT_FALSE(t.find_owner(owner(7, "o"), f1));
+    EXPECT_TRUE(t.of_open(other(100)).empty());
+    EXPECT_FALSE(t.insert(a));  // the pair is free again
+    EXPECT_EQ(t.size(), 2u);
 }
 
 }  // namespace
