@@ -78,6 +78,17 @@ struct Nfs4Tuning {
     uint32_t max_clients = 4096;           // client records, confirmed and not
 };
 
+// Byte-range locks (the `locks:` section; NFSv4.1 now, NLM later). Granted locks are
+// also taken on the file with Linux open file description locks, so local processes on
+// the server see them and theirs stop clients, as with the kernel nfsd. Each (file, lock
+// owner) holding locks keeps one descriptor open: bounded in all and per client; past
+// the bound a lock is denied (the client retries).
+struct LockTuning {
+    bool local = true;                  // mirror granted locks to the file (OFD locks)
+    uint32_t max_files = 4096;          // descriptors held for that, in all
+    uint32_t max_files_per_client = 512;
+};
+
 // How reactor threads wait for completions: sleep on events, busy-poll (one core per
 // reactor at 100%), or poll while busy and sleep when idle.
 enum class EngineMode { Event, Poll, Adaptive };
@@ -88,6 +99,7 @@ struct Config {
     RdmaTuning rdma_tuning;
     TcpTuning tcp_tuning;
     Nfs4Tuning nfs4;
+    LockTuning locks;
     EngineMode engine_mode = EngineMode::Adaptive;
     uint32_t spin_us = 50;           // adaptive: keep polling this long after the last completion
     uint16_t mount_port = 20048;     // MOUNT gets its own TCP listener, same address as tcp[0]

@@ -136,6 +136,7 @@ class Loader {
     void rdma_tuning(const Val& v);
     void tcp_tuning(const Val& v);
     void nfs4(const Val& v);
+    void locks(const Val& v);
     std::optional<TcpListener> tcp_listener(const Val& v, const std::string& kind = "TCP");
     void engine(const Val& v);
     void logging(const Val& v);
@@ -243,7 +244,7 @@ std::optional<uint64_t> Loader::number(const Val& v, std::string_view what, uint
 
 void Loader::root(const Val& v) {
     if (!is_map(v, "the top level", true)) return;
-    Keys keys = {"listeners", "engine", "logging", "state_dir", "exports", "rdma", "tcp", "nfsv4"};
+    Keys keys = {"listeners", "engine", "logging", "state_dir", "exports", "rdma", "tcp", "nfsv4", "locks"};
     for_each_key(v, "at top level", keys, [&](std::string_view key, const Val& val) {
         if (key == "listeners") {
             listeners(val);
@@ -257,6 +258,8 @@ void Loader::root(const Val& v) {
             tcp_tuning(val);
         } else if (key == "nfsv4") {
             nfs4(val);
+        } else if (key == "locks") {
+            locks(val);
         } else if (key == "state_dir") {
             auto s = text(val, "'state_dir'");
             if (s && s->empty()) {
@@ -383,6 +386,24 @@ void Loader::nfs4(const Val& v) {
             t.max_clients = uint32_t(*n);
         }
     });
+}
+
+// The `locks:` section.
+void Loader::locks(const Val& v) {
+    if (!is_map(v, "'locks'", true)) return;
+    Keys keys = {"local", "max_files", "max_files_per_client"};
+    auto& t = cfg_.locks;
+    for_each_key(v, "in locks", keys, [&](std::string_view key, const Val& val) {
+        if (key == "local") {
+            if (auto b = flag(val, "'local'")) t.local = *b;
+        } else if (key == "max_files") {
+            if (auto n = number(val, "'max_files'", 1, 1000000)) t.max_files = uint32_t(*n);
+        } else if (auto n = number(val, "'max_files_per_client'", 1, 1000000)) {
+            t.max_files_per_client = uint32_t(*n);
+        }
+    });
+    if (t.max_files_per_client > t.max_files)
+        error(v.mark, "'max_files_per_client' must not exceed 'max_files'");
 }
 
 void Loader::tcp_list(const Val& v) {

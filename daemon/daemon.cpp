@@ -195,9 +195,10 @@ int run(config::Config cfg, const Options& opts) {
         cfg.fd_cache ? cfg.fd_cache : vfs::fd_cache_capacity(nofile.soft, reserve);
     spdlog::info(
         "descriptors: cache of {} open files ({}; {} reserved: {} connections, {} pipes x2, {} "
-        "workers, {} exports, {} other)",
+        "workers, {} exports, {} lock files, {} other)",
         fd_cache, cfg.fd_cache ? "engine.fd_cache" : "from the limit", reserve.total(),
-        reserve.connections, reserve.pipes, reserve.workers, reserve.exports, reserve.other);
+        reserve.connections, reserve.pipes, reserve.workers, reserve.exports,
+        reserve.lock_descriptions, reserve.other);
     if (reserve.total() + fd_cache > nofile.soft)
         spdlog::warn(
             "descriptors: RLIMIT_NOFILE {} is below what tcp.max_connections, tcp.max_pipes "
@@ -242,6 +243,9 @@ int run(config::Config cfg, const Options& opts) {
             return 1;
         }
         o.recovery_store = std::move(*store);
+        if (cfg.locks.local)
+            o.lock_files = std::make_shared<vfs::state::OfdBudget>(cfg.locks.max_files,
+                                                                   cfg.locks.max_files_per_client);
         nfs4 = std::make_shared<nfs::v4::Nfs4Program>(registry, o);
         dispatcher.add(nfs4);
         spdlog::info("nfsv4.1: lease {} s, id domain {}", cfg.nfs4.lease_time, cfg.nfs4.domain);

@@ -39,6 +39,9 @@ vfs::FdReserve fd_reserve(const config::Config& cfg, unsigned reactors) {
     // stdio and the log, the signal fd, rpcbind and resolver sockets, RDMA device files
     // and event channels (about 32); per reactor its epoll, eventfd and timerfd; listeners.
     r.other = 32 + 4ull * reactors + cfg.tcp.size() + cfg.rdma.size() + 1;
+    // Descriptions holding byte-range locks mirrored to the files (locks.local): never
+    // closed to make room, so the cache gets what is left after them.
+    r.lock_descriptions = cfg.nfs4.enabled && cfg.locks.local ? cfg.locks.max_files : 0;
     return r;
 }
 

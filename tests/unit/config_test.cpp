@@ -631,6 +631,21 @@ TEST(ConfigNfs4, DefaultsAndLimits) {
     EXPECT_FALSE(load("nfsv4: {bogus: 1}\n").errors.empty());
 }
 
+TEST(ConfigLocks, DefaultsAndLimits) {
+    Config d = good("");
+    EXPECT_TRUE(d.locks.local);
+    EXPECT_EQ(d.locks.max_files, 4096u);
+    EXPECT_EQ(d.locks.max_files_per_client, 512u);
+    Config c = good("locks: {local: false, max_files: 10, max_files_per_client: 3}\n");
+    EXPECT_FALSE(c.locks.local);
+    EXPECT_EQ(c.locks.max_files, 10u);
+    EXPECT_EQ(c.locks.max_files_per_client, 3u);
+    EXPECT_FALSE(load("locks: {max_files: 0}\n").errors.empty());
+    EXPECT_FALSE(load("locks: {max_files: 10, max_files_per_client: 11}\n").errors.empty());
+    EXPECT_FALSE(load("locks: {local: perhaps}\n").errors.empty());
+    EXPECT_FALSE(load("locks: {bogus: 1}\n").errors.empty());
+}
+
 TEST(ConfigOverrides, ExportWithOptions) {
     std::string why;
     auto e = parse_export_option(

@@ -282,9 +282,11 @@ nfs4_config() {
 # of the Linux client. flock(1) on NFS is a whole-file POSIX lock on the server (the
 # descriptor is opened read-write: an exclusive lock needs write access); python3's
 # fcntl.lockf for byte ranges. The holder keeps its lock ~2 s; a blocking waiter gets it
-# when the holder lets go (the client polls: this server parks no waiters).
+# when the holder lets go (the client polls: this server parks no waiters). With SRV, the
+# same directory on the server's side (the export): the client's lock is seen by a local
+# process there, and a local process's lock stops the client (locks.local: OFD locks).
 nfs4_locks() {
-    local M=$1 L=$2
+    local M=$1 L=$2 S=${3:-}
     : > "$M/lockf"
     rm -f /tmp/v4held
     ( flock -x 9 && touch /tmp/v4held && sleep 2 ) 9<> "$M/lockf" &
@@ -293,10 +295,35 @@ nfs4_locks() {
     check "$L: flock: a write lock held" test -e /tmp/v4held
     check "$L: ... a second process's non-blocking attempt fails" \
         sh -c "! flock -n -x 9 9<> '$M/lockf'"
+    if [ -n "$S" ]; then
+        check "$L: ... a local process on the server sees it (lockf on the export)" \
+            python3 -c 'import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+try:
+    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+except OSError:
+    sys.exit(0)
+sys.exit("the local lock was granted")' "$S/lockf"
+    fi
     check "$L: ... a blocking attempt completes once the holder unlocks" \
         sh -c "flock -w 20 -x 9 9<> '$M/lockf'"
     wait "$holder"
     check "$L: ... then a non-blocking attempt succeeds" sh -c "flock -n -x 9 9<> '$M/lockf'"
+    if [ -n "$S" ]; then
+        rm -f /tmp/v4held
+        python3 -c 'import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+fcntl.lockf(fd, fcntl.LOCK_EX)
+open("/tmp/v4held", "w").close()
+time.sleep(2)' "$S/lockf" &
+        holder=$!
+        for i in $(seq 1 50); do [ -e /tmp/v4held ] && break; sleep 0.1; done
+        check "$L: a local process's lockf on the server stops the client's flock -n" \
+            sh -c "! flock -n -x 9 9<> '$M/lockf'"
+        wait "$holder"
+        check "$L: ... granted once the local process is gone" \
+            sh -c "flock -n -x 9 9<> '$M/lockf'"
+    fi
     if command -v python3 > /dev/null; then
         check "$L: lockf byte ranges: overlap denied, beside granted, waiter granted" \
             python3 - "$M/lockf" << 'PY'
@@ -330,9 +357,10 @@ PY
 # a file of 8 MiB + a tail written and read back, small files, mkdir -p, readdir of 300
 # entries with attributes, rename (over an existing file too), hard link, symlink, chmod,
 # truncate, a file read and written after it was unlinked while open, byte-range locks
-# between two processes (nfs4_locks), rm -rf.
+# between two processes (nfs4_locks; with SRV, the export's directory on the server, also
+# against local processes there), rm -rf.
 nfs4_workload() {
-    local M=$1/v4w L=$2 got
+    local M=$1/v4w L=$2 S=${3:+$3/v4w} got
     rm -rf "$M" 2>/dev/null
     check "$L: mkdir" mkdir -p "$M/a/b/c" || return 1
     head -c $((8 * 1024 * 1024 + 777)) /dev/urandom > /tmp/v4src
@@ -363,7 +391,7 @@ nfs4_workload() {
     check "$L: unlink an open file" rm "$M/a/open-unlinked"
     check_eq "$L: ... still readable through the open descriptor" "still here" "$(cat <&7)"
     exec 7>&-
-    nfs4_locks "$M" "$L"
+    nfs4_locks "$M" "$L" "$S"
     check "$L: rm -rf" rm -rf "$M"
     check "$L: gone" test ! -e "$M"
 }

@@ -397,7 +397,7 @@ if check "nfsrdmad starts with nfsv4.enabled and RDMA" nfsrdmad_start "$EXPORT" 
         check "64 MiB written over v4.1/RDMA" dd if=/tmp/v4big of=$MNT4/v4big bs=1M conv=fsync status=none
         check "umount and remount (cold cache)" bash -c "umount $MNT4 && mount -t nfs -o $OPTS4 $RXE_IP:$EXPORT $MNT4"
         check "... read back intact" cmp /tmp/v4big $MNT4/v4big
-        nfs4_workload $MNT4 v4.1/rdma
+        nfs4_workload $MNT4 v4.1/rdma "$EXPORT"
         nfs4_restart_under_mount $MNT4 "v4.1/rdma restart" nfsrdmad_start "$EXPORT" \
             --rdma "$RXE_IP:$RDMA_PORT" --config "$(nfs4_config)"
         rm -f $MNT4/v4big /tmp/v4big

@@ -307,7 +307,7 @@ if check "mount -o $OPTS4" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "$OPTS4"; then
     check "the v4.1 mount runs over TCP (mountstats)" assert_mount_transport $MNT4 tcp
     check "df of the v4.1 mount" bash -c "df -P $MNT4 | awk 'NR == 2 && \$2 > 900000 {ok=1} END {exit !ok}'"
     check_eq "the v4 mount sees the v3 workload's tree" "$(ls $EXPORT/w | wc -l)" "$(ls $MNT4/w | wc -l)"
-    nfs4_workload $MNT4 v4.1
+    nfs4_workload $MNT4 v4.1 $EXPORT
     nfs4_restart_under_mount $MNT4 "v4.1 restart" nfsrdmad_start $EXPORT --config "$(nfs4_config)"
     note "client-side statistics of the v4.1 workload (per operation):"
     mount_op_summary $MNT4 | sed 's/^/    /'
