@@ -16,8 +16,9 @@ x4::nfsstat4 io_file(Compound& c, const x4::stateid4& stateid, bool write,
     if (special == state::Special::None) {
         // An open stateid carries its descriptor: the file is not opened by handle
         // again, so one unlinked since OPEN still works (§9: until the last CLOSE).
+        // A lock stateid acts through the open its lock owner came from (§8.2.1).
         Open o;
-        if (auto st = find_open_of(rq, sid, *c.current_fh, o); st != x4::NFS4_OK) return st;
+        if (auto st = find_io_open_of(rq, sid, *c.current_fh, o); st != x4::NFS4_OK) return st;
         if (write && (!(o.access & x4::OPEN4_SHARE_ACCESS_WRITE) || !o.fd->writable))
             return x4::NFS4ERR_OPENMODE;
         who = o.who;

@@ -1,5 +1,6 @@
 // io_file.h — the open file a READ, WRITE or SETATTR(size) acts through, from its
-// stateid (RFC 8881 §8.2, §9.1.4): an open stateid's own descriptor (which must allow
+// stateid (RFC 8881 §8.2, §9.1.4): an open stateid's own descriptor, or a lock
+// stateid's through the open its owner came from (either must allow
 // writing for WRITE: NFS4ERR_OPENMODE), or for the anonymous and READ-bypass special
 // stateids a descriptor from the cache, checked against share reservations (a DENY
 // held by an open is NFS4ERR_LOCKED, §9.1.4) and the export's rules.

@@ -16,4 +16,9 @@ x4::nfsstat4 lookup_name(Request& rq, const Target& dir, std::string_view name, 
 // admitted with its export's rules), or vfs::lookup with the caller's identity.
 x4::nfsstat4 lookup_entry(Request& rq, const Target& dir, std::string_view name, Target& out);
 
+// LOOKUPP's answer (§18.14): the parent of directory `dir`; an export's root goes up
+// into the pseudo file system, the pseudo root has none (NOENT). SECINFO_NO_NAME's
+// SECINFO_STYLE4_PARENT asks the same.
+x4::nfsstat4 parent_of(Request& rq, const Target& dir, Target& out);
+
 }  // namespace nfsrdmad::nfs::v4

@@ -92,33 +92,39 @@ OpResult op_lookup(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     return {done(res, x4::NFS4_OK)};
 }
 
+x4::nfsstat4 parent_of(Request& rq, const Target& dir, Target& up) {
+    if (auto st = must_be_dir(dir); st != x4::NFS4_OK) return st;
+    up = Target{};
+    if (dir.pseudo) {
+        // §18.14.3: the root has no parent.
+        auto p = rq.pseudo->parent(dir.pseudo_node);
+        if (!p) return x4::NFS4ERR_NOENT;
+        up.pseudo = true;
+        up.pseudo_node = *p;
+        return x4::NFS4_OK;
+    }
+    auto st = vfs::getattr(dir.node);
+    if (!st) return to_nfsstat4(st.error());
+    if (dir.node.exp->is_root(*st)) {
+        auto p = rq.pseudo->parent_of_export(dir.node.exp->fsid());
+        if (!p) return x4::NFS4ERR_NOENT;
+        up.pseudo = true;
+        up.pseudo_node = *p;
+        return x4::NFS4_OK;
+    }
+    auto e = vfs::lookup(dir.node, "..", dir.who.id);
+    if (!e) return to_nfsstat4(e.error());
+    up.node = std::move(e->node);
+    up.who = dir.who;
+    return x4::NFS4_OK;
+}
+
 OpResult op_lookupp(Compound& c, xdr::Decoder&, xdr::Encoder& res) {
     Request& rq = *c.rq;
     Target* dir;
     if (auto st = rq.current(dir); st != x4::NFS4_OK) return {done(res, st)};
-    if (auto st = must_be_dir(*dir); st != x4::NFS4_OK) return {done(res, st)};
     Target up;
-    if (dir->pseudo) {
-        // §18.14.3: the root has no parent.
-        auto p = rq.pseudo->parent(dir->pseudo_node);
-        if (!p) return {done(res, x4::NFS4ERR_NOENT)};
-        up.pseudo = true;
-        up.pseudo_node = *p;
-    } else {
-        auto st = vfs::getattr(dir->node);
-        if (!st) return {done(res, to_nfsstat4(st.error()))};
-        if (dir->node.exp->is_root(*st)) {
-            auto p = rq.pseudo->parent_of_export(dir->node.exp->fsid());
-            if (!p) return {done(res, x4::NFS4ERR_NOENT)};
-            up.pseudo = true;
-            up.pseudo_node = *p;
-        } else {
-            auto e = vfs::lookup(dir->node, "..", dir->who.id);
-            if (!e) return {done(res, to_nfsstat4(e.error()))};
-            up.node = std::move(e->node);
-            up.who = dir->who;
-        }
-    }
+    if (auto st = parent_of(rq, *dir, up); st != x4::NFS4_OK) return {done(res, st)};
     rq.set_current(std::move(up));
     return {done(res, x4::NFS4_OK)};
 }

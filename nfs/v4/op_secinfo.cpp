@@ -51,15 +51,9 @@ OpResult op_secinfo_no_name(Compound& c, xdr::Decoder& args, xdr::Encoder& res) 
     x4::nfsstat4 st = rq.current(t);
     Target parent;
     if (st == x4::NFS4_OK && style == x4::SECINFO_STYLE4_PARENT) {
-        // The parent's flavors: LOOKUPP's answer (NOENT at the pseudo root).
-        if (t->pseudo) {
-            auto p = rq.pseudo->parent(t->pseudo_node);
-            if (!p) st = x4::NFS4ERR_NOENT;
-            parent.pseudo = true;
-            parent.pseudo_node = p.value_or(0);
-        } else {
-            st = lookup_name(rq, *t, "..", parent);
-        }
+        // The parent's flavors: LOOKUPP's answer (NOENT at the pseudo root, the pseudo
+        // directory above an export's root).
+        st = parent_of(rq, *t, parent);
         t = &parent;
     }
     if (st == x4::NFS4_OK) st = flavors_of(rq, *t, l);

@@ -33,9 +33,17 @@ OpResult op_setattr(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (auto st = decode_set_attrs(a.obj_attributes, rq.svc.ids, attrs, set); st != x4::NFS4_OK)
         return fail(st);
     if (t->pseudo || !t->who.read_write) return fail(x4::NFS4ERR_ROFS);
+    auto at = vfs::getattr(t->node);
+    if (!at) return fail(to_nfsstat4(at.error()));
+    // A symlink has no mode of its own on Linux: a mode change of one is dropped and the
+    // SETATTR succeeds, as knfsd does (nfsd_setattr) and as clients cleaning a tree
+    // with "chmod everything, then remove" expect.
+    // Only its owner (or root) may ask, as for any chmod.
+    if (S_ISLNK(at->stx_mode) && attrs.mode) {
+        if (!t->who.id.is_root() && t->who.id.uid != at->stx_uid) return fail(x4::NFS4ERR_PERM);
+        attrs.mode.reset();
+    }
     if (attrs.size) {
-        auto at = vfs::getattr(t->node);
-        if (!at) return fail(to_nfsstat4(at.error()));
         if (S_ISDIR(at->stx_mode)) return fail(x4::NFS4ERR_ISDIR);
         if (!S_ISREG(at->stx_mode)) return fail(x4::NFS4ERR_INVAL);
         std::shared_ptr<const vfs::OpenFile> file;

@@ -41,7 +41,10 @@ bool Recovery::in_grace() {
 
 x4::nfsstat4 Recovery::may_reclaim(const std::string& owner, bool reclaim_done) {
     if (reclaim_done || !in_grace()) return x4::NFS4ERR_NO_GRACE;
-    return grace_->may_reclaim(owner, clock_.now()) ? x4::NFS4_OK : x4::NFS4ERR_NO_GRACE;
+    const auto now = clock_.now();
+    if (!grace_->may_reclaim(owner, now)) return x4::NFS4ERR_NO_GRACE;
+    grace_->reclaimed(now);  // a client still reclaiming at the deadline keeps grace going
+    return x4::NFS4_OK;
 }
 
 x4::nfsstat4 Recovery::may_change() {

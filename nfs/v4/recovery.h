@@ -10,7 +10,8 @@
 //       §15.1.9.1: nothing may take what a returning client is about to reclaim)
 //
 // Grace lasts one grace period (the lease time) after a boot that found recorded clients,
-// and ends early once each of them has sent RECLAIM_COMPLETE. Without a store (tests,
+// and ends early once each of them has sent RECLAIM_COMPLETE; a client still reclaiming
+// at its end stretches it a second at a time, up to one more period (grace.h). Without a store (tests,
 // or no state directory) nothing is recorded and there is never a grace period.
 //
 // Owner: Services. Thread-safe.

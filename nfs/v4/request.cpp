@@ -109,6 +109,10 @@ WireHandle Request::handle_of(const Target& t) const {
 void Request::set_current(Target t) {
     WireHandle fh = handle_of(t);
     compound.current_fh = fh;
+    // RFC 8881 §16.2.3.1.2: an operation that sets the current filehandle and no
+    // stateid (LOOKUP, LOOKUPP, PUTROOTFH, CREATE ...) leaves no current stateid; OPEN
+    // sets its own after this.
+    compound.current_stateid.reset();
     current_.emplace(Cached{std::move(fh), std::move(t)});
 }
 

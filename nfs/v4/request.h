@@ -60,7 +60,8 @@ class Request {
     x4::nfsstat4 saved(Target*& out);
     // Any handle, without touching the current one (PUTFH checks with this).
     x4::nfsstat4 resolve(std::span<const uint8_t> fh, Target& out);
-    // Makes `t` the current filehandle (LOOKUP, OPEN, PUTROOTFH ...), with its handle.
+    // Makes `t` the current filehandle (LOOKUP, OPEN, PUTROOTFH ...), with its handle;
+    // the current stateid is cleared (§16.2.3.1.2).
     void set_current(Target t);
     // SAVEFH / RESTOREFH (§18.27, §18.31): the handles and their resolutions.
     void save_current();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "nfs/v4/lock_state.h"
+
 namespace nfsrdmad::nfs::v4 {
 
 x4::nfsstat4 effective_stateid(const Compound& c, const x4::stateid4& in, state::Stateid& out) {
@@ -35,6 +37,24 @@ x4::nfsstat4 find_open_of(Request& rq, const state::Stateid& sid, const WireHand
     if (!std::equal(file.begin(), file.end(), fh.begin(), fh.end())) return x4::NFS4ERR_BAD_STATEID;
     out = std::move(*o);
     out.stateid = r.stateid;
+    return x4::NFS4_OK;
+}
+
+x4::nfsstat4 find_io_open_of(Request& rq, const state::Stateid& sid, const WireHandle& fh,
+                             Open& out) {
+    if (state::classify(sid) != state::Special::None) return x4::NFS4ERR_BAD_STATEID;
+    auto r = rq.svc.clients.check_stateid(
+        rq.clientid, sid,
+        state::mask_of(state::StateKind::Open) | state::mask_of(state::StateKind::Lock));
+    if (r.status != x4::NFS4_OK) return r.status;
+    if (r.kind != state::StateKind::Lock) return find_open_of(rq, sid, fh, out);
+    auto ls = rq.svc.lock_states.find(sid.other);
+    if (!ls || ls->client != rq.clientid) return x4::NFS4ERR_BAD_STATEID;
+    auto o = rq.svc.opens.find(ls->open);
+    if (!o || o->client != rq.clientid) return x4::NFS4ERR_BAD_STATEID;
+    auto file = o->file.data();
+    if (!std::equal(file.begin(), file.end(), fh.begin(), fh.end())) return x4::NFS4ERR_BAD_STATEID;
+    out = std::move(*o);
     return x4::NFS4_OK;
 }
 

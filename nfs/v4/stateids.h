@@ -27,5 +27,10 @@ x4::nfsstat4 find_open(Request& rq, const state::Stateid& sid, const Target& cur
 // The same against the current filehandle's bytes, without resolving it (a file
 // unlinked since OPEN cannot be opened by handle any more).
 x4::nfsstat4 find_open_of(Request& rq, const state::Stateid& sid, const WireHandle& fh, Open& out);
+// For READ, WRITE and SETATTR(size) (§8.2.1, §9.1.4): an open stateid as find_open_of,
+// or a lock stateid of this client for the file, which stands for the open its lock
+// owner came through.
+x4::nfsstat4 find_io_open_of(Request& rq, const state::Stateid& sid, const WireHandle& fh,
+                             Open& out);
 
 }  // namespace nfsrdmad::nfs::v4

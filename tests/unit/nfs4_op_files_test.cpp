@@ -225,3 +225,46 @@ TEST_F(Nfs4Files, CachedReadIsReplayedWithItsData) {
 
 }  // namespace
 }  // namespace nfsrdmad::nfs::v4::testing
+
+namespace nfsrdmad::nfs::v4::testing {
+namespace {
+
+// SETATTR of a mode (mode_bytes) with the anonymous stateid (pynfs's clean_dir sends 0755 to every
+// entry before REMOVE).
+x4::nfs_argop4 setattr_mode(std::span<const uint8_t> vals) {
+    x4::nfs_argop4 op(x4::OP_SETATTR);
+    auto& a = op.opsetattr();
+    a.stateid = {0, {}};
+    a.obj_attributes.attrmask = {0, 1u << (x4::FATTR4_MODE - 32)};
+    a.obj_attributes.attr_vals = vals;
+    return op;
+}
+std::string mode_bytes(uint32_t mode) {
+    return {static_cast<char>(mode >> 24), static_cast<char>(mode >> 16),
+            static_cast<char>(mode >> 8), static_cast<char>(mode)};
+}
+
+TEST_F(Nfs4Files, SetattrModeOfASymlinkIsDropped) {
+    // knfsd drops a mode change of a symlink (Linux keeps none) and answers OK.
+    ASSERT_EQ(::symlink("/etc/X11", path("l").c_str()), 0);
+    Reply r = seq({put_root(), op_lookup(s("l")), setattr_mode(s(mode_bytes(0755)))});
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    struct stat st {};
+    ASSERT_EQ(::lstat(path("l").c_str(), &st), 0);
+    EXPECT_TRUE(S_ISLNK(st.st_mode));
+    // A regular file still gets its mode.
+    std::ofstream(path("m")) << "x";
+    Reply m = seq({put_root(), op_lookup(s("m")), setattr_mode(s(mode_bytes(0600)))});
+    ASSERT_EQ(m.status(), x4::NFS4_OK);
+    ASSERT_EQ(::stat(path("m").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0600u);
+    // Not the owner: PERM, as chmod.
+    ASSERT_EQ(::lchown(path("l").c_str(), 4242, 4242), 0);
+    cred.sys.uid = 1234;
+    cred.sys.gid = 1234;
+    Reply p = seq({put_root(), op_lookup(s("l")), setattr_mode(s(mode_bytes(0755)))});
+    EXPECT_EQ(p.status(), x4::NFS4ERR_PERM);
+}
+
+}  // namespace
+}  // namespace nfsrdmad::nfs::v4::testing

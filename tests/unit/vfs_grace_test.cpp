@@ -69,3 +69,40 @@ TEST(GraceTest, OnlyNlmHostsKnown) {
 
 }  // namespace
 }  // namespace nfsrdmad::vfs::state
+
+namespace nfsrdmad::vfs::state {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(GraceTest, AClientStillReclaimingAtTheDeadlineStretchesIt) {
+    // As knfsd: past the deadline grace lasts while a reclaim came in the last second,
+    // at most one more period (pynfs REBT5 reclaims through the end of the period).
+    const Grace::Clock::time_point t = Grace::Clock::time_point{} + 1000s;
+    Grace g(t, 10s, {{"a", "b"}, 0});
+    g.reclaimed(t + 9s + 500ms);
+    EXPECT_TRUE(g.in_grace(t + 10s));
+    EXPECT_TRUE(g.may_reclaim("a", t + 10s + 400ms));
+    g.reclaimed(t + 10s + 400ms);
+    EXPECT_TRUE(g.in_grace(t + 11s + 300ms));
+    // A second without a reclaim: over, and a reclaim noted after that changes nothing.
+    EXPECT_FALSE(g.in_grace(t + 11s + 400ms));
+    g.reclaimed(t + 11s + 500ms);
+    EXPECT_FALSE(g.in_grace(t + 11s + 600ms));
+    EXPECT_FALSE(g.may_reclaim("a", t + 11s + 600ms));
+}
+
+TEST(GraceTest, TheStretchEndsAfterOneMorePeriod) {
+    const Grace::Clock::time_point t = Grace::Clock::time_point{} + 1000s;
+    Grace g(t, 10s, {{"a"}, 0});
+    for (auto at = t + 9s; at < t + 25s; at += 500ms) g.reclaimed(at);
+    EXPECT_TRUE(g.in_grace(t + 19s + 900ms));
+    EXPECT_FALSE(g.in_grace(t + 20s));
+    // Without reclaims near the deadline it ends on time.
+    Grace h(t, 10s, {{"a"}, 0});
+    h.reclaimed(t + 1s);
+    EXPECT_FALSE(h.in_grace(t + 10s));
+}
+
+}  // namespace
+}  // namespace nfsrdmad::vfs::state

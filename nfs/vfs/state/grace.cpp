@@ -6,15 +6,24 @@ namespace nfsrdmad::vfs::state {
 
 Grace::Grace(Clock::time_point now, Clock::duration period, Known known)
     : deadline_(now + period),
+      limit_(now + 2 * period),
       nlm_hosts_(known.nlm_hosts),
       started_(!known.nfs4_clients.empty() || known.nlm_hosts > 0),
       pending_(std::make_move_iterator(known.nfs4_clients.begin()),
                std::make_move_iterator(known.nfs4_clients.end())) {}
 
-// Both ways out are permanent: time only moves on, and a completed client stays so.
+// Both ways out are permanent: time only moves on, a completed client stays so, and a
+// reclaim is only noted while grace is active (so an extension never starts again).
 bool Grace::active_locked(Clock::time_point now) const {
-    if (!started_ || now >= deadline_) return false;
-    return nlm_hosts_ > 0 || !pending_.empty();
+    if (!started_) return false;
+    if (nlm_hosts_ == 0 && pending_.empty()) return false;
+    if (now < deadline_) return true;
+    return last_reclaim_ && now < limit_ && now - *last_reclaim_ < std::chrono::seconds(1);
+}
+
+void Grace::reclaimed(Clock::time_point now) {
+    std::lock_guard lock(mu_);
+    if (active_locked(now) && (!last_reclaim_ || *last_reclaim_ < now)) last_reclaim_ = now;
 }
 
 bool Grace::in_grace(Clock::time_point now) const {
