@@ -268,7 +268,7 @@ TEST(ConfigErrors, UnknownKeyInExport) {
 TEST(ConfigErrors, UnknownKeyAtTopLevelAndInSections) {
     EXPECT_EQ(one_error("state_dir: /x\nexport: []\n"),
               "t.yaml:2:1: unknown key 'export' at top level (expected one of: listeners, engine, "
-              "logging, state_dir, exports, rdma, tcp, nfsv4)");
+              "logging, state_dir, exports, rdma, tcp, nfsv4, locks)");
     EXPECT_EQ(
         one_error("engine:\n  thread: 2\n"),
         "t.yaml:2:3: unknown key 'thread' in engine (expected one of: threads, workers, mode, "
