@@ -13,7 +13,15 @@ OpResult op_destroy_session(Compound& c, xdr::Decoder& args, xdr::Encoder& res) 
     // The COMPOUND's own slot, when its SEQUENCE named this session, is not "another
     // request in progress" (§18.37.3).
     std::optional<uint32_t> own;
-    if (rq.session && rq.session->id() == a.dsa_sessionid) own = rq.slot;
+    if (rq.session && rq.session->id() == a.dsa_sessionid) {
+        // §18.37.3: after a SEQUENCE naming the same session, DESTROY_SESSION "MUST be the
+        // final operation in the COMPOUND request" (NOT_ONLY_OP, as the Linux server answers).
+        if (c.op_index + 1 != c.op_count) {
+            encode_status_only(res, x4::NFS4ERR_NOT_ONLY_OP);
+            return {x4::NFS4ERR_NOT_ONLY_OP};
+        }
+        own = rq.slot;
+    }
     x4::nfsstat4 st =
         rq.svc.clients.destroy_session(a.dsa_sessionid, rq.conn(), rq.principal(), own);
     encode_status_only(res, st);

@@ -40,8 +40,15 @@ OpResult op_sequence(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     const state::ChannelAttrs& fore = r.session->fore();
     c.max_response = fore.max_response_size;
     if (a.sa_cachethis) c.max_cached = fore.max_response_size_cached;
+    // The engine keeps a cached reply within ca_maxresponsesize_cached by turning the
+    // operation that overflows it into REP_TOO_BIG_TO_CACHE; when even that reply is larger
+    // (a tiny limit, a long tag) nothing is kept, the slot is freed, and a retransmission
+    // gets RETRY_UNCACHED_REP (§2.10.6.1.3) rather than finding the slot busy for ever.
     c.on_finish = [session = r.session, slot = a.sa_slotid, seqid = a.sa_sequenceid](
-                      std::span<const uint8_t> reply) { session->finish(slot, seqid, reply); };
+                      std::span<const uint8_t> reply) {
+        if (session->finish(slot, seqid, reply) == x4::NFS4ERR_REP_TOO_BIG_TO_CACHE)
+            session->finish(slot, seqid, std::nullopt);
+    };
 
     // §2.10.6.4 and §18.46.3: a request beyond the channel's limits. The slot still
     // takes this reply (the request was new), so a retransmission gets the same answer.

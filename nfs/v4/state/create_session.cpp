@@ -29,6 +29,15 @@ Status clamp_fore(const ChannelAttrs& c, const ChannelLimits& l, ChannelAttrs& o
     return x4::NFS4_OK;
 }
 
+// A back channel that could never carry a CB_COMPOUND (CB_SEQUENCE and one more operation)
+// or its reply is NFS4ERR_TOOSMALL too (§18.36.3), as the Linux server answers.
+Status check_back(const ChannelAttrs& c, const ChannelLimits& l) {
+    if (c.max_request_size < l.min_request_size || c.max_response_size < l.min_response_size ||
+        c.max_operations < 2)
+        return x4::NFS4ERR_TOOSMALL;
+    return x4::NFS4_OK;
+}
+
 // The back channel: "the server MUST NOT change" ca_maxoperations and ca_maxrequests; the
 // sizes and the IRD it may decrease. No header padding.
 ChannelAttrs clamp_back(const ChannelAttrs& c, const ChannelLimits& l) {
@@ -45,6 +54,15 @@ ChannelAttrs clamp_back(const ChannelAttrs& c, const ChannelLimits& l) {
 
 CreateSessionResult ClientTable::create_session(const CreateSessionArgs& a) {
     CreateSessionResult out;
+    // csa_flags: only PERSIST, CONN_BACK_CHAN and CONN_RDMA are defined (§18.36.1); any other
+    // bit is NFS4ERR_INVAL before anything is looked at, as the Linux server answers.
+    constexpr uint32_t kFlags = x4::CREATE_SESSION4_FLAG_PERSIST |
+                                x4::CREATE_SESSION4_FLAG_CONN_BACK_CHAN |
+                                x4::CREATE_SESSION4_FLAG_CONN_RDMA;
+    if ((a.flags & ~kFlags) != 0) {
+        out.status = x4::NFS4ERR_INVAL;
+        return out;
+    }
     // ca_rdma_ird<1>: "This array has a maximum of one element" (§18.36.3).
     if (a.fore.rdma_ird.size() > 1 || a.back.rdma_ird.size() > 1) {
         out.status = x4::NFS4ERR_INVAL;
@@ -90,6 +108,7 @@ CreateSessionResult ClientTable::create_session(const CreateSessionArgs& a) {
     // Phase 4, session creation. Errors here change nothing, so a retry is executed again.
     ChannelAttrs fore;
     out.status = clamp_fore(a.fore, limits_.fore, fore);
+    if (out.status == x4::NFS4_OK) out.status = check_back(a.back, limits_.fore);
     if (out.status != x4::NFS4_OK) return out;
     if (r->sessions.size() >= limits_.max_sessions_per_client) {
         out.status = kTooManySessions;
