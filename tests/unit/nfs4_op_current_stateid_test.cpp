@@ -26,27 +26,9 @@ class Nfs4CurrentStateid : public Nfs4OpsFixture {
     std::span<const uint8_t> s(const std::string& v) { return keep(v); }
 
     x4::nfs_argop4 lock_new(const x4::stateid4& open_sid, const std::string& owner) {
-        x4::nfs_argop4 op(x4::OP_LOCK);
-        auto& a = op.oplock();
-        a.locktype = x4::WRITE_LT;
-        a.offset = 0;
-        a.length = ~uint64_t{0};
-        a.locker.set_new_lock_owner(true);
-        auto& oo = a.locker.open_owner();
-        oo.open_stateid = open_sid;
-        oo.lock_owner.clientid = clientid_;
-        oo.lock_owner.owner = s(owner);
-        return op;
+        return op_lock_new(x4::WRITE_LT, 0, kToEof, open_sid, clientid_, s(owner));
     }
-    static x4::nfs_argop4 locku(const x4::stateid4& sid) {
-        x4::nfs_argop4 op(x4::OP_LOCKU);
-        auto& a = op.oplocku();
-        a.locktype = x4::WRITE_LT;
-        a.lock_stateid = sid;
-        a.offset = 0;
-        a.length = ~uint64_t{0};
-        return op;
-    }
+    static x4::nfs_argop4 locku(const x4::stateid4& sid) { return op_locku(sid); }
     x4::nfs_argop4 open_f(const std::string& owner = "oo") {
         return op_open(s(owner), s("f"), false, x4::OPEN4_SHARE_ACCESS_BOTH);
     }

@@ -172,26 +172,10 @@ TEST_F(Nfs4Lease, LongExpiredClientIsReapedWithItsState) {
 // LOCK (open_to_lock_owner4) of the whole file through `open_sid` as client `c`; LOCKT.
 x4::nfs_argop4 lock_all(uint64_t clientid, const x4::stateid4& open_sid,
                         std::span<const uint8_t> owner) {
-    x4::nfs_argop4 op(x4::OP_LOCK);
-    auto& a = op.oplock();
-    a.locktype = x4::WRITE_LT;
-    a.offset = 0;
-    a.length = ~uint64_t{0};
-    a.locker.set_new_lock_owner(true);
-    a.locker.open_owner().open_stateid = open_sid;
-    a.locker.open_owner().lock_owner.clientid = clientid;
-    a.locker.open_owner().lock_owner.owner = owner;
-    return op;
+    return op_lock_new(x4::WRITE_LT, 0, kToEof, open_sid, clientid, owner);
 }
 x4::nfs_argop4 lockt_all(uint64_t clientid, std::span<const uint8_t> owner) {
-    x4::nfs_argop4 op(x4::OP_LOCKT);
-    auto& a = op.oplockt();
-    a.locktype = x4::WRITE_LT;
-    a.offset = 0;
-    a.length = ~uint64_t{0};
-    a.owner.clientid = clientid;
-    a.owner.owner = owner;
-    return op;
+    return op_lockt(x4::WRITE_LT, 0, kToEof, clientid, owner);
 }
 
 // §8.4.3 for byte-range locks (as Linux's courteous server): a courtesy client's lock in

@@ -68,48 +68,18 @@ class Nfs4Locks : public Nfs4OpsFixture {
 
     x4::nfs_argop4 lock_new(x4::nfs_lock_type4 t, uint64_t off, uint64_t len,
                             const x4::stateid4& open_sid, const std::string& owner) {
-        x4::nfs_argop4 op(x4::OP_LOCK);
-        auto& a = op.oplock();
-        a.locktype = t;
-        a.offset = off;
-        a.length = len;
-        a.locker.set_new_lock_owner(true);
-        auto& oo = a.locker.open_owner();
-        oo.open_stateid = open_sid;
-        oo.lock_owner.clientid = clientid_;
-        oo.lock_owner.owner = s(owner);
-        return op;
+        return op_lock_new(t, off, len, open_sid, clientid_, s(owner));
     }
-    x4::nfs_argop4 lock_old(x4::nfs_lock_type4 t, uint64_t off, uint64_t len,
-                            const x4::stateid4& lock_sid) {
-        x4::nfs_argop4 op(x4::OP_LOCK);
-        auto& a = op.oplock();
-        a.locktype = t;
-        a.offset = off;
-        a.length = len;
-        a.locker.set_new_lock_owner(false);
-        a.locker.lock_owner().lock_stateid = lock_sid;
-        return op;
+    static x4::nfs_argop4 lock_old(x4::nfs_lock_type4 t, uint64_t off, uint64_t len,
+                                   const x4::stateid4& lock_sid) {
+        return op_lock_old(t, off, len, lock_sid);
     }
     x4::nfs_argop4 lockt(x4::nfs_lock_type4 t, uint64_t off, uint64_t len, const std::string& owner,
                          std::optional<uint64_t> clientid = {}) {
-        x4::nfs_argop4 op(x4::OP_LOCKT);
-        auto& a = op.oplockt();
-        a.locktype = t;
-        a.offset = off;
-        a.length = len;
-        a.owner.clientid = clientid.value_or(clientid_);
-        a.owner.owner = s(owner);
-        return op;
+        return op_lockt(t, off, len, clientid.value_or(clientid_), s(owner));
     }
-    x4::nfs_argop4 locku(const x4::stateid4& sid, uint64_t off, uint64_t len) {
-        x4::nfs_argop4 op(x4::OP_LOCKU);
-        auto& a = op.oplocku();
-        a.locktype = x4::WRITE_LT;
-        a.lock_stateid = sid;
-        a.offset = off;
-        a.length = len;
-        return op;
+    static x4::nfs_argop4 locku(const x4::stateid4& sid, uint64_t off, uint64_t len) {
+        return op_locku(sid, off, len);
     }
     x4::nfs_argop4 free_stateid(const x4::stateid4& sid) {
         x4::nfs_argop4 op(x4::OP_FREE_STATEID);

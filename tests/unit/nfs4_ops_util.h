@@ -121,6 +121,55 @@ inline x4::nfs_argop4 op_close(const x4::stateid4& sid) {
     op.opclose().open_stateid = sid;
     return op;
 }
+constexpr uint64_t kToEof = ~uint64_t{0};
+// LOCK by a new lock owner (open_to_lock_owner4, through `open_sid`).
+inline x4::nfs_argop4 op_lock_new(x4::nfs_lock_type4 t, uint64_t off, uint64_t len,
+                                  const x4::stateid4& open_sid, uint64_t clientid,
+                                  std::span<const uint8_t> owner) {
+    x4::nfs_argop4 op(x4::OP_LOCK);
+    auto& a = op.oplock();
+    a.locktype = t;
+    a.offset = off;
+    a.length = len;
+    a.locker.set_new_lock_owner(true);
+    auto& oo = a.locker.open_owner();
+    oo.open_stateid = open_sid;
+    oo.lock_owner.clientid = clientid;
+    oo.lock_owner.owner = owner;
+    return op;
+}
+// LOCK by a known lock owner (exist_lock_owner4, through its lock stateid).
+inline x4::nfs_argop4 op_lock_old(x4::nfs_lock_type4 t, uint64_t off, uint64_t len,
+                                  const x4::stateid4& lock_sid) {
+    x4::nfs_argop4 op(x4::OP_LOCK);
+    auto& a = op.oplock();
+    a.locktype = t;
+    a.offset = off;
+    a.length = len;
+    a.locker.set_new_lock_owner(false);
+    a.locker.lock_owner().lock_stateid = lock_sid;
+    return op;
+}
+inline x4::nfs_argop4 op_lockt(x4::nfs_lock_type4 t, uint64_t off, uint64_t len,
+                               uint64_t clientid, std::span<const uint8_t> owner) {
+    x4::nfs_argop4 op(x4::OP_LOCKT);
+    auto& a = op.oplockt();
+    a.locktype = t;
+    a.offset = off;
+    a.length = len;
+    a.owner.clientid = clientid;
+    a.owner.owner = owner;
+    return op;
+}
+inline x4::nfs_argop4 op_locku(const x4::stateid4& sid, uint64_t off = 0, uint64_t len = kToEof) {
+    x4::nfs_argop4 op(x4::OP_LOCKU);
+    auto& a = op.oplocku();
+    a.locktype = x4::WRITE_LT;
+    a.lock_stateid = sid;
+    a.offset = off;
+    a.length = len;
+    return op;
+}
 
 class Nfs4OpsFixture : public vfs::testing::VfsFixture {
   protected:
