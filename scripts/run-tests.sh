@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Runs every test: the Release build's unit and end-to-end tests, then the same
 # tests under AddressSanitizer + UndefinedBehaviorSanitizer, then the fuzz tier (the
-# clang build in $FUZZ_BUILD, default build-fuzz: each libFuzzer target replays its
+# libFuzzer targets in $FUZZ_BUILD, default the sanitizer build: each replays its
 # corpus and fuzzes briefly). Fails if any fails or if a tier ran no test at all.
 set -uo pipefail
 build=${1:?release build dir}
 asan=${2:?sanitizer build dir}
-fuzz=${FUZZ_BUILD:-build-fuzz}
+fuzz=${FUZZ_BUILD:-$asan}
 shift 2
 
 status=0
@@ -30,7 +30,7 @@ run_tier() {
 # enough, so the sanitizer pass leaves it out.
 run_tier "release: unit + e2e + vm" "$build" "$@"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  run_tier "asan+ubsan: unit + e2e" "$asan" -LE vm "$@"
+  run_tier "asan+ubsan: unit + e2e" "$asan" -LE 'vm|fuzz' "$@"
 # libFuzzer targets (label fuzz): corpus replay, then a short fuzzing run each.
 run_tier "fuzz: libFuzzer corpus replay + short runs" "$fuzz" -L fuzz "$@"
 

@@ -110,7 +110,9 @@ class Client {
         qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
         if (rdma_create_qp(id_, pd_, &qa)) die("rdma_create_qp");
         mem_.resize(kBuf * (kRecvs + 512));
-        mr_ = ibv_reg_mr(pd_, mem_.data(), mem_.size(), IBV_ACCESS_LOCAL_WRITE);
+        // An int, not the enum: verbs.h's ibv_reg_mr macro ANDs it with another enum type.
+        const int access = IBV_ACCESS_LOCAL_WRITE;
+        mr_ = ibv_reg_mr(pd_, mem_.data(), mem_.size(), access);
         if (!mr_) die("ibv_reg_mr");
         for (int i = 0; i < kRecvs && !deaf; ++i) post_recv(i);
         // RFC 8797: 4 KiB send and receive, no remote invalidation.
