@@ -1,14 +1,15 @@
 #!/bin/bash
 # guest-bench.sh - runs IN THE VM (bench/vm/run.sh boots it): the same fio jobs through the
-# kernel NFS client (NFSv3) against the kernel nfsd and against nfsrdmad, over TCP and RDMA
-# (Soft-RoCE), then prints the side-by-side table (table.py).
-# Files in /vmtest: jobs/*.fio, table.py. Env: NFSRDMAD_BIN, BENCH_SIZE (128M),
+# kernel NFS client (NFSv3, then NFSv4.1) against the kernel nfsd and against nfsrdmad, over
+# TCP and RDMA (Soft-RoCE), then prints the side-by-side tables (table.py).
+# Files in /vmtest: jobs/*.fio, table.py. Env: NFSRDMAD_BIN, BENCH_VERS ("3 4.1"), BENCH_SIZE (128M),
 # BENCH_RUNTIME (15 s per data job), BENCH_NRFILES (1000), NFSRDMAD_RDMA_ARGS (the daemon's
 # RDMA listener arguments; default "--rdma $RXE_IP:20050" when `nfsrdmad --help` shows --rdma).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/rxe.sh"
 source "$VMTEST_LIB/nfs.sh"
 
+read -r -a VERS <<< "${BENCH_VERS:-3 4.1}"
 export SIZE=${BENCH_SIZE:-128M} RUNTIME=${BENCH_RUNTIME:-15} NRFILES=${BENCH_NRFILES:-1000}
 JOBS=(seq-write seq-read rand-read meta-create meta-stat meta-unlink)
 EXPORT=/srv/bench
@@ -45,16 +46,40 @@ check "ext4 export" make_ext4 $EXPORT 1536 || exit 1
 check "NFS client modules" nfs_client_modules || exit 1
 check "rpcbind" rpcbind_start || exit 1
 
+# versions SERVER TCP_SRC RDMA_SRC V4_TCP_SRC V4_RDMA_SRC TCP_PORT RDMA_PORT MOUNT_PORT: the
+# suites of every version in $VERS. Configurations are SERVER-TRANSPORT for NFSv3 and
+# SERVER-TRANSPORT-vV for the others (table.py's names). v4 needs no MOUNT protocol and no NLM.
+versions() {
+    local server=$1 tsrc=$2 rsrc=$3 t4src=$4 r4src=$5 tport=$6 rport=$7 mport=$8 v sfx opts
+    for v in "${VERS[@]}"; do
+        if [ "$v" = 3 ]; then
+            sfx= opts="mountport=$mport,mountproto=tcp,nolock"
+            suite "$server-tcp" "$tsrc" "vers=3,proto=tcp,port=$tport,$opts" tcp
+            [ -n "$rport" ] && suite "$server-rdma" "$rsrc" "vers=3,proto=rdma,port=$rport,$opts" rdma
+        else
+            sfx=-v$v
+            suite "$server-tcp$sfx" "$t4src" "vers=$v,proto=tcp,port=$tport" tcp
+            [ -n "$rport" ] && suite "$server-rdma$sfx" "$r4src" "vers=$v,proto=rdma,port=$rport" rdma
+        fi
+    done
+}
+# not_run SERVER WHY: every configuration of SERVER is n/a for WHY
+not_run() {
+    local v t sfx
+    for v in "${VERS[@]}"; do
+        sfx=; [ "$v" = 3 ] || sfx=-v$v
+        for t in tcp rdma; do echo "$2" > "$RES/$1-$t$sfx.na"; done
+    done
+}
+
 step "kernel nfsd"
 if check "knfsd_start" knfsd_start $EXPORT; then
-    suite knfsd-tcp "127.0.0.1:$EXPORT" \
-        "vers=3,proto=tcp,port=$KNFSD_PORT,mountport=$KNFSD_MOUNTD_PORT,mountproto=tcp,nolock" tcp
-    suite knfsd-rdma "$RXE_IP:$EXPORT" \
-        "vers=3,proto=rdma,port=$KNFSD_RDMA_PORT,mountport=$KNFSD_MOUNTD_PORT,mountproto=tcp,nolock" rdma
+    # v4: the export is the kernel nfsd's pseudo-root (fsid=0), mounted as "/".
+    versions knfsd "127.0.0.1:$EXPORT" "$RXE_IP:$EXPORT" "127.0.0.1:/" "$RXE_IP:/" \
+        "$KNFSD_PORT" "$KNFSD_RDMA_PORT" "$KNFSD_MOUNTD_PORT"
     check "knfsd_stop" knfsd_stop
 else
-    echo "the kernel nfsd did not start" > "$RES/knfsd-tcp.na"
-    echo "the kernel nfsd did not start" > "$RES/knfsd-rdma.na"
+    not_run knfsd "the kernel nfsd did not start"
 fi
 
 step "nfsrdmad"
@@ -70,16 +95,14 @@ if [ $HAS_RDMA = 1 ]; then
 else
     echo "n/a: nfsrdmad has no RDMA transport yet" > "$RES/nfsrdmad-rdma.na"
 fi
-if check "nfsrdmad_start" nfsrdmad_start $EXPORT "${RDMA_ARGS[@]}"; then
-    suite nfsrdmad-tcp "127.0.0.1:$EXPORT" \
-        "vers=3,proto=tcp,port=$NFSRDMAD_PORT,mountport=$NFSRDMAD_MOUNT_PORT,mountproto=tcp,nolock" tcp
-    if [ $HAS_RDMA = 1 ]; then
-        suite nfsrdmad-rdma "$RXE_IP:$EXPORT" \
-            "vers=3,proto=rdma,port=$NFSRDMAD_RDMA_PORT,mountport=$NFSRDMAD_MOUNT_PORT,mountproto=tcp,nolock" rdma
-    fi
+# NFSv4.1 on as well (nfs4_config); v3 is served all the same. v4 clients mount the same paths.
+if check "nfsrdmad_start" nfsrdmad_start $EXPORT "${RDMA_ARGS[@]}" --config "$(nfs4_config)"; then
+    rport=; [ $HAS_RDMA = 1 ] && rport=$NFSRDMAD_RDMA_PORT
+    versions nfsrdmad "127.0.0.1:$EXPORT" "$RXE_IP:$EXPORT" "127.0.0.1:$EXPORT" "$RXE_IP:$EXPORT" \
+        "$NFSRDMAD_PORT" "$rport" "$NFSRDMAD_MOUNT_PORT"
     check "nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop
 else
-    echo "nfsrdmad did not start" > "$RES/nfsrdmad-tcp.na"
+    not_run nfsrdmad "nfsrdmad did not start"
 fi
 
 step "results"

@@ -4,8 +4,9 @@
 Usage: table.py RESULTS_DIR
        table.py --load RESULTS_DIR CLIENTS MB DEPTH THREADS FILES PROTO
 RESULTS_DIR holds one fio JSON file per (configuration, job): CONFIG.JOB.json, where CONFIG is
-nfsrdmad-tcp, knfsd-tcp, nfsrdmad-rdma, knfsd-rdma, and an optional CONFIG.na file whose text
-says why that configuration did not run. Ratios are nfsrdmad / knfsd (higher is better for every
+nfsrdmad-tcp, knfsd-tcp, nfsrdmad-rdma, knfsd-rdma for NFSv3 and the same with a -v4.1 suffix for
+NFSv4.1, and an optional CONFIG.na file whose text says why that configuration did not run. One
+table per NFS version that has any file. Ratios are nfsrdmad / knfsd (higher is better for every
 row). Under TCG emulation the absolute numbers mean little; the ratios are what we track.
 
 --load: the load mode (guest-load.sh): SERVER.NAME.json files (SERVER nfsrdmad or knfsd) of
@@ -25,6 +26,7 @@ JOBS = [  # (job, label, unit, fio direction, value)
     ("meta-unlink", "unlink", "ops/s", "read", "iops"),
 ]
 PAIRS = [("tcp", "nfsrdmad-tcp", "knfsd-tcp"), ("rdma", "nfsrdmad-rdma", "knfsd-rdma")]
+VERSIONS = [("NFSv3", ""), ("NFSv4.1", "-v4.1")]  # (name, configuration suffix)
 
 
 def value(results, config, job, direction, what):
@@ -131,18 +133,15 @@ def load_table(results, clients, mb, depth, threads, files, proto):
     print("\n".join(lines))
 
 
-def main():
-    if sys.argv[1] == "--load":
-        load_table(*sys.argv[2:9])
-        return
-    results = sys.argv[1]
+def version_table(results, version, suffix):
+    pairs = [(t, ours + suffix, theirs + suffix) for t, ours, theirs in PAIRS]
     notes = []
     header = ["job", "unit"]
-    for transport, ours, theirs in PAIRS:
+    for transport, ours, theirs in pairs:
         header += [f"nfsrdmad/{transport}", f"knfsd/{transport}", f"ratio/{transport}"]
     rows = [header]
     marks = {}
-    for _, ours, theirs in PAIRS:
+    for _, ours, theirs in pairs:
         for config in (ours, theirs):
             reason = na_reason(results, config)
             if reason:
@@ -151,7 +150,7 @@ def main():
                 notes.append(f"{mark} {reason}")
     for job, label, unit, direction, what in JOBS:
         row = [label, unit]
-        for _, ours, theirs in PAIRS:
+        for _, ours, theirs in pairs:
             vals = []
             for config in (ours, theirs):
                 if config in marks:
@@ -165,17 +164,32 @@ def main():
             row.append(f"{a / b:.2f}" if a is not None and b else "-")
         rows.append(row)
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    lines = []
+    lines = [version]
     for n, r in enumerate(rows):
         cells = [r[0].ljust(widths[0]), r[1].ljust(widths[1])]
         cells += [c.rjust(w) for c, w in zip(r[2:], widths[2:])]
         lines.append("  ".join(cells))
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
-    lines.append("")
-    lines.append("ratio = nfsrdmad / knfsd (higher is better in every row); NFSv3, kernel client, "
+    return lines + notes
+
+
+def ran(results, suffix):
+    names = [c + suffix for _, ours, theirs in PAIRS for c in (ours, theirs)]
+    return any(f.startswith(tuple(n + "." for n in names)) for f in os.listdir(results))
+
+
+def main():
+    if sys.argv[1] == "--load":
+        load_table(*sys.argv[2:9])
+        return
+    results = sys.argv[1]
+    lines = []
+    for version, suffix in VERSIONS:
+        if ran(results, suffix):
+            lines += version_table(results, version, suffix) + [""]
+    lines.append("ratio = nfsrdmad / knfsd (higher is better in every row); kernel client, "
                  "same ext4 export, O_DIRECT for data jobs; emulated (TCG): compare ratios, not values.")
-    lines += notes
     print("\n".join(lines))
 
 
