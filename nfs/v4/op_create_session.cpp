@@ -48,6 +48,8 @@ OpResult op_create_session(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     ca.flags = a.csa_flags;
     ca.fore = from_wire(a.csa_fore_chan_attrs);
     ca.back = from_wire(a.csa_back_chan_attrs);
+    ca.cb_program = a.csa_cb_program;
+    ca.cb_sec_parms = std::move(a.csa_sec_parms);
     ca.principal = rq.principal();
     ca.conn = rq.conn();
     state::CreateSessionResult r = rq.svc.clients.create_session(ca);

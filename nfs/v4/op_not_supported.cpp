@@ -2,9 +2,11 @@
 //
 // RFC 8881 §17 marks pNFS (GETDEVICEINFO, GETDEVICELIST, LAYOUTCOMMIT, LAYOUTGET,
 // LAYOUTRETURN), OPENATTR, GET_DIR_DELEGATION and WANT_DELEGATION as optional; a
-// server without them says NOTSUPP. The NFSv4.0 operations SETCLIENTID,
-// SETCLIENTID_CONFIRM, RENEW, OPEN_CONFIRM and RELEASE_LOCKOWNER are "MNI" in §17's
-// table (MUST NOT implement in minor version 1): NOTSUPP as well.
+// server without them says NOTSUPP. DELEGPURGE too (§18.5.3: a server without it
+// supports neither CLAIM_DELEGATE_PREV nor CLAIM_DELEG_PREV_FH, and neither does this
+// one). The NFSv4.0 operations SETCLIENTID, SETCLIENTID_CONFIRM, RENEW, OPEN_CONFIRM and
+// RELEASE_LOCKOWNER are "MNI" in §17's table (MUST NOT implement in minor version 1):
+// NOTSUPP as well.
 #include "nfs/v4/op_table.h"
 
 namespace nfsrdmad::nfs::v4 {
@@ -22,6 +24,7 @@ OpResult not_supported(Compound&, xdr::Decoder&, xdr::Encoder& res) {
 void install_not_supported(OpTable& table) {
     static const std::pair<uint32_t, const char*> ops[] = {
         {x4::OP_OPENATTR, "OPENATTR"},
+        {x4::OP_DELEGPURGE, "DELEGPURGE"},
         {x4::OP_GET_DIR_DELEGATION, "GET_DIR_DELEGATION"},
         {x4::OP_WANT_DELEGATION, "WANT_DELEGATION"},
         {x4::OP_GETDEVICEINFO, "GETDEVICEINFO"},

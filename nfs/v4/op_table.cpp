@@ -29,6 +29,8 @@ OpTable make_op_table() {
     t.set(x4::OP_TEST_STATEID, plain("TEST_STATEID", op_test_stateid));
     t.set(x4::OP_FREE_STATEID, plain("FREE_STATEID", op_free_stateid));
     t.set(x4::OP_BIND_CONN_TO_SESSION, plain("BIND_CONN_TO_SESSION", op_bind_conn_to_session));
+    t.set(x4::OP_BACKCHANNEL_CTL, plain("BACKCHANNEL_CTL", op_backchannel_ctl));
+    t.set(x4::OP_SET_SSV, plain("SET_SSV", op_set_ssv));
 
     // Filehandles.
     t.set(x4::OP_PUTROOTFH, plain("PUTROOTFH", op_putrootfh));

@@ -14,7 +14,7 @@ using OpFn = OpResult(Compound& c, xdr::Decoder& args, xdr::Encoder& res);
 // Sessions and clients (§18.35–§18.50).
 OpFn op_exchange_id, op_create_session, op_destroy_session, op_destroy_clientid,
     op_bind_conn_to_session, op_sequence, op_reclaim_complete, op_test_stateid, op_free_stateid,
-    op_backchannel_ctl;
+    op_backchannel_ctl, op_set_ssv;
 
 // Filehandles (§18.19–§18.22, §18.27, §18.31).
 OpFn op_putfh, op_putpubfh, op_putrootfh, op_getfh, op_savefh, op_restorefh;

@@ -1,7 +1,9 @@
 // Client and session corner cases through Nfs4Program, the ones a conformance suite (pynfs's
 // server41tests: CSESS15, CSESS27, CSESS29, DSESS9004) probes: CREATE_SESSION's flags and
-// back channel (RFC 8881 §18.36.3), DESTROY_SESSION's place in the COMPOUND (§18.37.3) and a
-// slot whose reply is too big to cache even as an error (§2.10.6.4).
+// back channel (RFC 8881 §18.36.3), DESTROY_SESSION's place in the COMPOUND (§18.37.3), a
+// slot whose reply is too big to cache even as an error (§2.10.6.4), and the session
+// operations this server answers without offering what they control: BACKCHANNEL_CTL
+// (§18.33), SET_SSV (§18.47), DELEGPURGE (§18.5).
 #include <gtest/gtest.h>
 
 #include "tests/unit/nfs4_ops_util.h"
@@ -129,6 +131,53 @@ TEST_F(Nfs4Clients, ReplyTooBigToCacheEvenAsAnErrorFreesTheSlot) {
     Reply next = seq({op_putrootfh()});
     EXPECT_EQ(next.status(), x4::NFS4_OK);
     EXPECT_EQ(raw({destroy_session()}).status(), x4::NFS4_OK);
+}
+
+// BACKCHANNEL_CTL (§18.33.3): needs a SEQUENCE; AUTH_NONE/AUTH_SYS are taken, an RPCSEC_GSS
+// handle does not exist here (NOENT). It is in the §17 REQUIRED list: never OP_ILLEGAL.
+TEST_F(Nfs4Clients, BackchannelCtlReplacesTheCallbackSecurity) {
+    x4::nfs_argop4 ctl(x4::OP_BACKCHANNEL_CTL);
+    ctl.opbackchannel_ctl().bca_cb_program = 0x40000001;
+    ctl.opbackchannel_ctl().bca_sec_parms.emplace_back(x4::AUTH_SYS);
+    ctl.opbackchannel_ctl().bca_sec_parms.back().cbsp_sys_cred().machinename = "client";
+
+    Reply alone = raw({ctl});
+    ASSERT_TRUE(alone.decoded);
+    EXPECT_EQ(alone.status(), x4::NFS4ERR_OP_NOT_IN_SESSION);
+
+    establish();
+    Reply ok = seq({ctl});
+    ASSERT_TRUE(ok.decoded);
+    EXPECT_EQ(ok.status(), x4::NFS4_OK);
+    ASSERT_EQ(ok.count(), 2u);
+    EXPECT_EQ(ok.op(1).resop(), x4::OP_BACKCHANNEL_CTL);
+
+    x4::nfs_argop4 gss(x4::OP_BACKCHANNEL_CTL);
+    gss.opbackchannel_ctl().bca_cb_program = 0x40000001;
+    auto& h = gss.opbackchannel_ctl().bca_sec_parms.emplace_back(x4::RPCSEC_GSS);
+    h.cbsp_gss_handles().gcbp_service = x4::RPC_GSS_SVC_NONE;
+    Reply noent = seq({gss});
+    ASSERT_TRUE(noent.decoded);
+    EXPECT_EQ(noent.status(), x4::NFS4ERR_NOENT);
+}
+
+// SET_SSV (§18.47.3): the client ID was not made with SP4_SSV (this server grants none), so
+// INVAL. DELEGPURGE (§18.5.3): not offered, NOTSUPP.
+TEST_F(Nfs4Clients, SetSsvIsInvalAndDelegpurgeNotsupp) {
+    establish();
+    x4::nfs_argop4 ssv(x4::OP_SET_SSV);
+    Reply r = seq({ssv});
+    ASSERT_TRUE(r.decoded);
+    EXPECT_EQ(r.status(), x4::NFS4ERR_INVAL);
+    ASSERT_EQ(r.count(), 2u);
+    EXPECT_EQ(r.op(1).resop(), x4::OP_SET_SSV);
+
+    x4::nfs_argop4 purge(x4::OP_DELEGPURGE);
+    Reply p = seq({purge});
+    ASSERT_TRUE(p.decoded);
+    EXPECT_EQ(p.status(), x4::NFS4ERR_NOTSUPP);
+    ASSERT_EQ(p.count(), 2u);
+    EXPECT_EQ(p.op(1).resop(), x4::OP_DELEGPURGE);
 }
 
 }  // namespace

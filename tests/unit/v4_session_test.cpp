@@ -58,6 +58,45 @@ TEST(CreateSession, ConfirmsAndReplaysFromItsOneSlotCache) {
     EXPECT_EQ(t.session_count(e.clientid), 2u);
 }
 
+// csa_cb_program and csa_sec_parms (RFC 8881 §18.36.3) stay with the session: the first
+// AUTH_NONE or AUTH_SYS entry, AUTH_NONE for an empty list; an RPCSEC_GSS handle cannot exist
+// on this server (NOENT), and that error changes nothing (the same csa_sequence works next).
+TEST(CreateSession, KeepsTheCallbackProgramAndSecurity) {
+    FakeClock clock;
+    ClientTable t(clock, 7);
+    ExchangeIdResult e = t.exchange_id(exid("cb", 1, "sys:0"));
+    ASSERT_EQ(e.status, x4::NFS4_OK);
+
+    CreateSessionArgs gss = csa(e.clientid, e.sequenceid, "sys:0");
+    gss.cb_sec_parms.emplace_back(x4::RPCSEC_GSS);
+    gss.cb_sec_parms.emplace_back(x4::AUTH_SYS);
+    EXPECT_EQ(t.create_session(gss).status, x4::NFS4ERR_NOENT);
+    EXPECT_FALSE(t.confirmed(e.clientid));
+
+    CreateSessionArgs a = csa(e.clientid, e.sequenceid, "sys:0");
+    a.cb_program = 0x40000123;
+    a.cb_sec_parms.emplace_back(x4::AUTH_SYS);
+    a.cb_sec_parms.back().cbsp_sys_cred().uid = 42;
+    a.cb_sec_parms.back().cbsp_sys_cred().gid = 43;
+    a.cb_sec_parms.emplace_back(x4::AUTH_NONE);
+    CreateSessionResult r = t.create_session(a);
+    ASSERT_EQ(r.status, x4::NFS4_OK);
+    SequenceResult sr = t.sequence(seq(r.sessionid, 0, 1));
+    ASSERT_EQ(sr.status, x4::NFS4_OK);
+    ASSERT_TRUE(sr.session);
+    CallbackParams cb = sr.session->callback();
+    EXPECT_EQ(cb.program, 0x40000123u);
+    EXPECT_EQ(cb.flavor, x4::AUTH_SYS);
+    EXPECT_EQ(cb.uid, 42u);
+    EXPECT_EQ(cb.gid, 43u);
+
+    // BACKCHANNEL_CTL's rule (§18.33.3) is the same function: an empty list is AUTH_NONE.
+    CallbackParams none{7, x4::AUTH_SYS, 1, 1};
+    EXPECT_EQ(choose_callback_security({}, none), x4::NFS4_OK);
+    EXPECT_EQ(none.program, 7u);
+    EXPECT_EQ(none.flavor, x4::AUTH_NONE);
+}
+
 TEST(CreateSession, AnotherPrincipalCannotConfirm) {
     FakeClock clock;
     ClientTable t(clock, 7);

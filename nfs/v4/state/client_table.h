@@ -69,6 +69,8 @@ struct CreateSessionArgs {
     uint32_t flags = 0;     // csa_flags
     ChannelAttrs fore;
     ChannelAttrs back;
+    uint32_t cb_program = 0;                            // csa_cb_program
+    std::vector<x4::callback_sec_parms4> cb_sec_parms;  // csa_sec_parms
     std::string principal;
     ConnId conn = 0;  // the connection it arrived on: bound to the new session's fore channel
 };

@@ -109,6 +109,8 @@ CreateSessionResult ClientTable::create_session(const CreateSessionArgs& a) {
     ChannelAttrs fore;
     out.status = clamp_fore(a.fore, limits_.fore, fore);
     if (out.status == x4::NFS4_OK) out.status = check_back(a.back, limits_.fore);
+    CallbackParams cb{a.cb_program};
+    if (out.status == x4::NFS4_OK) out.status = choose_callback_security(a.cb_sec_parms, cb);
     if (out.status != x4::NFS4_OK) return out;
     if (r->sessions.size() >= limits_.max_sessions_per_client) {
         out.status = kTooManySessions;
@@ -139,6 +141,7 @@ CreateSessionResult ClientTable::create_session(const CreateSessionArgs& a) {
     }
     auto session = std::make_shared<Session>(out.sessionid, r->id, out.fore, out.back, out.flags,
                                              limits_.max_connections_per_session);
+    session->set_callback(cb);
     x4::channel_dir_from_server4 dir;
     session->bind(a.conn,
                   out.flags ? x4::CDFC4_FORE_OR_BOTH : x4::CDFC4_FORE,  // §18.36.3

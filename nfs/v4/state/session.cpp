@@ -17,6 +17,37 @@ Session::Session(const SessionId& id, ClientId client, const ChannelAttrs& fore,
       slots_(std::max<uint32_t>(fore.max_requests, 1)),
       target_highest_slotid_(highest_slotid()) {}
 
+CallbackParams Session::callback() const {
+    std::lock_guard lock(mu_);
+    return callback_;
+}
+
+void Session::set_callback(const CallbackParams& cb) {
+    std::lock_guard lock(mu_);
+    callback_ = cb;
+}
+
+Status choose_callback_security(const std::vector<x4::callback_sec_parms4>& parms,
+                                CallbackParams& out) {
+    std::optional<CallbackParams> chosen;
+    for (const auto& p : parms) {
+        switch (p.cb_secflavor()) {
+            case x4::AUTH_NONE:
+                if (!chosen) chosen = CallbackParams{out.program, x4::AUTH_NONE, 0, 0};
+                break;
+            case x4::AUTH_SYS:
+                if (!chosen)
+                    chosen = CallbackParams{out.program, x4::AUTH_SYS, p.cbsp_sys_cred().uid,
+                                            p.cbsp_sys_cred().gid};
+                break;
+            default:  // RPCSEC_GSS: no context of that handle exists here
+                return x4::NFS4ERR_NOENT;
+        }
+    }
+    out = chosen.value_or(CallbackParams{out.program, x4::AUTH_NONE, 0, 0});
+    return x4::NFS4_OK;
+}
+
 SlotResult Session::begin(uint32_t slotid, uint32_t seqid, uint32_t highest, bool cachethis) {
     std::lock_guard lock(mu_);
     SlotResult r;

@@ -47,6 +47,21 @@ struct SlotResult {
     uint32_t target_highest_slotid = 0;  // sr_target_highest_slotid
 };
 
+// The backchannel's callback program and the security the server would call back with
+// (RFC 8881 §18.36.3: csa_cb_program, csa_sec_parms; BACKCHANNEL_CTL §18.33.3 replaces
+// them). Kept with the session for the backchannel; this server sends no callbacks yet.
+struct CallbackParams {
+    uint32_t program = 0;
+    uint32_t flavor = 0;        // AUTH_NONE (0) or AUTH_SYS (1)
+    uint32_t uid = 0, gid = 0;  // AUTH_SYS
+};
+
+// From callback_sec_parms4<> to CallbackParams' flavor: the first AUTH_NONE or AUTH_SYS entry;
+// an empty list is AUTH_NONE. This server has no RPCSEC_GSS contexts, so a gss_cb_handles4
+// entry names a handle that does not exist: NFS4ERR_NOENT (§18.33.3, §18.36.3).
+Status choose_callback_security(const std::vector<x4::callback_sec_parms4>& parms,
+                                CallbackParams& out);
+
 class Session {
   public:
     Session(const SessionId& id, ClientId client, const ChannelAttrs& fore,
@@ -57,6 +72,9 @@ class Session {
     const ChannelAttrs& fore() const { return fore_; }
     const ChannelAttrs& back() const { return back_; }
     uint32_t flags() const { return flags_; }  // csr_flags
+
+    CallbackParams callback() const;
+    void set_callback(const CallbackParams& cb);  // BACKCHANNEL_CTL
 
     // SEQUENCE's slot rules (§2.10.6.1, §18.46.3). A new request (seqid == slot's + 1) leaves
     // the slot in progress until finish(); a replay (seqid == slot's) returns the cached reply,
@@ -116,6 +134,7 @@ class Session {
     std::vector<Slot> slots_;  // fore_.max_requests slots
     uint32_t target_highest_slotid_;
     std::unordered_map<ConnId, x4::channel_dir_from_server4> conns_;
+    CallbackParams callback_;
     bool dead_ = false;
 };
 
