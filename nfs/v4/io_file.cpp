@@ -1,5 +1,8 @@
 #include "nfs/v4/io_file.h"
 
+#include <cerrno>
+
+#include "nfs/v4/lookup.h"
 #include "nfs/v4/stateids.h"
 
 namespace nfsrdmad::nfs::v4 {
@@ -37,7 +40,9 @@ x4::nfsstat4 io_file(Compound& c, const x4::stateid4& stateid, bool write,
         rq.svc.opens.check_share(cur->node.handle, access, 0, std::nullopt) != x4::NFS4_OK)
         return x4::NFS4ERR_LOCKED;
     auto f = rq.svc.files.get(cur->node, write ? vfs::OpenFor::Write : vfs::OpenFor::Read);
-    if (!f) return to_nfsstat4(f.error());
+    // Not a regular file (the cache opens no other): §18.22.3 / §18.32.4 name the error by
+    // type. Only this failure pays for the type check.
+    if (!f) return f.error() == EINVAL ? must_be_file(*cur) : to_nfsstat4(f.error());
     file = std::move(*f);
     return x4::NFS4_OK;
 }

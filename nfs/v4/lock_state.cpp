@@ -1,5 +1,6 @@
 #include "nfs/v4/lock_state.h"
 
+#include "nfs/v4/lookup.h"
 #include "nfs/v4/request.h"
 
 namespace nfsrdmad::nfs::v4 {
@@ -90,7 +91,7 @@ size_t LockStateTable::size() const {
 namespace nfsrdmad::nfs::v4 {
 
 x4::nfsstat4 lock_file_key(const Target& t, vfs::state::FileKey& out) {
-    if (t.pseudo) return x4::NFS4ERR_ISDIR;
+    if (auto st = must_be_file(t); st != x4::NFS4_OK) return st;
     auto d = vfs::decode_handle(t.node.exp->key(), t.node.handle.data());
     if (!d) return x4::NFS4ERR_BADHANDLE;
     out = vfs::state::FileKey::of(*d);

@@ -10,6 +10,9 @@ namespace nfsrdmad::nfs::v4 {
 
 // NFS4_OK if `t` is a directory; NOTDIR, or SYMLINK for a symlink (§18.15.3).
 x4::nfsstat4 must_be_dir(const Target& t);
+// NFS4_OK if `t` is a regular file; otherwise what READ, WRITE and LOCK answer (§18.22.3,
+// §18.32.4, §18.10.4): ISDIR for a directory, SYMLINK for a symlink, WRONG_TYPE for the rest.
+x4::nfsstat4 must_be_file(const Target& t);
 // must_be_dir, then lookup_entry.
 x4::nfsstat4 lookup_name(Request& rq, const Target& dir, std::string_view name, Target& out);
 // `name` in `dir`, which is known to be a directory: a pseudo entry (an export root is

@@ -51,6 +51,16 @@ x4::nfsstat4 must_be_dir(const Target& t) {
     return x4::NFS4_OK;
 }
 
+x4::nfsstat4 must_be_file(const Target& t) {
+    if (t.pseudo) return x4::NFS4ERR_ISDIR;
+    auto st = vfs::getattr(t.node);
+    if (!st) return to_nfsstat4(st.error());
+    if (S_ISREG(st->stx_mode)) return x4::NFS4_OK;
+    if (S_ISDIR(st->stx_mode)) return x4::NFS4ERR_ISDIR;
+    if (S_ISLNK(st->stx_mode)) return x4::NFS4ERR_SYMLINK;
+    return x4::NFS4ERR_WRONG_TYPE;
+}
+
 x4::nfsstat4 lookup_name(Request& rq, const Target& dir, std::string_view name, Target& out) {
     if (auto st = must_be_dir(dir); st != x4::NFS4_OK) return st;
     return lookup_entry(rq, dir, name, out);

@@ -3,6 +3,8 @@
 // current directory. Both answer change_info4 of the directories.
 #include <sys/stat.h>
 
+#include <cerrno>
+
 #include "nfs/v4/attrs/change.h"
 #include "nfs/v4/lookup.h"
 #include "nfs/v4/names.h"
@@ -47,8 +49,14 @@ OpResult op_rename(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     const uint64_t from_before = change(from->node), to_before = change(to->node);
     // A file renamed over loses its cached descriptor (as REMOVE).
     auto victim = vfs::lookup(to->node, newname, to->who.id);
-    if (auto r = vfs::rename(from->node, oldname, to->node, newname, to->who.id); !r)
-        return fail(to_nfsstat4(r.error()));
+    if (auto r = vfs::rename(from->node, oldname, to->node, newname, to->who.id); !r) {
+        // §18.26.3: "If the source object and the target are not compatible or if the target
+        // is a directory but not empty, the server will return the error NFS4ERR_EXIST."
+        // (rename(2): ENOTDIR, EISDIR, ENOTEMPTY/EEXIST; a directory into itself stays EINVAL.)
+        const int e = r.error();
+        const bool clash = e == ENOTDIR || e == EISDIR || e == ENOTEMPTY || e == EEXIST;
+        return fail(clash ? x4::NFS4ERR_EXIST : to_nfsstat4(e));
+    }
     if (victim && S_ISREG(victim->attr.stx_mode)) rq.svc.files.forget(victim->node.handle);
     x4::RENAME4res out(x4::NFS4_OK);
     out.resok4().source_cinfo = {false, from_before, change(from->node)};

@@ -63,13 +63,15 @@ OpResult op_readlink(Compound& c, xdr::Decoder&, xdr::Encoder& res) {
     Target* t;
     x4::nfsstat4 st = rq.current(t);
     std::string target;
-    if (st == x4::NFS4_OK && t->pseudo) st = x4::NFS4ERR_INVAL;
+    // §18.24.4: "The server should return the error NFS4ERR_WRONG_TYPE if the object is not
+    // of type NF4LNK."
+    if (st == x4::NFS4_OK && t->pseudo) st = x4::NFS4ERR_WRONG_TYPE;
     if (st == x4::NFS4_OK) {
         auto at = vfs::getattr(t->node);
         if (!at)
             st = to_nfsstat4(at.error());
         else if (!S_ISLNK(at->stx_mode))
-            st = x4::NFS4ERR_INVAL;  // §18.24.3
+            st = x4::NFS4ERR_WRONG_TYPE;
     }
     if (st == x4::NFS4_OK) {
         auto l = vfs::readlink(t->node);

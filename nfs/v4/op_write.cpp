@@ -1,7 +1,10 @@
 // WRITE (RFC 8881 §18.32) and COMMIT (§18.3). WRITE's data is written from where the
 // transport received it (the TCP record, or the RDMA Read target: DDP-eligible, RFC
 // 8267 §4), never copied first; writeverf is this daemon run's write verifier.
+#include <cerrno>
+
 #include "nfs/v4/io_file.h"
+#include "nfs/v4/lookup.h"
 #include "nfs/v4/ops.h"
 #include "nfs/v4/request.h"
 #include "nfs/vfs/io.h"
@@ -61,7 +64,7 @@ OpResult op_commit(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (st == x4::NFS4_OK) {
         auto f = rq.svc.files.get(cur->node, vfs::OpenFor::Read);
         if (!f)
-            st = to_nfsstat4(f.error());
+            st = f.error() == EINVAL ? must_be_file(*cur) : to_nfsstat4(f.error());
         else
             file = std::move(*f);
     }
