@@ -35,6 +35,10 @@ OpResult op_setattr(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (t->pseudo || !t->who.read_write) return fail(x4::NFS4ERR_ROFS);
     auto at = vfs::getattr(t->node);
     if (!at) return fail(to_nfsstat4(at.error()));
+    // An ACL sets the nine low mode bits; "the three high-order bits ... SHOULD remain
+    // unchanged" (§6.4.1.2). A mode given as well is applied as given.
+    if (set.has(x4::FATTR4_ACL) && !set.has(x4::FATTR4_MODE))
+        attrs.mode = (at->stx_mode & 07000) | (*attrs.mode & 0777);
     // A symlink has no mode of its own on Linux: a mode change of one is dropped and the
     // SETATTR succeeds, as knfsd does (nfsd_setattr) and as clients cleaning a tree
     // with "chmod everything, then remove" expect.

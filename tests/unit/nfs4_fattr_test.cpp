@@ -2,6 +2,7 @@
 // attribute order, each value in its own XDR type.
 #include <gtest/gtest.h>
 
+#include "nfs/v4/attrs/acl.h"
 #include "nfs/v4/attrs/fattr.h"
 #include "tests/unit/xdr_bytes.h"
 
@@ -78,8 +79,8 @@ TEST_F(FattrTest, ValuesInAttributeOrderEachInItsType) {
 }
 
 TEST_F(FattrTest, UnsupportedAttributesAreLeftOutOfTheMask) {
-    auto f =
-        get({x4::FATTR4_ACL, x4::FATTR4_QUOTA_USED, x4::FATTR4_TIME_BACKUP, 95, x4::FATTR4_FILEID});
+    auto f = get(
+        {x4::FATTR4_DACL, x4::FATTR4_QUOTA_USED, x4::FATTR4_TIME_BACKUP, 95, x4::FATTR4_FILEID});
     EXPECT_EQ(AttrMask::from_wire(f.attrmask), AttrMask{x4::FATTR4_FILEID});
     EXPECT_EQ(f.attr_vals.size(), 8u);
 }
@@ -106,7 +107,102 @@ TEST_F(FattrTest, SupportedAttrsListsEveryRequiredAttribute) {
     AttrMask s = AttrMask::from_wire(b);
     for (uint32_t a : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 19, 75}) EXPECT_TRUE(s.has(a)) << a;
     EXPECT_EQ(s, supported_attrs());
-    EXPECT_FALSE(s.has(x4::FATTR4_ACL));
+    EXPECT_TRUE(s.has(x4::FATTR4_ACL));
+    EXPECT_TRUE(s.has(x4::FATTR4_ACLSUPPORT));
+    EXPECT_FALSE(s.has(x4::FATTR4_DACL));
+}
+
+namespace {
+
+struct Ace {
+    uint32_t type, flag, mask;
+    std::string who;
+    bool operator==(const Ace&) const = default;
+};
+
+std::vector<Ace> acl_of(uint32_t mode) {
+    std::vector<uint8_t> b;
+    xdr::Encoder e(b);
+    encode_mode_acl(mode, e);
+    xdr::Decoder d(b);
+    std::vector<Ace> out(d.get_u32());
+    for (auto& a : out) {
+        a.type = d.get_u32();
+        a.flag = d.get_u32();
+        a.mask = d.get_u32();
+        a.who = d.get_string(64);
+    }
+    EXPECT_TRUE(d.ok());
+    EXPECT_EQ(d.remaining(), 0u);
+    return out;
+}
+
+std::vector<x4::nfsace4> wire(const std::vector<Ace>& acl) {
+    std::vector<x4::nfsace4> out;
+    for (const auto& a : acl)
+        out.push_back({a.type,
+                       a.flag,
+                       a.mask,
+                       {reinterpret_cast<const uint8_t*>(a.who.data()), a.who.size()}});
+    return out;
+}
+
+constexpr uint32_t A = x4::ACE4_ACCESS_ALLOWED_ACE_TYPE, D = x4::ACE4_ACCESS_DENIED_ACE_TYPE;
+constexpr uint32_t G = x4::ACE4_IDENTIFIER_GROUP;
+
+}  // namespace
+
+// RFC 8881 §6.4.2: the ACL of a mode-only object represents the mode; in the Linux
+// server's form (acl.h). 0644: no DENY needed.
+TEST_F(FattrTest, AclOfAModeIsTheLinuxServersForm) {
+    EXPECT_EQ(acl_of(S_IFREG | 0644), (std::vector<Ace>{{A, 0, 0x160187, "OWNER@"},
+                                                        {A, G, 0x120081, "GROUP@"},
+                                                        {A, 0, 0x120081, "EVERYONE@"}}));
+    // 0604 on a directory: the group lacks what other has (a GROUP@ DENY); write on a
+    // directory includes DELETE_CHILD.
+    EXPECT_EQ(acl_of(S_IFDIR | 0604), (std::vector<Ace>{{A, 0, 0x1601c7, "OWNER@"},
+                                                        {A, G, 0x120080, "GROUP@"},
+                                                        {D, G, 0x000001, "GROUP@"},
+                                                        {A, 0, 0x120081, "EVERYONE@"}}));
+    // 0077: the owner lacks what the others have (an OWNER@ DENY first).
+    EXPECT_EQ(acl_of(S_IFREG | 0077).front(), (Ace{D, 0, 0x27, "OWNER@"}));
+    // aclsupport: ALLOW and DENY.
+    auto f = get({x4::FATTR4_ACLSUPPORT});
+    xdr::Decoder d(f.attr_vals);
+    EXPECT_EQ(d.get_u32(), 3u);
+}
+
+// §6.3.2 computes every mode back from its ACL.
+TEST_F(FattrTest, ModeFromTheAclOfEveryMode) {
+    for (uint32_t m = 0; m < 01000; ++m) {
+        uint32_t bits = 0;
+        ASSERT_EQ(mode_bits_of_acl(wire(acl_of(S_IFREG | m)), bits), x4::NFS4_OK) << m;
+        EXPECT_EQ(bits, m) << std::oct << m;
+    }
+}
+
+// §6.3.2 on ACLs a client writes, and what a mode cannot hold (§6.2.1.2: ATTRNOTSUPP).
+TEST_F(FattrTest, AclsSetByAClient) {
+    uint32_t bits = 0;
+    // EVERYONE@ counts for all three; the first ACE to decide a bit wins; write needs
+    // WRITE_DATA and APPEND_DATA.
+    EXPECT_EQ(
+        mode_bits_of_acl(
+            wire({{D, 0, 0x2, "OWNER@"}, {A, 0, 0x27, "EVERYONE@"}, {A, G, 0x7, "GROUP@"}}), bits),
+        x4::NFS4_OK);
+    EXPECT_EQ(bits, 0577u);
+    EXPECT_EQ(mode_bits_of_acl(wire({{A, 0, 0x3, "OWNER@"}}), bits), x4::NFS4_OK);
+    EXPECT_EQ(bits, 0400u);  // WRITE_DATA without APPEND_DATA is no write bit
+    EXPECT_EQ(mode_bits_of_acl({}, bits), x4::NFS4_OK);
+    EXPECT_EQ(bits, 0u);
+    for (const auto& bad : std::vector<std::vector<Ace>>{
+             {{A, 0, 0x1, "alice@example.org"}},                    // a named user
+             {{x4::ACE4_SYSTEM_AUDIT_ACE_TYPE, 0, 0x1, "OWNER@"}},  // AUDIT
+             {{A, x4::ACE4_FILE_INHERIT_ACE, 0x1, "OWNER@"}},       // inheritance
+             {{D, 0, x4::ACE4_READ_ATTRIBUTES, "EVERYONE@"}},       // cannot be enforced
+             {{D, 0, x4::ACE4_WRITE_ACL, "OWNER@"}}}) {
+        EXPECT_EQ(mode_bits_of_acl(wire(bad), bits), x4::NFS4ERR_ATTRNOTSUPP) << bad[0].who;
+    }
 }
 
 TEST_F(FattrTest, FileTypes) {

@@ -110,8 +110,9 @@ TEST_F(Nfs4Verify, PseudoDirectory) {
 }
 
 TEST_F(Nfs4Verify, UnsupportedAttributeIsAttrNotSupp) {
-    // acl (12) is not supported; neither is anything past the attributes RFC 8881 defines.
-    EXPECT_EQ(on_file(verify(fattr({x4::FATTR4_ACL}, u32(0)))), x4::NFS4ERR_ATTRNOTSUPP);
+    // time_create (50) is not supported; neither is anything past the attributes RFC 8881
+    // defines.
+    EXPECT_EQ(on_file(verify(fattr({x4::FATTR4_TIME_CREATE}, u32(0)))), x4::NFS4ERR_ATTRNOTSUPP);
     EXPECT_EQ(on_file(nverify(fattr({x4::FATTR4_SIZE, 100}, u64(12)))), x4::NFS4ERR_ATTRNOTSUPP);
 }
 

@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include "nfs/v4/attrs/acl.h"
+
 namespace nfsrdmad::nfs::v4 {
 
 namespace {
@@ -15,15 +17,15 @@ constexpr AttrMask kSupported{
     x4::FATTR4_FSID, x4::FATTR4_UNIQUE_HANDLES, x4::FATTR4_LEASE_TIME, x4::FATTR4_RDATTR_ERROR,
     x4::FATTR4_FILEHANDLE, x4::FATTR4_SUPPATTR_EXCLCREAT,
     // §5.7 RECOMMENDED
-    x4::FATTR4_CANSETTIME, x4::FATTR4_CASE_INSENSITIVE, x4::FATTR4_CASE_PRESERVING,
-    x4::FATTR4_CHOWN_RESTRICTED, x4::FATTR4_FILEID, x4::FATTR4_FILES_AVAIL, x4::FATTR4_FILES_FREE,
-    x4::FATTR4_FILES_TOTAL, x4::FATTR4_HOMOGENEOUS, x4::FATTR4_MAXFILESIZE, x4::FATTR4_MAXLINK,
-    x4::FATTR4_MAXNAME, x4::FATTR4_MAXREAD, x4::FATTR4_MAXWRITE, x4::FATTR4_MODE,
-    x4::FATTR4_NO_TRUNC, x4::FATTR4_NUMLINKS, x4::FATTR4_OWNER, x4::FATTR4_OWNER_GROUP,
-    x4::FATTR4_RAWDEV, x4::FATTR4_SPACE_AVAIL, x4::FATTR4_SPACE_FREE, x4::FATTR4_SPACE_TOTAL,
-    x4::FATTR4_SPACE_USED, x4::FATTR4_TIME_ACCESS, x4::FATTR4_TIME_ACCESS_SET,
-    x4::FATTR4_TIME_DELTA, x4::FATTR4_TIME_METADATA, x4::FATTR4_TIME_MODIFY,
-    x4::FATTR4_TIME_MODIFY_SET, x4::FATTR4_MOUNTED_ON_FILEID};
+    x4::FATTR4_ACL, x4::FATTR4_ACLSUPPORT, x4::FATTR4_CANSETTIME, x4::FATTR4_CASE_INSENSITIVE,
+    x4::FATTR4_CASE_PRESERVING, x4::FATTR4_CHOWN_RESTRICTED, x4::FATTR4_FILEID,
+    x4::FATTR4_FILES_AVAIL, x4::FATTR4_FILES_FREE, x4::FATTR4_FILES_TOTAL, x4::FATTR4_HOMOGENEOUS,
+    x4::FATTR4_MAXFILESIZE, x4::FATTR4_MAXLINK, x4::FATTR4_MAXNAME, x4::FATTR4_MAXREAD,
+    x4::FATTR4_MAXWRITE, x4::FATTR4_MODE, x4::FATTR4_NO_TRUNC, x4::FATTR4_NUMLINKS,
+    x4::FATTR4_OWNER, x4::FATTR4_OWNER_GROUP, x4::FATTR4_RAWDEV, x4::FATTR4_SPACE_AVAIL,
+    x4::FATTR4_SPACE_FREE, x4::FATTR4_SPACE_TOTAL, x4::FATTR4_SPACE_USED, x4::FATTR4_TIME_ACCESS,
+    x4::FATTR4_TIME_ACCESS_SET, x4::FATTR4_TIME_DELTA, x4::FATTR4_TIME_METADATA,
+    x4::FATTR4_TIME_MODIFY, x4::FATTR4_TIME_MODIFY_SET, x4::FATTR4_MOUNTED_ON_FILEID};
 
 constexpr AttrMask kWriteOnly{x4::FATTR4_TIME_ACCESS_SET, x4::FATTR4_TIME_MODIFY_SET};
 
@@ -93,6 +95,12 @@ void put_value(uint32_t attr, const ObjectAttrs& o, xdr::Encoder& e) {
             break;
         case x4::FATTR4_SUPPATTR_EXCLCREAT:
             put_mask(e, kExclCreat);
+            break;
+        case x4::FATTR4_ACL:
+            encode_mode_acl(st.stx_mode, e);
+            break;
+        case x4::FATTR4_ACLSUPPORT:
+            e.put_u32(kAclSupport);
             break;
         case x4::FATTR4_CANSETTIME:
             e.put_bool(true);
@@ -229,6 +237,16 @@ bool skip_value(uint32_t attr, xdr::Decoder& d) {
             d.get_fixed(size_t{n} * 4);
             break;
         }
+        case x4::FATTR4_ACL: {
+            const uint32_t n = d.get_u32();
+            if (!d.ok() || n > d.remaining() / 16) return false;
+            for (uint32_t i = 0; i < n; ++i) {
+                x4::nfsace4 ace;
+                if (!x4::xdr_decode(d, ace)) return false;
+            }
+            break;
+        }
+        case x4::FATTR4_ACLSUPPORT:
         case x4::FATTR4_TYPE:
         case x4::FATTR4_FH_EXPIRE_TYPE:
         case x4::FATTR4_LEASE_TIME:

@@ -4,8 +4,9 @@
 //
 // What is supported: every REQUIRED attribute (§5.6) and the RECOMMENDED ones (§5.7)
 // the Linux client asks for — mode, owner and owner_group, numlinks, space_used, the
-// times, fileid and mounted_on_fileid, the file system's sizes and limits. Not (yet):
-// acl, aclsupport, fs_locations, time_create, quotas, the pNFS and retention ones.
+// times, fileid and mounted_on_fileid, the file system's sizes and limits — and acl and
+// aclsupport, the ACL mapped from the mode (acl.h). Not (yet): fs_locations,
+// time_create, quotas, the pNFS and retention ones.
 // Unsupported attributes a client asks for are left out of the reply's bitmap, which
 // is how a client learns they are missing (§5.2).
 #pragma once

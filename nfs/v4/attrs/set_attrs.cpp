@@ -1,6 +1,9 @@
 #include "nfs/v4/attrs/set_attrs.h"
 
 #include <string_view>
+#include <vector>
+
+#include "nfs/v4/attrs/acl.h"
 
 namespace nfsrdmad::nfs::v4 {
 
@@ -8,7 +11,6 @@ namespace {
 
 // Attributes RFC 8881 §5.6/§5.7 marks writable that this server does not set.
 const AttrMask kWritableUnsupported{
-    x4::FATTR4_ACL,
     x4::FATTR4_ARCHIVE,
     x4::FATTR4_HIDDEN,
     x4::FATTR4_MIMETYPE,
@@ -46,7 +48,8 @@ std::string_view text(std::span<const uint8_t> s) {
 }  // namespace
 
 AttrMask settable_attrs() {
-    return {x4::FATTR4_SIZE,
+    return {x4::FATTR4_ACL,
+            x4::FATTR4_SIZE,
             x4::FATTR4_MODE,
             x4::FATTR4_OWNER,
             x4::FATTR4_OWNER_GROUP,
@@ -73,6 +76,17 @@ x4::nfsstat4 decode_set_attrs(const x4::fattr4& in, const IdMap& ids, vfs::SetAt
                 uint64_t v = d.get_u64();
                 ok = d.ok();
                 out.size = v;
+                break;
+            }
+            case x4::FATTR4_ACL: {
+                // nfsace4<>: each ACE takes at least 16 bytes, which bounds the count.
+                const uint32_t n = d.get_u32();
+                ok = d.ok() && n <= d.remaining() / 16;
+                std::vector<x4::nfsace4> acl(ok ? n : 0);
+                for (auto& ace : acl) ok = ok && x4::xdr_decode(d, ace);
+                uint32_t bits = 0;
+                if (ok) st = mode_bits_of_acl(acl, bits);
+                out.mode = bits;  // the caller keeps the high bits (acl.h)
                 break;
             }
             case x4::FATTR4_MODE: {

@@ -1,9 +1,10 @@
 // set_attrs.h — fattr4 a client sends to change an object (SETATTR §18.30, the
 // createattrs of OPEN §18.16 and CREATE §18.4) -> vfs::SetAttrs.
 //
-// Settable and supported: size, mode, owner, owner_group, time_access_set,
-// time_modify_set. A settable attribute this server does not support (acl, hidden,
-// time_create ...) is NFS4ERR_ATTRNOTSUPP; an attribute that cannot be set at all
+// Settable and supported: acl (as the nine mode bits it comes to, acl.h: SETATTR keeps the
+// high mode bits), size, mode, owner, owner_group, time_access_set, time_modify_set. A
+// settable attribute this server does not support (hidden, time_create ...) is
+// NFS4ERR_ATTRNOTSUPP, and so is an ACL a mode cannot hold; an attribute that cannot be set at all
 // (type, fileid, change ...) is NFS4ERR_INVAL (§18.30.3); values that do not decode,
 // or bytes left over, NFS4ERR_BADXDR; an owner that does not map, NFS4ERR_BADOWNER
 // (§5.9).
