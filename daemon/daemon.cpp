@@ -73,7 +73,7 @@ void reload(const Options& opts, const vfs::HandleKey& key, vfs::ExportRegistry&
 }
 
 void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* rdma,
-                const nfs::v3::Nfs3Program& nfs3, uint64_t nofile) {
+                const nfs::v3::Nfs3Program& nfs3, nfs::v4::Nfs4Program* nfs4, uint64_t nofile) {
     const auto& c = d.counters();
     const auto& t = tcp.counters();
     spdlog::info(
@@ -97,6 +97,16 @@ void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* 
         "cache_reclaimed={} emfile_retries={} emfile_exhausted={}",
         open_fd_count(), nofile, files.capacity(), files.size(), files.evictions(),
         files.reclaimed(), fp.retries, fp.exhausted);
+    if (nfs4) {
+        // NFSv4.1 state: what a client holds (and what a leak would leave behind).
+        auto& v4 = nfs4->services();
+        const auto n = v4.clients.totals();
+        spdlog::info(
+            "stats: nfs4 clients={} sessions={} stateids={} opens={} lock_stateids={} "
+            "locked_files={}",
+            n.clients, n.sessions, n.stateids, v4.opens.size(), v4.lock_states.size(),
+            v4.locks.file_count());
+    }
     if (rdma)
         for (const auto& line : rdma->stats()) spdlog::info("stats: {}", line);
 }
@@ -314,7 +324,7 @@ int run(config::Config cfg, const Options& opts) {
         if (s == Signal::Reload) {
             reload(opts, *key, *registry);
         } else if (s == Signal::DumpStats) {
-            dump_stats(dispatcher, server, rdma_server.get(), *nfs3, nofile.soft);
+            dump_stats(dispatcher, server, rdma_server.get(), *nfs3, nfs4.get(), nofile.soft);
         } else {
             break;
         }
@@ -335,7 +345,7 @@ int run(config::Config cfg, const Options& opts) {
         while (rdma_server->connections() > 0 && std::chrono::steady_clock::now() < deadline)
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    dump_stats(dispatcher, server, rdma_server.get(), *nfs3, nofile.soft);
+    dump_stats(dispatcher, server, rdma_server.get(), *nfs3, nfs4.get(), nofile.soft);
     reactors.stop();
     workers.shutdown();
     spdlog::info("nfsrdmad stopped");

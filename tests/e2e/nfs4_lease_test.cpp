@@ -5,6 +5,8 @@
 // Lease 10 s (the configuration's minimum): the test takes about a minute.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+
 #include <chrono>
 #include <string>
 #include <thread>
@@ -122,6 +124,14 @@ TEST(Nfs4LeaseE2e, SilentClientIsReapedByTheDaemonsSweep) {
     EXPECT_EQ(c.sequence(silent), kBadSession) << d.log_tail(40);
     EXPECT_NE(d.log_tail(200).find("nfsv4.1: reaped 1 client(s)"), std::string::npos)
         << d.log_tail(40);
+
+    // SIGUSR1's statistics count what is left: the busy client and its session, nothing of
+    // the reaped one.
+    ASSERT_EQ(::kill(d.pid(), SIGUSR1), 0);
+    const std::string want = "stats: nfs4 clients=1 sessions=1 stateids=0 opens=0";
+    for (int i = 0; i < 50 && d.log_tail(40).find(want) == std::string::npos; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_NE(d.log_tail(40).find(want), std::string::npos) << d.log_tail(40);
 }
 
 }  // namespace

@@ -282,6 +282,11 @@ size_t ClientTable::client_count() const {
     return records_.size();
 }
 
+ClientTable::Totals ClientTable::totals() const {
+    std::lock_guard lock(mu_);
+    return {records_.size(), sessions_.size(), stateids_.size()};
+}
+
 bool ClientTable::confirmed(ClientId id) const {
     std::lock_guard lock(mu_);
     const Record* r = find(id);

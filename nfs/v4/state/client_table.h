@@ -162,6 +162,11 @@ class ClientTable {
     uint32_t epoch() const { return epoch_; }
     size_t client_count() const;
     bool confirmed(ClientId id) const;
+    // For the daemon's statistics: client records (confirmed or not), sessions, stateids.
+    struct Totals {
+        size_t clients = 0, sessions = 0, stateids = 0;
+    };
+    Totals totals() const;
 
     // RECLAIM_COMPLETE (RFC 8881 §18.51) with rca_one_fs false: the client has reclaimed
     // what it will. NFS4ERR_COMPLETE_ALREADY the second time; STALE_CLIENTID for a
