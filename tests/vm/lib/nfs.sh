@@ -288,8 +288,11 @@ nfs4_config() {
 nfs4_locks() {
     local M=$1 L=$2 S=${3:-}
     : > "$M/lockf"
-    rm -f /tmp/v4held
-    ( flock -x 9 && touch /tmp/v4held && sleep 2 ) 9<> "$M/lockf" &
+    rm -f /tmp/v4held /tmp/v4release
+    # The holder keeps its lock until told to let go (a fixed sleep raced the checks below
+    # under emulation, where a python3 start can take seconds).
+    ( flock -x 9 && touch /tmp/v4held &&
+        while [ ! -e /tmp/v4release ]; do sleep 0.1; done ) 9<> "$M/lockf" &
     local holder=$! i
     for i in $(seq 1 50); do [ -e /tmp/v4held ] && break; sleep 0.1; done
     check "$L: flock: a write lock held" test -e /tmp/v4held
@@ -305,6 +308,7 @@ except OSError:
     sys.exit(0)
 sys.exit("the local lock was granted")' "$S/lockf"
     fi
+    ( sleep 1; touch /tmp/v4release ) &
     check "$L: ... a blocking attempt completes once the holder unlocks" \
         sh -c "flock -w 20 -x 9 9<> '$M/lockf'"
     wait "$holder"
@@ -350,13 +354,14 @@ os.waitpid(pid, 0)
 fcntl.lockf(fd, fcntl.LOCK_UN, 0, 0)
 PY
     fi
-    rm -f /tmp/v4held "$M/lockf"
+    rm -f /tmp/v4held /tmp/v4release "$M/lockf"
 }
 
 # nfs4_workload MNT LABEL: ordinary file work on an NFSv4.1 mount, each check "LABEL: ...":
 # a file of 8 MiB + a tail written and read back, small files, mkdir -p, readdir of 300
 # entries with attributes, rename (over an existing file too), hard link, symlink, chmod,
-# truncate, a file read and written after it was unlinked while open, byte-range locks
+# truncate, a file read and written after it was unlinked while open, chown by user name
+# (the client shows the names; with SRV, the server's file has their ids), byte-range locks
 # between two processes (nfs4_locks; with SRV, the export's directory on the server, also
 # against local processes there), rm -rf.
 nfs4_workload() {
@@ -391,6 +396,15 @@ nfs4_workload() {
     check "$L: unlink an open file" rm "$M/a/open-unlinked"
     check_eq "$L: ... still readable through the open descriptor" "still here" "$(cat <&7)"
     exec 7>&-
+    # Owners by name (RFC 8881 §5.9): chown sends the ids, the server answers
+    # name@domain, the client's id mapper turns that back into the same names.
+    echo named > "$M/named"
+    check "$L: chown daemon:daemon (by name)" chown daemon:daemon "$M/named"
+    check_eq "$L: ... the client shows the same names" daemon:daemon "$(stat -c %U:%G "$M/named")"
+    if [ -n "$S" ]; then
+        check_eq "$L: ... the server's file has their ids" \
+            "$(id -u daemon):$(getent group daemon | cut -d: -f3)" "$(stat -c %u:%g "$S/named")"
+    fi
     nfs4_locks "$M" "$L" "$S"
     check "$L: rm -rf" rm -rf "$M"
     check "$L: gone" test ! -e "$M"
@@ -440,4 +454,22 @@ and after it" "$(cat "$M/held")"
     check "$L: grace ended early: the client sent RECLAIM_COMPLETE" \
         wait_for 20 grep -q "nfsv4.1: grace period over$" "$NFSRDMAD_LOG"
     rm -f "$M/held"
+}
+
+# nfs4_remounts SRC MNT OPTS N LABEL: N cycles of mount, ls, umount with OPTS; each must
+# work, and afterwards the daemon holds nothing of them (its SIGUSR1 "stats: nfs4" line):
+# at umount the Linux client destroys its session and client ID (DESTROY_SESSION,
+# DESTROY_CLIENTID), which must take every session, stateid, open and lock with them.
+nfs4_remounts() {
+    local src=$1 M=$2 O=$3 n=$4 L=$5 ok=0 i line
+    for ((i = 0; i < n; i++)); do
+        nfs_mount "$src" "$M" "$O" 60 > /dev/null && ls "$M" > /dev/null &&
+            nfs_umount "$M" > /dev/null && ok=$((ok + 1))
+    done
+    check_eq "$L: mount/ls/umount cycles that worked" "$n" "$ok"
+    kill -USR1 "$NFSRDMAD_PID" && sleep 1
+    line=$(grep -o 'stats: nfs4 .*' "$NFSRDMAD_LOG" | tail -1)
+    note "$line"
+    check_eq "$L: no client, session, stateid, open or lock left behind" \
+        "clients=0 sessions=0 stateids=0 opens=0 lock_stateids=0 locked_files=0" "${line#stats: nfs4 }"
 }

@@ -44,9 +44,12 @@
 #    moves 32 MiB each way intact; an idle poll-mode daemon burns CPU, an idle adaptive or
 #    event one does not (CPU ticks from /proc, a functional check, not a speed check).
 #  - NFSv4.1 (nfsv4.enabled): the kernel client mounts vers=4.1,proto=rdma (mountstats
-#    says rdma), 64 MiB written and read back after a remount, nfs4_workload
-#    (lib/nfs.sh) passes, and the daemon restarted under the mount with a file open
-#    (nfs4_restart_under_mount: the client reclaims over RDMA);
+#    says rdma), $BIG_MB MiB written and read back md5-exact after a remount, four parallel
+#    writers and readers, ls -l of the $MANY-entry directory and a 1000-byte readlink,
+#    nfs4_workload (lib/nfs.sh) passes, the daemon's counters show read, write and reply
+#    chunks and no payload memcpy, the daemon restarted under the mount with a file open
+#    (nfs4_restart_under_mount: the client reclaims over RDMA), and $V4_REMOUNTS remounts
+#    leave no client state behind (nfs4_remounts);
 # Env: NFSRDMAD_BIN (required), RDMA_REQUESTER (the tool), MANY (default 5000).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/nfs.sh"
@@ -56,6 +59,7 @@ MANY=${MANY:-5000}
 BIG_MB=${BIG_MB:-256}
 SMALL_MB=${SMALL_MB:-32}
 REMOUNTS=${REMOUNTS:-50}
+V4_REMOUNTS=${V4_REMOUNTS:-20}  # the TCP group does 50
 EXPORT=/srv/export
 MNT=/mnt/rdma
 RDMA_PORT=20049
@@ -70,16 +74,17 @@ counter() {  # NAME: the value of NAME= in the last stats line of the daemon log
 
 dump_stats() { kill -USR1 "$NFSRDMAD_PID" && sleep 1; }
 
-# parallel_roundtrip NAME LABEL: /tmp/par1..4.bin written to $MNT/NAME1..4.bin by four
-# parallel writers, then (after a remount: cold cache) read back by four parallel readers
-# and compared. Waits for these jobs only: the daemon and rpcbind are background jobs too.
+# parallel_roundtrip NAME LABEL [MNT OPTS]: /tmp/par1..4.bin written to MNT/NAME1..4.bin
+# (default $MNT, mounted with OPTS, default rdma_opts) by four parallel writers, then (after a
+# remount: cold cache) read back by four parallel readers and compared. Waits for these jobs
+# only: the daemon and rpcbind are background jobs too.
 parallel_roundtrip() {
-    local name=$1 label=$2 i pids=()
-    for i in 1 2 3 4; do dd if=/tmp/par$i.bin of="$MNT/$name$i.bin" bs=1M conv=fsync status=none & pids+=($!); done
+    local name=$1 label=$2 m=${3:-$MNT} o=${4:-$(rdma_opts)} i pids=()
+    for i in 1 2 3 4; do dd if=/tmp/par$i.bin of="$m/$name$i.bin" bs=1M conv=fsync status=none & pids+=($!); done
     wait "${pids[@]}"
-    nfs_umount "$MNT"; nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120
+    nfs_umount "$m"; nfs_mount "$RXE_IP:$EXPORT" "$m" "$o" 120
     pids=()
-    for i in 1 2 3 4; do md5sum < "$MNT/$name$i.bin" > /tmp/$name$i.got & pids+=($!); done
+    for i in 1 2 3 4; do md5sum < "$m/$name$i.bin" > /tmp/$name$i.got & pids+=($!); done
     wait "${pids[@]}"
     for i in 1 2 3 4; do
         check_eq "$label $i" "$(md5sum < /tmp/par$i.bin)" "$(cat /tmp/$name$i.got)"
@@ -387,23 +392,42 @@ fi
 check "v6: nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop
 
 step "NFSv4.1 over RDMA"
+rm -f "$EXPORT/big.bin" "$EXPORT/small.bin"  # room on the 600 MB export for v4.1's big file
 MNT4=/mnt/rdma-v4
 OPTS4="vers=4.1,proto=rdma,port=$RDMA_PORT,soft,timeo=300,retrans=2"
 if check "nfsrdmad starts with nfsv4.enabled and RDMA" nfsrdmad_start "$EXPORT" \
         --rdma "$RXE_IP:$RDMA_PORT" --config "$(nfs4_config)"; then
     if check "mount -o $OPTS4" nfs_mount "$RXE_IP:$EXPORT" $MNT4 "$OPTS4"; then
         check "the v4.1 mount runs over RDMA (mountstats)" assert_mount_transport $MNT4 rdma
-        head -c $((64 << 20)) /dev/urandom > /tmp/v4big
-        check "64 MiB written over v4.1/RDMA" dd if=/tmp/v4big of=$MNT4/v4big bs=1M conv=fsync status=none
+        head -c $((BIG_MB << 20)) /dev/urandom > /tmp/v4big
+        want4=$(md5sum < /tmp/v4big | cut -d' ' -f1)
+        check "$BIG_MB MiB written over v4.1/RDMA" dd if=/tmp/v4big of=$MNT4/v4big bs=1M conv=fsync status=none
+        rm -f /tmp/v4big
+        check_eq "... md5 on the server's disk" "$want4" "$(md5sum < "$EXPORT/v4big" | cut -d' ' -f1)"
         check "umount and remount (cold cache)" bash -c "umount $MNT4 && mount -t nfs -o $OPTS4 $RXE_IP:$EXPORT $MNT4"
-        check "... read back intact" cmp /tmp/v4big $MNT4/v4big
+        check_eq "... md5 read back over v4.1/RDMA" "$want4" "$(md5sum < $MNT4/v4big | cut -d' ' -f1)"
+        rm -f $MNT4/v4big
+        parallel_roundtrip v4par "v4.1/rdma: parallel file" $MNT4 "$OPTS4"
+        rm -f $MNT4/v4par*.bin
+        check_eq "v4.1/rdma: ls -l of $MANY entries (READDIR in reply chunks)" "$MANY" \
+            "$(ls -l "$MNT4/many" | grep -c entry-)"
+        check_eq "v4.1/rdma: readlink of a 1000-byte target" "$target" "$(readlink "$MNT4/longlink")"
         nfs4_workload $MNT4 v4.1/rdma "$EXPORT"
+        # RFC 8267 §4 for NFSv4: WRITE data in read chunks, READ and READLINK results in
+        # write chunks, long replies in reply chunks; none of it copied (this daemon
+        # instance served only v4.1).
+        dump_stats
+        grep -o "stats: rdma .*" "$NFSRDMAD_LOG" | tail -1
+        check "v4.1/rdma: RDMA Reads ran (WRITE data in read chunks)" test "$(counter read_chunks)" -gt 0
+        check "v4.1/rdma: RDMA Writes ran (READ data in write chunks)" test "$(counter write_chunks)" -gt 0
+        check "v4.1/rdma: reply chunks ran (long replies)" test "$(counter reply_chunks)" -gt 0
+        check_eq "v4.1/rdma: payload bytes memcpy'd in userspace" 0 "$(counter payload_memcpy_bytes)"
         nfs4_restart_under_mount $MNT4 "v4.1/rdma restart" nfsrdmad_start "$EXPORT" \
             --rdma "$RXE_IP:$RDMA_PORT" --config "$(nfs4_config)"
-        rm -f $MNT4/v4big /tmp/v4big
         note "client-side statistics (per operation):"
         mount_op_summary $MNT4 | sed 's/^/    /'
         check "umount (v4.1/RDMA)" nfs_umount $MNT4
+        nfs4_remounts "$RXE_IP:$EXPORT" $MNT4 "$OPTS4" $V4_REMOUNTS "v4.1/rdma remounts"
     fi
     check "nfsrdmad (v4.1) exits 0 on SIGTERM" nfsrdmad_stop
 fi
