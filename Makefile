@@ -1,7 +1,7 @@
 # nfsrdmad — the two commands: `make run` and `make test`.
 #
 #   make run     installs what is missing, builds Release, serves ./run/export over
-#                NFSv3/TCP on port 2049 (MOUNT on 20048) in the foreground
+#                NFSv3 and NFSv4.1 on TCP port 2049 (MOUNT on 20048) in the foreground
 #   make test    installs what is missing, builds Release (GCC) and one clang build with
 #                ASan+UBSan that also holds the libFuzzer targets, runs every test (unit,
 #                end-to-end, VM, the same unit and end-to-end under the sanitizers, fuzz)
@@ -53,7 +53,8 @@ fuzz: build-fuzz
 run: build
 	@mkdir -p $(EXPORT_DIR) $(STATE_DIR)
 	@scripts/ensure-rpcbind.sh
-	@echo "Serving $(EXPORT_DIR): mount -t nfs -o vers=3,proto=tcp,port=$(NFS_PORT),mountport=$(MOUNT_PORT) $$(hostname):$(EXPORT_DIR) /mnt"
+	@echo "Serving $(EXPORT_DIR): mount -t nfs -o vers=4.1,proto=tcp,port=$(NFS_PORT) $$(hostname):$(EXPORT_DIR) /mnt"
+	@echo "  or NFSv3: mount -t nfs -o vers=3,proto=tcp,port=$(NFS_PORT),mountport=$(MOUNT_PORT),nolock $$(hostname):$(EXPORT_DIR) /mnt"
 	$(BUILD)/daemon/nfsrdmad --foreground --config config/examples/dev.yaml \
 	    --state-dir $(STATE_DIR) --tcp 0.0.0.0:$(NFS_PORT) --mount-port $(MOUNT_PORT) \
 	    --export '$(EXPORT_DIR)=rw,no_root_squash,insecure'

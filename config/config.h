@@ -68,11 +68,11 @@ struct TcpTuning {
     uint32_t max_pipes = 256;         // pipes holding spliced READ data, in all
 };
 
-// NFSv4.1 (RFC 8881). Off until the server is complete enough for the Linux client's
-// default mount (which tries 4.2, 4.1, 4.0, then 3): turned on, 100003 version 4 is
-// registered and served on the NFS listeners (TCP and RDMA).
+// NFSv4.1 (RFC 8881), on by default as on the Linux server: 100003 version 4 is
+// registered and served on the NFS listeners (TCP and RDMA) beside version 3, and a Linux
+// client's mount without vers= (4.2, then 4.1 ...) gets 4.1.
 struct Nfs4Tuning {
-    bool enabled = false;
+    bool enabled = true;
     uint32_t lease_time = 90;              // seconds (RFC 8881 §5.8.1.11 lease_time)
     std::string domain = "localdomain";    // owner@domain mapping (§5.9); numeric ids always work
     uint32_t max_clients = 4096;           // client records, confirmed and not

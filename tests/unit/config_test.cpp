@@ -615,7 +615,8 @@ TEST(ConfigTcp, DefaultsAndLimits) {
 
 TEST(ConfigNfs4, DefaultsAndLimits) {
     Config d = good("");
-    EXPECT_FALSE(d.nfs4.enabled);
+    EXPECT_TRUE(d.nfs4.enabled);
+    EXPECT_FALSE(good("nfsv4: {enabled: false}\n").nfs4.enabled);
     EXPECT_EQ(d.nfs4.lease_time, 90u);
     EXPECT_EQ(d.nfs4.domain, "localdomain");
     EXPECT_EQ(d.nfs4.max_clients, 4096u);
