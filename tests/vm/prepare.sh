@@ -61,6 +61,7 @@ HOST_PACKAGES=(
     perftest            # ib_send_lat, ib_write_bw (self-check extras, bench)
     nfs-kernel-server   # rpc.nfsd, rpc.mountd, exportfs (the kernel nfsd baseline)
     nfs-common          # mount.nfs, rpc.statd
+    nfs4-acl-tools      # nfs4_getfacl, nfs4_setfacl: NFSv4 ACLs through the kernel client
     rpcbind
     fio                 # bench/vm
     procps psmisc coreutils findutils bc

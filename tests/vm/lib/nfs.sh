@@ -361,7 +361,8 @@ PY
 # a file of 8 MiB + a tail written and read back, small files, mkdir -p, readdir of 300
 # entries with attributes, rename (over an existing file too), hard link, symlink, chmod,
 # truncate, a file read and written after it was unlinked while open, chown by user name
-# (the client shows the names; with SRV, the server's file has their ids), byte-range locks
+# (the client shows the names; with SRV, the server's file has their ids), ACLs through
+# nfs4_getfacl/nfs4_setfacl (mapped from and to the mode), byte-range locks
 # between two processes (nfs4_locks; with SRV, the export's directory on the server, also
 # against local processes there), rm -rf.
 nfs4_workload() {
@@ -405,6 +406,23 @@ nfs4_workload() {
         check_eq "$L: ... the server's file has their ids" \
             "$(id -u daemon):$(getent group daemon | cut -d: -f3)" "$(stat -c %u:%g "$S/named")"
     fi
+    # ACLs mapped from the mode (RFC 8881 §6; nfs/v4/attrs/acl.h), through the client's
+    # system.nfs4_acl: the mode read as an ACL, an ACL of OWNER@/GROUP@/EVERYONE@ written as
+    # the mode, and an ACE for a named user (which a mode cannot hold) refused.
+    echo acl > "$M/aclf"
+    chmod 0640 "$M/aclf"
+    check_eq "$L: nfs4_getfacl shows mode 0640 as an ACL" \
+        "A::OWNER@:rwatTcCy A:g:GROUP@:rtcy A::EVERYONE@:tcy" \
+        "$(nfs4_getfacl "$M/aclf" | grep -v '^#' | grep . | tr '\n' ' ' | sed 's/ $//')"
+    check "$L: nfs4_setfacl of OWNER@, GROUP@ and EVERYONE@" \
+        nfs4_setfacl -s "A::OWNER@:rwaxtTcCy,A:g:GROUP@:rxtcy,A::EVERYONE@:rtcy" "$M/aclf"
+    check_eq "$L: ... the client sees the mode it comes to" 754 "$(stat -c %a "$M/aclf")"
+    if [ -n "$S" ]; then
+        check_eq "$L: ... and so does the server's file" 754 "$(stat -c %a "$S/aclf")"
+    fi
+    check "$L: an ACE for a named user is refused (a mode cannot hold it)" \
+        sh -c "! nfs4_setfacl -a 'A::daemon@localdomain:r' '$M/aclf' 2>/dev/null"
+    check_eq "$L: ... and the mode is unchanged" 754 "$(stat -c %a "$M/aclf")"
     nfs4_locks "$M" "$L" "$S"
     check "$L: rm -rf" rm -rf "$M"
     check "$L: gone" test ! -e "$M"
