@@ -57,7 +57,7 @@ struct Compound {
 
     size_t op_index = 0;       // of the operation running
     size_t op_count = 0;       // operations in the request
-    size_t request_bytes = 0;  // COMPOUND4args as received (SEQUENCE: ca_maxrequestsize)
+    size_t request_bytes = 0;  // the RPC call as encoded (SEQUENCE: ca_maxrequestsize)
 
     // Reply limits; SEQUENCE lowers them to the session's channel attributes.
     size_t max_response = 0;           // ca_maxresponsesize; 0: the engine's default

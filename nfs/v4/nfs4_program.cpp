@@ -31,7 +31,10 @@ rpc::Outcome Nfs4Program::call(rpc::CallContext& ctx) {
     if (ctx.header.proc == x4::NFSPROC4_NULL)
         return ctx.args.remaining() == 0 ? rpc::Outcome::ok() : rpc::Outcome::garbage();
     Request rq(ctx, svc_);
-    rq.compound.request_bytes = ctx.args.remaining();
+    // §18.36.3 ca_maxrequestsize: "the XDR encoded size of the request, including the RPC
+    // headers (including security flavor credentials and verifiers) but excludes any RPC
+    // transport framing headers": the call as encoded, WRITE data in read chunks included.
+    rq.compound.request_bytes = ctx.args.stream_size();
     if (run_compound(ops_, rq.compound, ctx.args, ctx.res) == CompoundOutcome::Garbage)
         return rpc::Outcome::garbage();
     return rpc::Outcome::ok();

@@ -40,6 +40,11 @@ TEST(XdrDdp, ThreeReadChunksFeedThreeOpaquesInOrder) {
     EXPECT_EQ(o2.data(), chunks[1].data.data());
     EXPECT_EQ(o3.data(), chunks[2].data.data());
     EXPECT_EQ(o2.size(), 5u);
+    // The stream as sent: 40 bytes before, 24 inline, the chunks' 3+1, 5+3 and 4 (the
+    // size NFSv4.1 holds against ca_maxrequestsize), wherever decoding stands.
+    EXPECT_EQ(d.stream_size(), 40u + 24u + 4u + 8u + 4u);
+    xdr::Decoder fresh(args, 40);
+    EXPECT_EQ(fresh.stream_size(), 64u);
 }
 
 // A chunk at a position no opaque reaches (beyond the arguments): decoding succeeds,

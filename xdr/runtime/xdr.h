@@ -139,6 +139,14 @@ public:
     void fail() { ok_ = false; }
     size_t offset() const { return pos_; }
     size_t remaining() const { return ok_ ? in_.size() - pos_ : 0; }
+    // The whole XDR stream as the sender encoded it: what precedes the decoded bytes
+    // (the position base: an RPC call's header), the bytes themselves, and every read
+    // chunk's data item with its padding, as if inline (RFC 8166 §3.4.5).
+    size_t stream_size() const {
+        size_t n = stream_base_ + in_.size();
+        for (const ReadChunk& c : chunks_) n += c.data.size() + pad4(c.data.size());
+        return n;
+    }
     std::span<const uint8_t> rest() const { return in_.subspan(pos_); }
     // The call's read chunks, positions ascending (RFC 8166 §3.4.5). Not copied: the
     // caller keeps them alive while decoding.
