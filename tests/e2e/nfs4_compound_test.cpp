@@ -11,185 +11,28 @@
 //   a retransmission (cachethis)          -> the same bytes
 //   an unknown op, truncated arguments    -> OP_ILLEGAL, BADXDR
 //   DESTROY_SESSION, then SEQUENCE        -> NFS4ERR_BADSESSION
-// First: libnfs's RPC headers define AUTH_NONE and AUTH_SYS as macros, which would
-// break the generated constants of the same names.
-#include "xdr/nfs4_prot.h"
+//   too many ops, too big a request/reply -> TOO_MANY_OPS, REQ_TOO_BIG (RPC header
+//                                            counted), REP_TOO_BIG
+//   DESTROY_CLIENTID with state, DESTROY_SESSION from another connection, a new
+//   session finding the old one's open   -> CLIENTID_BUSY, BADSESSION, the stateid
+//                                            still good, STALE_CLIENTID at the end
+// First (libnfs's AUTH_* macros): see nfs4_fixture.h.
+#include "tests/e2e/nfs4_fixture.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <deque>
-#include <memory>
 #include <string>
 #include <vector>
-
-#include "tests/e2e/daemon_fixture.h"
-#include "tests/e2e/rpc_wire.h"
 
 namespace nfsrdmad::e2e {
 namespace {
 
-namespace x4 = xdr::nfs4;
 using wire::Bytes;
 
-std::span<const uint8_t> view(const std::string& s) {
-    return {reinterpret_cast<const uint8_t*>(s.data()), s.size()};
-}
-
-// A decoded COMPOUND4res and the bytes its views point into.
-struct Res {
-    std::string error;  // transport or RPC-level problem
-    uint32_t accept_stat = 0;
-    std::shared_ptr<Bytes> bytes;
-    x4::COMPOUND4res res;
-    x4::nfsstat4 status() const { return res.status; }
-    const x4::nfs_resop4& op(size_t i) const { return res.resarray.at(i); }
-};
-
-class Nfs4Compound : public DaemonTest {
+class Nfs4Compound : public Nfs4DaemonTest {
   protected:
-    Nfs4Compound() { mount_client_ = false; }
-    DaemonOptions Options() override {
-        DaemonOptions o;
-        o.config_yaml = "nfsv4: {enabled: true, lease_time: 10}\n";
-        return o;
-    }
-
-    void SetUp() override {
-        DaemonTest::SetUp();
-        if (HasFatalFailure()) return;
-        conn_ = Connect();
-        ASSERT_NE(conn_, nullptr);
-    }
-
-    std::unique_ptr<wire::Conn> Connect() {
-        std::string why;
-        auto c = wire::Conn::Open(daemon_->nfs_port(), &why);
-        EXPECT_NE(c, nullptr) << why;
-        return c;
-    }
-
-    // One call of NFSv4 procedure `proc` with these argument bytes on `c`.
-    wire::Reply Call(wire::Conn& c, uint32_t proc, Bytes args) {
-        wire::Reply r;
-        std::string why;
-        if (!c.SendRecord(
-                wire::EncodeCall(wire::RootCall(++xid_, 100003, 4, proc, std::move(args))), &why)) {
-            r.parse_error = "send: " + why;
-            return r;
-        }
-        Bytes rec;
-        if (c.RecvRecord(&rec, 10000, &why) != wire::Conn::Recv::kOk) {
-            r.parse_error = "receive: " + why;
-            return r;
-        }
-        return wire::ParseReply(rec);
-    }
-
-    Res CallBytes(wire::Conn& c, Bytes args) {
-        Res out;
-        wire::Reply r = Call(c, 1, std::move(args));
-        if (!r.parse_error.empty()) {
-            out.error = r.parse_error;
-            return out;
-        }
-        out.accept_stat = r.accept_stat;
-        if (r.reply_stat != wire::kMsgAccepted || r.accept_stat != wire::kSuccess) {
-            out.error = r.Describe();
-            return out;
-        }
-        out.bytes = std::make_shared<Bytes>(std::move(r.results));
-        xdr::Decoder d(*out.bytes);
-        if (!x4::xdr_decode(d, out.res) || d.remaining() != 0)
-            out.error = "undecodable COMPOUND4res";
-        return out;
-    }
-
-    static Bytes Encode(std::vector<x4::nfs_argop4> ops, uint32_t minor = 1) {
-        x4::COMPOUND4args a;
-        a.minorversion = minor;
-        a.argarray = std::move(ops);
-        Bytes b;
-        xdr::Encoder e(b);
-        x4::xdr_encode(e, a);
-        return b;
-    }
-
-    Res Compound(std::vector<x4::nfs_argop4> ops, wire::Conn* c = nullptr, uint32_t minor = 1) {
-        return CallBytes(c ? *c : *conn_, Encode(std::move(ops), minor));
-    }
-
-    x4::nfs_argop4 Sequence(bool cachethis = false) {
-        x4::nfs_argop4 op(x4::OP_SEQUENCE);
-        auto& s = op.opsequence();
-        s.sa_sessionid = session_;
-        s.sa_sequenceid = ++seqid_;
-        s.sa_slotid = 0;
-        s.sa_highest_slotid = 0;
-        s.sa_cachethis = cachethis;
-        return op;
-    }
-
-    // EXCHANGE_ID + CREATE_SESSION; the session Sequence() uses from then on.
-    void Establish() {
-        x4::nfs_argop4 ex(x4::OP_EXCHANGE_ID);
-        auto& ea = ex.opexchange_id();
-        ea.eia_clientowner.co_ownerid = view(owner_);
-        ea.eia_clientowner.co_verifier = {1, 2, 3, 4, 5, 6, 7, 8};
-        ea.eia_flags = x4::EXCHGID4_FLAG_USE_NON_PNFS;
-        ea.eia_state_protect.set_spa_how(x4::SP4_NONE);
-        Res r1 = Compound({ex});
-        ASSERT_EQ(r1.error, "");
-        ASSERT_EQ(r1.status(), x4::NFS4_OK);
-        const auto& er = r1.op(0).opexchange_id().eir_resok4();
-        EXPECT_TRUE(er.eir_flags & x4::EXCHGID4_FLAG_USE_NON_PNFS);
-
-        x4::nfs_argop4 cs(x4::OP_CREATE_SESSION);
-        auto& ca = cs.opcreate_session();
-        ca.csa_clientid = er.eir_clientid;
-        ca.csa_sequence = er.eir_sequenceid;
-        ca.csa_fore_chan_attrs = {0, 1 << 20, 1 << 20, 8192, 16, 8, {}};
-        ca.csa_back_chan_attrs = {0, 4096, 4096, 0, 2, 1, {}};
-        Res r2 = Compound({cs});
-        ASSERT_EQ(r2.error, "");
-        ASSERT_EQ(r2.status(), x4::NFS4_OK);
-        session_ = r2.op(0).opcreate_session().csr_resok4().csr_sessionid;
-        seqid_ = 0;
-    }
-
-    // PUTROOTFH and a LOOKUP per component of the export's path.
-    std::vector<x4::nfs_argop4> ToExport() {
-        std::vector<x4::nfs_argop4> ops{x4::nfs_argop4(x4::OP_PUTROOTFH)};
-        std::string path = daemon_->export_dir();
-        size_t at = 1;
-        while (at < path.size()) {
-            size_t end = path.find('/', at);
-            if (end == std::string::npos) end = path.size();
-            names_.push_back(path.substr(at, end - at));
-            x4::nfs_argop4 op(x4::OP_LOOKUP);
-            op.oplookup().objname = view(names_.back());
-            ops.push_back(op);
-            at = end + 1;
-        }
-        return ops;
-    }
-
-    x4::nfs_argop4 Getattr(std::initializer_list<uint32_t> attrs) {
-        x4::nfs_argop4 op(x4::OP_GETATTR);
-        auto& m = op.opgetattr().attr_request;
-        for (uint32_t a : attrs) {
-            if (m.size() <= a / 32) m.resize(a / 32 + 1);
-            m[a / 32] |= 1u << (a % 32);
-        }
-        return op;
-    }
-
-    std::unique_ptr<wire::Conn> conn_;
-    uint32_t xid_ = 0;
-    std::string owner_ = "e2e-nfs4-client";
-    x4::sessionid4 session_{};
-    uint32_t seqid_ = 0;
-    std::deque<std::string> names_;
+    std::string data_;
 };
 
 TEST_F(Nfs4Compound, NullAndMinorVersionMismatch) {
@@ -221,7 +64,7 @@ TEST_F(Nfs4Compound, SessionWalksToTheExportOnAnyConnection) {
     auto ops = ToExport();
     ops.insert(ops.begin(), Sequence());
     ops.push_back(x4::nfs_argop4(x4::OP_GETFH));
-    ops.push_back(Getattr({x4::FATTR4_TYPE, x4::FATTR4_FSID}));
+    ops.push_back(op_getattr({x4::FATTR4_TYPE, x4::FATTR4_FSID}));
     Res r = Compound(ops);
     ASSERT_EQ(r.error, "");
     ASSERT_EQ(r.status(), x4::NFS4_OK);
@@ -356,6 +199,143 @@ TEST_F(Nfs4Compound, DestroyedSessionIsBadSession) {
     Res r = Compound({Sequence(), x4::nfs_argop4(x4::OP_PUTROOTFH)});
     ASSERT_EQ(r.error, "");
     EXPECT_EQ(r.status(), x4::NFS4ERR_BADSESSION);
+}
+
+// RFC 8881 §2.10.6.4 and §18.36.3: a COMPOUND beyond the session's fore channel. The
+// request size is "the XDR encoded size of the request, including the RPC headers
+// (including security flavor credentials and verifiers) but excludes any RPC transport
+// framing headers".
+TEST_F(Nfs4Compound, OversizedCompoundsMeetTheSessionsLimits) {
+    Establish({0, 4096, 8192, 1024, 8, 8, {}});
+    if (HasFatalFailure()) return;
+    ASSERT_EQ(fore_.ca_maxrequestsize, 4096u);
+    ASSERT_EQ(fore_.ca_maxresponsesize, 8192u);
+    ASSERT_EQ(fore_.ca_maxoperations, 8u);
+    const Bytes root = ExportHandle();
+    ASSERT_FALSE(root.empty());
+
+    // Nine operations where eight are allowed: SEQUENCE answers TOO_MANY_OPS, nothing runs.
+    std::vector<x4::nfs_argop4> nine{Sequence()};
+    for (int i = 0; i < 4; ++i) {
+        nine.push_back(op_putrootfh());
+        nine.push_back(op_getfh());
+    }
+    Res many = Compound(nine);
+    ASSERT_EQ(many.error, "");
+    EXPECT_EQ(many.status(), x4::NFS4ERR_TOO_MANY_OPS);
+    EXPECT_EQ(many.count(), 1u);
+
+    // A WRITE whose arguments fit in 4096 bytes but not with the RPC header before them.
+    const size_t header = wire::EncodeCall(wire::RootCall(1, 100003, 4, 1, {})).size();
+    ASSERT_GT(header, 40u);
+    const x4::stateid4 anon{};
+    auto write_of = [&](size_t n) {
+        data_.assign(n, 'w');
+        return std::vector<x4::nfs_argop4>{Sequence(), op_putfh(root),
+                                           op_write(anon, 0, view(data_))};
+    };
+    const size_t empty = Encode(write_of(0)).size();
+    --seqid_;
+    const size_t over = (4096 - empty - header / 2) & ~size_t{3};
+    Res big = Compound(write_of(over));
+    ASSERT_EQ(big.error, "");
+    EXPECT_EQ(big.status(), x4::NFS4ERR_REQ_TOO_BIG)
+        << "args " << empty + over << " + header " << header;
+    EXPECT_EQ(big.count(), 1u);
+    // Header included, within the limit: the request runs (the WRITE itself fails: the
+    // export root is a directory).
+    const size_t under = (4096 - empty - header) & ~size_t{3};
+    Res fits = Compound(write_of(under));
+    ASSERT_EQ(fits.error, "");
+    EXPECT_EQ(fits.status(), x4::NFS4ERR_ISDIR);
+    EXPECT_EQ(fits.count(), 3u);
+
+    // A READ whose reply would pass 8192 bytes: REP_TOO_BIG for the READ, the results
+    // before it stand.
+    ASSERT_TRUE(WriteFile(daemon_->on_disk("big"), std::string(16384, 'r')));
+    const std::string big_name = "big";
+    Res rd =
+        Compound({Sequence(), op_putfh(root), op_lookup(view(big_name)), op_read(anon, 0, 16384)});
+    ASSERT_EQ(rd.error, "");
+    EXPECT_EQ(rd.status(), x4::NFS4ERR_REP_TOO_BIG);
+    EXPECT_EQ(rd.count(), 4u);
+    Res small =
+        Compound({Sequence(), op_putfh(root), op_lookup(view(big_name)), op_read(anon, 0, 4096)});
+    ASSERT_EQ(small.error, "");
+    EXPECT_EQ(small.status(), x4::NFS4_OK);
+}
+
+// RFC 8881 §18.37 and §18.50: sessions and client IDs destroyed while in use. State is
+// the client's, not the session's or the connection's: it outlives a destroyed session.
+TEST_F(Nfs4Compound, SessionsAndClientsDestroyedUnderUse) {
+    Establish();
+    if (HasFatalFailure()) return;
+    const Bytes root = ExportHandle();
+    ASSERT_FALSE(root.empty());
+    const std::string owner = "owner", name = "held";
+    Res o =
+        Compound({Sequence(), op_putfh(root),
+                  op_open(view(owner), view(name), true, x4::OPEN4_SHARE_ACCESS_BOTH), op_getfh()});
+    ASSERT_EQ(o.error, "");
+    ASSERT_EQ(o.status(), x4::NFS4_OK);
+    const x4::stateid4 sid = o.op(2).opopen().resok4().stateid;
+    auto fh_view = o.op(3).opgetfh().resok4().object;
+    const Bytes fh(fh_view.begin(), fh_view.end());
+
+    x4::nfs_argop4 destroy_client(x4::OP_DESTROY_CLIENTID);
+    destroy_client.opdestroy_clientid().dca_clientid = clientid_;
+    // §18.50.3: a client ID with sessions or state is busy.
+    Res busy = Compound({destroy_client});
+    ASSERT_EQ(busy.error, "");
+    EXPECT_EQ(busy.status(), x4::NFS4ERR_CLIENTID_BUSY);
+
+    // Another connection uses the session (implicitly bound), then destroys it while the
+    // first connection still holds it.
+    auto other = Connect();
+    ASSERT_NE(other, nullptr);
+    Res used = Compound({Sequence(), op_putrootfh()}, other.get());
+    ASSERT_EQ(used.error, "");
+    ASSERT_EQ(used.status(), x4::NFS4_OK);
+    x4::nfs_argop4 destroy_session(x4::OP_DESTROY_SESSION);
+    destroy_session.opdestroy_session().dsa_sessionid = session_;
+    Res gone = Compound({destroy_session}, other.get());
+    ASSERT_EQ(gone.error, "");
+    EXPECT_EQ(gone.status(), x4::NFS4_OK);
+    Res stale = Compound({Sequence(), op_putfh(fh), op_read(sid, 0, 10)});
+    ASSERT_EQ(stale.error, "");
+    EXPECT_EQ(stale.status(), x4::NFS4ERR_BADSESSION);
+    // Still busy: the open is the client's.
+    Res still = Compound({destroy_client});
+    ASSERT_EQ(still.error, "");
+    EXPECT_EQ(still.status(), x4::NFS4ERR_CLIENTID_BUSY);
+
+    // A new session of the same client (EXCHANGE_ID again: the confirmed record) finds
+    // the open stateid where it was.
+    Establish();
+    if (HasFatalFailure()) return;
+    Res rd = Compound({Sequence(), op_putfh(fh), op_read(sid, 0, 10)});
+    ASSERT_EQ(rd.error, "");
+    EXPECT_EQ(rd.status(), x4::NFS4_OK);
+    Res closed = Compound({Sequence(), op_putfh(fh), op_close(sid)});
+    ASSERT_EQ(closed.error, "");
+    ASSERT_EQ(closed.status(), x4::NFS4_OK);
+
+    // No state, no session: DESTROY_CLIENTID succeeds, and the client ID is stale.
+    destroy_session.opdestroy_session().dsa_sessionid = session_;
+    ASSERT_EQ(Compound({destroy_session}).status(), x4::NFS4_OK);
+    Res done = Compound({destroy_client});
+    ASSERT_EQ(done.error, "");
+    EXPECT_EQ(done.status(), x4::NFS4_OK);
+    x4::nfs_argop4 cs(x4::OP_CREATE_SESSION);
+    cs.opcreate_session().csa_clientid = clientid_;
+    cs.opcreate_session().csa_fore_chan_attrs = {0, 1 << 20, 1 << 20, 8192, 16, 8, {}};
+    cs.opcreate_session().csa_back_chan_attrs = {0, 4096, 4096, 0, 2, 1, {}};
+    Res late = Compound({cs});
+    ASSERT_EQ(late.error, "");
+    EXPECT_EQ(late.status(), x4::NFS4ERR_STALE_CLIENTID);
+    Res after = Compound({Sequence(), op_putrootfh()});
+    ASSERT_EQ(after.error, "");
+    EXPECT_EQ(after.status(), x4::NFS4ERR_BADSESSION);
 }
 
 }  // namespace
