@@ -153,7 +153,15 @@ CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args
         if (c.replay) {
             // SEQUENCE found a retransmission: the slot's reply, as first sent (§2.10.6.2).
             res.truncate(start);
-            res.put_fixed(c.replay->data(), c.replay->size());
+            const std::vector<uint8_t>& cached = *c.replay;
+            size_t at = 0;
+            for (const auto& p : c.replay_payloads) {
+                res.put_fixed(cached.data() + at, p.offset - at);  // XDR-aligned: no pad
+                res.add_external(p.data);
+                res.put_opaque(p.data);
+                at = p.offset + 4 + p.data.size() + xdr::pad4(p.data.size());
+            }
+            res.put_fixed(cached.data() + at, cached.size() - at);
             return CompoundOutcome::Done;
         }
         if (!r.decoded) {

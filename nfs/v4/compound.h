@@ -67,6 +67,16 @@ struct Compound {
     // anything else. on_finish: called with the whole COMPOUND4res once encoded (the
     // slot keeps it, or only the fact that it completed).
     std::optional<std::vector<uint8_t>> replay;
+    // With `replay`: its DDP-eligible opaques (READ data, RFC 8267 §4), each copied into a
+    // payload buffer of this call, so the transport places them as it placed the first
+    // reply's: over RDMA, through this retransmission's own write chunks (RFC 8166
+    // §3.4.6), which may be a new connection's. `offset`: the opaque's length word in
+    // `replay`. Empty: the replay goes out as inline bytes.
+    struct ReplayPayload {
+        size_t offset = 0;
+        std::span<const uint8_t> data;
+    };
+    std::vector<ReplayPayload> replay_payloads;
     std::function<void(std::span<const uint8_t> compound_res)> on_finish;
 };
 

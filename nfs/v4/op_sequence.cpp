@@ -7,10 +7,39 @@
 //                                    (kept if sa_cachethis) and frees it
 //   retransmission (seqid = slot)    the cached reply goes out instead (Compound::replay)
 //   otherwise                        SEQ_MISORDERED, BADSESSION, BADSLOT ... and nothing runs
+#include <cstring>
+
 #include "nfs/v4/ops.h"
 #include "nfs/v4/request.h"
 
 namespace nfsrdmad::nfs::v4 {
+
+namespace {
+
+// The READ data in a cached COMPOUND4res, each copied into a payload buffer of this call
+// (Compound::replay_payloads). The copy is of the slot's cache, which already paid one
+// (compound.cpp whole_reply) and which ca_maxresponsesize_cached bounds. No buffer free:
+// what is left goes inline.
+std::vector<Compound::ReplayPayload> replay_payloads(Request& rq,
+                                                     const std::vector<uint8_t>& cached) {
+    std::vector<Compound::ReplayPayload> out;
+    xdr::Decoder d(cached);
+    x4::COMPOUND4res res;
+    if (!x4::xdr_decode(d, res)) return out;
+    for (const auto& op : res.resarray) {
+        if (op.resop() != x4::OP_READ || op.opread().status() != x4::NFS4_OK) continue;
+        std::span<const uint8_t> data = op.opread().resok4().data;
+        if (data.empty()) continue;
+        rpc::PayloadBuffer* buf = rq.ctx.payload_buffer(data.size());
+        if (!buf) break;
+        std::memcpy(buf->data(), data.data(), data.size());
+        const size_t at = static_cast<size_t>(data.data() - cached.data());
+        out.push_back({at - 4, {buf->data(), data.size()}});
+    }
+    return out;
+}
+
+}  // namespace
 
 OpResult op_sequence(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     Request& rq = *c.rq;
@@ -31,6 +60,7 @@ OpResult op_sequence(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     }
     if (r.replay) {
         c.replay = *r.reply;
+        c.replay_payloads = replay_payloads(rq, *c.replay);
         return {};
     }
 

@@ -8,7 +8,8 @@
 //   EXCHANGE_ID, CREATE_SESSION, SEQUENCE -> a session other connections can use
 //   the export's path from PUTROOTFH      -> the pseudo file system, fsid changes there
 //   OPEN/WRITE/READ/CLOSE                 -> the data, READ spliced (the tcp counter)
-//   a retransmission (cachethis)          -> the same bytes
+//   a retransmission (cachethis)          -> the same bytes, READ data included, on a
+//                                            new connection
 //   an unknown op, truncated arguments    -> OP_ILLEGAL, BADXDR
 //   DESTROY_SESSION, then SEQUENCE        -> NFS4ERR_BADSESSION
 //   too many ops, too big a request/reply -> TOO_MANY_OPS, REQ_TOO_BIG (RPC header
@@ -163,6 +164,41 @@ TEST_F(Nfs4Compound, RetransmissionGetsTheSameBytes) {
     ++seqid_;
     Res gap = Compound({Sequence(), x4::nfs_argop4(x4::OP_PUTROOTFH)});
     EXPECT_EQ(gap.status(), x4::NFS4ERR_SEQ_MISORDERED);
+}
+
+// A cached READ retransmitted on a new connection: the reply from the slot, its data
+// sent out of line again from this call's own payload buffers (compound.cpp).
+TEST_F(Nfs4Compound, CachedReadRetransmittedOnANewConnection) {
+    Establish();
+    if (HasFatalFailure()) return;
+    const Bytes root = ExportHandle();
+    ASSERT_FALSE(root.empty());
+    // Within ca_maxresponsesize_cached (the server grants 4096).
+    std::string data(2000, '\0');
+    for (size_t i = 0; i < data.size(); ++i) data[i] = char('A' + i % 26);
+    ASSERT_TRUE(WriteFile(daemon_->on_disk("replayed"), data));
+    const std::string name = "replayed";
+    const x4::stateid4 anon{};
+    auto reads = [&](bool cachethis) {
+        return std::vector<x4::nfs_argop4>{Sequence(cachethis), op_putfh(root),
+                                           op_lookup(view(name)), op_read(anon, 0, 1200),
+                                           op_read(anon, 1200, 1200)};
+    };
+    Res first = Compound(reads(true));
+    ASSERT_EQ(first.error, "");
+    ASSERT_EQ(first.status(), x4::NFS4_OK);
+    --seqid_;
+    auto other = Connect();
+    ASSERT_NE(other, nullptr);
+    Res again = Compound(reads(true), other.get());
+    ASSERT_EQ(again.error, "");
+    EXPECT_EQ(*again.bytes, *first.bytes);
+    ASSERT_EQ(again.count(), 5u);
+    const auto& a = again.op(3).opread().resok4();
+    const auto& b = again.op(4).opread().resok4();
+    EXPECT_EQ(std::string(a.data.begin(), a.data.end()) + std::string(b.data.begin(), b.data.end()),
+              data);
+    EXPECT_TRUE(b.eof);
 }
 
 TEST_F(Nfs4Compound, IllegalOperationsAndBadXdr) {

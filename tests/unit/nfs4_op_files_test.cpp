@@ -208,19 +208,30 @@ TEST_F(Nfs4Files, NonRootCallerIsCheckedByTheKernel) {
               x4::NFS4ERR_ACCESS);
 }
 
-// A READ in a COMPOUND the slot caches: the retransmission gets the data too (the
-// first reply carried it out of line, RFC 8267 §4; the slot keeps the whole reply).
-TEST_F(Nfs4Files, CachedReadIsReplayedWithItsData) {
+// READs in a COMPOUND the slot caches: the retransmission gets the data too (the slot
+// keeps the whole reply), and out of line again, each READ's data its own payload, as
+// the first reply carried it (RFC 8267 §4): over RDMA a retransmission that came on a
+// new connection is answered through its own write chunks (RFC 8166 §3.4.6).
+TEST_F(Nfs4Files, CachedReadIsReplayedWithItsDataOutOfLine) {
     x4::stateid4 sid = create_file("cached", "replayed bytes");
-    Reply first = seq({put_root(), op_lookup(s("cached")), op_read(sid, 0, 100)}, true);
+    auto reads = [&] {
+        return std::vector<x4::nfs_argop4>{put_root(), op_lookup(s("cached")), op_read(sid, 0, 100),
+                                           op_read(sid, 9, 3), op_read(sid, 100, 10)};
+    };
+    Reply first = seq(reads(), true);
     ASSERT_EQ(first.status(), x4::NFS4_OK);
-    ASSERT_EQ(first.payloads.size(), 1u);
+    ASSERT_EQ(first.payloads.size(), 2u);  // the READ at the end of the file has no data
     --seqid_;
-    Reply again = seq({put_root(), op_lookup(s("cached")), op_read(sid, 0, 100)}, true);
+    Reply again = seq(reads(), true);
     ASSERT_TRUE(again.decoded);
     EXPECT_EQ(*again.bytes, *first.bytes);
+    ASSERT_EQ(again.payloads.size(), 2u);
+    EXPECT_EQ(std::string(again.payloads[0].begin(), again.payloads[0].end()), "replayed bytes");
+    EXPECT_EQ(std::string(again.payloads[1].begin(), again.payloads[1].end()), "byt");
     const auto& rd = again.op(3).opread().resok4();
     EXPECT_EQ(std::string(rd.data.begin(), rd.data.end()), "replayed bytes");
+    EXPECT_EQ(again.op(4).opread().resok4().data.size(), 3u);
+    EXPECT_TRUE(again.op(5).opread().resok4().eof);
 }
 
 }  // namespace
