@@ -146,6 +146,29 @@ rdma::ServerOptions rdma_options(const config::Config& cfg) {
     return o;
 }
 
+// The NFSv4.1 fore channel the server offers (RFC 8881 §18.36.3: CREATE_SESSION clamps
+// the client's ca_maxrequestsize and ca_maxresponsesize to it) promises no more than each
+// transport carries, since a session's requests may come on any of its connections. TCP:
+// one record. RPC-over-RDMA: a call or reply beyond the inline size goes by chunks (RFC
+// 8166 §3.5: a long call in a position-zero read chunk, a long reply in the reply chunk),
+// so the bound is the chunk limits fitted to the payload buffers, not the inline size;
+// only the backchannel is held to that (RFC 8167: reverse-direction messages travel
+// inline, without chunks).
+nfs::v4::state::ChannelLimits fore_channel(const config::Config& cfg) {
+    nfs::v4::state::ChannelLimits fore;
+    auto clamp = [](uint32_t& v, uint64_t bound) {
+        v = static_cast<uint32_t>(std::min<uint64_t>(v, bound));
+    };
+    clamp(fore.max_request_size, cfg.max_record_size);
+    if (!cfg.rdma.empty()) {
+        const rdma::ServerOptions r = rdma_options(cfg);
+        const rdma::Limits l = rdma::fit_to_buffer(r.limits, r.pools.payload_size);
+        clamp(fore.max_request_size, l.max_call);
+        clamp(fore.max_response_size, l.max_message);
+    }
+    return fore;
+}
+
 // RPC-over-RDMA listeners. nullptr (and a warning) when the host has no RDMA device;
 // false when a listener the configuration asks for cannot be set up.
 bool start_rdma(const config::Config& cfg, engine::ReactorGroup& reactors,
@@ -244,6 +267,7 @@ int run(config::Config cfg, const Options& opts) {
         nfs::v4::Options o;
         o.limits.lease = std::chrono::seconds(cfg.nfs4.lease_time);
         o.limits.max_clients = cfg.nfs4.max_clients;
+        o.limits.fore = fore_channel(cfg);
         o.domain = cfg.nfs4.domain;
         o.fd_cache_capacity = fd_cache;
         auto store = vfs::RecoveryStore::open(cfg.state_dir, static_cast<uint32_t>(::time(nullptr)),
@@ -258,7 +282,9 @@ int run(config::Config cfg, const Options& opts) {
                                                                    cfg.locks.max_files_per_client);
         nfs4 = std::make_shared<nfs::v4::Nfs4Program>(registry, o);
         dispatcher.add(nfs4);
-        spdlog::info("nfsv4.1: lease {} s, id domain {}", cfg.nfs4.lease_time, cfg.nfs4.domain);
+        spdlog::info("nfsv4.1: lease {} s, id domain {}, requests up to {} bytes, replies {}",
+                     cfg.nfs4.lease_time, cfg.nfs4.domain, o.limits.fore.max_request_size,
+                     o.limits.fore.max_response_size);
         if (size_t n = nfs4->services().recovery.previous_clients())
             spdlog::info("nfsv4.1: grace period of {} s for {} client(s) of the previous boot",
                          cfg.nfs4.lease_time, n);

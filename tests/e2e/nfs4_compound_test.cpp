@@ -374,5 +374,24 @@ TEST_F(Nfs4Compound, SessionsAndClientsDestroyedUnderUse) {
     EXPECT_EQ(after.status(), x4::NFS4ERR_BADSESSION);
 }
 
+// The fore channel the daemon offers fits what its transports carry (daemon.cpp
+// fore_channel): with TCP records of at most 64 KiB, CREATE_SESSION grants no larger
+// ca_maxrequestsize (RFC 8881 §18.36.3: the server MAY decrease what the client asks).
+class Nfs4SmallRecords : public Nfs4DaemonTest {
+  protected:
+    DaemonOptions Options() override {
+        DaemonOptions o = Nfs4DaemonTest::Options();
+        o.config_yaml += "listeners: {max_record_size: 65536}\n";
+        return o;
+    }
+};
+
+TEST_F(Nfs4SmallRecords, ForeChannelIsClampedToTheRecordLimit) {
+    Establish();
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(fore_.ca_maxrequestsize, 65536u);
+    EXPECT_EQ(fore_.ca_maxresponsesize, (1u << 20));
+}
+
 }  // namespace
 }  // namespace nfsrdmad::e2e
