@@ -15,11 +15,13 @@ Services::Services(std::shared_ptr<vfs::ExportRegistry> e, const Options& o)
                o.grace_period.count() ? std::chrono::steady_clock::duration(o.grace_period)
                                       : std::chrono::steady_clock::duration(o.limits.lease)),
       clients(clock,
-              o.epoch              ? o.epoch
-              : recovery.epoch()   ? recovery.epoch()
-                                   : static_cast<uint32_t>(::time(nullptr)),
+              o.epoch            ? o.epoch
+              : recovery.epoch() ? recovery.epoch()
+                                 : static_cast<uint32_t>(::time(nullptr)),
               o.limits),
-      ids(o.domain) {}
+      ids(o.domain),
+      lock_table(o.lock_table ? o.lock_table : std::make_shared<vfs::state::LockTable>()),
+      locks(*lock_table) {}
 
 std::shared_ptr<const PseudoFs> Services::pseudo_for(
     const std::shared_ptr<const vfs::ExportTable>& t) {

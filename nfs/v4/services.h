@@ -42,6 +42,8 @@ struct Options {
     // Granted byte-range locks mirrored to the files as OFD locks (ofd_mirror.h), within
     // this budget of descriptors. Null: locks live in the lock table only.
     std::shared_ptr<vfs::state::OfdBudget> lock_files;
+    // The byte-range lock table, shared with NLM (nfs/nlm). Null: one of NFSv4.1's own.
+    std::shared_ptr<vfs::state::LockTable> lock_table;
 };
 
 class Services {
@@ -57,7 +59,8 @@ class Services {
     state::ClientTable clients;
     IdMap ids;
     OpenTable opens;
-    vfs::state::LockTable locks;  // byte-range locks (shared with NLM later)
+    const std::shared_ptr<vfs::state::LockTable> lock_table;
+    vfs::state::LockTable& locks;  // *lock_table: byte-range locks, shared with NLM
     LockStateTable lock_states;   // lock stateids (lock_state.h)
 
     // A client record ended together with its state (reaped, replaced by a new incarnation
