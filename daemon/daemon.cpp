@@ -15,6 +15,7 @@
 #include "daemon/memlock.h"
 #include "daemon/signals.h"
 #include "nfs/mount/mount_program.h"
+#include "nfs/nlm/nlm_program.h"
 #include "nfs/v3/nfs3_program.h"
 #include "nfs/v4/nfs4_program.h"
 #include "nfs/vfs/durability.h"
@@ -262,6 +263,13 @@ int run(config::Config cfg, const Options& opts) {
     dispatcher.add(mounts);
     auto nfs3 = std::make_shared<nfs::v3::Nfs3Program>(registry, fd_cache);
     dispatcher.add(nfs3);
+    // One byte-range lock table for NLM and NFSv4.1: their locks conflict with each
+    // other's, and (locks.local) with local processes' through OFD locks on the files.
+    auto lock_table = std::make_shared<vfs::state::LockTable>();
+    std::shared_ptr<vfs::state::OfdBudget> lock_files;
+    if (cfg.locks.local)
+        lock_files = std::make_shared<vfs::state::OfdBudget>(cfg.locks.max_files,
+                                                             cfg.locks.max_files_per_client);
     std::shared_ptr<nfs::v4::Nfs4Program> nfs4;
     if (cfg.nfs4.enabled) {
         nfs::v4::Options o;
@@ -277,9 +285,8 @@ int run(config::Config cfg, const Options& opts) {
             return 1;
         }
         o.recovery_store = std::move(*store);
-        if (cfg.locks.local)
-            o.lock_files = std::make_shared<vfs::state::OfdBudget>(cfg.locks.max_files,
-                                                                   cfg.locks.max_files_per_client);
+        o.lock_files = lock_files;
+        o.lock_table = lock_table;
         nfs4 = std::make_shared<nfs::v4::Nfs4Program>(registry, o);
         dispatcher.add(nfs4);
         spdlog::info("nfsv4.1: lease {} s, id domain {}, requests up to {} bytes, replies {}",
@@ -289,6 +296,14 @@ int run(config::Config cfg, const Options& opts) {
             spdlog::info("nfsv4.1: grace period of {} s for {} client(s) of the previous boot",
                          cfg.nfs4.lease_time, n);
     }
+    nfs::nlm::Options nlm_options;
+    nlm_options.locks = lock_table;
+    nlm_options.lock_files = lock_files;
+    // NFSv4.1's grace period holds NLM's new locks back too (XNFS: only reclaims then).
+    if (nfs4)
+        nlm_options.in_grace = [v4 = nfs4.get()] { return v4->services().recovery.in_grace(); };
+    auto nlm = std::make_shared<nfs::nlm::NlmProgram>(registry, nlm_options);
+    dispatcher.add(nlm);
 
     engine::WorkerPool workers(cfg.workers, /*io_flusher=*/true);
     if (int err = workers.io_flusher_error())

@@ -41,7 +41,7 @@ vfs::FdReserve fd_reserve(const config::Config& cfg, unsigned reactors) {
     r.other = 32 + 4ull * reactors + cfg.tcp.size() + cfg.rdma.size() + 1;
     // Descriptions holding byte-range locks mirrored to the files (locks.local): never
     // closed to make room, so the cache gets what is left after them.
-    r.lock_descriptions = cfg.nfs4.enabled && cfg.locks.local ? cfg.locks.max_files : 0;
+    r.lock_descriptions = cfg.locks.local ? cfg.locks.max_files : 0;  // NLM and NFSv4.1
     return r;
 }
 

@@ -161,6 +161,7 @@ check_listed() {
 check "rpcinfo -p lists 100003 v3 tcp on port $NFSPORT" check_listed 100003 3 "$NFSPORT"
 check "rpcinfo -p lists 100005 v1 tcp on port $MOUNTPORT" check_listed 100005 1 "$MOUNTPORT"
 check "rpcinfo -p lists 100005 v3 tcp on port $MOUNTPORT" check_listed 100005 3 "$MOUNTPORT"
+check "rpcinfo -p lists 100021 (NLM) v4 tcp on port $NFSPORT" check_listed 100021 4 "$NFSPORT"
 
 # NULL call sent straight to a port (rpcinfo's -n is not honoured by every rpcinfo build).
 rpc_null_on_port() { # PORT PROG VERS
@@ -198,6 +199,7 @@ check "NULL call: NFS v3 on the NFS port" rpc_null_on_port "$NFSPORT" 100003 3
 check "NULL call: MOUNT v1 on the mount port" rpc_null_on_port "$MOUNTPORT" 100005 1
 check "NULL call: MOUNT v3 on the mount port" rpc_null_on_port "$MOUNTPORT" 100005 3
 check "NULL call: MOUNT v3 on the NFS port" rpc_null_on_port "$NFSPORT" 100005 3
+check "NULL call: NLM v4 on the NFS port" rpc_null_on_port "$NFSPORT" 100021 4
 
 via_rpcbind() { # PROG VERS: rpcinfo looks the port up in rpcbind and pings it
     local out
@@ -269,7 +271,7 @@ not_listed_anymore() {
     table="$(rpcinfo -p 127.0.0.1)"
     echo "$table"
     if awk -v port="$NFSPORT" -v mport="$MOUNTPORT" \
-        '($1==100003 && $4==port) || ($1==100005 && $4==mport) {f=1} END {exit !f}' <<<"$table"; then
+        '($1==100003 && $4==port) || ($1==100005 && $4==mport) || ($1==100021 && $4==port) {f=1} END {exit !f}' <<<"$table"; then
         return 1
     fi
     if [[ "$PRE_NFS" -eq 0 ]] && awk '$1==100003 || $1==100005 {f=1} END {exit !f}' <<<"$table"; then
@@ -277,7 +279,7 @@ not_listed_anymore() {
     fi
     return 0
 }
-check "after SIGTERM rpcinfo -p no longer lists 100003/100005" retry 3 not_listed_anymore
+check "after SIGTERM rpcinfo -p no longer lists 100003/100005/100021" retry 3 not_listed_anymore
 
 echo
 echo "$PASSED passed, $FAILED failed"

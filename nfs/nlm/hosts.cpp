@@ -1,0 +1,40 @@
+#include "nfs/nlm/hosts.h"
+
+namespace nfsrdmad::nfs::nlm {
+
+std::optional<uint64_t> HostTable::id(std::string_view name,
+                                      const std::function<bool(uint64_t)>& idle) {
+    std::lock_guard lock(mu_);
+    if (auto it = ids_.find(std::string(name)); it != ids_.end()) return it->second;
+    if (ids_.size() >= max_) {
+        for (auto it = ids_.begin(); it != ids_.end();)
+            it = idle(it->second) ? ids_.erase(it) : std::next(it);
+        if (ids_.size() >= max_) return std::nullopt;
+    }
+    const uint64_t id = next_++;
+    ids_.emplace(std::string(name), id);
+    return id;
+}
+
+std::optional<uint64_t> HostTable::find(std::string_view name) const {
+    std::lock_guard lock(mu_);
+    auto it = ids_.find(std::string(name));
+    if (it == ids_.end()) return std::nullopt;
+    return it->second;
+}
+
+std::optional<uint64_t> HostTable::forget(std::string_view name) {
+    std::lock_guard lock(mu_);
+    auto it = ids_.find(std::string(name));
+    if (it == ids_.end()) return std::nullopt;
+    const uint64_t id = it->second;
+    ids_.erase(it);
+    return id;
+}
+
+size_t HostTable::size() const {
+    std::lock_guard lock(mu_);
+    return ids_.size();
+}
+
+}  // namespace nfsrdmad::nfs::nlm

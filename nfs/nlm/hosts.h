@@ -1,0 +1,42 @@
+// hosts.h — the NLM hosts this server knows: each caller_name (XNFS nlm4_lock, the
+// client's own name for itself) gets a 64-bit id, the ClientKey{Nlm, id} its locks and
+// shares are held under in the tables shared with NFSv4.1 (nfs/vfs/state), so that
+// FREE_ALL (and, with NSM, SM_NOTIFY from a rebooted client) can release all of it.
+//
+// Bounded: at most `max_hosts` names. When full, names that hold nothing any more (no
+// lock, waiter or share: `idle` says) are forgotten to make room; if none is idle a new
+// host is refused (NLM4_DENIED_NOLOCKS). Ids are never reused within a run.
+// Thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace nfsrdmad::nfs::nlm {
+
+class HostTable {
+  public:
+    explicit HostTable(size_t max_hosts) : max_(max_hosts) {}
+
+    // The id of `name`, made if new. nullopt: the table is full of hosts holding state.
+    std::optional<uint64_t> id(std::string_view name, const std::function<bool(uint64_t)>& idle);
+    // The id of a known name, without making one.
+    std::optional<uint64_t> find(std::string_view name) const;
+    // Forgets `name` (FREE_ALL, after its state was released); its id.
+    std::optional<uint64_t> forget(std::string_view name);
+    size_t size() const;
+
+  private:
+    const size_t max_;
+    mutable std::mutex mu_;
+    std::unordered_map<std::string, uint64_t> ids_;
+    uint64_t next_ = 1;
+};
+
+}  // namespace nfsrdmad::nfs::nlm

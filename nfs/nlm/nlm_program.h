@@ -1,0 +1,31 @@
+// The Network Lock Manager, version 4 (XNFS NLM v4: the NLM of NFS version 3): one file
+// per procedure (proc_*.cpp), the locks in the table NFSv4.1 shares (services.h).
+//
+// Not yet: the _MSG procedures (6-10) answer PROC_UNAVAIL until the server can call the
+// client back with their _RES; GRANTED callbacks for blocked locks (clients poll);
+// NSM monitoring (SM_MON) and notification after a restart.
+#pragma once
+
+#include <memory>
+
+#include "nfs/nlm/services.h"
+#include "transport/rpc/program.h"
+
+namespace nfsrdmad::nfs::nlm {
+
+class NlmProgram : public rpc::Program {
+  public:
+    NlmProgram(std::shared_ptr<vfs::ExportRegistry> exports, const Options& o = {});
+
+    uint32_t number() const override;
+    std::vector<uint32_t> versions() const override { return {4}; }
+    rpc::ProcedureInfo procedure(uint32_t vers, uint32_t proc) const override;
+    rpc::Outcome call(rpc::CallContext& ctx) override;
+
+    Services& services() { return svc_; }
+
+  private:
+    Services svc_;
+};
+
+}  // namespace nfsrdmad::nfs::nlm

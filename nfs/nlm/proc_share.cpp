@@ -1,0 +1,64 @@
+// NLMPROC4_SHARE and NLMPROC4_UNSHARE (XNFS NLM v4): DOS-style share reservations,
+// fsh4_access / fsh4_mode, in the share table (share_table.h). The owner is the host
+// and the oh. NLM4_DENIED on a conflict, NLM4_DENIED_GRACE_PERIOD for a new share
+// during grace.
+#include "nfs/nlm/request.h"
+
+namespace nfsrdmad::nfs::nlm {
+
+namespace {
+
+struct Share {
+    File file;
+    vs::StateOwner owner;
+};
+
+x::nlm4_stats share_of(Request& rq, const x::nlm4_share& s, Share& out) {
+    if (auto st = rq.file(s.fh, out.file); st != x::NLM4_GRANTED) return st;
+    auto host = rq.svc.host_id(s.caller_name);
+    if (!host) return x::NLM4_DENIED_NOLOCKS;
+    auto o = vs::StateOwner::nlm(*host, 0, s.oh);
+    if (!o) return x::NLM4_FAILED;
+    out.owner = std::move(*o);
+    return x::NLM4_GRANTED;
+}
+
+}  // namespace
+
+rpc::Outcome proc_share(Request& rq) {
+    x::nlm4_shareargs a;
+    if (!rq.decode(a)) return rpc::Outcome::garbage();
+    x::nlm4_shareres res;
+    res.cookie = a.cookie;
+    res.sequence = 0;
+    auto answer = [&](x::nlm4_stats s) {
+        res.stat = s;
+        return rq.reply(res);
+    };
+    if (rq.svc.in_grace() && !a.reclaim) return answer(x::NLM4_DENIED_GRACE_PERIOD);
+    Share sh;
+    if (auto st = share_of(rq, a.share, sh); st != x::NLM4_GRANTED) return answer(st);
+    vs::ShareBits want{static_cast<uint8_t>(a.share.access), static_cast<uint8_t>(a.share.mode)};
+    auto r = rq.svc.shares.open(sh.file.key, sh.owner, want);
+    if (!r) return answer(stat_of_errno(r.error()));
+    return answer(r->denied ? x::NLM4_DENIED : x::NLM4_GRANTED);
+}
+
+rpc::Outcome proc_unshare(Request& rq) {
+    x::nlm4_shareargs a;
+    if (!rq.decode(a)) return rpc::Outcome::garbage();
+    x::nlm4_shareres res;
+    res.cookie = a.cookie;
+    res.sequence = 0;
+    auto answer = [&](x::nlm4_stats s) {
+        res.stat = s;
+        return rq.reply(res);
+    };
+    if (rq.svc.in_grace()) return answer(x::NLM4_DENIED_GRACE_PERIOD);
+    Share sh;
+    if (auto st = share_of(rq, a.share, sh); st != x::NLM4_GRANTED) return answer(st);
+    (void)rq.svc.shares.close(sh.file.key, sh.owner);
+    return answer(x::NLM4_GRANTED);
+}
+
+}  // namespace nfsrdmad::nfs::nlm

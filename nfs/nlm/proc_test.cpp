@@ -1,0 +1,35 @@
+// NLMPROC4_TEST (XNFS NLM v4): would this lock be granted? NLM4_GRANTED, or NLM4_DENIED
+// with the holder of a conflicting lock (an NFSv4.1 owner's or a local process's too:
+// the table and its mirror are shared). Changes nothing.
+#include "nfs/nlm/mirror.h"
+#include "nfs/nlm/request.h"
+
+namespace nfsrdmad::nfs::nlm {
+
+rpc::Outcome proc_test(Request& rq) {
+    x::nlm4_testargs a;
+    if (!rq.decode(a)) return rpc::Outcome::garbage();
+    x::nlm4_testres res;
+    res.cookie = a.cookie;
+    auto answer = [&](x::nlm4_stats s) {
+        res.stat.set_stat(s);
+        return rq.reply(res);
+    };
+    // knfsd answers TEST with the grace status too: during grace the table is not yet
+    // what it will be once clients have reclaimed.
+    if (rq.svc.in_grace()) return answer(x::NLM4_DENIED_GRACE_PERIOD);
+    File f;
+    if (auto s = rq.file(a.alock.fh, f); s != x::NLM4_GRANTED) return answer(s);
+    vs::StateOwner owner;
+    if (auto s = rq.owner(a.alock, owner); s != x::NLM4_GRANTED) return answer(s);
+    CallMirror m(rq.svc, f);
+    auto r = rq.svc.locks.test(f.key, owner, lock_of(a.alock, a.exclusive), m.get());
+    if (!r) return answer(stat_of_errno(r.error()));
+    if (!*r) return answer(x::NLM4_GRANTED);
+    const vs::Conflict conflict = **r;  // holder_of's oh points into it
+    res.stat.set_stat(x::NLM4_DENIED);
+    res.stat.holder() = holder_of(conflict);
+    return rq.reply(res);
+}
+
+}  // namespace nfsrdmad::nfs::nlm

@@ -1,0 +1,81 @@
+// Per-call plumbing shared by the NLM procedures: decoding, the file a request names
+// (its NFSv3 handle, checked against the export's client rules), the lock owner it acts
+// for, and the pieces of the replies.
+#pragma once
+
+#include <optional>
+
+#include "nfs/common/authorize.h"
+#include "nfs/nlm/services.h"
+#include "nfs/vfs/node.h"
+#include "nfs/vfs/state/lock_table.h"
+#include "transport/rpc/program.h"
+#include "xdr/nlm_prot.h"
+
+namespace nfsrdmad::nfs::nlm {
+
+namespace x = xdr::nlm;
+namespace vs = vfs::state;
+
+// The file of a request and how its locks are keyed.
+struct File {
+    vfs::Node node;
+    vs::FileKey key;
+};
+
+class Request {
+  public:
+    Request(rpc::CallContext& ctx, Services& svc)
+        : ctx(ctx), svc(svc), table(svc.exports->snapshot()) {}
+
+    rpc::CallContext& ctx;
+    Services& svc;
+    std::shared_ptr<const vfs::ExportTable> table;
+
+    template <class Args>
+    bool decode(Args& a) {
+        return x::xdr_decode(ctx.args, a) && ctx.args.remaining() == 0 &&
+               ctx.args.unconsumed_chunks() == 0;
+    }
+
+    // The handle's file, if the export lets this caller in and it is a regular file:
+    // NLM4_GRANTED, or the status to answer (STALE_FH for a handle that names nothing,
+    // FAILED for a refused caller or what cannot be locked). A flavor the export does not
+    // accept makes the whole call an AUTH_TOOWEAK reject.
+    x::nlm4_stats file(std::span<const uint8_t> fh, File& out);
+    // The lock owner: caller_name's host, svid and oh (XNFS nlm4_lock). DENIED_NOLOCKS
+    // when no more hosts can be known.
+    x::nlm4_stats owner(const x::nlm4_lock& l, vs::StateOwner& out);
+
+    template <class Res>
+    rpc::Outcome reply(const Res& res) {
+        if (rejected_) return *rejected_;
+        x::xdr_encode(ctx.res, res);
+        return rpc::Outcome::ok();
+    }
+
+  private:
+    std::optional<rpc::Outcome> rejected_;
+};
+
+// nlm4_holder of a conflict: svid and oh back from an NLM owner's bytes; a holder of
+// another protocol (an NFSv4.1 lock owner) or outside the table (a local process) is
+// reported with svid 0 and an empty oh.
+x::nlm4_holder holder_of(const vs::Conflict& c);
+// The lock an nlm4_lock asks for: [l_offset, l_offset + l_len), l_len 0 = to EOF.
+vs::Lock lock_of(const x::nlm4_lock& l, bool exclusive);
+// ENOLCK (a bound) -> DENIED_NOLOCKS; anything else -> FAILED.
+x::nlm4_stats stat_of_errno(int err);
+
+// The procedures (XNFS NLM v4).
+rpc::Outcome proc_test(Request& rq);
+rpc::Outcome proc_lock(Request& rq);  // NLMPROC4_LOCK and NLMPROC4_NM_LOCK
+rpc::Outcome proc_cancel(Request& rq);
+rpc::Outcome proc_unlock(Request& rq);
+rpc::Outcome proc_granted(Request& rq);
+rpc::Outcome proc_share(Request& rq);    // NLMPROC4_SHARE
+rpc::Outcome proc_unshare(Request& rq);  // NLMPROC4_UNSHARE
+rpc::Outcome proc_free_all(Request& rq);
+rpc::Outcome proc_result(Request& rq);  // the *_RES procedures
+
+}  // namespace nfsrdmad::nfs::nlm

@@ -1,0 +1,49 @@
+// services.h — what every NLM procedure shares: one per daemon, owned by NlmProgram.
+//
+// The lock table (and the OFD budget that mirrors its locks onto the files) is the one
+// NFSv4.1 uses (nfs/vfs/state/lock_table.h), so a lock taken by either protocol
+// conflicts with the other's; the share table is NLM's SHARE/UNSHARE. The grace period
+// after a restart is NFSv4.1's (nfs/v4/recovery.h): during it only reclaims are let in.
+// Hosts (hosts.h) live as long as the daemon; nothing is tied to a connection.
+#pragma once
+
+#include <functional>
+#include <memory>
+
+#include "nfs/nlm/hosts.h"
+#include "nfs/vfs/export.h"
+#include "nfs/vfs/state/lock_table.h"
+#include "nfs/vfs/state/ofd_mirror.h"
+#include "nfs/vfs/state/share_table.h"
+
+namespace nfsrdmad::nfs::nlm {
+
+struct Options {
+    std::shared_ptr<vfs::state::LockTable> locks;  // null: a table of NLM's own
+    // Granted locks mirrored to the files as OFD locks (ofd_mirror.h). Null: not mirrored.
+    std::shared_ptr<vfs::state::OfdBudget> lock_files;
+    // True while the server is in its grace period. Null: never.
+    std::function<bool()> in_grace;
+    size_t max_hosts = 4096;
+};
+
+class Services {
+  public:
+    Services(std::shared_ptr<vfs::ExportRegistry> exports, const Options& o);
+
+    const Options options;
+    std::shared_ptr<vfs::ExportRegistry> exports;
+    const std::shared_ptr<vfs::state::LockTable> lock_table;
+    vfs::state::LockTable& locks;
+    vfs::state::ShareTable shares;
+    HostTable hosts;
+
+    bool in_grace() const { return options.in_grace && options.in_grace(); }
+    // The id of host `name` (HostTable::id), forgetting idle hosts when full.
+    std::optional<uint64_t> host_id(std::string_view name);
+    // FREE_ALL: everything host `name` holds goes; waiters that became grantable are
+    // returned (for GRANTED callbacks).
+    std::vector<vfs::state::Waiter> free_all(std::string_view name);
+};
+
+}  // namespace nfsrdmad::nfs::nlm
