@@ -10,6 +10,8 @@
 //   a local process on the server          -> sees the NLM lock (OFD mirror)
 //   FREE_ALL                               -> the host's locks and shares are gone
 //   SHARE / UNSHARE                        -> deny modes between hosts
+//   a restart                              -> DENIED_GRACE_PERIOD but for reclaims, until
+//                                             the NFSv4.1 client's RECLAIM_COMPLETE
 //   bad input                              -> GARBAGE_ARGS, STALE_FH, FAILED; nothing held
 // First (libnfs's AUTH_* macros): see nfs4_fixture.h.
 #include "tests/e2e/nfs4_fixture.h"
@@ -301,6 +303,39 @@ TEST_F(Nlm, ShareModesBetweenHosts) {
     EXPECT_EQ(share(xn::NLMPROC4_SHARE, "b", xn::fsa_R, xn::fsm_DN), xn::NLM4_GRANTED);
     EXPECT_EQ(share(xn::NLMPROC4_UNSHARE, "a", xn::fsa_RW, xn::fsm_DW), xn::NLM4_GRANTED);
     EXPECT_EQ(share(xn::NLMPROC4_SHARE, "c", xn::fsa_W, xn::fsm_DN), xn::NLM4_GRANTED);
+}
+
+// XNFS: during the grace period after a restart only reclaims are let in; the grace
+// period is the one NFSv4.1 keeps (a client of the previous boot is known), and it ends
+// when that client has sent RECLAIM_COMPLETE. Outside grace a reclaim is refused too.
+TEST_F(Nlm, GracePeriodAfterARestartAdmitsReclaimsOnly) {
+    ASSERT_TRUE(daemon_->Restart());
+    conn_ = Connect();
+    ASSERT_NE(conn_, nullptr);
+    auto lock = [&](bool reclaim) {
+        xn::nlm4_lockargs a;
+        a.cookie = view(cookie_);
+        a.exclusive = true;
+        a.alock = Lock("back", 1, 0, 10);
+        a.reclaim = reclaim;
+        a.state = 2;
+        auto r = Call<xn::nlm4_res>(xn::NLMPROC4_LOCK, a);
+        EXPECT_EQ(r.error, "");
+        return r.res.stat.stat;
+    };
+    EXPECT_EQ(lock(false), xn::NLM4_DENIED_GRACE_PERIOD);
+    EXPECT_EQ(TestCall(Lock("other", 2, 0, 1), false).res.stat.stat(),
+              xn::NLM4_DENIED_GRACE_PERIOD);
+    EXPECT_EQ(lock(true), xn::NLM4_GRANTED);  // the reclaim
+    // The NFSv4.1 client of the previous boot comes back and is done reclaiming.
+    Establish();
+    if (HasFatalFailure()) return;
+    x4::nfs_argop4 rc(x4::OP_RECLAIM_COMPLETE);
+    rc.opreclaim_complete().rca_one_fs = false;
+    ASSERT_EQ(Compound({Sequence(), rc}).status(), x4::NFS4_OK);
+    EXPECT_EQ(lock(true), xn::NLM4_DENIED_GRACE_PERIOD);  // nothing to reclaim any more
+    EXPECT_EQ(LockCall(Lock("other", 2, 0, 1), false), xn::NLM4_DENIED);  // the reclaimed lock
+    EXPECT_EQ(LockCall(Lock("other", 2, 10, 1), false), xn::NLM4_GRANTED);
 }
 
 TEST_F(Nlm, BadInputIsRefusedAndHoldsNothing) {

@@ -1,5 +1,5 @@
 // libFuzzer target: every generated XDR decoder of a procedure (RFC 1813 NFSv3 and
-// MOUNT, from xdrgen's proc_codecs() tables), arguments and results. The first input
+// MOUNT, XNFS NLM v4, from xdrgen's proc_codecs() tables), arguments and results. The first input
 // byte picks the procedure and direction; the rest is its XDR body. Whatever decodes
 // must re-encode, and the re-encoding must decode to the same bytes again (RFC 4506:
 // one canonical encoding per value).
@@ -9,6 +9,7 @@
 
 #include "xdr/mount_prot.h"
 #include "xdr/nfs3_prot.h"
+#include "xdr/nlm_prot.h"
 
 using namespace nfsrdmad;
 
@@ -18,7 +19,8 @@ using Codec = bool (*)(std::span<const uint8_t>, std::vector<uint8_t>&);
 
 std::vector<Codec> all_codecs() {
     std::vector<Codec> v;
-    for (auto table : {xdr::nfs3::proc_codecs(), xdr::mount::proc_codecs()})
+    for (auto table :
+         {xdr::nfs3::proc_codecs(), xdr::mount::proc_codecs(), xdr::nlm::proc_codecs()})
         for (const auto& pc : table) {
             if (pc.args) v.push_back(pc.args);
             if (pc.res) v.push_back(pc.res);
