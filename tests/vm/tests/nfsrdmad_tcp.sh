@@ -3,7 +3,8 @@
 #
 # nfsrdmad ($NFSRDMAD_BIN, the freshly built host binary) exports an ext4 file system
 # (loop-mounted image: the guest's overlay root has no file handles) on 127.0.0.1:2049, MOUNT
-# on 20048, and the kernel client mounts it with vers=3,proto=tcp,nolock (no NLM yet).
+# on 20048, and the kernel client mounts it with vers=3,proto=tcp,nolock; NLM is tested at
+# the end, from a client in a network namespace of its own (lib/nlm_client.sh).
 #
 # Asserts:
 #  - the daemon starts, registers NFS v3 and MOUNT v3 with rpcbind, answers their NULL
@@ -31,6 +32,9 @@
 # spliced, the daemon restarted under the mount with a file open (nfs4_restart_under_mount:
 # reclaim in grace, no error for the application), 50 remounts that leave no client,
 # session or stateid behind (nfs4_remounts), and a mount without vers= negotiates 4.1.
+# Then NLM v4: a v3 mount without nolock from a second client host (its own network
+# namespace, lockd, rpcbind and statd): fcntl ranges, flock, a killed holder, and locks
+# seen across v3, v4.1 and the server's local processes (lib/nlm_client.sh).
 # Env: NFSRDMAD_BIN (required), MANY (5000), KEEP_GOING=1 default (all checks run).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/nfs.sh"
@@ -342,6 +346,35 @@ if check "mount -o $OPTS4" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "$OPTS4"; then
     fi
 fi
 check "nfsrdmad (v4.1) exits 0 on SIGTERM" nfsrdmad_stop
+
+step "NFSv3 locking (NLM v4) from a second client host"
+# The kernel client's lockd must not share rpcbind with the server (it would take NLM's
+# entry), so this client lives in a network namespace of its own, reaching the daemon
+# through a veth pair; lib/nlm_client.sh runs there. The daemon listens on every address,
+# with a state directory of its own (no grace period from the restarts above).
+nlm_host_up() {
+    modprobe veth 2>/dev/null
+    ip netns add nlmc && ip link add nlm0 type veth peer name nlm1 &&
+        ip link set nlm1 netns nlmc && ip addr add 10.77.0.1/24 dev nlm0 && ip link set nlm0 up &&
+        ip netns exec nlmc sh -c 'ip addr add 10.77.0.2/24 dev nlm1 && ip link set nlm1 up && ip link set lo up' &&
+        ip netns exec nlmc bash -c 'echo > /dev/tcp/10.77.0.1/111'
+}
+if check "a client host: network namespace nlmc, 10.77.0.2 -> 10.77.0.1" nlm_host_up &&
+    NFSRDMAD_ADDR=0.0.0.0 NFSRDMAD_STATE=/tmp/nfsrdmad-state-nlm \
+        check "nfsrdmad starts on every address" nfsrdmad_start $EXPORT --config "$(nfs4_config)"; then
+    check "rpcbind has NLM v4 over tcp on port $NFSRDMAD_PORT" \
+        bash -c "rpcinfo -p 127.0.0.1 | awk '\$1 == 100021 && \$2 == 4 && \$3 == \"tcp\" && \$4 == $NFSRDMAD_PORT' | grep -q ."
+    if check "mount -o $OPTS4 (this host, for v3/v4.1 conflicts)" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "$OPTS4"; then
+        check "the client host's NLM checks (lib/nlm_client.sh, listed above) all pass" \
+            ip netns exec nlmc unshare --mount --propagation private \
+            bash "$VMTEST_LIB/nlm_client.sh" 10.77.0.1 $EXPORT $MNT4
+        check "umount (v4.1)" nfs_umount $MNT4
+    fi
+    kill -USR1 "$NFSRDMAD_PID" && sleep 1
+    note "$(grep -o 'stats: rpc .*' "$NFSRDMAD_LOG" | tail -1)"
+    check "nfsrdmad (NLM) exits 0 on SIGTERM" nfsrdmad_stop
+fi
+ip netns del nlmc 2>/dev/null
 note "daemon log: $(wc -l < "$NFSRDMAD_LOG") lines, $(grep -ciE '\b(warn|warning|error|critical)\b' "$NFSRDMAD_LOG") warn/error lines; last lines:"
 tail -15 "$NFSRDMAD_LOG" | sed 's/^/    nfsrdmad: /'
 rpcbind_stop

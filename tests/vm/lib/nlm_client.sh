@@ -1,0 +1,136 @@
+#!/bin/bash
+# nlm_client.sh SERVER EXPORT V4MNT — NFSv3 locking (NLM) through the kernel client, from a
+# second "host" in the same guest. Run by a group as
+#     ip netns exec NS unshare --mount --propagation private bash nlm_client.sh ...
+# so that this client has a network namespace of its own (its kernel lockd, its rpcbind on
+# port 111, its rpc.statd) and a mount namespace with its own /run: the kernel registers
+# the client's lockd with the rpcbind that `mount` reaches through /run/rpcbind.sock, which
+# would otherwise be the server's, and take NLM's rpcbind entry from our daemon.
+#   SERVER  the daemon's address as seen from here; it serves EXPORT (v3, TCP, NLM)
+#   EXPORT  the export's path, also the server's own view of the files (a local process)
+#   V4MNT   an NFSv4.1 mount of EXPORT made in the first namespace (visible here too)
+# Exit status: that of vm_summary (0 when every check passed).
+source "${VMTEST_LIB:-/vmtest/lib}/nfs.sh"
+SERVER=$1 EXPORT=$2 V4=$3
+M=/mnt/v3nlm
+
+mount -t tmpfs tmpfs /run && mount -t tmpfs tmpfs /var/lib/nfs || exit 1
+check "client host: rpcbind and rpc.statd in its own namespace" statd_start
+OPTS="vers=3,proto=tcp,port=$NFSRDMAD_PORT,mountport=$NFSRDMAD_MOUNT_PORT,soft,timeo=100,retrans=2"
+if ! check "mount -o $OPTS (no nolock)" nfs_mount "$SERVER:$EXPORT" $M "$OPTS"; then
+    vm_summary
+    exit 1
+fi
+check "... locks go to the server (local_lock=none)" \
+    bash -c "grep ' $M ' /proc/mounts | tee /dev/stderr | grep -q 'local_lock=none'"
+mkdir -p $M/nlm && : > $M/nlm/f && : > $M/nlm/g
+
+# One python program per situation; each prints what it saw.
+py() { python3 - "$@"; }
+
+check "v3: fcntl ranges between processes: overlap denied, beside granted, shared with shared" py "$M/nlm/f" << 'PY'
+import fcntl, os, sys, time
+p = sys.argv[1]
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    fd = os.open(p, os.O_RDWR)
+    fcntl.lockf(fd, fcntl.LOCK_EX, 100, 0)      # bytes 0-99, exclusive
+    fcntl.lockf(fd, fcntl.LOCK_SH, 100, 1000)   # bytes 1000-1099, shared
+    os.write(w, b"x")
+    time.sleep(3)
+    os._exit(0)
+os.read(r, 1)
+fd = os.open(p, os.O_RDWR)
+def attempt(kind, n, at):
+    try:
+        fcntl.lockf(fd, kind | fcntl.LOCK_NB, n, at)
+        return True
+    except OSError:
+        return False
+bad = []
+if attempt(fcntl.LOCK_EX, 50, 10): bad.append("overlap granted")
+if not attempt(fcntl.LOCK_EX, 100, 200): bad.append("beside denied")
+if not attempt(fcntl.LOCK_SH, 10, 1010): bad.append("shared with shared denied")
+if attempt(fcntl.LOCK_EX, 10, 1010): bad.append("exclusive over shared granted")
+os.waitpid(pid, 0)
+print("fcntl ranges:", bad or "as expected")
+sys.exit(1 if bad else 0)
+PY
+
+# A held lock seen from the three other sides: the server's local processes, an NFSv4.1
+# client, and (as holder) the other way round.
+hold() {  # FILE HOW FLAGFILE: lock FILE (python, lockf HOW), touch FLAGFILE, hold until it goes
+    python3 - "$@" << 'PY' &
+import fcntl, os, sys, time
+p, how, flag = sys.argv[1:4]
+fd = os.open(p, os.O_RDWR)
+fcntl.lockf(fd, fcntl.LOCK_EX if how == "ex" else fcntl.LOCK_SH, 0, 0)
+open(flag, "w").close()
+while os.path.exists(flag):
+    time.sleep(0.1)
+PY
+    HOLDER=$!
+    local i
+    for i in $(seq 1 100); do [ -e "$3" ] && return 0; sleep 0.1; done
+    return 1
+}
+nb_lock_fails() {  # FILE: a non-blocking exclusive lockf of FILE is refused
+    python3 - "$1" << 'PY'
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR)
+try:
+    fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+except OSError as e:
+    print("refused:", e)
+    sys.exit(0)
+sys.exit("granted")
+PY
+}
+nb_lock_works() { ! nb_lock_fails "$1" > /dev/null; }
+
+if check "v3: a process holds a lock" hold $M/nlm/g ex /tmp/nlm-held; then
+    check "... a local process on the server is refused it (OFD mirror)" nb_lock_fails "$EXPORT/nlm/g"
+    check "... an NFSv4.1 client is refused it (one lock table)" nb_lock_fails "$V4/nlm/g"
+    check "... another v3 process is refused it" nb_lock_fails $M/nlm/g
+    rm -f /tmp/nlm-held; wait $HOLDER
+    check "... released: the v4.1 client gets it" nb_lock_works "$V4/nlm/g"
+fi
+if check "v4.1: a process holds a lock" hold "$V4/nlm/g" ex /tmp/nlm-held; then
+    check "... the v3 client is refused it" nb_lock_fails $M/nlm/g
+    rm -f /tmp/nlm-held; wait $HOLDER
+    check "... released: the v3 client gets it" nb_lock_works $M/nlm/g
+fi
+if check "server: a local process holds a lock" hold "$EXPORT/nlm/g" ex /tmp/nlm-held; then
+    check "... the v3 client is refused it" nb_lock_fails $M/nlm/g
+    rm -f /tmp/nlm-held; wait $HOLDER
+    check "... released: the v3 client gets it" nb_lock_works $M/nlm/g
+fi
+
+# A holder killed: the client's kernel unlocks for it when the process's files close.
+if check "v3: a process holds a lock, then is killed (SIGKILL)" hold $M/nlm/g ex /tmp/nlm-held; then
+    kill -KILL $HOLDER; wait $HOLDER 2>/dev/null
+    ok=1
+    for i in $(seq 1 50); do nb_lock_works $M/nlm/g && { ok=0; break; }; sleep 0.2; done
+    check "... its lock is gone: another process gets it" test $ok = 0
+    rm -f /tmp/nlm-held
+fi
+
+# flock(2): the Linux client sends it as a whole-file POSIX lock (NLM).
+( flock -x 9 && touch /tmp/nlm-flock && while [ -e /tmp/nlm-flock ]; do sleep 0.1; done ) 9<> $M/nlm/f &
+FL=$!
+for i in $(seq 1 100); do [ -e /tmp/nlm-flock ] && break; sleep 0.1; done
+check "v3: flock -x held by one process" test -e /tmp/nlm-flock
+check "... flock -n by another fails" sh -c "! flock -n -x 9 9<> $M/nlm/f"
+# A blocking waiter: without GRANTED callbacks (not sent yet) the client's lockd finds out
+# by re-sending its LOCK, at most 30 s later.
+( sleep 1; rm -f /tmp/nlm-flock ) &
+T0=$(now)
+check "... a blocking flock completes once the holder lets go" sh -c "flock -w 60 -x 9 9<> $M/nlm/f"
+note "blocking flock granted after $(since "$T0") s (the client polls every 30 s until GRANTED callbacks exist)"
+wait $FL
+
+check "umount (v3, NLM)" nfs_umount $M
+statd_stop
+rpcbind_stop
+vm_summary
