@@ -25,6 +25,7 @@
 #include "transport/rdma/server.h"
 #include "transport/rpc/dispatcher.h"
 #include "transport/rpc/rpcbind.h"
+#include "transport/tcp/callback_client.h"
 #include "transport/tcp/server.h"
 #include "xdr/mount_prot.h"
 
@@ -270,6 +271,8 @@ int run(config::Config cfg, const Options& opts) {
     if (cfg.locks.local)
         lock_files = std::make_shared<vfs::state::OfdBudget>(cfg.locks.max_files,
                                                              cfg.locks.max_files_per_client);
+    // NLM grants its blocked locks when an NFSv4.1 unlock frees them too (set below).
+    auto nlm_wake = std::make_shared<std::function<void(std::vector<vfs::state::Waiter>)>>();
     std::shared_ptr<nfs::v4::Nfs4Program> nfs4;
     if (cfg.nfs4.enabled) {
         nfs::v4::Options o;
@@ -287,6 +290,9 @@ int run(config::Config cfg, const Options& opts) {
         o.recovery_store = std::move(*store);
         o.lock_files = lock_files;
         o.lock_table = lock_table;
+        o.woken = [nlm_wake](std::vector<vfs::state::Waiter> w) {
+            if (*nlm_wake) (*nlm_wake)(std::move(w));
+        };
         nfs4 = std::make_shared<nfs::v4::Nfs4Program>(registry, o);
         dispatcher.add(nfs4);
         spdlog::info("nfsv4.1: lease {} s, id domain {}, requests up to {} bytes, replies {}",
@@ -304,6 +310,9 @@ int run(config::Config cfg, const Options& opts) {
         nlm_options.in_grace = [v4 = nfs4.get()] { return v4->services().recovery.in_grace(); };
     auto nlm = std::make_shared<nfs::nlm::NlmProgram>(registry, nlm_options);
     dispatcher.add(nlm);
+    *nlm_wake = [n = nlm.get()](std::vector<vfs::state::Waiter> w) {
+        n->services().wake(std::move(w));
+    };
 
     engine::WorkerPool workers(cfg.workers, /*io_flusher=*/true);
     if (int err = workers.io_flusher_error())
@@ -320,6 +329,21 @@ int run(config::Config cfg, const Options& opts) {
             arm_lease_sweep(r, workers, nfs4, std::chrono::seconds(1));
         });
     }
+    // NLM's GRANTED callbacks to clients whose blocked locks became free: events on a
+    // reactor, results on a worker (transport/tcp/callback_client.h). Declared after both,
+    // so destroyed first, once run() has stopped them: nothing calls it any more then.
+    tcp::CallbackClient::Options cbo;
+    // Test hook (tests/e2e/nlm_test): the clients' rpcbind on another port than 111.
+    if (const char* e = std::getenv("NFSRDMAD_CALLBACK_RPCBIND_PORT"); e && *e) {
+        cbo.rpcbind_port = static_cast<uint16_t>(std::atoi(e));
+        spdlog::warn(
+            "callbacks: clients' rpcbind asked on port {} (NFSRDMAD_CALLBACK_RPCBIND_PORT)",
+            cbo.rpcbind_port);
+    }
+    tcp::CallbackClient callbacks(
+        reactors.next(), [&workers](std::function<void()> f) { workers.submit(std::move(f)); },
+        cbo);
+    nlm->services().set_callbacks(&callbacks);
     tcp::ServerOptions topts;
     topts.max_record = cfg.max_record_size;
     topts.max_connections = cfg.tcp_tuning.max_connections;

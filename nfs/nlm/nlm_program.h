@@ -1,9 +1,10 @@
 // The Network Lock Manager, version 4 (XNFS NLM v4: the NLM of NFS version 3): one file
 // per procedure (proc_*.cpp), the locks in the table NFSv4.1 shares (services.h).
 //
-// Not yet: the _MSG procedures (6-10) answer PROC_UNAVAIL until the server can call the
-// client back with their _RES; GRANTED callbacks for blocked locks (clients poll);
-// NSM monitoring (SM_MON) and notification after a restart.
+// Blocked locks are granted with a callback (NLM4_GRANTED, granted.cpp) through the
+// rpc::CallbackSender the daemon gives (Services::set_callbacks).
+// Not yet: the _MSG procedures (6-10) answer PROC_UNAVAIL (their _RES would go back the
+// same way); NSM monitoring (SM_MON) and notification after a restart; UDP.
 #pragma once
 
 #include <memory>

@@ -19,7 +19,9 @@ rpc::Outcome proc_cancel(Request& rq) {
     if (auto s = rq.file(a.alock.fh, f); s != x::NLM4_GRANTED) return answer(s);
     vs::StateOwner owner;
     if (auto s = rq.owner(a.alock, owner); s != x::NLM4_GRANTED) return answer(s);
-    (void)rq.svc.locks.cancel_wait(f.key, owner, lock_of(a.alock, a.exclusive));
+    const vs::Lock lock = lock_of(a.alock, a.exclusive);
+    (void)rq.svc.locks.cancel_wait(f.key, owner, lock);
+    rq.svc.blocked.drop(owner, lock);
     return answer(x::NLM4_GRANTED);
 }
 

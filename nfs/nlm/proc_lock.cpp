@@ -3,10 +3,12 @@
 //
 //   granted                           NLM4_GRANTED
 //   conflict, block = false           NLM4_DENIED
-//   conflict, block = true            NLM4_BLOCKED: a waiter is queued (lock_table.h);
-//                                     the client re-sends LOCK until it is granted (its
-//                                     lockd polls; GRANTED callbacks are not sent yet)
-//   a bound (locks, waiters, hosts)   NLM4_DENIED_NOLOCKS
+//   conflict, block = true            NLM4_BLOCKED: a waiter is queued (lock_table.h) and
+//                                     the request kept (blocked.h); once the lock is free
+//                                     it is taken for the client and the client is called
+//                                     back with NLM4_GRANTED (granted.cpp)
+//   a bound (locks, waiters, hosts,   NLM4_DENIED_NOLOCKS
+//   blocked requests)
 //   grace, reclaim = false            NLM4_DENIED_GRACE_PERIOD
 //   reclaim = true outside grace      NLM4_DENIED_GRACE_PERIOD (as knfsd: nothing to reclaim)
 // NM_LOCK is the same request from a client that is not monitored by NSM.
@@ -30,14 +32,43 @@ rpc::Outcome proc_lock(Request& rq) {
     vs::StateOwner owner;
     if (auto s = rq.owner(a.alock, owner); s != x::NLM4_GRANTED) return answer(s);
     CallMirror m(rq.svc, f);
-    // The waiter's cookie: the owner's svid, for the log and a later GRANTED callback.
+    const vs::Lock want = lock_of(a.alock, a.exclusive);
+    // A blocking request is kept (blocked.h) so that it can be granted and the client
+    // told; its record's id is the waiter's cookie in the table.
     std::optional<uint64_t> wait;
-    if (a.block) wait = static_cast<uint32_t>(a.alock.svid);
-    auto r = rq.svc.locks.lock(f.key, owner, lock_of(a.alock, a.exclusive), wait, m.get());
-    if (!r) return answer(stat_of_errno(r.error()));
-    if (!r->denied) return answer(x::NLM4_GRANTED);
+    if (a.block) {
+        Blocked b;
+        if (const rpc::Peer* p = rq.ctx.header.peer) {
+            b.peer = p->addr;
+            b.peer_len = p->len;
+        }
+        b.file = f.key;
+        b.owner = owner;
+        b.lock = want;
+        b.cookie.assign(a.cookie.begin(), a.cookie.end());
+        b.caller_name = a.alock.caller_name;
+        b.oh.assign(a.alock.oh.begin(), a.alock.oh.end());
+        b.fh.assign(a.alock.fh.begin(), a.alock.fh.end());
+        b.svid = a.alock.svid;
+        b.offset = a.alock.l_offset;
+        b.length = a.alock.l_len;
+        b.exclusive = a.exclusive;
+        wait = rq.svc.blocked.put(std::move(b));
+    }
+    auto r = rq.svc.locks.lock(f.key, owner, want, wait, m.get());
+    if (!r) {
+        if (wait) rq.svc.blocked.drop(owner, want);
+        return answer(stat_of_errno(r.error()));
+    }
+    if (!r->woken.empty()) rq.svc.wake(std::move(r->woken));  // a downgrade freed bytes
+    if (!r->denied) {
+        if (wait) rq.svc.blocked.drop(owner, want);  // a re-send found it free
+        return answer(x::NLM4_GRANTED);
+    }
     if (!a.block) return answer(x::NLM4_DENIED);
-    return answer(r->queued ? x::NLM4_BLOCKED : x::NLM4_DENIED_NOLOCKS);
+    if (r->queued) return answer(x::NLM4_BLOCKED);
+    if (wait) rq.svc.blocked.drop(owner, want);
+    return answer(x::NLM4_DENIED_NOLOCKS);
 }
 
 }  // namespace nfsrdmad::nfs::nlm

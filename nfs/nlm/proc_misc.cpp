@@ -28,6 +28,7 @@ rpc::Outcome proc_free_all(Request& rq) {
     auto woken = rq.svc.free_all(a.name);
     spdlog::info("nlm: FREE_ALL for host '{}' ({} waiter(s) may proceed)", log_text(a.name),
                  woken.size());
+    rq.svc.wake(std::move(woken));
     return rpc::Outcome::ok();
 }
 

@@ -22,6 +22,7 @@ rpc::Outcome proc_unlock(Request& rq) {
     CallMirror m(rq.svc, f);
     auto r = rq.svc.locks.unlock(f.key, owner, lock_of(a.alock, false).range, m.get());
     if (!r) return answer(stat_of_errno(r.error()));
+    rq.svc.wake(std::move(*r));  // whoever waited for these bytes
     return answer(x::NLM4_GRANTED);
 }
 

@@ -9,7 +9,8 @@ Services::Services(std::shared_ptr<vfs::ExportRegistry> e, const Options& o)
       exports(std::move(e)),
       lock_table(o.locks ? o.locks : std::make_shared<vs::LockTable>()),
       locks(*lock_table),
-      hosts(o.max_hosts) {}
+      hosts(o.max_hosts),
+      blocked(o.max_blocked) {}
 
 std::optional<uint64_t> Services::host_id(std::string_view name) {
     return hosts.id(name, [this](uint64_t id) {
@@ -23,6 +24,7 @@ std::vector<vs::Waiter> Services::free_all(std::string_view name) {
     if (!id) return {};
     const vs::ClientKey k{vs::Protocol::Nlm, *id};
     (void)shares.release_client(k);
+    blocked.drop_client(k);
     return locks.release_client(k);
 }
 

@@ -7,14 +7,17 @@
 // Hosts (hosts.h) live as long as the daemon; nothing is tied to a connection.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 
+#include "nfs/nlm/blocked.h"
 #include "nfs/nlm/hosts.h"
 #include "nfs/vfs/export.h"
 #include "nfs/vfs/state/lock_table.h"
 #include "nfs/vfs/state/ofd_mirror.h"
 #include "nfs/vfs/state/share_table.h"
+#include "transport/rpc/callback.h"
 
 namespace nfsrdmad::nfs::nlm {
 
@@ -25,6 +28,7 @@ struct Options {
     // True while the server is in its grace period. Null: never.
     std::function<bool()> in_grace;
     size_t max_hosts = 4096;
+    size_t max_blocked = 16384;  // blocked LOCK requests kept for GRANTED (blocked.h)
 };
 
 class Services {
@@ -37,6 +41,7 @@ class Services {
     vfs::state::LockTable& locks;
     vfs::state::ShareTable shares;
     HostTable hosts;
+    BlockedTable blocked;
 
     bool in_grace() const { return options.in_grace && options.in_grace(); }
     // The id of host `name` (HostTable::id), forgetting idle hosts when full.
@@ -44,6 +49,20 @@ class Services {
     // FREE_ALL: everything host `name` holds goes; waiters that became grantable are
     // returned (for GRANTED callbacks).
     std::vector<vfs::state::Waiter> free_all(std::string_view name);
+
+    // Where NLM4_GRANTED goes out (the daemon's TCP callback client). Null: nowhere; a
+    // blocked client then learns of its lock when its lockd re-sends the LOCK.
+    void set_callbacks(rpc::CallbackSender* c) { callbacks_.store(c); }
+    // Waiters the lock table woke, from either protocol's unlock: each NLM one is retried
+    // for its owner; when granted, the client is told (GRANTED, granted.cpp). NFSv4.1
+    // waiters are left alone (those clients poll, RFC 8881 §9.6).
+    void wake(std::vector<vfs::state::Waiter> woken);
+
+  private:
+    void retry(Blocked b);
+    void send_granted(const Blocked& b);
+    void granted_reply(const Blocked& b, const rpc::CallbackResult& r);
+    std::atomic<rpc::CallbackSender*> callbacks_{nullptr};
 };
 
 }  // namespace nfsrdmad::nfs::nlm

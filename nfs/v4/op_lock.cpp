@@ -121,6 +121,7 @@ x4::nfsstat4 do_lock(Compound& c, const x4::LOCK4args& a, std::optional<vs::Conf
         }
         return to_nfsstat4(lr.error());
     }
+    rq.svc.pass_woken(std::move(lr->woken));  // a downgrade freed bytes
     if (g.fresh) {
         auto raced = rq.svc.lock_states.insert(g.ls);
         if (!raced) {

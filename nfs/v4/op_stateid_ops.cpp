@@ -50,7 +50,7 @@ OpResult op_free_stateid(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (st == x4::NFS4_OK) {
         rq.svc.opens.erase(sid.other);
         // A revoked lock stateid may still have locks: they go with it.
-        if (ls) (void)rq.svc.locks.release_owner(ls->file, ls->owner);
+        if (ls) rq.svc.pass_woken(rq.svc.locks.release_owner(ls->file, ls->owner));
         rq.svc.lock_states.erase(sid.other);
     }
     encode_status_only(res, st);

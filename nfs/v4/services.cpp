@@ -11,8 +11,7 @@ namespace nfsrdmad::nfs::v4 {
 void Services::forget_client(state::ClientId id) {
     opens.forget_client(id);  // closes the files only these opens kept open
     lock_states.forget_client(id);
-    // Waiters would be woken here; NFSv4.1 clients poll for blocked locks (§9.6).
-    (void)locks.release_client(vfs::state::ClientKey{vfs::state::Protocol::Nfs4, id});
+    pass_woken(locks.release_client(vfs::state::ClientKey{vfs::state::Protocol::Nfs4, id}));
 }
 
 bool Services::reap_client(state::ClientId id) {

@@ -10,9 +10,11 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "nfs/v4/id_map.h"
 #include "nfs/v4/lock_state.h"
@@ -44,6 +46,9 @@ struct Options {
     std::shared_ptr<vfs::state::OfdBudget> lock_files;
     // The byte-range lock table, shared with NLM (nfs/nlm). Null: one of NFSv4.1's own.
     std::shared_ptr<vfs::state::LockTable> lock_table;
+    // Waiters an NFSv4.1 unlock made grantable (NLM's blocked locks: it grants them and
+    // calls its clients back). Null: dropped (NFSv4.1 clients poll, RFC 8881 §9.6).
+    std::function<void(std::vector<vfs::state::Waiter>)> woken;
 };
 
 class Services {
@@ -68,6 +73,10 @@ class Services {
     // lock stateids, and its byte-range locks are released. The client table has dropped
     // (or drops) the stateids themselves.
     void forget_client(state::ClientId id);
+    // Hands waiters an unlock woke to Options::woken.
+    void pass_woken(std::vector<vfs::state::Waiter> w) {
+        if (!w.empty() && options.woken) options.woken(std::move(w));
+    }
 
     // Leases (RFC 8881 §8.3, §8.4.3). reap_client(): an expired client's record and
     // sessions and stateids go, then its state (forget_client); false when it is not expired

@@ -6,6 +6,9 @@
 //   NULL, version 3, a _MSG procedure      -> SUCCESS, PROG_MISMATCH 4..4, PROC_UNAVAIL
 //   two hosts, one range                   -> GRANTED, DENIED naming the holder, BLOCKED,
 //                                             CANCEL, UNLOCK, then GRANTED
+//   a blocked LOCK, then the holder unlocks -> the waiter holds it and its host is called
+//                                             back (NLM4_GRANTED via its rpcbind); refused
+//                                             or undeliverable: the lock is released
 //   an NLM lock and an NFSv4.1 lock        -> each denies the other (one lock table)
 //   a local process on the server          -> sees the NLM lock (OFD mirror)
 //   FREE_ALL                               -> the host's locks and shares are gone
@@ -17,11 +20,19 @@
 #include "tests/e2e/nfs4_fixture.h"
 #include "xdr/nlm_prot.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace nfsrdmad::e2e {
@@ -166,6 +177,88 @@ class Nlm : public Nfs4DaemonTest {
     std::deque<std::string> strings_;
 };
 
+// A client host's side of a callback, on loopback: a TCP server that answers each RPC
+// call of a connection with `answer(proc, args)` (the results of a successful reply), and
+// keeps the calls it saw.
+class FakeRpcServer {
+  public:
+    using Answer = std::function<wire::Bytes(uint32_t proc, const wire::Bytes& args)>;
+    explicit FakeRpcServer(Answer a) : answer_(std::move(a)) {
+        fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in in{};
+        in.sin_family = AF_INET;
+        in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        EXPECT_EQ(::bind(fd_, reinterpret_cast<sockaddr*>(&in), sizeof in), 0);
+        socklen_t len = sizeof in;
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&in), &len);
+        port_ = ntohs(in.sin_port);
+        ::listen(fd_, 8);
+        thread_ = std::thread([this] { Serve(); });
+    }
+    ~FakeRpcServer() {
+        ::shutdown(fd_, SHUT_RDWR);
+        ::close(fd_);
+        thread_.join();
+    }
+    uint16_t port() const { return port_; }
+    std::vector<std::pair<uint32_t, wire::Bytes>> Calls() {
+        std::lock_guard l(mu_);
+        return calls_;
+    }
+    // Waits (up to 10 s) for `n` calls.
+    bool WaitCalls(size_t n) {
+        for (int i = 0; i < 1000; ++i) {
+            if (Calls().size() >= n) return true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        return false;
+    }
+
+  private:
+    void Serve() {
+        for (;;) {
+            int c = ::accept(fd_, nullptr, nullptr);
+            if (c < 0) return;
+            uint8_t mark[4];
+            if (::recv(c, mark, 4, MSG_WAITALL) == 4) {
+                const uint32_t n = (uint32_t(mark[0]) << 24 | uint32_t(mark[1]) << 16 |
+                                    uint32_t(mark[2]) << 8 | mark[3]) &
+                                   0x7fffffffu;
+                wire::Bytes msg(n);
+                if (::recv(c, msg.data(), n, MSG_WAITALL) == ssize_t(n) && n >= 40) {
+                    wire::XdrIn in(msg);
+                    uint32_t xid = 0, w = 0, proc = 0;
+                    in.u32(&xid);
+                    for (int i = 0; i < 4; ++i) in.u32(&w);  // type, rpcvers, prog, vers
+                    in.u32(&proc);
+                    wire::Bytes body;
+                    in.u32(&w);
+                    in.opaque(&body, 400);  // credential
+                    in.u32(&w);
+                    in.opaque(&body, 400);  // verifier
+                    wire::Bytes args(msg.begin() + in.offset(), msg.end());
+                    {
+                        std::lock_guard l(mu_);
+                        calls_.emplace_back(proc, args);
+                    }
+                    wire::XdrOut r;
+                    r.u32(xid).u32(1).u32(0).u32(0).u32(0).u32(0).raw(answer_(proc, args));
+                    wire::Bytes rec = wire::RecordMark(uint32_t(r.bytes().size()), true);
+                    rec.insert(rec.end(), r.bytes().begin(), r.bytes().end());
+                    (void)::send(c, rec.data(), rec.size(), MSG_NOSIGNAL);
+                }
+            }
+            ::close(c);
+        }
+    }
+    Answer answer_;
+    int fd_ = -1;
+    uint16_t port_ = 0;
+    std::thread thread_;
+    std::mutex mu_;
+    std::vector<std::pair<uint32_t, wire::Bytes>> calls_;
+};
+
 TEST_F(Nlm, NullVersionsAndUnservedProcedures) {
     wire::Reply n = NlmCall(xn::NLMPROC4_NULL, {});
     ASSERT_EQ(n.parse_error, "");
@@ -209,6 +302,148 @@ TEST_F(Nlm, TwoHostsOneRange) {
     EXPECT_EQ(UnlockCall(Lock("host-b", 200, 0, 0)), xn::NLM4_GRANTED);
     EXPECT_EQ(TestCall(a, true).res.stat.stat(), xn::NLM4_GRANTED);
     EXPECT_EQ(UnlockCall(a), xn::NLM4_GRANTED);  // nothing held: not an error
+}
+
+// XNFS NLM4_GRANTED: a blocked LOCK is granted when the holder unlocks, and the client is
+// called back at the address its LOCK came from, through its rpcbind (here a fake one the
+// daemon is pointed at: NFSRDMAD_CALLBACK_RPCBIND_PORT). A client that refuses the GRANTED
+// (it no longer waits) or cannot be reached does not keep the lock.
+class NlmGranted : public Nlm {
+  protected:
+    NlmGranted()
+        : lockd_([this](uint32_t, const wire::Bytes& args) {
+              // nlm4_res: the cookie back, then the status the test chose.
+              xn::nlm4_testargs a;
+              xdr::Decoder d(args);
+              wire::XdrOut r;
+              if (xn::xdr_decode(d, a))
+                  r.opaque(a.cookie.data(), a.cookie.size());
+              else
+                  r.u32(0);
+              r.u32(reply_.load());
+              return r.take();
+          }),
+          rpcbind_([this](uint32_t, const wire::Bytes&) {
+              wire::XdrOut r;
+              r.u32(lockd_port_.load());
+              return r.take();
+          }) {
+        lockd_port_ = lockd_.port();
+        ::setenv("NFSRDMAD_CALLBACK_RPCBIND_PORT", std::to_string(rpcbind_.port()).c_str(), 1);
+    }
+    ~NlmGranted() override { ::unsetenv("NFSRDMAD_CALLBACK_RPCBIND_PORT"); }
+
+    // host-a holds [0, 100); host-b asks for [10, 20), blocking: BLOCKED.
+    void BlockB() {
+        ASSERT_EQ(LockCall(Lock("host-a", 1, 0, 100), true), xn::NLM4_GRANTED);
+        cookie_ = "b-waits";
+        ASSERT_EQ(LockCall(Lock("host-b", 2, 10, 10), true, /*block=*/true), xn::NLM4_BLOCKED);
+        cookie_ = "cookie-1";
+    }
+    xn::nlm4_stats TestByC() {
+        auto t = TestCall(Lock("host-c", 3, 15, 1), false);
+        EXPECT_EQ(t.error, "");
+        return t.res.stat.stat();
+    }
+
+    std::atomic<uint32_t> reply_{xn::NLM4_GRANTED};
+    std::atomic<uint32_t> lockd_port_{0};
+    FakeRpcServer lockd_;
+    FakeRpcServer rpcbind_;
+};
+
+TEST_F(NlmGranted, TheWaiterGetsTheLockAndIsCalledBack) {
+    BlockB();
+    if (HasFatalFailure()) return;
+    EXPECT_TRUE(lockd_.Calls().empty());
+    ASSERT_EQ(UnlockCall(Lock("host-a", 1, 0, 100)), xn::NLM4_GRANTED);
+    ASSERT_TRUE(lockd_.WaitCalls(1)) << "no GRANTED callback";
+    // rpcbind was asked for NLM v4 over TCP; the callback is NLMPROC4_GRANTED with the
+    // blocked request's cookie and lock.
+    auto asked = rpcbind_.Calls();
+    ASSERT_FALSE(asked.empty());
+    wire::XdrIn q(asked[0].second);
+    uint32_t prog = 0, vers = 0, prot = 0;
+    q.u32(&prog), q.u32(&vers), q.u32(&prot);
+    EXPECT_EQ(asked[0].first, 3u);  // PMAPPROC_GETPORT
+    EXPECT_EQ(prog, 100021u);
+    EXPECT_EQ(vers, 4u);
+    EXPECT_EQ(prot, 6u);
+    auto calls = lockd_.Calls();
+    EXPECT_EQ(calls[0].first, uint32_t(xn::NLMPROC4_GRANTED));
+    xn::nlm4_testargs g;
+    xdr::Decoder d(calls[0].second);
+    ASSERT_TRUE(xn::xdr_decode(d, g));
+    EXPECT_EQ(std::string(g.cookie.begin(), g.cookie.end()), "b-waits");
+    EXPECT_EQ(std::string(g.alock.caller_name), "host-b");
+    EXPECT_EQ(g.alock.svid, 2);
+    EXPECT_EQ(g.alock.l_offset, 10u);
+    EXPECT_EQ(g.alock.l_len, 10u);
+    EXPECT_EQ(wire::Bytes(g.alock.fh.begin(), g.alock.fh.end()), fh_);
+    // host-b holds it now: host-c is told so.
+    auto t = TestCall(Lock("host-c", 3, 15, 1), false);
+    ASSERT_EQ(t.res.stat.stat(), xn::NLM4_DENIED);
+    EXPECT_EQ(t.res.stat.holder().svid, 2);
+    // host-b's own re-send (its lockd's poll) is simply granted.
+    EXPECT_EQ(LockCall(Lock("host-b", 2, 10, 10), true, true), xn::NLM4_GRANTED);
+}
+
+// An NFSv4.1 LOCKU frees what an NLM waiter waits for: the waiter is granted the same way.
+TEST_F(NlmGranted, AnNfs4UnlockGrantsAnNlmWaiter) {
+    const std::string owner = "v4-owner", lock_owner = "v4-lock-owner", name = "locked";
+    Res o = Compound({Sequence(), op_putfh(root_),
+                      op_open(view(owner), view(name), false, x4::OPEN4_SHARE_ACCESS_BOTH)});
+    ASSERT_EQ(o.status(), x4::NFS4_OK);
+    const x4::stateid4 open = o.op(2).opopen().resok4().stateid;
+    Res l = Compound({Sequence(), op_putfh(fh_),
+                      op_lock_new(x4::WRITE_LT, 0, 100, open, clientid_, view(lock_owner))});
+    ASSERT_EQ(l.status(), x4::NFS4_OK);
+    ASSERT_EQ(LockCall(Lock("host-b", 2, 10, 10), true, /*block=*/true), xn::NLM4_BLOCKED);
+    Res u = Compound({Sequence(), op_putfh(fh_), op_locku(l.op(2).oplock().resok4().lock_stateid)});
+    ASSERT_EQ(u.status(), x4::NFS4_OK);
+    ASSERT_TRUE(lockd_.WaitCalls(1)) << "no GRANTED callback after the NFSv4.1 unlock";
+    auto t = TestCall(Lock("host-c", 3, 15, 1), false);
+    ASSERT_EQ(t.res.stat.stat(), xn::NLM4_DENIED);
+    EXPECT_EQ(t.res.stat.holder().svid, 2);
+}
+
+TEST_F(NlmGranted, ARefusedGrantedReleasesTheLock) {
+    reply_ = xn::NLM4_DENIED;  // the client no longer waits
+    BlockB();
+    if (HasFatalFailure()) return;
+    ASSERT_EQ(UnlockCall(Lock("host-a", 1, 0, 100)), xn::NLM4_GRANTED);
+    ASSERT_TRUE(lockd_.WaitCalls(1));
+    bool free = false;
+    for (int i = 0; i < 200 && !free; ++i) {
+        free = TestByC() == xn::NLM4_GRANTED;
+        if (!free) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_TRUE(free) << "host-b kept a lock it refused";
+}
+
+TEST_F(NlmGranted, AnUnreachableClientDoesNotKeepTheLock) {
+    lockd_port_ = 1;  // nothing listens there
+    BlockB();
+    if (HasFatalFailure()) return;
+    ASSERT_EQ(UnlockCall(Lock("host-a", 1, 0, 100)), xn::NLM4_GRANTED);
+    ASSERT_TRUE(rpcbind_.WaitCalls(1));
+    bool free = false;
+    for (int i = 0; i < 250 && !free; ++i) {
+        free = TestByC() == xn::NLM4_GRANTED;
+        if (!free) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_TRUE(free) << "an unreachable client kept the lock";
+    EXPECT_TRUE(lockd_.Calls().empty());
+}
+
+TEST_F(NlmGranted, ACancelledWaiterIsNotCalledBack) {
+    BlockB();
+    if (HasFatalFailure()) return;
+    ASSERT_EQ(CancelCall(Lock("host-b", 2, 10, 10), true), xn::NLM4_GRANTED);
+    ASSERT_EQ(UnlockCall(Lock("host-a", 1, 0, 100)), xn::NLM4_GRANTED);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_TRUE(lockd_.Calls().empty());
+    EXPECT_EQ(TestByC(), xn::NLM4_GRANTED);
 }
 
 TEST_F(Nlm, NlmAndNfs4LocksSeeEachOther) {

@@ -122,12 +122,16 @@ FL=$!
 for i in $(seq 1 100); do [ -e /tmp/nlm-flock ] && break; sleep 0.1; done
 check "v3: flock -x held by one process" test -e /tmp/nlm-flock
 check "... flock -n by another fails" sh -c "! flock -n -x 9 9<> $M/nlm/f"
-# A blocking waiter: without GRANTED callbacks (not sent yet) the client's lockd finds out
-# by re-sending its LOCK, at most 30 s later.
+# A blocking waiter: the server answers BLOCKED, then calls this host's lockd back with
+# NLM4_GRANTED once the holder lets go (1 s from now); without the callback the client's
+# lockd would only find out by re-sending its LOCK, 30 s later.
 ( sleep 1; rm -f /tmp/nlm-flock ) &
 T0=$(now)
 check "... a blocking flock completes once the holder lets go" sh -c "flock -w 60 -x 9 9<> $M/nlm/f"
-note "blocking flock granted after $(since "$T0") s (the client polls every 30 s until GRANTED callbacks exist)"
+WAITED=$(since "$T0")
+note "blocking flock granted after $WAITED s (the holder let go after 1 s)"
+check "... within 6 s: a GRANTED callback, not the client's 30 s re-send" \
+    awk -v t="$WAITED" 'BEGIN { exit !(t < 6) }'
 wait $FL
 
 check "umount (v3, NLM)" nfs_umount $M
