@@ -1,6 +1,7 @@
 #include "daemon/daemon.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <spdlog/spdlog.h>
 #include <chrono>
@@ -16,10 +17,12 @@
 #include "daemon/signals.h"
 #include "nfs/mount/mount_program.h"
 #include "nfs/nlm/nlm_program.h"
+#include "nfs/nlm/nsm_notify.h"
 #include "nfs/v3/nfs3_program.h"
 #include "nfs/v4/nfs4_program.h"
 #include "nfs/vfs/durability.h"
 #include "nfs/vfs/recovery_store.h"
+#include "nfs/vfs/state/grace.h"
 #include "transport/engine/reactor.h"
 #include "transport/engine/worker_pool.h"
 #include "transport/rdma/server.h"
@@ -271,6 +274,16 @@ int run(config::Config cfg, const Options& opts) {
     if (cfg.locks.local)
         lock_files = std::make_shared<vfs::state::OfdBudget>(cfg.locks.max_files,
                                                              cfg.locks.max_files_per_client);
+    // The hosts that held NLM locks before this boot: notified below (NSM), they reclaim in
+    // the grace period NLM shares with NFSv4.1.
+    auto nlm_hosts = vfs::RecoveryStore::open(cfg.state_dir, static_cast<uint32_t>(::time(nullptr)),
+                                              &why, vfs::RecoveryStore::kNlmHostsFile);
+    if (!nlm_hosts) {
+        spdlog::critical("nlm: hosts to notify after a restart: {}", why);
+        return 1;
+    }
+    std::shared_ptr<vfs::RecoveryStore> nlm_store = std::move(*nlm_hosts);
+    const size_t nlm_previous = nlm_store->previous().size();
     // NLM grants its blocked locks when an NFSv4.1 unlock frees them too (set below).
     auto nlm_wake = std::make_shared<std::function<void(std::vector<vfs::state::Waiter>)>>();
     std::shared_ptr<nfs::v4::Nfs4Program> nfs4;
@@ -290,6 +303,7 @@ int run(config::Config cfg, const Options& opts) {
         o.recovery_store = std::move(*store);
         o.lock_files = lock_files;
         o.lock_table = lock_table;
+        o.nlm_hosts = nlm_previous;
         o.woken = [nlm_wake](std::vector<vfs::state::Waiter> w) {
             if (*nlm_wake) (*nlm_wake)(std::move(w));
         };
@@ -305,9 +319,19 @@ int run(config::Config cfg, const Options& opts) {
     nfs::nlm::Options nlm_options;
     nlm_options.locks = lock_table;
     nlm_options.lock_files = lock_files;
-    // NFSv4.1's grace period holds NLM's new locks back too (XNFS: only reclaims then).
-    if (nfs4)
+    nlm_options.hosts_store = nlm_store;
+    // NFSv4.1's grace period holds NLM's new locks back too (XNFS: only reclaims then);
+    // without NFSv4.1, one of NLM's own when hosts of the previous boot are to reclaim.
+    if (nfs4) {
         nlm_options.in_grace = [v4 = nfs4.get()] { return v4->services().recovery.in_grace(); };
+    } else if (nlm_previous) {
+        auto grace = std::make_shared<vfs::state::Grace>(
+            std::chrono::steady_clock::now(), std::chrono::seconds(cfg.nfs4.lease_time),
+            vfs::state::Grace::Known{{}, nlm_previous});
+        nlm_options.in_grace = [grace] {
+            return grace->in_grace(std::chrono::steady_clock::now());
+        };
+    }
     auto nlm = std::make_shared<nfs::nlm::NlmProgram>(registry, nlm_options);
     dispatcher.add(nlm);
     *nlm_wake = [n = nlm.get()](std::vector<vfs::state::Waiter> w) {
@@ -344,6 +368,16 @@ int run(config::Config cfg, const Options& opts) {
         reactors.next(), [&workers](std::function<void()> f) { workers.submit(std::move(f)); },
         cbo);
     nlm->services().set_callbacks(&callbacks);
+    if (nlm_previous) {
+        char host[256] = {};
+        if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "localhost");
+        const int32_t state = nfs::nlm::nsm_state(nlm_store->epoch());
+        const size_t n = nfs::nlm::notify_reboot(callbacks, nlm_store->previous(), host, state);
+        spdlog::info(
+            "nlm: {} host(s) held locks before this boot: {} notified (NSM state {}), "
+            "grace period of {} s to reclaim them",
+            nlm_previous, n, state, cfg.nfs4.lease_time);
+    }
     tcp::ServerOptions topts;
     topts.max_record = cfg.max_record_size;
     topts.max_connections = cfg.tcp_tuning.max_connections;

@@ -61,12 +61,18 @@ rpc::Outcome proc_lock(Request& rq) {
         return answer(stat_of_errno(r.error()));
     }
     if (!r->woken.empty()) rq.svc.wake(std::move(r->woken));  // a downgrade freed bytes
+    // XNFS: LOCK is monitored (the host is notified if this server restarts), NM_LOCK not.
+    const bool monitored = rq.ctx.header.proc == x::NLMPROC4_LOCK;
     if (!r->denied) {
         if (wait) rq.svc.blocked.drop(owner, want);  // a re-send found it free
+        if (monitored) rq.svc.monitor(rq.ctx.header.peer);
         return answer(x::NLM4_GRANTED);
     }
     if (!a.block) return answer(x::NLM4_DENIED);
-    if (r->queued) return answer(x::NLM4_BLOCKED);
+    if (r->queued) {
+        if (monitored) rq.svc.monitor(rq.ctx.header.peer);
+        return answer(x::NLM4_BLOCKED);
+    }
     if (wait) rq.svc.blocked.drop(owner, want);
     return answer(x::NLM4_DENIED_NOLOCKS);
 }

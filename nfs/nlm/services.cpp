@@ -1,5 +1,11 @@
 #include "nfs/nlm/services.h"
 
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+
+#include "nfs/common/authorize.h"
+
 namespace nfsrdmad::nfs::nlm {
 
 namespace vs = vfs::state;
@@ -11,6 +17,25 @@ Services::Services(std::shared_ptr<vfs::ExportRegistry> e, const Options& o)
       locks(*lock_table),
       hosts(o.max_hosts),
       blocked(o.max_blocked) {}
+
+bool Services::in_grace() {
+    if (grace_over_.load(std::memory_order_relaxed)) return false;
+    if (options.in_grace && options.in_grace()) return true;
+    if (!grace_over_.exchange(true) && options.hosts_store)
+        if (auto r = options.hosts_store->end_grace(); !r)
+            spdlog::warn("nlm: the record of hosts to notify could not be rewritten: {}",
+                         std::strerror(r.error()));
+    return false;
+}
+
+void Services::monitor(const rpc::Peer* peer) {
+    if (!options.hosts_store || !peer) return;
+    const std::string host = peer_host(*peer);
+    if (host.empty()) return;
+    if (auto r = options.hosts_store->add(host); !r)
+        spdlog::warn("nlm: host {} could not be recorded for notification after a restart: {}",
+                     host, std::strerror(r.error()));
+}
 
 std::optional<uint64_t> Services::host_id(std::string_view name) {
     return hosts.id(name, [this](uint64_t id) {

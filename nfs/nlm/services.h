@@ -14,9 +14,11 @@
 #include "nfs/nlm/blocked.h"
 #include "nfs/nlm/hosts.h"
 #include "nfs/vfs/export.h"
+#include "nfs/vfs/recovery_store.h"
 #include "nfs/vfs/state/lock_table.h"
 #include "nfs/vfs/state/ofd_mirror.h"
 #include "nfs/vfs/state/share_table.h"
+#include "transport/rpc/call.h"
 #include "transport/rpc/callback.h"
 
 namespace nfsrdmad::nfs::nlm {
@@ -29,6 +31,9 @@ struct Options {
     std::function<bool()> in_grace;
     size_t max_hosts = 4096;
     size_t max_blocked = 16384;  // blocked LOCK requests kept for GRANTED (blocked.h)
+    // Where the addresses of hosts holding monitored locks are recorded, for NSM's
+    // notification after a restart (nsm_notify.h). Null: not recorded.
+    std::shared_ptr<vfs::RecoveryStore> hosts_store;
 };
 
 class Services {
@@ -43,7 +48,12 @@ class Services {
     HostTable hosts;
     BlockedTable blocked;
 
-    bool in_grace() const { return options.in_grace && options.in_grace(); }
+    // The grace period; the first time it is found over, the previous boot's hosts that
+    // did not come back are dropped from the record.
+    bool in_grace();
+    // A host took a lock with NSM monitoring (LOCK, not NM_LOCK): its address is
+    // recorded (once; fsync'd) so that it is notified if this server restarts.
+    void monitor(const rpc::Peer* peer);
     // The id of host `name` (HostTable::id), forgetting idle hosts when full.
     std::optional<uint64_t> host_id(std::string_view name);
     // FREE_ALL: everything host `name` holds goes; waiters that became grantable are
@@ -63,6 +73,7 @@ class Services {
     void send_granted(const Blocked& b);
     void granted_reply(const Blocked& b, const rpc::CallbackResult& r);
     std::atomic<rpc::CallbackSender*> callbacks_{nullptr};
+    std::atomic<bool> grace_over_{false};
 };
 
 }  // namespace nfsrdmad::nfs::nlm

@@ -7,18 +7,20 @@
 namespace nfsrdmad::nfs::v4 {
 
 namespace {
-vfs::state::Grace::Known known_of(const vfs::RecoveryStore* store) {
+vfs::state::Grace::Known known_of(const vfs::RecoveryStore* store, size_t nlm_hosts) {
     vfs::state::Grace::Known k;
     if (store) k.nfs4_clients = store->previous();
+    k.nlm_hosts = nlm_hosts;
     return k;
 }
 }  // namespace
 
 Recovery::Recovery(std::shared_ptr<vfs::RecoveryStore> store, const state::Clock& clock,
-                   std::chrono::steady_clock::duration period)
+                   std::chrono::steady_clock::duration period, size_t nlm_hosts)
     : store_(std::move(store)),
       clock_(clock),
-      grace_(std::make_unique<vfs::state::Grace>(clock.now(), period, known_of(store_.get()))) {}
+      grace_(std::make_unique<vfs::state::Grace>(clock.now(), period,
+                                                 known_of(store_.get(), nlm_hosts))) {}
 
 bool Recovery::in_grace() {
     if (over_.load(std::memory_order_relaxed)) return false;

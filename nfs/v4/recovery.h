@@ -33,8 +33,10 @@ namespace x4 = xdr::nfs4;
 
 class Recovery {
   public:
+    // `nlm_hosts`: NLM hosts of the previous boot (they reclaim in the same grace period,
+    // which then runs its whole length: NLM has no RECLAIM_COMPLETE).
     Recovery(std::shared_ptr<vfs::RecoveryStore> store, const state::Clock& clock,
-             std::chrono::steady_clock::duration period);
+             std::chrono::steady_clock::duration period, size_t nlm_hosts = 0);
 
     bool in_grace();
     // OPEN CLAIM_PREVIOUS / LOCK reclaim by the client with this owner: NFS4_OK or

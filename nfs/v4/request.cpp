@@ -13,7 +13,8 @@ Services::Services(std::shared_ptr<vfs::ExportRegistry> e, const Options& o)
       clock(o.clock ? *o.clock : steady_clock),
       recovery(o.recovery_store, clock,
                o.grace_period.count() ? std::chrono::steady_clock::duration(o.grace_period)
-                                      : std::chrono::steady_clock::duration(o.limits.lease)),
+                                      : std::chrono::steady_clock::duration(o.limits.lease),
+               o.nlm_hosts),
       clients(clock,
               o.epoch            ? o.epoch
               : recovery.epoch() ? recovery.epoch()

@@ -41,6 +41,7 @@ struct Options {
     // lease time) a boot that finds some gives them (recovery.h). Null: none.
     std::shared_ptr<vfs::RecoveryStore> recovery_store;
     std::chrono::seconds grace_period{0};
+    size_t nlm_hosts = 0;  // NLM hosts of the previous boot, reclaiming in the same grace
     // Granted byte-range locks mirrored to the files as OFD locks (ofd_mirror.h), within
     // this budget of descriptors. Null: locks live in the lock table only.
     std::shared_ptr<vfs::state::OfdBudget> lock_files;

@@ -54,12 +54,13 @@ Result<void> write_all(int fd, const std::string& s) {
 
 }  // namespace
 
-RecoveryStore::RecoveryStore(std::string dir, uint32_t epoch, std::vector<std::string> previous)
-    : dir_(std::move(dir)), epoch_(epoch), previous_(std::move(previous)) {}
+RecoveryStore::RecoveryStore(std::string path, uint32_t epoch, std::vector<std::string> previous)
+    : path_(std::move(path)), epoch_(epoch), previous_(std::move(previous)) {}
 
 Result<std::unique_ptr<RecoveryStore>> RecoveryStore::open(const std::string& dir,
-                                                           uint32_t now_seconds, std::string* why) {
-    const std::string path = dir + "/" + kFile;
+                                                           uint32_t now_seconds, std::string* why,
+                                                           const std::string& file) {
+    const std::string path = dir + "/" + file;
     uint32_t last_epoch = 0;
     std::vector<std::string> previous;
     std::ifstream in(path);
@@ -88,7 +89,7 @@ Result<std::unique_ptr<RecoveryStore>> RecoveryStore::open(const std::string& di
         return fail(errno ? errno : EIO);
     }
     const uint32_t epoch = std::max(now_seconds, last_epoch + 1);
-    std::unique_ptr<RecoveryStore> s(new RecoveryStore(dir, epoch, std::move(previous)));
+    std::unique_ptr<RecoveryStore> s(new RecoveryStore(path, epoch, std::move(previous)));
     std::lock_guard lock(s->mu_);
     if (auto r = s->write_locked(); !r) {
         if (why) *why = path + ": cannot be written";
@@ -133,13 +134,15 @@ Result<void> RecoveryStore::write_locked() {
     std::string text = "epoch " + std::to_string(epoch_) + "\n";
     for (const auto& o : all) text += "client " + to_hex(o) + "\n";
 
-    const std::string path = dir_ + "/" + kFile, tmp = path + ".tmp";
+    const std::string& path = path_;
+    const std::string tmp = path + ".tmp";
     UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!fd) return fail(errno);
     if (auto r = write_all(fd.get(), text); !r) return r;
     if (::fsync(fd.get()) != 0) return fail(errno);
     if (::rename(tmp.c_str(), path.c_str()) != 0) return fail(errno);
-    UniqueFd dirfd(::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    const std::string dir = path.substr(0, path.rfind('/') + 1);
+    UniqueFd dirfd(::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (!dirfd || ::fsync(dirfd.get()) != 0) return fail(errno);
     ++writes_;
     return {};

@@ -30,12 +30,16 @@ namespace nfsrdmad::vfs {
 class RecoveryStore {
   public:
     static constexpr const char* kFile = "nfs4-clients";
+    // The same records for NLM: the addresses of the hosts that held locks, which NSM
+    // notifies after a restart (nfs/nlm/nsm_notify.h). Their own epoch, from the same clock.
+    static constexpr const char* kNlmHostsFile = "nlm-hosts";
 
-    // Loads <dir>/nfs4-clients (missing: a first boot) and writes the new epoch, greater
-    // than the last one and not less than `now_seconds`. Errors: a malformed file
-    // (EINVAL, *why says where), or I/O errors.
+    // Loads <dir>/<file> (missing: a first boot) and writes the new epoch, greater than
+    // the last one and not less than `now_seconds`. Errors: a malformed file (EINVAL,
+    // *why says where), or I/O errors.
     static Result<std::unique_ptr<RecoveryStore>> open(const std::string& dir, uint32_t now_seconds,
-                                                       std::string* why = nullptr);
+                                                       std::string* why = nullptr,
+                                                       const std::string& file = kFile);
 
     uint32_t epoch() const { return epoch_; }
     // The client owners the previous boot had recorded.
@@ -50,10 +54,10 @@ class RecoveryStore {
     size_t writes() const;  // rewrites since open (tests)
 
   private:
-    RecoveryStore(std::string dir, uint32_t epoch, std::vector<std::string> previous);
+    RecoveryStore(std::string path, uint32_t epoch, std::vector<std::string> previous);
     Result<void> write_locked();
 
-    const std::string dir_;
+    const std::string path_;  // <dir>/<file>
     const uint32_t epoch_;
     const std::vector<std::string> previous_;
     mutable std::mutex mu_;

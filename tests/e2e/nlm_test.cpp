@@ -9,6 +9,7 @@
 //   a blocked LOCK, then the holder unlocks -> the waiter holds it and its host is called
 //                                             back (NLM4_GRANTED via its rpcbind); refused
 //                                             or undeliverable: the lock is released
+//   a restart after a LOCK (not NM_LOCK)   -> SM_NOTIFY to the host's statd, reclaims only
 //   an NLM lock and an NFSv4.1 lock        -> each denies the other (one lock table)
 //   a local process on the server          -> sees the NLM lock (OFD mirror)
 //   FREE_ALL                               -> the host's locks and shares are gone
@@ -386,6 +387,60 @@ TEST_F(NlmGranted, TheWaiterGetsTheLockAndIsCalledBack) {
     EXPECT_EQ(t.res.stat.holder().svid, 2);
     // host-b's own re-send (its lockd's poll) is simply granted.
     EXPECT_EQ(LockCall(Lock("host-b", 2, 10, 10), true, true), xn::NLM4_GRANTED);
+}
+
+// NSM after a restart: the hosts that held monitored locks (LOCK, not NM_LOCK) are
+// recorded in the state directory and sent SM_NOTIFY (statd, program 100024 procedure 6)
+// with this boot's state number, an odd one, through their rpcbind.
+TEST_F(NlmGranted, ARestartNotifiesTheHostsThatHeldLocks) {
+    ASSERT_EQ(LockCall(Lock("host-a", 1, 0, 10), true), xn::NLM4_GRANTED);  // from 127.0.0.1
+    ASSERT_TRUE(daemon_->Restart());
+    conn_ = Connect();
+    ASSERT_NE(conn_, nullptr);
+    ASSERT_TRUE(lockd_.WaitCalls(1)) << "no SM_NOTIFY after the restart";
+    auto calls = lockd_.Calls();
+    EXPECT_EQ(calls[0].first, 6u);  // SM_NOTIFY
+    wire::XdrIn in(calls[0].second);
+    wire::Bytes name;
+    uint32_t state = 0;
+    ASSERT_TRUE(in.opaque(&name, 1024));
+    ASSERT_TRUE(in.u32(&state));
+    EXPECT_FALSE(name.empty());
+    EXPECT_EQ(state % 2, 1u) << "an NSM state number is odd while the host is up";
+    auto asked = rpcbind_.Calls();
+    ASSERT_FALSE(asked.empty());
+    wire::XdrIn q(asked.back().second);
+    uint32_t prog = 0, vers = 0;
+    q.u32(&prog), q.u32(&vers);
+    EXPECT_EQ(prog, 100024u);
+    EXPECT_EQ(vers, 1u);
+    // The host reclaims in the grace period; a new lock waits for its end.
+    auto reclaim = [&](bool r) {
+        xn::nlm4_lockargs a;
+        a.cookie = view(cookie_);
+        a.exclusive = true;
+        a.alock = Lock("host-a", 1, 0, 10);
+        a.reclaim = r;
+        a.state = 3;
+        return Call<xn::nlm4_res>(xn::NLMPROC4_LOCK, a).res.stat.stat;
+    };
+    EXPECT_EQ(reclaim(false), xn::NLM4_DENIED_GRACE_PERIOD);
+    EXPECT_EQ(reclaim(true), xn::NLM4_GRANTED);
+}
+
+TEST_F(NlmGranted, NmLockIsNotMonitored) {
+    xn::nlm4_lockargs a;
+    a.cookie = view(cookie_);
+    a.exclusive = true;
+    a.alock = Lock("host-a", 1, 0, 10);
+    a.reclaim = false;
+    a.state = 1;
+    auto r = Call<xn::nlm4_res>(xn::NLMPROC4_NM_LOCK, a);
+    ASSERT_EQ(r.error, "");
+    ASSERT_EQ(r.res.stat.stat, xn::NLM4_GRANTED);
+    ASSERT_TRUE(daemon_->Restart());
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_TRUE(lockd_.Calls().empty()) << "an NM_LOCK host was notified";
 }
 
 // An NFSv4.1 LOCKU frees what an NLM waiter waits for: the waiter is granted the same way.

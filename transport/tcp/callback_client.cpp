@@ -72,6 +72,7 @@ struct CallbackClient::Call : std::enable_shared_from_this<Call> {
     rpc::OutgoingCall out;
     std::function<void(rpc::CallbackResult)> done;
     uint16_t rpcbind_port = 111;
+    bool reserved_port = true;
     uint32_t xid_getport = 0, xid_call = 0;
 
     enum class Phase { Getport, Call } phase = Phase::Getport;
@@ -108,6 +109,7 @@ struct CallbackClient::Call : std::enable_shared_from_this<Call> {
             return finish(false, "not an IP address");
         fd = ::socket(to.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0) return finish(false, std::string("socket: ") + std::strerror(errno));
+        if (reserved_port) bind_reserved(to.ss_family);
         if (::connect(fd, reinterpret_cast<sockaddr*>(&to), out.peer_len) != 0 &&
             errno != EINPROGRESS)
             return finish(false, std::string("connect: ") + std::strerror(errno));
@@ -118,6 +120,28 @@ struct CallbackClient::Call : std::enable_shared_from_this<Call> {
         auto self = shared_from_this();
         if (!reactor->add(fd, EPOLLOUT | EPOLLIN, [self](uint32_t ev) { self->on_event(ev); }))
             return finish(false, "reactor refused the socket");
+    }
+
+    // The first free port of 1023..600 (bindresvport's range); none (not root, all
+    // taken): the kernel picks one at connect.
+    void bind_reserved(int family) {
+        for (uint16_t p = 1023; p >= 600; --p) {
+            sockaddr_storage a{};
+            socklen_t len;
+            if (family == AF_INET) {
+                auto* in = reinterpret_cast<sockaddr_in*>(&a);
+                in->sin_family = AF_INET;
+                in->sin_port = htons(p);
+                len = sizeof *in;
+            } else {
+                auto* in6 = reinterpret_cast<sockaddr_in6*>(&a);
+                in6->sin6_family = AF_INET6;
+                in6->sin6_port = htons(p);
+                len = sizeof *in6;
+            }
+            if (::bind(fd, reinterpret_cast<sockaddr*>(&a), len) == 0) return;
+            if (errno != EADDRINUSE) return;
+        }
     }
 
     void on_event(uint32_t ev) {
@@ -214,6 +238,7 @@ bool CallbackClient::call(rpc::OutgoingCall c, std::function<void(rpc::CallbackR
     call->out = std::move(c);
     call->done = std::move(done);
     call->rpcbind_port = opts_.rpcbind_port;
+    call->reserved_port = opts_.reserved_port;
     call->xid_getport = xid_.fetch_add(1);
     call->xid_call = xid_.fetch_add(1);
     const auto timeout = opts_.timeout;

@@ -9,7 +9,8 @@
 // Every call has a deadline (Options::timeout) covering all of it; a client that does not
 // answer costs one timer and a socket until then. At most Options::max_in_flight calls at
 // once: past it call() refuses (the caller's bound). Replies are bounded (64 KiB).
-// Calls go out with AUTH_NONE (RFC 5531 §8.1; what NLM callbacks need).
+// Calls go out with AUTH_NONE (RFC 5531 §8.1; what NLM and NSM callbacks need), from a
+// reserved port when possible.
 #pragma once
 
 #include <atomic>
@@ -29,6 +30,9 @@ class CallbackClient final : public rpc::CallbackSender {
         uint16_t rpcbind_port = 111;
         std::chrono::milliseconds timeout{10000};
         size_t max_in_flight = 256;
+        // From a reserved source port (< 1024, when the process may bind one), as the
+        // kernel's lockd and sm-notify call: some peers accept NSM calls only so.
+        bool reserved_port = true;
     };
     // `run` runs `done` off the reactor (a worker pool's submit). The reactor must outlive
     // every call (stop it before destroying what `done` uses).

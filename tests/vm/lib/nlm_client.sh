@@ -134,6 +134,39 @@ check "... within 6 s: a GRANTED callback, not the client's 30 s re-send" \
     awk -v t="$WAITED" 'BEGIN { exit !(t < 6) }'
 wait $FL
 
+# The server restarts while this host holds a lock (the group restarts it when
+# /tmp/nlm-restart-now appears, and says so with /tmp/nlm-restarted): the daemon tells this
+# host's statd (NSM SM_NOTIFY), its lockd reclaims the lock in the grace period, and the
+# process holding it never notices.
+held_on_server() {  # FILE: a local F_GETLK on the server's file sees a lock (takes none)
+    python3 - "$1" << 'PY'
+import fcntl, os, struct, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+fmt = "hhqqi4x"  # struct flock on x86_64
+for i in range(450):
+    r = fcntl.fcntl(fd, fcntl.F_GETLK, struct.pack(fmt, fcntl.F_WRLCK, 0, 0, 0, 0))
+    if struct.unpack(fmt, r)[0] != fcntl.F_UNLCK:
+        print("held after %.1f s" % (i / 10))
+        sys.exit(0)
+    time.sleep(0.1)
+sys.exit("no lock on the server's file after 45 s")
+PY
+}
+rm -f /tmp/nlm-restarted
+if check "v3: a process holds a lock across a server restart" hold $M/nlm/g ex /tmp/nlm-held; then
+    touch /tmp/nlm-restart-now
+    for i in $(seq 1 600); do [ -e /tmp/nlm-restarted ] && break; sleep 0.1; done
+    check "... the server restarted" test -e /tmp/nlm-restarted
+    check "... the lock is held on the server again (reclaimed after SM_NOTIFY)" \
+        held_on_server "$EXPORT/nlm/g"
+    check "... another v3 process is still refused it" nb_lock_fails $M/nlm/g
+    rm -f /tmp/nlm-held
+    wait $HOLDER
+    check "... the holder ran to its end without an error" test $? = 0
+    check "... then the lock is free" nb_lock_works $M/nlm/g
+fi
+rm -f /tmp/nlm-restart-now
+
 check "umount (v3, NLM)" nfs_umount $M
 statd_stop
 rpcbind_stop

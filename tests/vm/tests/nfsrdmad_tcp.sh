@@ -365,9 +365,23 @@ if check "a client host: network namespace nlmc, 10.77.0.2 -> 10.77.0.1" nlm_hos
     check "rpcbind has NLM v4 over tcp on port $NFSRDMAD_PORT" \
         bash -c "rpcinfo -p 127.0.0.1 | awk '\$1 == 100021 && \$2 == 4 && \$3 == \"tcp\" && \$4 == $NFSRDMAD_PORT' | grep -q ."
     if check "mount -o $OPTS4 (this host, for v3/v4.1 conflicts)" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "$OPTS4"; then
-        check "the client host's NLM checks (lib/nlm_client.sh, listed above) all pass" \
-            ip netns exec nlmc unshare --mount --propagation private \
-            bash "$VMTEST_LIB/nlm_client.sh" 10.77.0.1 $EXPORT $MNT4
+        # The client host runs in the background; when it asks (it holds a lock then), the
+        # daemon is restarted under it.
+        rm -f /tmp/nlm-restart-now /tmp/nlm-restarted
+        ip netns exec nlmc unshare --mount --propagation private \
+            bash "$VMTEST_LIB/nlm_client.sh" 10.77.0.1 $EXPORT $MNT4 &
+        NLMC=$!
+        while kill -0 $NLMC 2>/dev/null && [ ! -e /tmp/nlm-restart-now ]; do sleep 0.2; done
+        if [ -e /tmp/nlm-restart-now ]; then
+            check "nfsrdmad stops under a held v3 lock" nfsrdmad_stop
+            NFSRDMAD_ADDR=0.0.0.0 NFSRDMAD_STATE=/tmp/nfsrdmad-state-nlm \
+                check "nfsrdmad starts again" nfsrdmad_start $EXPORT --config "$(nfs4_config)"
+            touch /tmp/nlm-restarted
+            check "... it notified the host that held locks (NSM)" \
+                wait_for 20 grep -q "nsm: 10.77.0.2 notified" "$NFSRDMAD_LOG"
+        fi
+        wait $NLMC
+        check "the client host's NLM checks (lib/nlm_client.sh, listed above) all pass" test $? = 0
         check "umount (v4.1)" nfs_umount $MNT4
     fi
     kill -USR1 "$NFSRDMAD_PID" && sleep 1
