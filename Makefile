@@ -54,7 +54,7 @@ run: build
 	@mkdir -p $(EXPORT_DIR) $(STATE_DIR)
 	@scripts/ensure-rpcbind.sh
 	@echo "Serving $(EXPORT_DIR): mount -t nfs -o vers=4.1,proto=tcp,port=$(NFS_PORT) $$(hostname):$(EXPORT_DIR) /mnt"
-	@echo "  or NFSv3: mount -t nfs -o vers=3,proto=tcp,port=$(NFS_PORT),mountport=$(MOUNT_PORT),nolock $$(hostname):$(EXPORT_DIR) /mnt"
+	@echo "  or NFSv3: mount -t nfs -o vers=3,proto=tcp,port=$(NFS_PORT),mountport=$(MOUNT_PORT) $$(hostname):$(EXPORT_DIR) /mnt"
 	$(BUILD)/daemon/nfsrdmad --foreground --config config/examples/dev.yaml \
 	    --state-dir $(STATE_DIR) --tcp 0.0.0.0:$(NFS_PORT) --mount-port $(MOUNT_PORT) \
 	    --export '$(EXPORT_DIR)=rw,no_root_squash,insecure'
