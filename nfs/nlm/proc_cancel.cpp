@@ -8,21 +8,13 @@ namespace nfsrdmad::nfs::nlm {
 rpc::Outcome proc_cancel(Request& rq) {
     x::nlm4_cancargs a;
     if (!rq.decode(a)) return rpc::Outcome::garbage();
-    x::nlm4_res res;
-    res.cookie = a.cookie;
-    auto answer = [&](x::nlm4_stats s) {
-        res.stat.stat = s;
-        return rq.reply(res);
-    };
-    if (rq.svc.in_grace()) return answer(x::NLM4_DENIED_GRACE_PERIOD);
-    File f;
-    if (auto s = rq.file(a.alock.fh, f); s != x::NLM4_GRANTED) return answer(s);
-    vs::StateOwner owner;
-    if (auto s = rq.owner(a.alock, owner); s != x::NLM4_GRANTED) return answer(s);
+    if (rq.svc.in_grace()) return rq.answer(a.cookie, x::NLM4_DENIED_GRACE_PERIOD);
+    LockTarget t;
+    if (auto s = rq.target(a.alock, t); s != x::NLM4_GRANTED) return rq.answer(a.cookie, s);
     const vs::Lock lock = lock_of(a.alock, a.exclusive);
-    (void)rq.svc.locks.cancel_wait(f.key, owner, lock);
-    rq.svc.blocked.drop(owner, lock);
-    return answer(x::NLM4_GRANTED);
+    (void)rq.svc.locks.cancel_wait(t.file.key, t.owner, lock);
+    rq.svc.blocked.drop(t.owner, lock);
+    return rq.answer(a.cookie, x::NLM4_GRANTED);
 }
 
 }  // namespace nfsrdmad::nfs::nlm

@@ -17,54 +17,55 @@
 
 namespace nfsrdmad::nfs::nlm {
 
+namespace {
+
+// The request kept while it waits (blocked.h), with what GRANTED will need.
+Blocked blocked_of(const Request& rq, const x::nlm4_lockargs& a, const LockTarget& t,
+                   const vs::Lock& want) {
+    Blocked b;
+    if (const rpc::Peer* p = rq.ctx.header.peer) {
+        b.peer = p->addr;
+        b.peer_len = p->len;
+    }
+    b.file = t.file.key;
+    b.owner = t.owner;
+    b.lock = want;
+    b.cookie.assign(a.cookie.begin(), a.cookie.end());
+    b.caller_name = a.alock.caller_name;
+    b.oh.assign(a.alock.oh.begin(), a.alock.oh.end());
+    b.fh.assign(a.alock.fh.begin(), a.alock.fh.end());
+    b.svid = a.alock.svid;
+    b.offset = a.alock.l_offset;
+    b.length = a.alock.l_len;
+    b.exclusive = a.exclusive;
+    return b;
+}
+
+}  // namespace
+
 rpc::Outcome proc_lock(Request& rq) {
     x::nlm4_lockargs a;
     if (!rq.decode(a)) return rpc::Outcome::garbage();
-    x::nlm4_res res;
-    res.cookie = a.cookie;
-    auto answer = [&](x::nlm4_stats s) {
-        res.stat.stat = s;
-        return rq.reply(res);
-    };
+    auto answer = [&](x::nlm4_stats s) { return rq.answer(a.cookie, s); };
     if (rq.svc.in_grace() != a.reclaim) return answer(x::NLM4_DENIED_GRACE_PERIOD);
-    File f;
-    if (auto s = rq.file(a.alock.fh, f); s != x::NLM4_GRANTED) return answer(s);
-    vs::StateOwner owner;
-    if (auto s = rq.owner(a.alock, owner); s != x::NLM4_GRANTED) return answer(s);
-    CallMirror m(rq.svc, f);
+    LockTarget t;
+    if (auto s = rq.target(a.alock, t); s != x::NLM4_GRANTED) return answer(s);
+    CallMirror m(rq.svc, t.file);
     const vs::Lock want = lock_of(a.alock, a.exclusive);
-    // A blocking request is kept (blocked.h) so that it can be granted and the client
-    // told; its record's id is the waiter's cookie in the table.
+    // A blocking request is kept so that it can be granted and the client told; its
+    // record's id is the waiter's cookie in the table.
     std::optional<uint64_t> wait;
-    if (a.block) {
-        Blocked b;
-        if (const rpc::Peer* p = rq.ctx.header.peer) {
-            b.peer = p->addr;
-            b.peer_len = p->len;
-        }
-        b.file = f.key;
-        b.owner = owner;
-        b.lock = want;
-        b.cookie.assign(a.cookie.begin(), a.cookie.end());
-        b.caller_name = a.alock.caller_name;
-        b.oh.assign(a.alock.oh.begin(), a.alock.oh.end());
-        b.fh.assign(a.alock.fh.begin(), a.alock.fh.end());
-        b.svid = a.alock.svid;
-        b.offset = a.alock.l_offset;
-        b.length = a.alock.l_len;
-        b.exclusive = a.exclusive;
-        wait = rq.svc.blocked.put(std::move(b));
-    }
-    auto r = rq.svc.locks.lock(f.key, owner, want, wait, m.get());
+    if (a.block) wait = rq.svc.blocked.put(blocked_of(rq, a, t, want));
+    auto r = rq.svc.locks.lock(t.file.key, t.owner, want, wait, m.get());
     if (!r) {
-        if (wait) rq.svc.blocked.drop(owner, want);
+        if (wait) rq.svc.blocked.drop(t.owner, want);
         return answer(stat_of_errno(r.error()));
     }
     if (!r->woken.empty()) rq.svc.wake(std::move(r->woken));  // a downgrade freed bytes
     // XNFS: LOCK is monitored (the host is notified if this server restarts), NM_LOCK not.
     const bool monitored = rq.ctx.header.proc == x::NLMPROC4_LOCK;
     if (!r->denied) {
-        if (wait) rq.svc.blocked.drop(owner, want);  // a re-send found it free
+        if (wait) rq.svc.blocked.drop(t.owner, want);  // a re-send found it free
         if (monitored) rq.svc.monitor(rq.ctx.header.peer);
         return answer(x::NLM4_GRANTED);
     }
@@ -73,7 +74,7 @@ rpc::Outcome proc_lock(Request& rq) {
         if (monitored) rq.svc.monitor(rq.ctx.header.peer);
         return answer(x::NLM4_BLOCKED);
     }
-    if (wait) rq.svc.blocked.drop(owner, want);
+    if (wait) rq.svc.blocked.drop(t.owner, want);
     return answer(x::NLM4_DENIED_NOLOCKS);
 }
 

@@ -18,12 +18,10 @@ rpc::Outcome proc_test(Request& rq) {
     // knfsd answers TEST with the grace status too: during grace the table is not yet
     // what it will be once clients have reclaimed.
     if (rq.svc.in_grace()) return answer(x::NLM4_DENIED_GRACE_PERIOD);
-    File f;
-    if (auto s = rq.file(a.alock.fh, f); s != x::NLM4_GRANTED) return answer(s);
-    vs::StateOwner owner;
-    if (auto s = rq.owner(a.alock, owner); s != x::NLM4_GRANTED) return answer(s);
-    CallMirror m(rq.svc, f);
-    auto r = rq.svc.locks.test(f.key, owner, lock_of(a.alock, a.exclusive), m.get());
+    LockTarget t;
+    if (auto s = rq.target(a.alock, t); s != x::NLM4_GRANTED) return answer(s);
+    CallMirror m(rq.svc, t.file);
+    auto r = rq.svc.locks.test(t.file.key, t.owner, lock_of(a.alock, a.exclusive), m.get());
     if (!r) return answer(stat_of_errno(r.error()));
     if (!*r) return answer(x::NLM4_GRANTED);
     const vs::Conflict conflict = **r;  // holder_of's oh points into it

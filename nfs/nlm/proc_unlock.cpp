@@ -8,22 +8,14 @@ namespace nfsrdmad::nfs::nlm {
 rpc::Outcome proc_unlock(Request& rq) {
     x::nlm4_unlockargs a;
     if (!rq.decode(a)) return rpc::Outcome::garbage();
-    x::nlm4_res res;
-    res.cookie = a.cookie;
-    auto answer = [&](x::nlm4_stats s) {
-        res.stat.stat = s;
-        return rq.reply(res);
-    };
-    if (rq.svc.in_grace()) return answer(x::NLM4_DENIED_GRACE_PERIOD);
-    File f;
-    if (auto s = rq.file(a.alock.fh, f); s != x::NLM4_GRANTED) return answer(s);
-    vs::StateOwner owner;
-    if (auto s = rq.owner(a.alock, owner); s != x::NLM4_GRANTED) return answer(s);
-    CallMirror m(rq.svc, f);
-    auto r = rq.svc.locks.unlock(f.key, owner, lock_of(a.alock, false).range, m.get());
-    if (!r) return answer(stat_of_errno(r.error()));
+    if (rq.svc.in_grace()) return rq.answer(a.cookie, x::NLM4_DENIED_GRACE_PERIOD);
+    LockTarget t;
+    if (auto s = rq.target(a.alock, t); s != x::NLM4_GRANTED) return rq.answer(a.cookie, s);
+    CallMirror m(rq.svc, t.file);
+    auto r = rq.svc.locks.unlock(t.file.key, t.owner, lock_of(a.alock, false).range, m.get());
+    if (!r) return rq.answer(a.cookie, stat_of_errno(r.error()));
     rq.svc.wake(std::move(*r));  // whoever waited for these bytes
-    return answer(x::NLM4_GRANTED);
+    return rq.answer(a.cookie, x::NLM4_GRANTED);
 }
 
 }  // namespace nfsrdmad::nfs::nlm

@@ -23,6 +23,12 @@ struct File {
     vs::FileKey key;
 };
 
+// The file an nlm4_lock names, and the lock owner it acts for there.
+struct LockTarget {
+    File file;
+    vs::StateOwner owner;
+};
+
 class Request {
   public:
     Request(rpc::CallContext& ctx, Services& svc)
@@ -46,12 +52,24 @@ class Request {
     // The lock owner: caller_name's host, svid and oh (XNFS nlm4_lock). DENIED_NOLOCKS
     // when no more hosts can be known.
     x::nlm4_stats owner(const x::nlm4_lock& l, vs::StateOwner& out);
+    // file() and owner() of an nlm4_lock.
+    x::nlm4_stats target(const x::nlm4_lock& l, LockTarget& out) {
+        if (auto s = file(l.fh, out.file); s != x::NLM4_GRANTED) return s;
+        return owner(l, out.owner);
+    }
 
     template <class Res>
     rpc::Outcome reply(const Res& res) {
         if (rejected_) return *rejected_;
         x::xdr_encode(ctx.res, res);
         return rpc::Outcome::ok();
+    }
+    // An nlm4_res: the call's cookie back, and the status.
+    rpc::Outcome answer(std::span<const uint8_t> cookie, x::nlm4_stats s) {
+        x::nlm4_res res;
+        res.cookie = cookie;
+        res.stat.stat = s;
+        return reply(res);
     }
 
   private:

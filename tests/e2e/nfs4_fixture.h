@@ -69,10 +69,16 @@ class Nfs4DaemonTest : public DaemonTest {
 
     // One call of NFSv4 procedure `proc` with these argument bytes on `c`.
     wire::Reply Call(wire::Conn& c, uint32_t proc, wire::Bytes args) {
+        return RpcCall(c, 100003, 4, proc, std::move(args));
+    }
+    // One call of any program (AUTH_SYS root) on `c`.
+    wire::Reply RpcCall(wire::Conn& c, uint32_t prog, uint32_t vers, uint32_t proc,
+                        wire::Bytes args) {
         wire::Reply r;
         std::string why;
         if (!c.SendRecord(
-                wire::EncodeCall(wire::RootCall(++xid_, 100003, 4, proc, std::move(args))), &why)) {
+                wire::EncodeCall(wire::RootCall(++xid_, prog, vers, proc, std::move(args))),
+                &why)) {
             r.parse_error = "send: " + why;
             return r;
         }

@@ -82,24 +82,7 @@ class Nlm : public Nfs4DaemonTest {
     }
 
     wire::Reply NlmCall(uint32_t proc, wire::Bytes args, uint32_t vers = 4) {
-        return Nlm::RawCall(*conn_, 100021, vers, proc, std::move(args));
-    }
-    wire::Reply RawCall(wire::Conn& c, uint32_t prog, uint32_t vers, uint32_t proc,
-                        wire::Bytes args) {
-        wire::Reply r;
-        std::string why;
-        if (!c.SendRecord(
-                wire::EncodeCall(wire::RootCall(++xid_, prog, vers, proc, std::move(args))),
-                &why)) {
-            r.parse_error = "send: " + why;
-            return r;
-        }
-        wire::Bytes rec;
-        if (c.RecvRecord(&rec, 10000, &why) != wire::Conn::Recv::kOk) {
-            r.parse_error = "receive: " + why;
-            return r;
-        }
-        return wire::ParseReply(rec);
+        return RpcCall(*conn_, 100021, vers, proc, std::move(args));
     }
 
     template <class Res, class Args>
@@ -346,6 +329,14 @@ class NlmGranted : public Nlm {
         EXPECT_EQ(t.error, "");
         return t.res.stat.stat();
     }
+    // Whether host-c finds the range free within 5 s.
+    bool WaitFree() {
+        for (int i = 0; i < 250; ++i) {
+            if (TestByC() == xn::NLM4_GRANTED) return true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        return false;
+    }
 
     std::atomic<uint32_t> reply_{xn::NLM4_GRANTED};
     std::atomic<uint32_t> lockd_port_{0};
@@ -468,12 +459,7 @@ TEST_F(NlmGranted, ARefusedGrantedReleasesTheLock) {
     if (HasFatalFailure()) return;
     ASSERT_EQ(UnlockCall(Lock("host-a", 1, 0, 100)), xn::NLM4_GRANTED);
     ASSERT_TRUE(lockd_.WaitCalls(1));
-    bool free = false;
-    for (int i = 0; i < 200 && !free; ++i) {
-        free = TestByC() == xn::NLM4_GRANTED;
-        if (!free) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    EXPECT_TRUE(free) << "host-b kept a lock it refused";
+    EXPECT_TRUE(WaitFree()) << "host-b kept a lock it refused";
 }
 
 TEST_F(NlmGranted, AnUnreachableClientDoesNotKeepTheLock) {
@@ -482,12 +468,7 @@ TEST_F(NlmGranted, AnUnreachableClientDoesNotKeepTheLock) {
     if (HasFatalFailure()) return;
     ASSERT_EQ(UnlockCall(Lock("host-a", 1, 0, 100)), xn::NLM4_GRANTED);
     ASSERT_TRUE(rpcbind_.WaitCalls(1));
-    bool free = false;
-    for (int i = 0; i < 250 && !free; ++i) {
-        free = TestByC() == xn::NLM4_GRANTED;
-        if (!free) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    EXPECT_TRUE(free) << "an unreachable client kept the lock";
+    EXPECT_TRUE(WaitFree()) << "an unreachable client kept the lock";
     EXPECT_TRUE(lockd_.Calls().empty());
 }
 
