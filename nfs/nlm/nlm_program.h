@@ -3,8 +3,9 @@
 //
 // Blocked locks are granted with a callback (NLM4_GRANTED, granted.cpp) through the
 // rpc::CallbackSender the daemon gives (Services::set_callbacks).
-// Not yet: the _MSG procedures (6-10) answer PROC_UNAVAIL (their _RES would go back the
-// same way); NSM monitoring (SM_MON) and notification after a restart; UDP.
+// The _MSG procedures send their result back as a _RES call the same way (proc_msg.cpp).
+// Hosts are notified after a restart (nsm_notify.h). Not yet: SM_MON (this server is not
+// told when a client reboots), UDP.
 #pragma once
 
 #include <memory>

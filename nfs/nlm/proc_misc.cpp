@@ -4,8 +4,8 @@
 //                 it is told of is pending: NLM4_DENIED.
 //   FREE_ALL      everything the named host holds (locks, waiters, shares) goes: its
 //                 statd saw it reboot. No reply body.
-//   the *_RES     replies to _MSG calls this server would have sent; it sends none yet,
-//                 so they are taken and dropped.
+//   the *_RES     results of _MSG calls: this server sends only GRANTED (synchronous),
+//                 so they are decoded and dropped.
 #include <spdlog/spdlog.h>
 
 #include "nfs/common/log_text.h"

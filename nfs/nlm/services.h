@@ -63,6 +63,7 @@ class Services {
     // Where NLM4_GRANTED goes out (the daemon's TCP callback client). Null: nowhere; a
     // blocked client then learns of its lock when its lockd re-sends the LOCK.
     void set_callbacks(rpc::CallbackSender* c) { callbacks_.store(c); }
+    rpc::CallbackSender* callbacks() const { return callbacks_.load(); }
     // Waiters the lock table woke, from either protocol's unlock: each NLM one is retried
     // for its owner; when granted, the client is told (GRANTED, granted.cpp). NFSv4.1
     // waiters are left alone (those clients poll, RFC 8881 §9.6).

@@ -3,13 +3,14 @@
 // file handles come from the raw NFSv4.1 client (tests/e2e/nfs4_fixture.h): the same
 // handles NFSv3 uses, which NLM names files by.
 //
-//   NULL, version 3, a _MSG procedure      -> SUCCESS, PROG_MISMATCH 4..4, PROC_UNAVAIL
+//   NULL, version 3, undefined procedures  -> SUCCESS, PROG_MISMATCH 4..4, PROC_UNAVAIL
 //   two hosts, one range                   -> GRANTED, DENIED naming the holder, BLOCKED,
 //                                             CANCEL, UNLOCK, then GRANTED
 //   a blocked LOCK, then the holder unlocks -> the waiter holds it and its host is called
 //                                             back (NLM4_GRANTED via its rpcbind); refused
 //                                             or undeliverable: the lock is released
 //   a restart after a LOCK (not NM_LOCK)   -> SM_NOTIFY to the host's statd, reclaims only
+//   LOCK_MSG, TEST_MSG                     -> an empty reply; LOCK_RES, TEST_RES to the host
 //   an NLM lock and an NFSv4.1 lock        -> each denies the other (one lock table)
 //   a local process on the server          -> sees the NLM lock (OFD mirror)
 //   FREE_ALL                               -> the host's locks and shares are gone
@@ -243,7 +244,7 @@ class FakeRpcServer {
     std::vector<std::pair<uint32_t, wire::Bytes>> calls_;
 };
 
-TEST_F(Nlm, NullVersionsAndUnservedProcedures) {
+TEST_F(Nlm, NullVersionsAndProcedureNumbers) {
     wire::Reply n = NlmCall(xn::NLMPROC4_NULL, {});
     ASSERT_EQ(n.parse_error, "");
     EXPECT_EQ(n.accept_stat, wire::kSuccess);
@@ -251,8 +252,10 @@ TEST_F(Nlm, NullVersionsAndUnservedProcedures) {
     EXPECT_EQ(v3.accept_stat, wire::kProgMismatch);
     EXPECT_EQ(v3.mismatch_low, 4u);
     EXPECT_EQ(v3.mismatch_high, 4u);
-    wire::Reply msg = NlmCall(xn::NLMPROC4_LOCK_MSG, {});
-    EXPECT_EQ(msg.accept_stat, wire::kProcUnavail);
+    wire::Reply msg = NlmCall(xn::NLMPROC4_LOCK_MSG, {});  // no arguments
+    EXPECT_EQ(msg.accept_stat, wire::kGarbageArgs);
+    EXPECT_EQ(NlmCall(16, {}).accept_stat, wire::kProcUnavail);  // 16-19 are not defined
+    EXPECT_EQ(NlmCall(24, {}).accept_stat, wire::kProcUnavail);
 }
 
 TEST_F(Nlm, TwoHostsOneRange) {
@@ -417,6 +420,53 @@ TEST_F(NlmGranted, ARestartNotifiesTheHostsThatHeldLocks) {
     };
     EXPECT_EQ(reclaim(false), xn::NLM4_DENIED_GRACE_PERIOD);
     EXPECT_EQ(reclaim(true), xn::NLM4_GRANTED);
+}
+
+// XNFS asynchronous procedures: the _MSG call gets an empty reply, the result goes to the
+// caller's NLM as a call of the _RES procedure.
+TEST_F(NlmGranted, MsgProceduresAnswerWithResCalls) {
+    xn::nlm4_lockargs a;
+    cookie_ = "async-1";
+    a.cookie = view(cookie_);
+    a.exclusive = true;
+    a.alock = Lock("host-a", 1, 0, 10);
+    a.reclaim = false;
+    a.state = 1;
+    wire::Bytes args;
+    {
+        xdr::Encoder e(args);
+        xn::xdr_encode(e, a);
+    }
+    wire::Reply r = NlmCall(xn::NLMPROC4_LOCK_MSG, args);
+    ASSERT_EQ(r.accept_stat, wire::kSuccess) << r.Describe();
+    EXPECT_TRUE(r.results.empty());
+    ASSERT_TRUE(lockd_.WaitCalls(1)) << "no LOCK_RES";
+    auto calls = lockd_.Calls();
+    EXPECT_EQ(calls[0].first, uint32_t(xn::NLMPROC4_LOCK_RES));
+    xn::nlm4_res res;
+    xdr::Decoder d(calls[0].second);
+    ASSERT_TRUE(xn::xdr_decode(d, res));
+    EXPECT_EQ(std::string(res.cookie.begin(), res.cookie.end()), "async-1");
+    EXPECT_EQ(res.stat.stat, xn::NLM4_GRANTED);
+    // TEST_MSG from another host: TEST_RES says DENIED and names host-a's lock.
+    xn::nlm4_testargs t;
+    t.cookie = view(cookie_);
+    t.exclusive = false;
+    t.alock = Lock("host-b", 2, 5, 1);
+    args.clear();
+    {
+        xdr::Encoder e(args);
+        xn::xdr_encode(e, t);
+    }
+    ASSERT_EQ(NlmCall(xn::NLMPROC4_TEST_MSG, args).accept_stat, wire::kSuccess);
+    ASSERT_TRUE(lockd_.WaitCalls(2)) << "no TEST_RES";
+    calls = lockd_.Calls();
+    EXPECT_EQ(calls[1].first, uint32_t(xn::NLMPROC4_TEST_RES));
+    xn::nlm4_testres tr;
+    xdr::Decoder d2(calls[1].second);
+    ASSERT_TRUE(xn::xdr_decode(d2, tr));
+    ASSERT_EQ(tr.stat.stat(), xn::NLM4_DENIED);
+    EXPECT_EQ(tr.stat.holder().svid, 1);
 }
 
 TEST_F(NlmGranted, NmLockIsNotMonitored) {
