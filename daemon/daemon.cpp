@@ -30,7 +30,9 @@
 #include "transport/rpc/rpcbind.h"
 #include "transport/tcp/callback_client.h"
 #include "transport/tcp/server.h"
+#include "transport/udp/server.h"
 #include "xdr/mount_prot.h"
+#include "xdr/nlm_prot.h"
 
 namespace nfsrdmad::daemon {
 
@@ -410,12 +412,25 @@ int run(config::Config cfg, const Options& opts) {
         stop_everything();
         return 1;
     }
+    // NLM over UDP too (XNFS: clients' lockd and rpc.statd may call that way), on the NFS
+    // ports. NFS itself stays on TCP and RDMA. Not fatal: NLM over TCP still works.
+    udp::Server udp_server(reactors.next(), workers, dispatcher, {{xdr::nlm::NLM_PROG}});
+    bool nlm_udp = false;
+    for (const auto& l : cfg.tcp) {
+        if (auto err = udp_server.listen(l.address, l.port); !err.empty())
+            spdlog::warn("nlm: not served over UDP on {}:{}: {}", l.address, l.port, err);
+        else
+            nlm_udp = true;
+    }
     std::optional<rpc::RpcbindRegistration> rpcbind;
     // Every registered program and version; MOUNT on its own port, the rest on the first
     // TCP listener's.
-    rpcbind.emplace(rpc::rpcbind_entries(dispatcher.registry(), [&](uint32_t prog) {
-        return prog == xdr::mount::MOUNT_PROGRAM ? cfg.mount_port : cfg.tcp.front().port;
-    }));
+    rpcbind.emplace(rpc::rpcbind_entries(
+        dispatcher.registry(),
+        [&](uint32_t prog) {
+            return prog == xdr::mount::MOUNT_PROGRAM ? cfg.mount_port : cfg.tcp.front().port;
+        },
+        [&](uint32_t prog) { return nlm_udp && prog == xdr::nlm::NLM_PROG; }));
     spdlog::info("nfsrdmad ready: {} reactor(s), {} worker(s)", reactors.size(), cfg.workers);
 
     for (;;) {

@@ -4,6 +4,7 @@
 // handles NFSv3 uses, which NLM names files by.
 //
 //   NULL, version 3, undefined procedures  -> SUCCESS, PROG_MISMATCH 4..4, PROC_UNAVAIL
+//   NLM over UDP                           -> served, one lock table with TCP; NFS is not
 //   two hosts, one range                   -> GRANTED, DENIED naming the holder, BLOCKED,
 //                                             CANCEL, UNLOCK, then GRANTED
 //   a blocked LOCK, then the holder unlocks -> the waiter holds it and its host is called
@@ -256,6 +257,62 @@ TEST_F(Nlm, NullVersionsAndProcedureNumbers) {
     EXPECT_EQ(msg.accept_stat, wire::kGarbageArgs);
     EXPECT_EQ(NlmCall(16, {}).accept_stat, wire::kProcUnavail);  // 16-19 are not defined
     EXPECT_EQ(NlmCall(24, {}).accept_stat, wire::kProcUnavail);
+}
+
+// XNFS: NLM is reachable over UDP as well, on the NFS port; NFS itself is not.
+TEST_F(Nlm, OverUdpTooButNotNfs) {
+    const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0);
+    timeval tv{1, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    to.sin_port = htons(daemon_->nfs_port());
+    auto udp_call = [&](uint32_t prog, uint32_t vers, uint32_t proc, wire::Bytes args) {
+        wire::Reply r;
+        wire::Bytes call =
+            wire::EncodeCall(wire::RootCall(++xid_, prog, vers, proc, std::move(args)));
+        if (::sendto(fd, call.data(), call.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to) <
+            0) {
+            r.parse_error = "sendto failed";
+            return r;
+        }
+        wire::Bytes buf(65536);
+        ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
+        if (n <= 0) {
+            r.parse_error = "no reply";
+            return r;
+        }
+        buf.resize(size_t(n));
+        return wire::ParseReply(buf);
+    };
+    wire::Reply null = udp_call(100021, 4, 0, {});
+    ASSERT_EQ(null.parse_error, "");
+    EXPECT_EQ(null.accept_stat, wire::kSuccess);
+    // A lock taken over UDP denies one asked for over TCP.
+    xn::nlm4_lockargs a;
+    a.cookie = view(cookie_);
+    a.exclusive = true;
+    a.alock = Lock("udp-host", 5, 0, 10);
+    a.reclaim = false;
+    a.state = 1;
+    wire::Bytes args;
+    {
+        xdr::Encoder e(args);
+        xn::xdr_encode(e, a);
+    }
+    wire::Reply lr = udp_call(100021, 4, xn::NLMPROC4_LOCK, args);
+    ASSERT_EQ(lr.parse_error, "");
+    ASSERT_EQ(lr.accept_stat, wire::kSuccess);
+    xn::nlm4_res res;
+    xdr::Decoder d(lr.results);
+    ASSERT_TRUE(xn::xdr_decode(d, res));
+    EXPECT_EQ(res.stat.stat, xn::NLM4_GRANTED);
+    EXPECT_EQ(LockCall(Lock("tcp-host", 6, 5, 1), false), xn::NLM4_DENIED);
+    // NFSv3 over UDP: not served (dropped, no reply).
+    EXPECT_EQ(udp_call(100003, 3, 0, {}).parse_error, "no reply");
+    ::close(fd);
 }
 
 TEST_F(Nlm, TwoHostsOneRange) {

@@ -151,9 +151,9 @@ URL_ARGS="version=3&nfsport=$NFSPORT&mountport=$MOUNTPORT"
 URL="nfs://127.0.0.1$EXPORT"
 
 # ---- checks -----------------------------------------------------------------------------------
-listed() { # PROG VERS PORT
-    rpcinfo -p 127.0.0.1 | awk -v p="$1" -v v="$2" -v port="$3" \
-        '$1==p && $2==v && $3=="tcp" && $4==port {f=1} END {exit !f}'
+listed() { # PROG VERS PORT [PROTO]
+    rpcinfo -p 127.0.0.1 | awk -v p="$1" -v v="$2" -v port="$3" -v proto="${4:-tcp}" \
+        '$1==p && $2==v && $3==proto && $4==port {f=1} END {exit !f}'
 }
 check_listed() {
     retry 5 listed "$@" || { echo "rpcinfo -p 127.0.0.1:"; rpcinfo -p 127.0.0.1; return 1; }
@@ -162,6 +162,8 @@ check "rpcinfo -p lists 100003 v3 tcp on port $NFSPORT" check_listed 100003 3 "$
 check "rpcinfo -p lists 100005 v1 tcp on port $MOUNTPORT" check_listed 100005 1 "$MOUNTPORT"
 check "rpcinfo -p lists 100005 v3 tcp on port $MOUNTPORT" check_listed 100005 3 "$MOUNTPORT"
 check "rpcinfo -p lists 100021 (NLM) v4 tcp on port $NFSPORT" check_listed 100021 4 "$NFSPORT"
+check "rpcinfo -p lists 100021 (NLM) v4 udp on port $NFSPORT" check_listed 100021 4 "$NFSPORT" udp
+check "rpcinfo -u: NLM v4 NULL over UDP (port from rpcbind)" rpcinfo -u 127.0.0.1 100021 4
 
 # NULL call sent straight to a port (rpcinfo's -n is not honoured by every rpcinfo build).
 rpc_null_on_port() { # PORT PROG VERS

@@ -46,6 +46,8 @@ struct Peer {
 
 // "10.0.0.1:812" or "[fd00::1]:812"; "?" for other families.
 std::string format_address(const sockaddr* sa);
+// "10.0.0.1" or "fd00::1" with `port` as a socket address; false when it is neither.
+bool parse_address(const std::string& addr, uint16_t port, sockaddr_storage& ss, socklen_t& len);
 // A Peer for an IPv4 or IPv6 address (the transports' accepted connections).
 Peer make_peer(const sockaddr* sa);
 // A new connection id for Peer::conn.

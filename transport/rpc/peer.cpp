@@ -37,4 +37,23 @@ Peer make_peer(const sockaddr* sa) {
     return p;
 }
 
+bool parse_address(const std::string& addr, uint16_t port, sockaddr_storage& ss, socklen_t& len) {
+    std::memset(&ss, 0, sizeof ss);
+    auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
+    auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
+    if (inet_pton(AF_INET, addr.c_str(), &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        len = sizeof *v4;
+        return true;
+    }
+    if (inet_pton(AF_INET6, addr.c_str(), &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        len = sizeof *v6;
+        return true;
+    }
+    return false;
+}
+
 }  // namespace nfsrdmad::rpc

@@ -47,7 +47,8 @@ std::string universal_address(bool v6, uint16_t port) {
 bool set_one(const char* netid, const RpcbindRegistration::Entry& e) {
     netconfig* nc = getnetconfigent(netid);
     if (!nc) return false;
-    std::string ua = universal_address(std::string(netid) == "tcp6", e.port);
+    const std::string id(netid);
+    std::string ua = universal_address(id == "tcp6" || id == "udp6", e.port);
     netbuf* nb = uaddr2taddr(nc, ua.c_str());
     bool ok = nb && rpcb_set(e.prog, e.vers, nc, nb);
     if (nb) {
@@ -85,6 +86,15 @@ RpcbindRegistration::RpcbindRegistration(std::vector<Entry> entries) : entries_(
                          e.port);
         else
             spdlog::warn("rpcbind: could not register program {} version {}", e.prog, e.vers);
+        if (!e.udp) continue;
+        unset_one("udp", e);
+        unset_one("udp6", e);
+        if (set_one("udp", e) || set_one("udp6", e))
+            spdlog::info("rpcbind: registered program {} version {} on udp port {}", e.prog, e.vers,
+                         e.port);
+        else
+            spdlog::warn("rpcbind: could not register program {} version {} over udp", e.prog,
+                         e.vers);
     }
 }
 
@@ -93,14 +103,20 @@ RpcbindRegistration::~RpcbindRegistration() {
     for (auto& e : entries_) {
         unset_one("tcp", e);
         unset_one("tcp6", e);
+        if (e.udp) {
+            unset_one("udp", e);
+            unset_one("udp6", e);
+        }
     }
     spdlog::info("rpcbind: unregistered");
 }
 
 std::vector<RpcbindRegistration::Entry> rpcbind_entries(
-    const ProgramRegistry& registry, const std::function<uint16_t(uint32_t prog)>& port_of) {
+    const ProgramRegistry& registry, const std::function<uint16_t(uint32_t prog)>& port_of,
+    const std::function<bool(uint32_t prog)>& over_udp) {
     std::vector<RpcbindRegistration::Entry> out;
-    for (auto [prog, vers] : registry.registrations()) out.push_back({prog, vers, port_of(prog)});
+    for (auto [prog, vers] : registry.registrations())
+        out.push_back({prog, vers, port_of(prog), over_udp && over_udp(prog)});
     return out;
 }
 

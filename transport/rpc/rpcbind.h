@@ -16,8 +16,9 @@ public:
     struct Entry {
         uint32_t prog, vers;
         uint16_t port;
+        bool udp = false;  // also served over UDP (udp, udp6), on the same port
     };
-    // Registers each entry for tcp and tcp6. When no rpcbind answers on
+    // Registers each entry for tcp and tcp6 (and udp, udp6). When no rpcbind answers on
     // localhost, says so in the log and registers nothing.
     explicit RpcbindRegistration(std::vector<Entry> entries);
     ~RpcbindRegistration();  // unregisters what it registered
@@ -31,8 +32,9 @@ private:
 bool rpcbind_running();
 
 // What rpcbind is told: every (program, version) the registry holds, at the port
-// `port_of` gives for its program.
+// `port_of` gives for its program; over UDP too where `over_udp` says so.
 std::vector<RpcbindRegistration::Entry> rpcbind_entries(
-    const ProgramRegistry& registry, const std::function<uint16_t(uint32_t prog)>& port_of);
+    const ProgramRegistry& registry, const std::function<uint16_t(uint32_t prog)>& port_of,
+    const std::function<bool(uint32_t prog)>& over_udp = {});
 
 }  // namespace nfsrdmad::rpc

@@ -17,29 +17,6 @@
 
 namespace nfsrdmad::tcp {
 
-namespace {
-
-bool parse_address(const std::string& addr, uint16_t port, sockaddr_storage& ss, socklen_t& len) {
-    std::memset(&ss, 0, sizeof ss);
-    auto* v4 = reinterpret_cast<sockaddr_in*>(&ss);
-    auto* v6 = reinterpret_cast<sockaddr_in6*>(&ss);
-    if (inet_pton(AF_INET, addr.c_str(), &v4->sin_addr) == 1) {
-        v4->sin_family = AF_INET;
-        v4->sin_port = htons(port);
-        len = sizeof *v4;
-        return true;
-    }
-    if (inet_pton(AF_INET6, addr.c_str(), &v6->sin6_addr) == 1) {
-        v6->sin6_family = AF_INET6;
-        v6->sin6_port = htons(port);
-        len = sizeof *v6;
-        return true;
-    }
-    return false;
-}
-
-}  // namespace
-
 Server::Server(engine::ReactorGroup& reactors, engine::WorkerPool& workers,
                rpc::Dispatcher& dispatcher, ServerOptions opts)
     : reactors_(reactors), workers_(workers), dispatcher_(dispatcher), opts_(opts) {}
@@ -49,7 +26,7 @@ Server::~Server() = default;
 std::string Server::listen(const std::string& address, uint16_t port) {
     sockaddr_storage ss;
     socklen_t len;
-    if (!parse_address(address, port, ss, len))
+    if (!rpc::parse_address(address, port, ss, len))
         return fmt::format("not an IP address: '{}'", address);
     engine::UniqueFd fd(::socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd) return fmt::format("socket: {}", std::strerror(errno));
