@@ -5,14 +5,14 @@ namespace nfsrdmad::nfs::nlm {
 std::optional<uint64_t> HostTable::id(std::string_view name,
                                       const std::function<bool(uint64_t)>& idle) {
     std::lock_guard lock(mu_);
-    if (auto it = ids_.find(std::string(name)); it != ids_.end()) return it->second;
+    if (auto it = ids_.find(std::string(name)); it != ids_.end()) return it->second.id;
     if (ids_.size() >= max_) {
         for (auto it = ids_.begin(); it != ids_.end();)
-            it = idle(it->second) ? ids_.erase(it) : std::next(it);
+            it = idle(it->second.id) ? ids_.erase(it) : std::next(it);
         if (ids_.size() >= max_) return std::nullopt;
     }
     const uint64_t id = next_++;
-    ids_.emplace(std::string(name), id);
+    ids_.emplace(std::string(name), Host{id, false});
     return id;
 }
 
@@ -20,14 +20,22 @@ std::optional<uint64_t> HostTable::find(std::string_view name) const {
     std::lock_guard lock(mu_);
     auto it = ids_.find(std::string(name));
     if (it == ids_.end()) return std::nullopt;
-    return it->second;
+    return it->second.id;
+}
+
+bool HostTable::mark_monitored(std::string_view name) {
+    std::lock_guard lock(mu_);
+    auto it = ids_.find(std::string(name));
+    if (it == ids_.end() || it->second.monitored) return false;
+    it->second.monitored = true;
+    return true;
 }
 
 std::optional<uint64_t> HostTable::forget(std::string_view name) {
     std::lock_guard lock(mu_);
     auto it = ids_.find(std::string(name));
     if (it == ids_.end()) return std::nullopt;
-    const uint64_t id = it->second;
+    const uint64_t id = it->second.id;
     ids_.erase(it);
     return id;
 }

@@ -30,12 +30,18 @@ class HostTable {
     std::optional<uint64_t> find(std::string_view name) const;
     // Forgets `name` (FREE_ALL, after its state was released); its id.
     std::optional<uint64_t> forget(std::string_view name);
+    // True the first time for a known name (until it is forgotten): ask statd to watch it.
+    bool mark_monitored(std::string_view name);
     size_t size() const;
 
   private:
     const size_t max_;
     mutable std::mutex mu_;
-    std::unordered_map<std::string, uint64_t> ids_;
+    struct Host {
+        uint64_t id = 0;
+        bool monitored = false;
+    };
+    std::unordered_map<std::string, Host> ids_;
     uint64_t next_ = 1;
 };
 

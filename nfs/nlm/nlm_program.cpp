@@ -36,7 +36,7 @@ constexpr Proc kProcs[] = {
     {"CANCEL_RES", true, proc_result},
     {"UNLOCK_RES", true, proc_result},
     {"GRANTED_RES", true, proc_result},
-    {"", true, nullptr},
+    {"NSM_NOTIFY", false, proc_nsm_notify},  // statd's callback (nsm_monitor.h), not XNFS
     {"", true, nullptr},
     {"", true, nullptr},
     {"", true, nullptr},

@@ -4,8 +4,8 @@
 // Blocked locks are granted with a callback (NLM4_GRANTED, granted.cpp) through the
 // rpc::CallbackSender the daemon gives (Services::set_callbacks).
 // The _MSG procedures send their result back as a _RES call the same way (proc_msg.cpp).
-// Hosts are notified after a restart (nsm_notify.h). Not yet: SM_MON (this server is not
-// told when a client reboots), UDP.
+// Hosts are notified after a restart (nsm_notify.h) and watched by this host's statd
+// (nsm_monitor.h: a host's reboot frees its locks). Served over TCP and UDP.
 #pragma once
 
 #include <memory>

@@ -66,12 +66,12 @@ rpc::Outcome proc_lock(Request& rq) {
     const bool monitored = rq.ctx.header.proc == x::NLMPROC4_LOCK;
     if (!r->denied) {
         if (wait) rq.svc.blocked.drop(t.owner, want);  // a re-send found it free
-        if (monitored) rq.svc.monitor(rq.ctx.header.peer);
+        if (monitored) rq.svc.monitor(rq.ctx.header.peer, a.alock.caller_name);
         return answer(x::NLM4_GRANTED);
     }
     if (!a.block) return answer(x::NLM4_DENIED);
     if (r->queued) {
-        if (monitored) rq.svc.monitor(rq.ctx.header.peer);
+        if (monitored) rq.svc.monitor(rq.ctx.header.peer, a.alock.caller_name);
         return answer(x::NLM4_BLOCKED);
     }
     if (wait) rq.svc.blocked.drop(t.owner, want);

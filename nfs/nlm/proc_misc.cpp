@@ -6,12 +6,30 @@
 //                 statd saw it reboot. No reply body.
 //   the *_RES     results of _MSG calls: this server sends only GRANTED (synchronous),
 //                 so they are decoded and dropped.
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <spdlog/spdlog.h>
 
 #include "nfs/common/log_text.h"
 #include "nfs/nlm/request.h"
 
 namespace nfsrdmad::nfs::nlm {
+
+namespace {
+
+bool is_loopback(const rpc::Peer& p) {
+    if (p.addr.ss_family == AF_INET) {
+        const auto* in = reinterpret_cast<const sockaddr_in*>(&p.addr);
+        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (p.addr.ss_family == AF_INET6) {
+        const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&p.addr);
+        return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+    }
+    return false;
+}
+
+}  // namespace
 
 rpc::Outcome proc_granted(Request& rq) {
     x::nlm4_testargs a;
@@ -29,6 +47,25 @@ rpc::Outcome proc_free_all(Request& rq) {
     spdlog::info("nlm: FREE_ALL for host '{}' ({} waiter(s) may proceed)", log_text(a.name),
                  woken.size());
     rq.svc.wake(std::move(woken));
+    return rpc::Outcome::ok();
+}
+
+// statd's callback for a host it watches for us (nsm_monitor.h): {mon_name, state,
+// priv[16]}. Only from this host (statd is local): from elsewhere it would let anyone
+// free another host's locks, so it is ignored.
+rpc::Outcome proc_nsm_notify(Request& rq) {
+    auto& d = rq.ctx.args;
+    const std::string_view name = d.get_string(1024);
+    (void)d.get_u32();      // the host's new state
+    (void)d.get_fixed(16);  // priv
+    if (!d.ok() || d.remaining() != 0) return rpc::Outcome::garbage();
+    const rpc::Peer* p = rq.ctx.header.peer;
+    if (!p || !is_loopback(*p)) {
+        spdlog::warn("nsm: a reboot notice for '{}' from {}, not from this host's statd: ignored",
+                     log_text(name), p ? p->text : "?");
+        return rpc::Outcome::ok();
+    }
+    rq.svc.nsm_rebooted(name);
     return rpc::Outcome::ok();
 }
 

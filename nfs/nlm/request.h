@@ -96,5 +96,6 @@ rpc::Outcome proc_unshare(Request& rq);  // NLMPROC4_UNSHARE
 rpc::Outcome proc_free_all(Request& rq);
 rpc::Outcome proc_result(Request& rq);  // the *_RES procedures
 rpc::Outcome proc_msg(Request& rq);     // the *_MSG procedures (their result as a _RES call)
+rpc::Outcome proc_nsm_notify(Request& rq);  // statd: a watched host rebooted (nsm_monitor.h)
 
 }  // namespace nfsrdmad::nfs::nlm

@@ -5,6 +5,8 @@
 #include <cstring>
 
 #include "nfs/common/authorize.h"
+#include "nfs/common/log_text.h"
+#include "nfs/nlm/nsm_monitor.h"
 
 namespace nfsrdmad::nfs::nlm {
 
@@ -28,13 +30,22 @@ bool Services::in_grace() {
     return false;
 }
 
-void Services::monitor(const rpc::Peer* peer) {
+void Services::monitor(const rpc::Peer* peer, std::string_view caller_name) {
+    if (hosts.mark_monitored(caller_name))
+        if (rpc::CallbackSender* cb = callbacks())
+            (void)monitor_host(*cb, std::string(caller_name));
     if (!options.hosts_store || !peer) return;
     const std::string host = peer_host(*peer);
     if (host.empty()) return;
     if (auto r = options.hosts_store->add(host); !r)
         spdlog::warn("nlm: host {} could not be recorded for notification after a restart: {}",
                      host, std::strerror(r.error()));
+}
+
+void Services::nsm_rebooted(std::string_view mon_name) {
+    auto woken = free_all(mon_name);
+    spdlog::info("nsm: host '{}' rebooted: its locks are released", log_text(mon_name));
+    wake(std::move(woken));
 }
 
 std::optional<uint64_t> Services::host_id(std::string_view name) {

@@ -52,8 +52,12 @@ class Services {
     // did not come back are dropped from the record.
     bool in_grace();
     // A host took a lock with NSM monitoring (LOCK, not NM_LOCK): its address is
-    // recorded (once; fsync'd) so that it is notified if this server restarts.
-    void monitor(const rpc::Peer* peer);
+    // recorded (once; fsync'd) so that it is notified if this server restarts, and the
+    // first time statd is asked to watch it (nsm_monitor.h) so that its reboot frees its
+    // locks (nsm_rebooted).
+    void monitor(const rpc::Peer* peer, std::string_view caller_name);
+    // statd says `mon_name` rebooted: everything it held goes (as FREE_ALL).
+    void nsm_rebooted(std::string_view mon_name);
     // The id of host `name` (HostTable::id), forgetting idle hosts when full.
     std::optional<uint64_t> host_id(std::string_view name);
     // FREE_ALL: everything host `name` holds goes; waiters that became grantable are

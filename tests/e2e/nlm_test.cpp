@@ -255,7 +255,7 @@ TEST_F(Nlm, NullVersionsAndProcedureNumbers) {
     EXPECT_EQ(v3.mismatch_high, 4u);
     wire::Reply msg = NlmCall(xn::NLMPROC4_LOCK_MSG, {});  // no arguments
     EXPECT_EQ(msg.accept_stat, wire::kGarbageArgs);
-    EXPECT_EQ(NlmCall(16, {}).accept_stat, wire::kProcUnavail);  // 16-19 are not defined
+    EXPECT_EQ(NlmCall(17, {}).accept_stat, wire::kProcUnavail);  // 17-19 are not defined
     EXPECT_EQ(NlmCall(24, {}).accept_stat, wire::kProcUnavail);
 }
 
@@ -367,9 +367,18 @@ class NlmGranted : public Nlm {
               r.u32(reply_.load());
               return r.take();
           }),
-          rpcbind_([this](uint32_t, const wire::Bytes&) {
+          statd_([](uint32_t proc, const wire::Bytes&) {
               wire::XdrOut r;
-              r.u32(lockd_port_.load());
+              if (proc == 2) r.u32(0).u32(1);  // SM_MON: sm_stat_res {STAT_SUCC, state 1}
+              return r.take();
+          }),
+          rpcbind_([this](uint32_t, const wire::Bytes& args) {
+              // PMAPPROC_GETPORT (prog, vers, prot, port): statd's port for NSM, else NLM's.
+              wire::XdrIn in(args);
+              uint32_t prog = 0;
+              in.u32(&prog);
+              wire::XdrOut r;
+              r.u32(prog == 100024 ? statd_.port() : lockd_port_.load());
               return r.take();
           }) {
         lockd_port_ = lockd_.port();
@@ -398,9 +407,18 @@ class NlmGranted : public Nlm {
         return false;
     }
 
+    // Calls of `proc` the fake statd saw.
+    std::vector<wire::Bytes> StatdCalls(uint32_t proc) {
+        std::vector<wire::Bytes> out;
+        for (auto& [p, args] : statd_.Calls())
+            if (p == proc) out.push_back(args);
+        return out;
+    }
+
     std::atomic<uint32_t> reply_{xn::NLM4_GRANTED};
     std::atomic<uint32_t> lockd_port_{0};
     FakeRpcServer lockd_;
+    FakeRpcServer statd_;
     FakeRpcServer rpcbind_;
 };
 
@@ -412,12 +430,13 @@ TEST_F(NlmGranted, TheWaiterGetsTheLockAndIsCalledBack) {
     ASSERT_TRUE(lockd_.WaitCalls(1)) << "no GRANTED callback";
     // rpcbind was asked for NLM v4 over TCP; the callback is NLMPROC4_GRANTED with the
     // blocked request's cookie and lock.
-    auto asked = rpcbind_.Calls();
-    ASSERT_FALSE(asked.empty());
-    wire::XdrIn q(asked[0].second);
     uint32_t prog = 0, vers = 0, prot = 0;
-    q.u32(&prog), q.u32(&vers), q.u32(&prot);
-    EXPECT_EQ(asked[0].first, 3u);  // PMAPPROC_GETPORT
+    for (auto& [proc, args] : rpcbind_.Calls()) {  // (statd was asked for too: SM_MON)
+        wire::XdrIn q(args);
+        q.u32(&prog), q.u32(&vers), q.u32(&prot);
+        EXPECT_EQ(proc, 3u);  // PMAPPROC_GETPORT
+        if (prog == 100021) break;
+    }
     EXPECT_EQ(prog, 100021u);
     EXPECT_EQ(vers, 4u);
     EXPECT_EQ(prot, 6u);
@@ -448,10 +467,13 @@ TEST_F(NlmGranted, ARestartNotifiesTheHostsThatHeldLocks) {
     ASSERT_TRUE(daemon_->Restart());
     conn_ = Connect();
     ASSERT_NE(conn_, nullptr);
-    ASSERT_TRUE(lockd_.WaitCalls(1)) << "no SM_NOTIFY after the restart";
-    auto calls = lockd_.Calls();
-    EXPECT_EQ(calls[0].first, 6u);  // SM_NOTIFY
-    wire::XdrIn in(calls[0].second);
+    std::vector<wire::Bytes> notes;
+    for (int i = 0; i < 500 && notes.empty(); ++i) {
+        notes = StatdCalls(6);  // SM_NOTIFY
+        if (notes.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_FALSE(notes.empty()) << "no SM_NOTIFY after the restart";
+    wire::XdrIn in(notes[0]);
     wire::Bytes name;
     uint32_t state = 0;
     ASSERT_TRUE(in.opaque(&name, 1024));
@@ -526,6 +548,38 @@ TEST_F(NlmGranted, MsgProceduresAnswerWithResCalls) {
     EXPECT_EQ(tr.stat.holder().svid, 1);
 }
 
+// A host's first monitored LOCK asks this host's statd to watch it (SM_MON, with NLM's
+// callback: program 100021, version 4, procedure 16); statd's callback when the host
+// reboots frees its locks; the same callback from elsewhere than this host is ignored.
+TEST_F(NlmGranted, WatchedHostsRebootFreesTheirLocks) {
+    ASSERT_EQ(LockCall(Lock("host-a", 1, 0, 10), true), xn::NLM4_GRANTED);
+    ASSERT_EQ(LockCall(Lock("host-a", 1, 20, 10), true), xn::NLM4_GRANTED);
+    ASSERT_TRUE(statd_.WaitCalls(1)) << "no SM_MON";
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    auto mons = StatdCalls(2);
+    ASSERT_EQ(mons.size(), 1u) << "one SM_MON per host";
+    wire::XdrIn in(mons[0]);
+    wire::Bytes mon_name, my_name;
+    uint32_t prog = 0, vers = 0, proc = 0;
+    ASSERT_TRUE(in.opaque(&mon_name, 1024) && in.opaque(&my_name, 1024));
+    ASSERT_TRUE(in.u32(&prog) && in.u32(&vers) && in.u32(&proc));
+    EXPECT_EQ(std::string(mon_name.begin(), mon_name.end()), "host-a");
+    EXPECT_EQ(prog, 100021u);
+    EXPECT_EQ(vers, 4u);
+    EXPECT_EQ(proc, 16u);
+    EXPECT_EQ(TestByC(), xn::NLM4_GRANTED);  // host-c asks about [15, 16): free
+    ASSERT_EQ(LockCall(Lock("host-a", 1, 15, 1), true), xn::NLM4_GRANTED);
+    ASSERT_EQ(TestByC(), xn::NLM4_DENIED);
+    // statd: host-a rebooted.
+    wire::XdrOut note;
+    note.str("host-a").u32(5);
+    const uint8_t priv[16] = {};
+    note.raw(priv, sizeof priv);
+    wire::Reply r = NlmCall(16, note.take());
+    ASSERT_EQ(r.accept_stat, wire::kSuccess) << r.Describe();
+    EXPECT_TRUE(WaitFree()) << "host-a's locks outlived its reboot";
+}
+
 TEST_F(NlmGranted, NmLockIsNotMonitored) {
     xn::nlm4_lockargs a;
     a.cookie = view(cookie_);
@@ -538,7 +592,7 @@ TEST_F(NlmGranted, NmLockIsNotMonitored) {
     ASSERT_EQ(r.res.stat.stat, xn::NLM4_GRANTED);
     ASSERT_TRUE(daemon_->Restart());
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    EXPECT_TRUE(lockd_.Calls().empty()) << "an NM_LOCK host was notified";
+    EXPECT_TRUE(statd_.Calls().empty()) << "an NM_LOCK host was monitored or notified";
 }
 
 // An NFSv4.1 LOCKU frees what an NLM waiter waits for: the waiter is granted the same way.

@@ -1,0 +1,22 @@
+// nsm_monitor.h — asking this host's rpc.statd to watch a client (NSM, XNFS "Network
+// Status Monitor Protocol": SM_MON, program 100024 version 1 procedure 2), so that when
+// the client reboots and its sm-notify reaches our statd, statd calls us back and the
+// client's locks go (as knfsd's lockd has statd do). The callback statd makes is the
+// one Linux's lockd takes: NLM program, version 4, procedure 16 (kNsmNotifyProc) with
+// {mon_name, state, priv[16]} (the XNFS "status" of SM_MON's my_id), from this host.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "transport/rpc/callback.h"
+
+namespace nfsrdmad::nfs::nlm {
+
+inline constexpr uint32_t kNsmNotifyProc = 16;
+
+// SM_MON {mon_name, my_id {my_name "127.0.0.1", NLM, 4, kNsmNotifyProc}, priv} to the
+// statd at 127.0.0.1. Its result is logged. False: not sent (the sender's bound).
+bool monitor_host(rpc::CallbackSender& sender, const std::string& mon_name);
+
+}  // namespace nfsrdmad::nfs::nlm
