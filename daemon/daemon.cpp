@@ -370,16 +370,6 @@ int run(config::Config cfg, const Options& opts) {
         reactors.next(), [&workers](std::function<void()> f) { workers.submit(std::move(f)); },
         cbo);
     nlm->services().set_callbacks(&callbacks);
-    if (nlm_previous) {
-        char host[256] = {};
-        if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "localhost");
-        const int32_t state = nfs::nlm::nsm_state(nlm_store->epoch());
-        const size_t n = nfs::nlm::notify_reboot(callbacks, nlm_store->previous(), host, state);
-        spdlog::info(
-            "nlm: {} host(s) held locks before this boot: {} notified (NSM state {}), "
-            "grace period of {} s to reclaim them",
-            nlm_previous, n, state, cfg.nfs4.lease_time);
-    }
     tcp::ServerOptions topts;
     topts.max_record = cfg.max_record_size;
     topts.max_connections = cfg.tcp_tuning.max_connections;
@@ -431,6 +421,17 @@ int run(config::Config cfg, const Options& opts) {
             return prog == xdr::mount::MOUNT_PROGRAM ? cfg.mount_port : cfg.tcp.front().port;
         },
         [&](uint32_t prog) { return nlm_udp && prog == xdr::nlm::NLM_PROG; }));
+    // After the listeners and rpcbind: a notified host reclaims at once.
+    if (nlm_previous) {
+        char host[256] = {};
+        if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "localhost");
+        const int32_t state = nfs::nlm::nsm_state(nlm_store->epoch());
+        const size_t n = nfs::nlm::notify_reboot(callbacks, nlm_store->previous(), host, state);
+        spdlog::info(
+            "nlm: {} host(s) held locks before this boot: {} notified (NSM state {}), "
+            "grace period of {} s to reclaim them",
+            nlm_previous, n, state, cfg.nfs4.lease_time);
+    }
     spdlog::info("nfsrdmad ready: {} reactor(s), {} worker(s)", reactors.size(), cfg.workers);
 
     for (;;) {

@@ -3,8 +3,8 @@
 // to grant the lock later and tell the client (XNFS NLM4_GRANTED: the request's cookie and
 // nlm4_lock, sent to the address the LOCK came from).
 //
-// One record per (owner, lock): the client's re-sends of a blocked LOCK (its lockd polls)
-// find the same id, so the waiter keeps its place. A record goes when its waiter is woken
+// One record per (file, owner, lock): the client's re-sends of a blocked LOCK (its lockd
+// polls) find the same id, so the waiter keeps its place. A record goes when its waiter is woken
 // (take), cancelled (CANCEL), granted on a re-send, or its host is freed (FREE_ALL).
 // Bounded (max_records): past it a blocking LOCK is not queued (NLM4_DENIED_NOLOCKS), the
 // lock table bounds waiters per host as well. Thread-safe.
@@ -51,12 +51,16 @@ class BlockedTable {
     void put_back(Blocked b);
     // Removes and returns the record of a woken waiter.
     std::optional<Blocked> take(uint64_t id);
-    void drop(const vs::StateOwner& owner, const vs::Lock& lock);  // CANCEL, granted re-send
-    void drop_client(const vs::ClientKey& client);                 // FREE_ALL
+    void drop(const vs::FileKey& file, const vs::StateOwner& owner,
+              const vs::Lock& lock);                // CANCEL, a granted LOCK
+    void drop_client(const vs::ClientKey& client);  // FREE_ALL
     size_t size() const;
 
+    // What identifies a request: file, owner and lock.
+    static std::string key(const vs::FileKey& file, const vs::StateOwner& owner,
+                           const vs::Lock& lock);
+
   private:
-    static std::string key(const vs::StateOwner& owner, const vs::Lock& lock);
     const size_t max_;
     mutable std::mutex mu_;
     std::map<uint64_t, Blocked> by_id_;

@@ -24,8 +24,12 @@ class HostTable {
   public:
     explicit HostTable(size_t max_hosts) : max_(max_hosts) {}
 
-    // The id of `name`, made if new. nullopt: the table is full of hosts holding state.
-    std::optional<uint64_t> id(std::string_view name, const std::function<bool(uint64_t)>& idle);
+    // The id of `name`, made if new; `address` (the caller's, "10.0.0.7") is remembered
+    // with it. nullopt: the table is full of hosts holding state.
+    std::optional<uint64_t> id(std::string_view name, const std::function<bool(uint64_t)>& idle,
+                               std::string_view address = {});
+    // The address `name` last called from ("" if unknown).
+    std::string address(std::string_view name) const;
     // The id of a known name, without making one.
     std::optional<uint64_t> find(std::string_view name) const;
     // Forgets `name` (FREE_ALL, after its state was released); its id.
@@ -40,6 +44,7 @@ class HostTable {
     struct Host {
         uint64_t id = 0;
         bool monitored = false;
+        std::string address;
     };
     std::unordered_map<std::string, Host> ids_;
     uint64_t next_ = 1;

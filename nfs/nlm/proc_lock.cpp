@@ -58,14 +58,17 @@ rpc::Outcome proc_lock(Request& rq) {
     if (a.block) wait = rq.svc.blocked.put(blocked_of(rq, a, t, want));
     auto r = rq.svc.locks.lock(t.file.key, t.owner, want, wait, m.get());
     if (!r) {
-        if (wait) rq.svc.blocked.drop(t.owner, want);
+        if (wait) rq.svc.blocked.drop(t.file.key, t.owner, want);
         return answer(stat_of_errno(r.error()));
     }
     if (!r->woken.empty()) rq.svc.wake(std::move(r->woken));  // a downgrade freed bytes
     // XNFS: LOCK is monitored (the host is notified if this server restarts), NM_LOCK not.
     const bool monitored = rq.ctx.header.proc == x::NLMPROC4_LOCK;
     if (!r->denied) {
-        if (wait) rq.svc.blocked.drop(t.owner, want);  // a re-send found it free
+        // Granted (or held already, granted by us meanwhile): no request waits any more,
+        // and a GRANTED still in flight is settled: the client knows it holds the lock.
+        rq.svc.blocked.drop(t.file.key, t.owner, want);
+        (void)rq.svc.settle_grant(BlockedTable::key(t.file.key, t.owner, want));
         if (monitored) rq.svc.monitor(rq.ctx.header.peer, a.alock.caller_name);
         return answer(x::NLM4_GRANTED);
     }
@@ -74,7 +77,7 @@ rpc::Outcome proc_lock(Request& rq) {
         if (monitored) rq.svc.monitor(rq.ctx.header.peer, a.alock.caller_name);
         return answer(x::NLM4_BLOCKED);
     }
-    if (wait) rq.svc.blocked.drop(t.owner, want);
+    if (wait) rq.svc.blocked.drop(t.file.key, t.owner, want);
     return answer(x::NLM4_DENIED_NOLOCKS);
 }
 

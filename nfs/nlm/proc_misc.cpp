@@ -3,13 +3,15 @@
 //                 daemon is a server only and never asked another for a lock, so nothing
 //                 it is told of is pending: NLM4_DENIED.
 //   FREE_ALL      everything the named host holds (locks, waiters, shares) goes: its
-//                 statd saw it reboot. No reply body.
+//                 statd saw it reboot. From that host's address or this host only. No
+//                 reply body.
 //   the *_RES     results of _MSG calls: this server sends only GRANTED (synchronous),
 //                 so they are decoded and dropped.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <spdlog/spdlog.h>
 
+#include "nfs/common/authorize.h"
 #include "nfs/common/log_text.h"
 #include "nfs/nlm/request.h"
 
@@ -43,6 +45,15 @@ rpc::Outcome proc_granted(Request& rq) {
 rpc::Outcome proc_free_all(Request& rq) {
     x::nlm4_notify a;
     if (!rq.decode(a)) return rpc::Outcome::garbage();
+    // Only the host itself (from the address it locks from) or this host's statd: from
+    // anyone else it would free another host's locks (knfsd matches the caller too).
+    const rpc::Peer* p = rq.ctx.header.peer;
+    const std::string from = p ? peer_host(*p) : "";
+    if (!p || (!is_loopback(*p) && from != rq.svc.hosts.address(a.name))) {
+        spdlog::warn("nlm: FREE_ALL for '{}' from {}, not that host: ignored", log_text(a.name),
+                     from);
+        return rpc::Outcome::ok();
+    }
     auto woken = rq.svc.free_all(a.name);
     spdlog::info("nlm: FREE_ALL for host '{}' ({} waiter(s) may proceed)", log_text(a.name),
                  woken.size());

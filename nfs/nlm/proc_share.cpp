@@ -15,7 +15,8 @@ struct Share {
 
 x::nlm4_stats share_of(Request& rq, const x::nlm4_share& s, Share& out) {
     if (auto st = rq.file(s.fh, out.file); st != x::NLM4_GRANTED) return st;
-    auto host = rq.svc.host_id(s.caller_name);
+    auto host =
+        rq.svc.host_id(s.caller_name, rq.ctx.header.peer ? peer_host(*rq.ctx.header.peer) : "");
     if (!host) return x::NLM4_DENIED_NOLOCKS;
     auto o = vs::StateOwner::nlm(*host, 0, s.oh);
     if (!o) return x::NLM4_FAILED;

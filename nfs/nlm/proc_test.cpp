@@ -19,7 +19,7 @@ rpc::Outcome proc_test(Request& rq) {
     // what it will be once clients have reclaimed.
     if (rq.svc.in_grace()) return answer(x::NLM4_DENIED_GRACE_PERIOD);
     LockTarget t;
-    if (auto s = rq.target(a.alock, t); s != x::NLM4_GRANTED) return answer(s);
+    if (auto s = rq.target(a.alock, t, /*known_host=*/true); s != x::NLM4_GRANTED) return answer(s);
     CallMirror m(rq.svc, t.file);
     auto r = rq.svc.locks.test(t.file.key, t.owner, lock_of(a.alock, a.exclusive), m.get());
     if (!r) return answer(stat_of_errno(r.error()));

@@ -10,7 +10,8 @@ rpc::Outcome proc_unlock(Request& rq) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     if (rq.svc.in_grace()) return rq.answer(a.cookie, x::NLM4_DENIED_GRACE_PERIOD);
     LockTarget t;
-    if (auto s = rq.target(a.alock, t); s != x::NLM4_GRANTED) return rq.answer(a.cookie, s);
+    if (auto s = rq.target(a.alock, t, /*known_host=*/true); s != x::NLM4_GRANTED)
+        return rq.answer(a.cookie, s);
     CallMirror m(rq.svc, t.file);
     auto r = rq.svc.locks.unlock(t.file.key, t.owner, lock_of(a.alock, false).range, m.get());
     if (!r) return rq.answer(a.cookie, stat_of_errno(r.error()));

@@ -50,12 +50,14 @@ class Request {
     // accept makes the whole call an AUTH_TOOWEAK reject.
     x::nlm4_stats file(std::span<const uint8_t> fh, File& out);
     // The lock owner: caller_name's host, svid and oh (XNFS nlm4_lock). DENIED_NOLOCKS
-    // when no more hosts can be known.
-    x::nlm4_stats owner(const x::nlm4_lock& l, vs::StateOwner& out);
+    // when no more hosts can be known. `known_host` (TEST, UNLOCK, CANCEL: nothing is
+    // taken): an unknown host is not made one, its owner is under host id 0, which holds
+    // nothing.
+    x::nlm4_stats owner(const x::nlm4_lock& l, vs::StateOwner& out, bool known_host = false);
     // file() and owner() of an nlm4_lock.
-    x::nlm4_stats target(const x::nlm4_lock& l, LockTarget& out) {
+    x::nlm4_stats target(const x::nlm4_lock& l, LockTarget& out, bool known_host = false) {
         if (auto s = file(l.fh, out.file); s != x::NLM4_GRANTED) return s;
-        return owner(l, out.owner);
+        return owner(l, out.owner, known_host);
     }
 
     template <class Res>

@@ -48,11 +48,12 @@ void Services::nsm_rebooted(std::string_view mon_name) {
     wake(std::move(woken));
 }
 
-std::optional<uint64_t> Services::host_id(std::string_view name) {
-    return hosts.id(name, [this](uint64_t id) {
+std::optional<uint64_t> Services::host_id(std::string_view name, std::string_view address) {
+    auto idle = [this](uint64_t id) {
         const vs::ClientKey k{vs::Protocol::Nlm, id};
         return locks.lock_count(k) == 0 && locks.waiter_count(k) == 0 && shares.share_count(k) == 0;
-    });
+    };
+    return hosts.id(name, idle, address);
 }
 
 std::vector<vs::Waiter> Services::free_all(std::string_view name) {
@@ -61,6 +62,10 @@ std::vector<vs::Waiter> Services::free_all(std::string_view name) {
     const vs::ClientKey k{vs::Protocol::Nlm, *id};
     (void)shares.release_client(k);
     blocked.drop_client(k);
+    {
+        std::lock_guard l(grants_mu_);
+        std::erase_if(pending_grants_, [&k](const auto& e) { return e.second == k; });
+    }
     return locks.release_client(k);
 }
 

@@ -9,7 +9,9 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 
 #include "nfs/nlm/blocked.h"
 #include "nfs/nlm/hosts.h"
@@ -59,7 +61,7 @@ class Services {
     // statd says `mon_name` rebooted: everything it held goes (as FREE_ALL).
     void nsm_rebooted(std::string_view mon_name);
     // The id of host `name` (HostTable::id), forgetting idle hosts when full.
-    std::optional<uint64_t> host_id(std::string_view name);
+    std::optional<uint64_t> host_id(std::string_view name, std::string_view address = {});
     // FREE_ALL: everything host `name` holds goes; waiters that became grantable are
     // returned (for GRANTED callbacks).
     std::vector<vfs::state::Waiter> free_all(std::string_view name);
@@ -72,13 +74,24 @@ class Services {
     // for its owner; when granted, the client is told (GRANTED, granted.cpp). NFSv4.1
     // waiters are left alone (those clients poll, RFC 8881 §9.6).
     void wake(std::vector<vfs::state::Waiter> woken);
+    // A grant sent (GRANTED) and not yet settled, by BlockedTable::key. Settling it (the
+    // owner's LOCK re-send found the lock, the GRANTED reply came, CANCEL) says whether it
+    // was still pending: a refused GRANTED or a CANCEL releases the lock only then, never
+    // one the client was told it holds.
+    bool settle_grant(const std::string& key);
+    // CANCEL: the owner no longer waits for `lock`; a grant of it still pending goes.
+    void cancel(const vfs::Node& node, const vs::FileKey& file, const vs::StateOwner& owner,
+                const vs::Lock& lock);
 
   private:
     void retry(Blocked b);
     void send_granted(const Blocked& b);
     void granted_reply(const Blocked& b, const rpc::CallbackResult& r);
+    void release(const Blocked& b);  // unlock a granted request's range, wake the next
     std::atomic<rpc::CallbackSender*> callbacks_{nullptr};
     std::atomic<bool> grace_over_{false};
+    std::mutex grants_mu_;
+    std::map<std::string, vs::ClientKey> pending_grants_;
 };
 
 }  // namespace nfsrdmad::nfs::nlm

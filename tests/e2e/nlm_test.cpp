@@ -356,6 +356,7 @@ class NlmGranted : public Nlm {
   protected:
     NlmGranted()
         : lockd_([this](uint32_t, const wire::Bytes& args) {
+              std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_.load()));
               // nlm4_res: the cookie back, then the status the test chose.
               xn::nlm4_testargs a;
               xdr::Decoder d(args);
@@ -416,6 +417,7 @@ class NlmGranted : public Nlm {
     }
 
     std::atomic<uint32_t> reply_{xn::NLM4_GRANTED};
+    std::atomic<int> delay_ms_{0};  // before the fake lockd answers
     std::atomic<uint32_t> lockd_port_{0};
     FakeRpcServer lockd_;
     FakeRpcServer statd_;
@@ -623,14 +625,41 @@ TEST_F(NlmGranted, ARefusedGrantedReleasesTheLock) {
     EXPECT_TRUE(WaitFree()) << "host-b kept a lock it refused";
 }
 
-TEST_F(NlmGranted, AnUnreachableClientDoesNotKeepTheLock) {
+// A GRANTED that cannot be delivered leaves the lock to the owner's re-send (its lockd
+// asks again): the lock stays; a CANCEL from the owner instead releases it.
+TEST_F(NlmGranted, AnUndeliveredGrantWaitsForTheReSendOrCancel) {
     lockd_port_ = 1;  // nothing listens there
     BlockB();
     if (HasFatalFailure()) return;
     ASSERT_EQ(UnlockCall(Lock("host-a", 1, 0, 100)), xn::NLM4_GRANTED);
-    ASSERT_TRUE(rpcbind_.WaitCalls(1));
-    EXPECT_TRUE(WaitFree()) << "an unreachable client kept the lock";
-    EXPECT_TRUE(lockd_.Calls().empty());
+    ASSERT_TRUE(rpcbind_.WaitCalls(2));  // GETPORT for NLM (the GRANTED), after SM_MON's
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_EQ(TestByC(), xn::NLM4_DENIED) << "host-b's lock went with the undelivered GRANTED";
+    EXPECT_EQ(LockCall(Lock("host-b", 2, 10, 10), true, true), xn::NLM4_GRANTED);  // re-send
+    // Another waiter, granted the same way, then cancelled: released.
+    ASSERT_EQ(UnlockCall(Lock("host-b", 2, 10, 10)), xn::NLM4_GRANTED);
+    ASSERT_EQ(LockCall(Lock("host-a", 1, 0, 100), true), xn::NLM4_GRANTED);
+    ASSERT_EQ(LockCall(Lock("host-b", 2, 10, 10), true, true), xn::NLM4_BLOCKED);
+    ASSERT_EQ(UnlockCall(Lock("host-a", 1, 0, 100)), xn::NLM4_GRANTED);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_EQ(TestByC(), xn::NLM4_DENIED);  // granted to host-b
+    ASSERT_EQ(CancelCall(Lock("host-b", 2, 10, 10), true), xn::NLM4_GRANTED);
+    EXPECT_TRUE(WaitFree()) << "a cancelled, undelivered grant kept the lock";
+}
+
+// The client refuses a GRANTED (no block pending on its side) after its own re-send got
+// the lock meanwhile: it holds the lock and knows it, so the lock stays.
+TEST_F(NlmGranted, ARefusalAfterTheReSendKeepsTheLock) {
+    reply_ = xn::NLM4_DENIED;
+    delay_ms_ = 800;
+    BlockB();
+    if (HasFatalFailure()) return;
+    ASSERT_EQ(UnlockCall(Lock("host-a", 1, 0, 100)), xn::NLM4_GRANTED);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the GRANTED is in flight
+    EXPECT_EQ(LockCall(Lock("host-b", 2, 10, 10), true, true), xn::NLM4_GRANTED);
+    ASSERT_TRUE(lockd_.WaitCalls(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // the refusal has come
+    EXPECT_EQ(TestByC(), xn::NLM4_DENIED) << "a lock the client was told it holds was released";
 }
 
 TEST_F(NlmGranted, ACancelledWaiterIsNotCalledBack) {

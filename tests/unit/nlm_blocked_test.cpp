@@ -33,12 +33,27 @@ TEST(NlmBlocked, ReSendsKeepTheirIdAndTheLatestCookie) {
     EXPECT_TRUE(t.take(*a));
 }
 
+// The same owner and range on two files are two requests (threads of one process).
+TEST(NlmBlocked, OneRecordPerFileOwnerAndLock) {
+    BlockedTable t(8);
+    Blocked a = request(1, 7, 0, "a"), b = request(1, 7, 0, "b");
+    b.file.fsid = 2;
+    auto ia = t.put(a), ib = t.put(b);
+    ASSERT_TRUE(ia && ib);
+    EXPECT_NE(*ia, *ib);
+    t.drop(a.file, a.owner, a.lock);
+    auto got = t.take(*ib);
+    ASSERT_TRUE(got);
+    EXPECT_EQ(got->cookie, "b");
+}
+
 TEST(NlmBlocked, DropsAndTheBound) {
     BlockedTable t(2);
     ASSERT_TRUE(t.put(request(1, 1, 0, "")));
     ASSERT_TRUE(t.put(request(2, 1, 0, "")));
     EXPECT_FALSE(t.put(request(3, 1, 0, "")));                      // full
-    t.drop(request(1, 1, 0, "").owner, request(1, 1, 0, "").lock);  // CANCEL
+    const Blocked first = request(1, 1, 0, "");
+    t.drop(first.file, first.owner, first.lock);  // CANCEL
     EXPECT_EQ(t.size(), 1u);
     ASSERT_TRUE(t.put(request(3, 1, 0, "")));
     t.drop_client(vs::ClientKey{vs::Protocol::Nlm, 2});  // FREE_ALL
