@@ -3,11 +3,15 @@
 # tests under AddressSanitizer + UndefinedBehaviorSanitizer, then the fuzz tier (the
 # libFuzzer targets in $FUZZ_BUILD, default the sanitizer build: each replays its
 # corpus and fuzzes briefly). Fails if any fails or if a tier ran no test at all.
+# Tests run $CTEST_JOBS at a time (default: the CPU count): every e2e daemon picks its own
+# ports, and what cannot share the machine (the VM groups, the rpcbind table check) is
+# RUN_SERIAL.
 set -uo pipefail
 build=${1:?release build dir}
 asan=${2:?sanitizer build dir}
 fuzz=${FUZZ_BUILD:-$asan}
 shift 2
+jobs=${CTEST_JOBS:-$(nproc)}
 
 status=0
 run_tier() {
@@ -16,7 +20,7 @@ run_tier() {
   local log
   log=$(mktemp)
   [ -d "$dir" ] || { echo "!!! $name: no build directory $dir"; status=1; rm -f "$log"; return 0; }
-  (cd "$dir" && ctest --output-on-failure --timeout 900 "${@:3}") 2>&1 | tee "$log"
+  (cd "$dir" && ctest --output-on-failure --timeout 900 -j "$jobs" "${@:3}") 2>&1 | tee "$log"
   local rc=${PIPESTATUS[0]}
   if grep -q "No tests were found" "$log"; then
     echo "!!! $name: no tests ran"; rc=1
