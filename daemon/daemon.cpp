@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <thread>
 
 #include "config/load.h"
@@ -32,6 +33,7 @@
 #include "transport/tcp/server.h"
 #include "transport/udp/server.h"
 #include "xdr/mount_prot.h"
+#include "xdr/nfs4_prot.h"
 #include "xdr/nlm_prot.h"
 
 namespace nfsrdmad::daemon {
@@ -201,17 +203,18 @@ bool start_rdma(const config::Config& cfg, engine::ReactorGroup& reactors,
     return true;
 }
 
-// NFSv4.1 leases (RFC 8881 §8.3): a timer on one reactor hands the sweep to a worker
-// (reaping a client closes its files, which is no work for a reactor) and the worker hands
-// the next arming back to the reactor, with the delay the sweep asked for. The chain ends
-// when the reactor stops (a posted or pending timer then never runs).
-void arm_lease_sweep(engine::Reactor& reactor, engine::WorkerPool& workers,
-                     std::shared_ptr<nfs::v4::Nfs4Program> nfs4, std::chrono::milliseconds delay) {
-    reactor.after(delay, [&reactor, &workers, nfs4] {
-        workers.submit([&reactor, &workers, nfs4] {
-            const std::chrono::milliseconds next = nfs4->expire_leases();
-            reactor.post([&reactor, &workers, nfs4, next] {
-                arm_lease_sweep(reactor, workers, nfs4, next);
+// Periodic sweeps (NFSv4.1 leases, RFC 8881 §8.3; NLM's reboot notices and idle hosts): a
+// timer on one reactor hands the sweep to a worker (reaping a client closes its files,
+// a notice is a callback: no work for a reactor) and the worker hands the next arming
+// back to the reactor, with the delay the sweep asked for. The chain ends when the
+// reactor stops (a posted or pending timer then never runs).
+void arm_sweep(engine::Reactor& reactor, engine::WorkerPool& workers,
+               std::function<std::chrono::milliseconds()> sweep, std::chrono::milliseconds delay) {
+    reactor.after(delay, [&reactor, &workers, sweep = std::move(sweep)]() mutable {
+        workers.submit([&reactor, &workers, sweep = std::move(sweep)]() mutable {
+            const std::chrono::milliseconds next = sweep();
+            reactor.post([&reactor, &workers, sweep = std::move(sweep), next]() mutable {
+                arm_sweep(reactor, workers, std::move(sweep), next);
             });
         });
     });
@@ -288,6 +291,9 @@ int run(config::Config cfg, const Options& opts) {
     const size_t nlm_previous = nlm_store->previous().size();
     // NLM grants its blocked locks when an NFSv4.1 unlock frees them too (set below).
     auto nlm_wake = std::make_shared<std::function<void(std::vector<vfs::state::Waiter>)>>();
+    // NFSv4.1's OPEN and NLM's SHARE see each other's share reservations (set below).
+    auto nlm_shares =
+        std::make_shared<std::function<bool(const vfs::FileHandle&, uint32_t, uint32_t)>>();
     std::shared_ptr<nfs::v4::Nfs4Program> nfs4;
     if (cfg.nfs4.enabled) {
         nfs::v4::Options o;
@@ -309,6 +315,10 @@ int run(config::Config cfg, const Options& opts) {
         o.woken = [nlm_wake](std::vector<vfs::state::Waiter> w) {
             if (*nlm_wake) (*nlm_wake)(std::move(w));
         };
+        o.foreign_shares = [nlm_shares](const vfs::FileHandle& fh, uint32_t access,
+                                        uint32_t deny) {
+            return *nlm_shares && (*nlm_shares)(fh, access, deny);
+        };
         nfs4 = std::make_shared<nfs::v4::Nfs4Program>(registry, o);
         dispatcher.add(nfs4);
         spdlog::info("nfsv4.1: lease {} s, id domain {}, requests up to {} bytes, replies {}",
@@ -326,6 +336,14 @@ int run(config::Config cfg, const Options& opts) {
     // without NFSv4.1, one of NLM's own when hosts of the previous boot are to reclaim.
     if (nfs4) {
         nlm_options.in_grace = [v4 = nfs4.get()] { return v4->services().recovery.in_grace(); };
+        nlm_options.foreign_shares = [v4 = nfs4.get()](const vfs::FileHandle& fh, uint8_t access,
+                                                       uint8_t deny) {
+            return v4->services().check_open_shares(fh, access, deny, std::nullopt) !=
+                   xdr::nfs4::NFS4_OK;
+        };
+        nlm_options.reap_lock_holder = [v4 = nfs4.get()](const vfs::state::Conflict& c) {
+            return v4->services().reap_lock_holder(c);
+        };
     } else if (nlm_previous) {
         auto grace = std::make_shared<vfs::state::Grace>(
             std::chrono::steady_clock::now(), std::chrono::seconds(cfg.nfs4.lease_time),
@@ -338,6 +356,9 @@ int run(config::Config cfg, const Options& opts) {
     dispatcher.add(nlm);
     *nlm_wake = [n = nlm.get()](std::vector<vfs::state::Waiter> w) {
         n->services().wake(std::move(w));
+    };
+    *nlm_shares = [n = nlm.get()](const vfs::FileHandle& fh, uint32_t access, uint32_t deny) {
+        return n->services().share_conflict(fh, access, deny);
     };
 
     engine::WorkerPool workers(cfg.workers, /*io_flusher=*/true);
@@ -352,7 +373,8 @@ int run(config::Config cfg, const Options& opts) {
     if (nfs4) {
         engine::Reactor& r = reactors.next();
         r.post([&r, &workers, nfs4] {
-            arm_lease_sweep(r, workers, nfs4, std::chrono::seconds(1));
+            arm_sweep(r, workers, [nfs4] { return nfs4->expire_leases(); },
+                      std::chrono::seconds(1));
         });
     }
     // NLM's GRANTED callbacks to clients whose blocked locks became free: events on a
@@ -406,11 +428,25 @@ int run(config::Config cfg, const Options& opts) {
     // ports. NFS itself stays on TCP and RDMA. Not fatal: NLM over TCP still works.
     udp::Server udp_server(reactors.next(), workers, dispatcher, {{xdr::nlm::NLM_PROG}});
     bool nlm_udp = false;
+    bool loopback = false;
     for (const auto& l : cfg.tcp) {
-        if (auto err = udp_server.listen(l.address, l.port); !err.empty())
+        if (auto err = udp_server.listen(l.address, l.port); !err.empty()) {
             spdlog::warn("nlm: not served over UDP on {}:{}: {}", l.address, l.port, err);
-        else
+        } else {
             nlm_udp = true;
+            loopback |= l.address == "0.0.0.0" || l.address == "::" ||
+                        l.address.starts_with("127.") || l.address == "::1";
+        }
+    }
+    // rpc.statd calls back (a host rebooted: procedure 16) over UDP to 127.0.0.1 at the
+    // port rpcbind gives for NLM; a daemon bound to other addresses only listens there too.
+    if (nlm_udp && !loopback) {
+        const uint16_t port = cfg.tcp.front().port;
+        if (auto err = udp_server.listen("127.0.0.1", port); !err.empty())
+            spdlog::warn(
+                "nlm: no UDP listener on 127.0.0.1:{} ({}): rpc.statd cannot tell us of a "
+                "client's reboot, so its locks stay until it reclaims or FREE_ALL",
+                port, err);
     }
     std::optional<rpc::RpcbindRegistration> rpcbind;
     // Every registered program and version; MOUNT on its own port, the rest on the first
@@ -426,11 +462,22 @@ int run(config::Config cfg, const Options& opts) {
         char host[256] = {};
         if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "localhost");
         const int32_t state = nfs::nlm::nsm_state(nlm_store->epoch());
-        const size_t n = nfs::nlm::notify_reboot(callbacks, nlm_store->previous(), host, state);
+        auto notices = std::make_unique<nfs::nlm::RebootNotices>(nlm_store->previous(), host, state);
+        const size_t n = notices->send_due(callbacks);
+        nlm->services().set_reboot_notices(std::move(notices));
         spdlog::info(
-            "nlm: {} host(s) held locks before this boot: {} notified (NSM state {}), "
-            "grace period of {} s to reclaim them",
-            nlm_previous, n, state, cfg.nfs4.lease_time);
+            "nlm: {} host(s) held locks before this boot: {} notified (NSM state {}; asked "
+            "again until they answer, for up to {} s), grace period of {} s to reclaim them",
+            nlm_previous, n, state, nfs::nlm::RebootNotices::kGiveUp.count(),
+            cfg.nfs4.lease_time);
+    }
+    // NLM's upkeep: reboot notices sent again, idle hosts forgotten (SM_UNMON).
+    {
+        engine::Reactor& r = reactors.next();
+        r.post([&r, &workers, nlm] {
+            arm_sweep(r, workers, [nlm] { return nlm->services().housekeep(); },
+                      std::chrono::seconds(1));
+        });
     }
     spdlog::info("nfsrdmad ready: {} reactor(s), {} worker(s)", reactors.size(), cfg.workers);
 

@@ -6,9 +6,15 @@
 // Bounded: at most `max_hosts` names. When full, names that hold nothing any more (no
 // lock, waiter or share: `idle` says) are forgotten to make room; if none is idle a new
 // host is refused (NLM4_DENIED_NOLOCKS). Ids are never reused within a run.
+//
+// A call pins the host it acts for (id() until unpin()): a pinned host is never
+// forgotten, so the lock that call is about to take cannot land under an id nobody
+// knows any more. The host sweep (take_idle) forgets hosts that are idle, unpinned and
+// unused for a while, as knfsd's lockd collects its hosts (NLM_HOST_EXPIRE).
 // Thread-safe.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -17,36 +23,61 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace nfsrdmad::nfs::nlm {
 
 class HostTable {
   public:
+    using Clock = std::chrono::steady_clock;
+    using Idle = std::function<bool(uint64_t)>;
+
     explicit HostTable(size_t max_hosts) : max_(max_hosts) {}
 
-    // The id of `name`, made if new; `address` (the caller's, "10.0.0.7") is remembered
-    // with it. nullopt: the table is full of hosts holding state.
-    std::optional<uint64_t> id(std::string_view name, const std::function<bool(uint64_t)>& idle,
-                               std::string_view address = {});
+    // The id of `name`, made if new, and pinned (unpin() once the call is done);
+    // `address` (the caller's, "10.0.0.7") is remembered with it. nullopt: the table is
+    // full of hosts holding state (or pinned).
+    std::optional<uint64_t> id(std::string_view name, const Idle& idle,
+                               std::string_view address = {}, Clock::time_point now = Clock::now());
+    void unpin(uint64_t id, Clock::time_point now = Clock::now());
     // The address `name` last called from ("" if unknown).
     std::string address(std::string_view name) const;
-    // The id of a known name, without making one.
+    // The id of a known name, without making one (or pinning it).
     std::optional<uint64_t> find(std::string_view name) const;
-    // Forgets `name` (FREE_ALL, after its state was released); its id.
+    // FREE_ALL (after which its state is released): the name's id. The name is forgotten
+    // unless a call has it pinned; then it keeps its id (what that call takes stays
+    // releasable) but counts as not monitored again.
     std::optional<uint64_t> forget(std::string_view name);
     // True the first time for a known name (until it is forgotten): ask statd to watch it.
     bool mark_monitored(std::string_view name);
+
+    // The hosts the sweep forgot: what it takes to stop monitoring them.
+    struct Gone {
+        std::string name, address;
+        uint64_t id = 0;
+        bool monitored = false;
+    };
+    // Forgets the hosts that are idle, unpinned and unused since before `unused_since`.
+    std::vector<Gone> take_idle(const Idle& idle, Clock::time_point unused_since);
+    // Whether a known host last called from `address`.
+    bool address_in_use(std::string_view address) const;
     size_t size() const;
 
   private:
-    const size_t max_;
-    mutable std::mutex mu_;
     struct Host {
         uint64_t id = 0;
         bool monitored = false;
         std::string address;
+        uint32_t pins = 0;
+        Clock::time_point used;
     };
-    std::unordered_map<std::string, Host> ids_;
+    using Map = std::unordered_map<std::string, Host>;
+    void erase(Map::iterator it);
+
+    const size_t max_;
+    mutable std::mutex mu_;
+    Map ids_;
+    std::unordered_map<uint64_t, std::string> names_;  // id -> name, for unpin()
     uint64_t next_ = 1;
 };
 

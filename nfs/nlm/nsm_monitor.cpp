@@ -10,12 +10,13 @@
 namespace nfsrdmad::nfs::nlm {
 
 namespace {
-constexpr uint32_t kSmProg = 100024, kSmVers = 1, kSmMon = 2;
+constexpr uint32_t kSmProg = 100024, kSmVers = 1, kSmMon = 2, kSmUnmon = 3;
 constexpr uint32_t kNlmProg = 100021, kNlmVers = 4;
 constexpr size_t kSmMaxStrLen = 1024, kSmPrivSize = 16;
-}  // namespace
 
-bool monitor_host(rpc::CallbackSender& sender, const std::string& mon_name) {
+// A call to the statd at 127.0.0.1 whose arguments start with mon_id {mon_name, my_id
+// {my_name, my_prog, my_vers, my_proc}}: SM_MON's and SM_UNMON's.
+rpc::OutgoingCall statd_call(uint32_t proc, const std::string& mon_name) {
     rpc::OutgoingCall c;
     auto* in = reinterpret_cast<sockaddr_in*>(&c.peer);
     in->sin_family = AF_INET;
@@ -23,16 +24,23 @@ bool monitor_host(rpc::CallbackSender& sender, const std::string& mon_name) {
     c.peer_len = sizeof *in;
     c.prog = kSmProg;
     c.vers = kSmVers;
-    c.proc = kSmMon;
-    // mon: mon_id {mon_name, my_id {my_name, my_prog, my_vers, my_proc}}, priv[SM_PRIV_SIZE].
+    c.proc = proc;
     xdr::Encoder e(c.args);
     e.put_string(std::string_view(mon_name).substr(0, kSmMaxStrLen));
     e.put_string("127.0.0.1");
     e.put_u32(kNlmProg);
     e.put_u32(kNlmVers);
     e.put_u32(kNsmNotifyProc);
+    return c;
+}
+
+}  // namespace
+
+bool monitor_host(rpc::CallbackSender& sender, const std::string& mon_name) {
+    // mon: mon_id, then priv[SM_PRIV_SIZE].
+    rpc::OutgoingCall c = statd_call(kSmMon, mon_name);
     uint8_t priv[kSmPrivSize] = {};
-    e.put_fixed(priv, sizeof priv);
+    xdr::Encoder(c.args).put_fixed(priv, sizeof priv);
     const std::string who = log_text(mon_name);
     return sender.call(std::move(c), [who](rpc::CallbackResult r) {
         xdr::Decoder d(r.results);
@@ -44,6 +52,17 @@ bool monitor_host(rpc::CallbackSender& sender, const std::string& mon_name) {
                 "nsm: statd does not watch host '{}' ({}): its reboot will not free "
                 "its locks",
                 who, r.ok ? "STAT_FAIL" : r.error);
+    });
+}
+
+bool unmonitor_host(rpc::CallbackSender& sender, const std::string& mon_name) {
+    const std::string who = log_text(mon_name);
+    // The result is sm_stat {state}: statd's own state, nothing to act on.
+    return sender.call(statd_call(kSmUnmon, mon_name), [who](rpc::CallbackResult r) {
+        if (r.ok)
+            spdlog::info("nsm: statd no longer watches idle host '{}'", who);
+        else
+            spdlog::warn("nsm: SM_UNMON of idle host '{}' failed: {}", who, r.error);
     });
 }
 

@@ -4,6 +4,9 @@
 // client's locks go (as knfsd's lockd has statd do). The callback statd makes is the
 // one Linux's lockd takes: NLM program, version 4, procedure 16 (kNsmNotifyProc) with
 // {mon_name, state, priv[16]} (the XNFS "status" of SM_MON's my_id), from this host.
+// SM_UNMON (procedure 3) stops the watch once the host holds nothing and has been
+// idle a while (Services::housekeep), so statd's list does not grow with every client
+// that ever locked.
 #pragma once
 
 #include <cstdint>
@@ -18,5 +21,7 @@ inline constexpr uint32_t kNsmNotifyProc = 16;
 // SM_MON {mon_name, my_id {my_name "127.0.0.1", NLM, 4, kNsmNotifyProc}, priv} to the
 // statd at 127.0.0.1. Its result is logged. False: not sent (the sender's bound).
 bool monitor_host(rpc::CallbackSender& sender, const std::string& mon_name);
+// SM_UNMON {mon_name, the same my_id}. False: not sent (the sender's bound).
+bool unmonitor_host(rpc::CallbackSender& sender, const std::string& mon_name);
 
 }  // namespace nfsrdmad::nfs::nlm

@@ -56,7 +56,7 @@ rpc::Outcome proc_lock(Request& rq) {
     // record's id is the waiter's cookie in the table.
     std::optional<uint64_t> wait;
     if (a.block) wait = rq.svc.blocked.put(blocked_of(rq, a, t, want));
-    auto r = rq.svc.locks.lock(t.file.key, t.owner, want, wait, m.get());
+    auto r = rq.svc.lock(t.file.key, t.owner, want, wait, m.get());  // courtesy clients reaped
     if (!r) {
         if (wait) rq.svc.blocked.drop(t.file.key, t.owner, want);
         return answer(stat_of_errno(r.error()));

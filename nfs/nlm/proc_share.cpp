@@ -1,7 +1,8 @@
 // NLMPROC4_SHARE and NLMPROC4_UNSHARE (XNFS NLM v4): DOS-style share reservations,
 // fsh4_access / fsh4_mode, in the share table (share_table.h). The owner is the host
-// and the oh. NLM4_DENIED on a conflict, NLM4_DENIED_GRACE_PERIOD for a new share
-// during grace.
+// and the oh. NLM4_DENIED on a conflict, with another host's share or with an NFSv4.1
+// open's share reservation (and NFSv4.1's OPEN is denied by NLM shares: the daemon wires
+// both ways), NLM4_DENIED_GRACE_PERIOD for a new share during grace.
 #include "nfs/nlm/request.h"
 
 namespace nfsrdmad::nfs::nlm {
@@ -15,8 +16,7 @@ struct Share {
 
 x::nlm4_stats share_of(Request& rq, const x::nlm4_share& s, Share& out) {
     if (auto st = rq.file(s.fh, out.file); st != x::NLM4_GRANTED) return st;
-    auto host =
-        rq.svc.host_id(s.caller_name, rq.ctx.header.peer ? peer_host(*rq.ctx.header.peer) : "");
+    auto host = rq.host(s.caller_name);
     if (!host) return x::NLM4_DENIED_NOLOCKS;
     auto o = vs::StateOwner::nlm(*host, 0, s.oh);
     if (!o) return x::NLM4_FAILED;
@@ -40,6 +40,18 @@ rpc::Outcome proc_share(Request& rq) {
     Share sh;
     if (auto st = share_of(rq, a.share, sh); st != x::NLM4_GRANTED) return answer(st);
     vs::ShareBits want{static_cast<uint8_t>(a.share.access), static_cast<uint8_t>(a.share.mode)};
+    // NFSv4.1's opens of the file reserve shares too (one model, RFC 8881 §9.7): what this
+    // host already holds here is its own and adds to what it asks.
+    if (rq.svc.options.foreign_shares && want.access <= vs::kShareBoth &&
+        want.deny <= vs::kShareBoth) {
+        vs::ShareBits all = want;
+        if (auto held = rq.svc.shares.held(sh.file.key, sh.owner)) {
+            all.access |= held->access;
+            all.deny |= held->deny;
+        }
+        if (rq.svc.options.foreign_shares(sh.file.node.handle, all.access, all.deny))
+            return answer(x::NLM4_DENIED);
+    }
     auto r = rq.svc.shares.open(sh.file.key, sh.owner, want);
     if (!r) return answer(stat_of_errno(r.error()));
     return answer(r->denied ? x::NLM4_DENIED : x::NLM4_GRANTED);

@@ -1,6 +1,7 @@
 // NLMPROC4_TEST (XNFS NLM v4): would this lock be granted? NLM4_GRANTED, or NLM4_DENIED
 // with the holder of a conflicting lock (an NFSv4.1 owner's or a local process's too:
-// the table and its mirror are shared). Changes nothing.
+// the table and its mirror are shared). Changes nothing, except that an NFSv4.1 client
+// whose lease has expired and whose lock is in the way is reaped (as LOCKT does).
 #include "nfs/nlm/mirror.h"
 #include "nfs/nlm/request.h"
 
@@ -21,7 +22,7 @@ rpc::Outcome proc_test(Request& rq) {
     LockTarget t;
     if (auto s = rq.target(a.alock, t, /*known_host=*/true); s != x::NLM4_GRANTED) return answer(s);
     CallMirror m(rq.svc, t.file);
-    auto r = rq.svc.locks.test(t.file.key, t.owner, lock_of(a.alock, a.exclusive), m.get());
+    auto r = rq.svc.test(t.file.key, t.owner, lock_of(a.alock, a.exclusive), m.get());
     if (!r) return answer(stat_of_errno(r.error()));
     if (!*r) return answer(x::NLM4_GRANTED);
     const vs::Conflict conflict = **r;  // holder_of's oh points into it

@@ -30,15 +30,21 @@ x::nlm4_stats Request::file(std::span<const uint8_t> fh, File& out) {
     return x::NLM4_GRANTED;
 }
 
+std::optional<uint64_t> Request::host(std::string_view caller_name) {
+    auto id = svc.host_id(caller_name, ctx.header.peer ? peer_host(*ctx.header.peer) : "");
+    if (id) pinned_.push_back(*id);
+    return id;
+}
+
 x::nlm4_stats Request::owner(const x::nlm4_lock& l, vs::StateOwner& out, bool known_host) {
-    std::optional<uint64_t> host;
+    std::optional<uint64_t> id;
     if (known_host) {
-        host = svc.hosts.find(l.caller_name).value_or(0);
+        id = svc.hosts.find(l.caller_name).value_or(0);
     } else {
-        host = svc.host_id(l.caller_name, ctx.header.peer ? peer_host(*ctx.header.peer) : "");
-        if (!host) return x::NLM4_DENIED_NOLOCKS;
+        id = host(l.caller_name);
+        if (!id) return x::NLM4_DENIED_NOLOCKS;
     }
-    auto o = vs::StateOwner::nlm(*host, static_cast<uint32_t>(l.svid), l.oh);
+    auto o = vs::StateOwner::nlm(*id, static_cast<uint32_t>(l.svid), l.oh);
     if (!o) return x::NLM4_FAILED;  // cannot happen: oh is at most MAXNETOBJ_SZ
     out = std::move(*o);
     return x::NLM4_GRANTED;

@@ -33,6 +33,11 @@ class Request {
   public:
     Request(rpc::CallContext& ctx, Services& svc)
         : ctx(ctx), svc(svc), table(svc.exports->snapshot()) {}
+    ~Request() {
+        for (uint64_t id : pinned_) svc.hosts.unpin(id);
+    }
+    Request(const Request&) = delete;
+    Request& operator=(const Request&) = delete;
 
     rpc::CallContext& ctx;
     Services& svc;
@@ -59,6 +64,10 @@ class Request {
         if (auto s = file(l.fh, out.file); s != x::NLM4_GRANTED) return s;
         return owner(l, out.owner, known_host);
     }
+    // The id of host `caller_name` (made if new), pinned until this call is done
+    // (hosts.h): what the call takes is never held under a forgotten id. nullopt: no
+    // more hosts can be known.
+    std::optional<uint64_t> host(std::string_view caller_name);
 
     template <class Res>
     rpc::Outcome reply(const Res& res) {
@@ -76,6 +85,7 @@ class Request {
 
   private:
     std::optional<rpc::Outcome> rejected_;
+    std::vector<uint64_t> pinned_;
 };
 
 // nlm4_holder of a conflict: svid and oh back from an NLM owner's bytes; a holder of
@@ -96,8 +106,8 @@ rpc::Outcome proc_granted(Request& rq);
 rpc::Outcome proc_share(Request& rq);    // NLMPROC4_SHARE
 rpc::Outcome proc_unshare(Request& rq);  // NLMPROC4_UNSHARE
 rpc::Outcome proc_free_all(Request& rq);
-rpc::Outcome proc_result(Request& rq);  // the *_RES procedures
-rpc::Outcome proc_msg(Request& rq);     // the *_MSG procedures (their result as a _RES call)
+rpc::Outcome proc_result(Request& rq);      // the *_RES procedures
+rpc::Outcome proc_msg(Request& rq);         // the *_MSG procedures (their result as a _RES call)
 rpc::Outcome proc_nsm_notify(Request& rq);  // statd: a watched host rebooted (nsm_monitor.h)
 
 }  // namespace nfsrdmad::nfs::nlm

@@ -48,25 +48,100 @@ void Services::nsm_rebooted(std::string_view mon_name) {
     wake(std::move(woken));
 }
 
+bool Services::host_idle(uint64_t id) const {
+    const vs::ClientKey k{vs::Protocol::Nlm, id};
+    return locks.lock_count(k) == 0 && locks.waiter_count(k) == 0 && shares.share_count(k) == 0;
+}
+
 std::optional<uint64_t> Services::host_id(std::string_view name, std::string_view address) {
-    auto idle = [this](uint64_t id) {
-        const vs::ClientKey k{vs::Protocol::Nlm, id};
-        return locks.lock_count(k) == 0 && locks.waiter_count(k) == 0 && shares.share_count(k) == 0;
-    };
-    return hosts.id(name, idle, address);
+    return hosts.id(
+        name, [this](uint64_t id) { return host_idle(id); }, address);
 }
 
 std::vector<vs::Waiter> Services::free_all(std::string_view name) {
+    const std::string address = hosts.address(name);
     auto id = hosts.forget(name);
     if (!id) return {};
+    // Nothing of it is left to reclaim after a restart of ours.
+    if (options.hosts_store && !address.empty() && !hosts.address_in_use(address))
+        if (auto r = options.hosts_store->remove(address); !r)
+            spdlog::warn("nlm: the record of hosts to notify could not be rewritten: {}",
+                         std::strerror(r.error()));
     const vs::ClientKey k{vs::Protocol::Nlm, *id};
     (void)shares.release_client(k);
     blocked.drop_client(k);
     {
         std::lock_guard l(grants_mu_);
-        std::erase_if(pending_grants_, [&k](const auto& e) { return e.second == k; });
+        std::erase_if(pending_grants_, [&k](const auto& e) { return e.second.client == k; });
     }
     return locks.release_client(k);
+}
+
+bool Services::share_conflict(const vfs::FileHandle& fh, uint32_t access, uint32_t deny) const {
+    auto ref = exports->snapshot()->find_by_handle(fh.data());
+    if (!ref) return false;
+    // An owner no NLM share has (NFSv4.1, id 0): every NLM share is another owner's.
+    const vs::ShareBits want{static_cast<uint8_t>(access & vs::kShareBoth),
+                             static_cast<uint8_t>(deny & vs::kShareBoth)};
+    return shares.check(vs::FileKey::of(ref->decoded), vs::StateOwner{}, want).has_value();
+}
+
+vfs::Result<vs::LockReply> Services::lock(const vs::FileKey& file, const vs::StateOwner& owner,
+                                          const vs::Lock& want, std::optional<uint64_t> wait,
+                                          vs::LockMirror* mirror) {
+    for (size_t reaped = 0;; ++reaped) {
+        auto r = locks.lock(file, owner, want, wait, mirror);
+        if (!r || !r->denied || reaped == kMaxCourtesyReaps || !options.reap_lock_holder ||
+            !options.reap_lock_holder(*r->denied))
+            return r;
+    }
+}
+
+vfs::Result<std::optional<vs::Conflict>> Services::test(const vs::FileKey& file,
+                                                        const vs::StateOwner& owner,
+                                                        const vs::Lock& want,
+                                                        vs::LockMirror* mirror) {
+    for (size_t reaped = 0;; ++reaped) {
+        auto r = locks.test(file, owner, want, mirror);
+        if (!r || !*r || reaped == kMaxCourtesyReaps || !options.reap_lock_holder ||
+            !options.reap_lock_holder(**r))
+            return r;
+    }
+}
+
+void Services::set_reboot_notices(std::unique_ptr<RebootNotices> n) {
+    std::lock_guard l(notices_mu_);
+    notices_ = std::move(n);
+}
+
+size_t Services::reboot_notices_pending() const {
+    std::lock_guard l(notices_mu_);
+    return notices_ ? notices_->pending() : 0;
+}
+
+std::chrono::milliseconds Services::housekeep(Clock::time_point now) {
+    rpc::CallbackSender* cb = callbacks();
+    bool notifying = false;
+    {
+        std::lock_guard l(notices_mu_);
+        if (notices_ && cb) {
+            (void)notices_->send_due(*cb, now);
+            notifying = notices_->pending() > 0;
+            if (!notifying) notices_.reset();  // every host answered or was given up on
+        }
+    }
+    for (const HostTable::Gone& g :
+         hosts.take_idle([this](uint64_t id) { return host_idle(id); }, now - kHostExpire)) {
+        if (g.monitored && cb && !unmonitor_host(*cb, g.name))
+            spdlog::warn("nsm: too many calls in flight: SM_UNMON of '{}' not sent",
+                         log_text(g.name));
+        if (options.hosts_store && !g.address.empty() && !hosts.address_in_use(g.address))
+            if (auto r = options.hosts_store->remove(g.address); !r)
+                spdlog::warn("nlm: the record of hosts to notify could not be rewritten: {}",
+                             std::strerror(r.error()));
+    }
+    // Notices are retried from 2 s on (nsm_notify.h); the sweep needs no hurry.
+    return notifying ? std::chrono::milliseconds(1000) : std::chrono::milliseconds(10000);
 }
 
 }  // namespace nfsrdmad::nfs::nlm

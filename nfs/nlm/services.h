@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
@@ -15,6 +16,7 @@
 
 #include "nfs/nlm/blocked.h"
 #include "nfs/nlm/hosts.h"
+#include "nfs/nlm/nsm_notify.h"
 #include "nfs/vfs/export.h"
 #include "nfs/vfs/recovery_store.h"
 #include "nfs/vfs/state/lock_table.h"
@@ -36,6 +38,13 @@ struct Options {
     // Where the addresses of hosts holding monitored locks are recorded, for NSM's
     // notification after a restart (nsm_notify.h). Null: not recorded.
     std::shared_ptr<vfs::RecoveryStore> hosts_store;
+    // NFSv4.1's state, as the daemon wires it in (null: none). foreign_shares: true when
+    // an NFSv4.1 open's share reservation conflicts with this access and deny (expired
+    // clients in the way are reaped first), so NLM SHARE is DENIED. reap_lock_holder: the
+    // holder of a conflicting lock is an NFSv4.1 client whose lease has expired and it was
+    // reaped: the request runs again (RFC 8881 §8.4.3, as NFSv4.1's LOCK does).
+    std::function<bool(const vfs::FileHandle&, uint8_t access, uint8_t deny)> foreign_shares;
+    std::function<bool(const vfs::state::Conflict&)> reap_lock_holder;
 };
 
 class Services {
@@ -58,9 +67,22 @@ class Services {
     // first time statd is asked to watch it (nsm_monitor.h) so that its reboot frees its
     // locks (nsm_rebooted).
     void monitor(const rpc::Peer* peer, std::string_view caller_name);
+    // NFSv4.1's OPEN asks this: does an NLM share of `fh` conflict with this access and
+    // deny (fsh4_access / fsh4_mode use the same bits as OPEN4_SHARE_*)?
+    bool share_conflict(const vfs::FileHandle& fh, uint32_t access, uint32_t deny) const;
+    // The lock table, with NFSv4.1 courtesy clients in the way reaped (up to
+    // kMaxCourtesyReaps per request, as NFSv4.1's LOCK): lock(), test().
+    static constexpr size_t kMaxCourtesyReaps = 16;
+    vfs::Result<vs::LockReply> lock(const vs::FileKey& file, const vs::StateOwner& owner,
+                                    const vs::Lock& want, std::optional<uint64_t> wait,
+                                    vs::LockMirror* mirror);
+    vfs::Result<std::optional<vs::Conflict>> test(const vs::FileKey& file,
+                                                  const vs::StateOwner& owner, const vs::Lock& want,
+                                                  vs::LockMirror* mirror);
     // statd says `mon_name` rebooted: everything it held goes (as FREE_ALL).
     void nsm_rebooted(std::string_view mon_name);
-    // The id of host `name` (HostTable::id), forgetting idle hosts when full.
+    // The id of host `name` (HostTable::id: pinned until unpinned), forgetting idle hosts
+    // when full.
     std::optional<uint64_t> host_id(std::string_view name, std::string_view address = {});
     // FREE_ALL: everything host `name` holds goes; waiters that became grantable are
     // returned (for GRANTED callbacks).
@@ -78,20 +100,48 @@ class Services {
     // owner's LOCK re-send found the lock, the GRANTED reply came, CANCEL) says whether it
     // was still pending: a refused GRANTED or a CANCEL releases the lock only then, never
     // one the client was told it holds.
-    bool settle_grant(const std::string& key);
+    // What the owner held in the granted range before (an upgrade's read locks), when
+    // the grant was still pending; nullopt when it was not.
+    std::optional<vs::OwnerLocks> settle_grant(const std::string& key);
     // CANCEL: the owner no longer waits for `lock`; a grant of it still pending goes.
     void cancel(const vfs::Node& node, const vs::FileKey& file, const vs::StateOwner& owner,
                 const vs::Lock& lock);
 
+    // SM_NOTIFY owed to the previous boot's hosts (nsm_notify.h), sent again by
+    // housekeep() until each answers or is given up on.
+    void set_reboot_notices(std::unique_ptr<RebootNotices> n);
+    size_t reboot_notices_pending() const;
+
+    // A host that holds nothing for this long is forgotten: statd stops watching it
+    // (SM_UNMON) and its record for notification after a restart goes (knfsd's lockd
+    // collects its idle hosts after NLM_HOST_EXPIRE, 300 s, too).
+    static constexpr std::chrono::seconds kHostExpire{300};
+    using Clock = std::chrono::steady_clock;
+    // The daemon's periodic upkeep (on a worker, never a reactor): reboot notices due,
+    // idle hosts forgotten. Returns when to come back.
+    std::chrono::milliseconds housekeep(Clock::time_point now = Clock::now());
+
   private:
+    bool host_idle(uint64_t id) const;
     void retry(Blocked b);
-    void send_granted(const Blocked& b);
+    void send_granted(const Blocked& b, vs::OwnerLocks before);
     void granted_reply(const Blocked& b, const rpc::CallbackResult& r);
-    void release(const Blocked& b);  // unlock a granted request's range, wake the next
+    void release(const Blocked& b, const vs::OwnerLocks& before);  // undo a refused grant
+    // Undoes a grant of `lock` to `owner`: bytes of its range the owner held before keep
+    // their earlier type (a refused upgrade goes back to the read lock, not to nothing),
+    // the rest is unlocked; whoever waits next is woken.
+    void undo_grant(const vfs::Node& node, const vs::FileKey& file, const vs::StateOwner& owner,
+                    const vs::Lock& lock, const vs::OwnerLocks& before);
     std::atomic<rpc::CallbackSender*> callbacks_{nullptr};
     std::atomic<bool> grace_over_{false};
     std::mutex grants_mu_;
-    std::map<std::string, vs::ClientKey> pending_grants_;
+    struct PendingGrant {
+        vs::ClientKey client;
+        vs::OwnerLocks before;  // the owner's locks in the range before the grant
+    };
+    std::map<std::string, PendingGrant> pending_grants_;
+    mutable std::mutex notices_mu_;
+    std::unique_ptr<RebootNotices> notices_;
 };
 
 }  // namespace nfsrdmad::nfs::nlm

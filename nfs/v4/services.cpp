@@ -28,6 +28,15 @@ bool Services::reap_client(state::ClientId id) {
 
 x4::nfsstat4 Services::check_share(const vfs::FileHandle& file, uint32_t access, uint32_t deny,
                                    const std::optional<OpenTable::Other>& self) {
+    const x4::nfsstat4 st = check_open_shares(file, access, deny, self);
+    if (st == x4::NFS4_OK && options.foreign_shares && options.foreign_shares(file, access, deny))
+        return x4::NFS4ERR_SHARE_DENIED;
+    return st;
+}
+
+x4::nfsstat4 Services::check_open_shares(const vfs::FileHandle& file, uint32_t access,
+                                         uint32_t deny,
+                                         const std::optional<OpenTable::Other>& self) {
     x4::nfsstat4 st = opens.check_share(file, access, deny, self);
     if (st != x4::NFS4ERR_SHARE_DENIED) return st;
     // §8.4.3: a courtesy client's state stays until it conflicts with another client's

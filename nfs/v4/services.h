@@ -50,6 +50,9 @@ struct Options {
     // Waiters an NFSv4.1 unlock made grantable (NLM's blocked locks: it grants them and
     // calls its clients back). Null: dropped (NFSv4.1 clients poll, RFC 8881 §9.6).
     std::function<void(std::vector<vfs::state::Waiter>)> woken;
+    // Share reservations of the other protocol (NLM SHARE, XNFS): true when one of them
+    // conflicts with this access and deny, so OPEN is NFS4ERR_SHARE_DENIED. Null: none.
+    std::function<bool(const vfs::FileHandle&, uint32_t access, uint32_t deny)> foreign_shares;
 };
 
 class Services {
@@ -87,8 +90,12 @@ class Services {
     // conflict belongs to a client whose lease has expired, those clients are reaped and
     // the check runs again; a conflict with a live client is NFS4ERR_SHARE_DENIED and
     // nobody is reaped.
+    // NLM's shares (Options::foreign_shares) are checked too.
     x4::nfsstat4 check_share(const vfs::FileHandle& file, uint32_t access, uint32_t deny,
                              const std::optional<OpenTable::Other>& self);
+    // The same without NLM's shares: what NLM SHARE asks of NFSv4.1's opens.
+    x4::nfsstat4 check_open_shares(const vfs::FileHandle& file, uint32_t access, uint32_t deny,
+                                   const std::optional<OpenTable::Other>& self);
     // Byte-range locks with courtesy clients (§8.4.3, as check_share does for opens): a
     // conflict with a lock of an NFSv4.1 client whose lease has expired reaps that client
     // and the request runs again; a live holder (or a local process, or an NLM host) is
@@ -119,8 +126,11 @@ class Services {
     // The pseudo file system over `table` (built once per snapshot).
     std::shared_ptr<const PseudoFs> pseudo_for(const std::shared_ptr<const vfs::ExportTable>& t);
 
-  private:
+    // The holder of a conflicting lock is an NFSv4.1 client whose lease has expired:
+    // it is reaped (true), so the request may run again. NLM asks this too.
     bool reap_lock_holder(const vfs::state::Conflict& c);
+
+  private:
 
     std::mutex mu_;
     std::weak_ptr<const vfs::ExportTable> pseudo_table_;

@@ -625,6 +625,32 @@ TEST_F(NlmGranted, ARefusedGrantedReleasesTheLock) {
     EXPECT_TRUE(WaitFree()) << "host-b kept a lock it refused";
 }
 
+// A refused GRANTED of an upgrade (read to write) gives back what the owner held before:
+// its read lock stays, only the write is undone.
+TEST_F(NlmGranted, ARefusedUpgradeKeepsTheReadLock) {
+    reply_ = xn::NLM4_DENIED;
+    ASSERT_EQ(LockCall(Lock("host-b", 2, 10, 10), false), xn::NLM4_GRANTED);       // read
+    ASSERT_EQ(LockCall(Lock("host-a", 1, 0, 100), false), xn::NLM4_GRANTED);       // read
+    ASSERT_EQ(LockCall(Lock("host-b", 2, 10, 10), true, true), xn::NLM4_BLOCKED);  // upgrade
+    ASSERT_EQ(UnlockCall(Lock("host-a", 1, 0, 100)), xn::NLM4_GRANTED);
+    ASSERT_TRUE(lockd_.WaitCalls(1)) << "no GRANTED callback";
+    // Once the refusal is handled, host-c may read-lock the bytes again (no write lock)...
+    bool readable = false;
+    for (int i = 0; i < 250 && !readable; ++i) {
+        auto t = TestCall(Lock("host-c", 3, 15, 1), false);
+        readable = t.res.stat.stat() == xn::NLM4_GRANTED;
+        if (!readable) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_TRUE(readable) << "the refused write lock stayed";
+    // ... but not write-lock them: host-b still holds its read lock there.
+    auto t = TestCall(Lock("host-c", 3, 15, 1), true);
+    ASSERT_EQ(t.res.stat.stat(), xn::NLM4_DENIED) << "the read lock went with the refused upgrade";
+    EXPECT_EQ(t.res.stat.holder().svid, 2);
+    EXPECT_FALSE(t.res.stat.holder().exclusive);
+    // Bytes host-b never held before the upgrade are free.
+    EXPECT_EQ(TestCall(Lock("host-c", 3, 0, 10), true).res.stat.stat(), xn::NLM4_GRANTED);
+}
+
 // A GRANTED that cannot be delivered leaves the lock to the owner's re-send (its lockd
 // asks again): the lock stays; a CANCEL from the owner instead releases it.
 TEST_F(NlmGranted, AnUndeliveredGrantWaitsForTheReSendOrCancel) {
@@ -764,6 +790,52 @@ TEST_F(Nlm, ShareModesBetweenHosts) {
     EXPECT_EQ(share(xn::NLMPROC4_SHARE, "b", xn::fsa_R, xn::fsm_DN), xn::NLM4_GRANTED);
     EXPECT_EQ(share(xn::NLMPROC4_UNSHARE, "a", xn::fsa_RW, xn::fsm_DW), xn::NLM4_GRANTED);
     EXPECT_EQ(share(xn::NLMPROC4_SHARE, "c", xn::fsa_W, xn::fsm_DN), xn::NLM4_GRANTED);
+}
+
+// NLM SHARE and NFSv4.1 OPEN reserve shares in one model (RFC 8881 §9.7, XNFS fsh4_*):
+// each is denied by the other's deny bits and denies the other's access.
+TEST_F(Nlm, ShareModesAcrossNlmAndNfs4) {
+    auto share = [&](uint32_t proc, const std::string& host, xn::fsh4_access access,
+                     xn::fsh4_mode mode) {
+        strings_.push_back(host);
+        xn::nlm4_shareargs a;
+        a.cookie = view(cookie_);
+        a.share.caller_name = strings_.back();
+        a.share.fh = fh_;
+        a.share.oh = view(strings_.back());
+        a.share.access = access;
+        a.share.mode = mode;
+        a.reclaim = false;
+        auto r = Call<xn::nlm4_shareres>(proc, a);
+        EXPECT_EQ(r.error, "");
+        return r.error.empty() ? r.res.stat : xn::NLM4_FAILED;
+    };
+    const std::string owner = "v4-owner", other = "v4-other", name = "locked";
+    // An NFSv4.1 open reads and denies writers.
+    Res o = Compound({Sequence(), op_putfh(root_),
+                      op_open(view(owner), view(name), false, x4::OPEN4_SHARE_ACCESS_READ,
+                              x4::OPEN4_SHARE_DENY_WRITE)});
+    ASSERT_EQ(o.status(), x4::NFS4_OK);
+    EXPECT_EQ(share(xn::NLMPROC4_SHARE, "a", xn::fsa_W, xn::fsm_DN), xn::NLM4_DENIED);
+    EXPECT_EQ(share(xn::NLMPROC4_SHARE, "a", xn::fsa_R, xn::fsm_DR), xn::NLM4_DENIED);
+    EXPECT_EQ(share(xn::NLMPROC4_SHARE, "a", xn::fsa_R, xn::fsm_DW), xn::NLM4_GRANTED);
+    // Host a's deny-write share now stops an NFSv4.1 writer, after the open is closed too.
+    Res c = Compound({Sequence(), op_putfh(fh_), op_close(o.op(2).opopen().resok4().stateid)});
+    ASSERT_EQ(c.status(), x4::NFS4_OK);
+    Res w = Compound({Sequence(), op_putfh(root_),
+                      op_open(view(other), view(name), false, x4::OPEN4_SHARE_ACCESS_WRITE)});
+    ASSERT_EQ(w.error, "");
+    EXPECT_EQ(w.status(), x4::NFS4ERR_SHARE_DENIED);
+    Res r = Compound({Sequence(), op_putfh(root_),
+                      op_open(view(other), view(name), false, x4::OPEN4_SHARE_ACCESS_READ)});
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    Res cr = Compound({Sequence(), op_putfh(fh_), op_close(r.op(2).opopen().resok4().stateid)});
+    ASSERT_EQ(cr.status(), x4::NFS4_OK);
+    // Once host a lets go, the writer gets in.
+    EXPECT_EQ(share(xn::NLMPROC4_UNSHARE, "a", xn::fsa_R, xn::fsm_DW), xn::NLM4_GRANTED);
+    Res w2 = Compound({Sequence(), op_putfh(root_),
+                       op_open(view(other), view(name), false, x4::OPEN4_SHARE_ACCESS_WRITE)});
+    EXPECT_EQ(w2.status(), x4::NFS4_OK);
 }
 
 // XNFS: during the grace period after a restart only reclaims are let in; the grace

@@ -51,7 +51,7 @@ TEST(NlmBlocked, DropsAndTheBound) {
     BlockedTable t(2);
     ASSERT_TRUE(t.put(request(1, 1, 0, "")));
     ASSERT_TRUE(t.put(request(2, 1, 0, "")));
-    EXPECT_FALSE(t.put(request(3, 1, 0, "")));                      // full
+    EXPECT_FALSE(t.put(request(3, 1, 0, "")));  // full
     const Blocked first = request(1, 1, 0, "");
     t.drop(first.file, first.owner, first.lock);  // CANCEL
     EXPECT_EQ(t.size(), 1u);
