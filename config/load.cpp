@@ -391,11 +391,20 @@ void Loader::nfs4(const Val& v) {
 // The `locks:` section.
 void Loader::locks(const Val& v) {
     if (!is_map(v, "'locks'", true)) return;
-    Keys keys = {"local", "max_files", "max_files_per_client"};
+    Keys keys = {"local", "max_files", "max_files_per_client", "nsm_name"};
     auto& t = cfg_.locks;
     for_each_key(v, "in locks", keys, [&](std::string_view key, const Val& val) {
         if (key == "local") {
             if (auto b = flag(val, "'local'")) t.local = *b;
+        } else if (key == "nsm_name") {
+            // SM_MAXSTRLEN (1024); a host name or an address, nothing else.
+            auto n = text(val, "'nsm_name'");
+            if (n && (n->empty() || n->size() > 1024 ||
+                      n->find_first_of(" \t\n\r") != std::string::npos))
+                error(val.mark, "'nsm_name' must be a host name or address of 1 to 1024 "
+                                "characters, without spaces");
+            else if (n)
+                t.nsm_name = *n;
         } else if (key == "max_files") {
             if (auto n = number(val, "'max_files'", 1, 1000000)) t.max_files = uint32_t(*n);
         } else if (auto n = number(val, "'max_files_per_client'", 1, 1000000)) {

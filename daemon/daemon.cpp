@@ -459,8 +459,12 @@ int run(config::Config cfg, const Options& opts) {
         [&](uint32_t prog) { return nlm_udp && prog == xdr::nlm::NLM_PROG; }));
     // After the listeners and rpcbind: a notified host reclaims at once.
     if (nlm_previous) {
-        char host[256] = {};
-        if (::gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "localhost");
+        // The name clients know us by (locks.nsm_name), else the host name.
+        std::string host = cfg.locks.nsm_name;
+        if (host.empty()) {
+            char name[256] = {};
+            host = ::gethostname(name, sizeof name - 1) == 0 ? name : "localhost";
+        }
         const int32_t state = nfs::nlm::nsm_state(nlm_store->epoch());
         auto notices = std::make_unique<nfs::nlm::RebootNotices>(nlm_store->previous(), host, state);
         const size_t n = notices->send_due(callbacks);

@@ -20,7 +20,7 @@ std::optional<uint64_t> HostTable::id(std::string_view name, const Idle& idle,
         if (ids_.size() >= max_) return std::nullopt;
     }
     const uint64_t id = next_++;
-    ids_.emplace(std::string(name), Host{id, false, std::string(address), 1, now});
+    ids_.emplace(std::string(name), Host{id, false, std::string(address), 1, now, std::nullopt});
     names_.emplace(id, std::string(name));
     return id;
 }
@@ -59,6 +59,17 @@ bool HostTable::mark_monitored(std::string_view name) {
     if (it == ids_.end() || it->second.monitored) return false;
     it->second.monitored = true;
     return true;
+}
+
+void HostTable::set_state(std::string_view name, int32_t state) {
+    std::lock_guard lock(mu_);
+    if (auto it = ids_.find(std::string(name)); it != ids_.end()) it->second.nsm_state = state;
+}
+
+std::optional<int32_t> HostTable::state(std::string_view name) const {
+    std::lock_guard lock(mu_);
+    auto it = ids_.find(std::string(name));
+    return it == ids_.end() ? std::nullopt : it->second.nsm_state;
 }
 
 std::optional<uint64_t> HostTable::forget(std::string_view name) {

@@ -50,6 +50,10 @@ class HostTable {
     std::optional<uint64_t> forget(std::string_view name);
     // True the first time for a known name (until it is forgotten): ask statd to watch it.
     bool mark_monitored(std::string_view name);
+    // The host's NSM state as its last monitored LOCK gave it (nlm4_lockargs.state), and
+    // what it was: a reboot notice with this very state is about locks taken since.
+    void set_state(std::string_view name, int32_t state);
+    std::optional<int32_t> state(std::string_view name) const;
 
     // The hosts the sweep forgot: what it takes to stop monitoring them.
     struct Gone {
@@ -70,6 +74,7 @@ class HostTable {
         std::string address;
         uint32_t pins = 0;
         Clock::time_point used;
+        std::optional<int32_t> nsm_state;
     };
     using Map = std::unordered_map<std::string, Host>;
     void erase(Map::iterator it);

@@ -69,12 +69,12 @@ rpc::Outcome proc_lock(Request& rq) {
         // and a GRANTED still in flight is settled: the client knows it holds the lock.
         rq.svc.blocked.drop(t.file.key, t.owner, want);
         (void)rq.svc.settle_grant(BlockedTable::key(t.file.key, t.owner, want));
-        if (monitored) rq.svc.monitor(rq.ctx.header.peer, a.alock.caller_name);
+        if (monitored) rq.svc.monitor(rq.ctx.header.peer, a.alock.caller_name, a.state);
         return answer(x::NLM4_GRANTED);
     }
     if (!a.block) return answer(x::NLM4_DENIED);
     if (r->queued) {
-        if (monitored) rq.svc.monitor(rq.ctx.header.peer, a.alock.caller_name);
+        if (monitored) rq.svc.monitor(rq.ctx.header.peer, a.alock.caller_name, a.state);
         return answer(x::NLM4_BLOCKED);
     }
     if (wait) rq.svc.blocked.drop(t.file.key, t.owner, want);

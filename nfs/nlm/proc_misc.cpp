@@ -67,8 +67,8 @@ rpc::Outcome proc_free_all(Request& rq) {
 rpc::Outcome proc_nsm_notify(Request& rq) {
     auto& d = rq.ctx.args;
     const std::string_view name = d.get_string(1024);
-    (void)d.get_u32();      // the host's new state
-    (void)d.get_fixed(16);  // priv
+    const int32_t state = d.get_i32();  // the host's new state
+    (void)d.get_fixed(16);              // priv
     if (!d.ok() || d.remaining() != 0) return rpc::Outcome::garbage();
     const rpc::Peer* p = rq.ctx.header.peer;
     if (!p || !is_loopback(*p)) {
@@ -76,7 +76,7 @@ rpc::Outcome proc_nsm_notify(Request& rq) {
                      log_text(name), p ? p->text : "?");
         return rpc::Outcome::ok();
     }
-    rq.svc.nsm_rebooted(name);
+    rq.svc.nsm_rebooted(name, state);
     return rpc::Outcome::ok();
 }
 

@@ -30,7 +30,8 @@ bool Services::in_grace() {
     return false;
 }
 
-void Services::monitor(const rpc::Peer* peer, std::string_view caller_name) {
+void Services::monitor(const rpc::Peer* peer, std::string_view caller_name, int32_t state) {
+    hosts.set_state(caller_name, state);
     if (hosts.mark_monitored(caller_name))
         if (rpc::CallbackSender* cb = callbacks())
             (void)monitor_host(*cb, std::string(caller_name));
@@ -42,7 +43,12 @@ void Services::monitor(const rpc::Peer* peer, std::string_view caller_name) {
                      host, std::strerror(r.error()));
 }
 
-void Services::nsm_rebooted(std::string_view mon_name) {
+void Services::nsm_rebooted(std::string_view mon_name, int32_t state) {
+    if (hosts.state(mon_name) == state) {
+        spdlog::info("nsm: host '{}' rebooted, and has locked since at its new state {}: kept",
+                     log_text(mon_name), state);
+        return;
+    }
     auto woken = free_all(mon_name);
     spdlog::info("nsm: host '{}' rebooted: its locks are released", log_text(mon_name));
     wake(std::move(woken));

@@ -65,8 +65,8 @@ class Services {
     // A host took a lock with NSM monitoring (LOCK, not NM_LOCK): its address is
     // recorded (once; fsync'd) so that it is notified if this server restarts, and the
     // first time statd is asked to watch it (nsm_monitor.h) so that its reboot frees its
-    // locks (nsm_rebooted).
-    void monitor(const rpc::Peer* peer, std::string_view caller_name);
+    // locks (nsm_rebooted). `state` is the host's NSM state its LOCK gave.
+    void monitor(const rpc::Peer* peer, std::string_view caller_name, int32_t state);
     // NFSv4.1's OPEN asks this: does an NLM share of `fh` conflict with this access and
     // deny (fsh4_access / fsh4_mode use the same bits as OPEN4_SHARE_*)?
     bool share_conflict(const vfs::FileHandle& fh, uint32_t access, uint32_t deny) const;
@@ -79,8 +79,10 @@ class Services {
     vfs::Result<std::optional<vs::Conflict>> test(const vs::FileKey& file,
                                                   const vs::StateOwner& owner, const vs::Lock& want,
                                                   vs::LockMirror* mirror);
-    // statd says `mon_name` rebooted: everything it held goes (as FREE_ALL).
-    void nsm_rebooted(std::string_view mon_name);
+    // statd says `mon_name` rebooted and is at NSM state `state` now: everything it held
+    // goes (as FREE_ALL), unless its locks were taken at that very state already (it
+    // came back and reclaimed before statd's word arrived; as Linux's lockd decides).
+    void nsm_rebooted(std::string_view mon_name, int32_t state);
     // The id of host `name` (HostTable::id: pinned until unpinned), forgetting idle hosts
     // when full.
     std::optional<uint64_t> host_id(std::string_view name, std::string_view address = {});

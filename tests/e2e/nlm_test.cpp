@@ -580,6 +580,15 @@ TEST_F(NlmGranted, WatchedHostsRebootFreesTheirLocks) {
     wire::Reply r = NlmCall(16, note.take());
     ASSERT_EQ(r.accept_stat, wire::kSuccess) << r.Describe();
     EXPECT_TRUE(WaitFree()) << "host-a's locks outlived its reboot";
+    // host-a comes back and locks at its new state (LockCall sends state 1); statd's word
+    // of that reboot, late, names state 1: the new lock stays.
+    ASSERT_EQ(LockCall(Lock("host-a", 1, 15, 1), true), xn::NLM4_GRANTED);
+    wire::XdrOut late;
+    late.str("host-a").u32(1);
+    late.raw(priv, sizeof priv);
+    ASSERT_EQ(NlmCall(16, late.take()).accept_stat, wire::kSuccess);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    EXPECT_EQ(TestByC(), xn::NLM4_DENIED) << "a lock taken after the reboot was freed";
 }
 
 TEST_F(NlmGranted, NmLockIsNotMonitored) {

@@ -643,6 +643,10 @@ TEST(ConfigLocks, DefaultsAndLimits) {
     EXPECT_EQ(c.locks.max_files_per_client, 3u);
     EXPECT_FALSE(load("locks: {max_files: 0}\n").errors.empty());
     EXPECT_FALSE(load("locks: {max_files: 10, max_files_per_client: 11}\n").errors.empty());
+    EXPECT_EQ(d.locks.nsm_name, "");
+    EXPECT_EQ(good("locks: {nsm_name: nfs1.example.com}\n").locks.nsm_name, "nfs1.example.com");
+    EXPECT_FALSE(load("locks: {nsm_name: 'a b'}\n").errors.empty());
+    EXPECT_FALSE(load("locks: {nsm_name: ''}\n").errors.empty());
     EXPECT_FALSE(load("locks: {local: perhaps}\n").errors.empty());
     EXPECT_FALSE(load("locks: {bogus: 1}\n").errors.empty());
 }

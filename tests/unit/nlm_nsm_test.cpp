@@ -152,7 +152,7 @@ TEST_F(NlmUpkeep, IdleHostsAreUnmonitoredAndUnrecorded) {
     const vfs::state::Lock lk{{0, 9}, vfs::state::LockType::Write};
     ASSERT_TRUE(svc_->locks.lock(file, owner, lk));
     const rpc::Peer p = peer("10.0.0.7");
-    svc_->monitor(&p, "client-a");
+    svc_->monitor(&p, "client-a", 1);
     ASSERT_EQ(calls_of(2).size(), 1u);  // SM_MON
     EXPECT_EQ(sender_.mon_name(calls_of(2)[0]), "client-a");
     EXPECT_EQ(recorded(), std::vector<std::string>{"10.0.0.7"});
@@ -178,7 +178,7 @@ TEST_F(NlmUpkeep, IdleHostsAreUnmonitoredAndUnrecorded) {
     // Back again: monitored again.
     auto again = svc_->host_id("client-a", "10.0.0.7");
     ASSERT_TRUE(again);
-    svc_->monitor(&p, "client-a");
+    svc_->monitor(&p, "client-a", 1);
     EXPECT_EQ(calls_of(2).size(), 2u);
     svc_->hosts.unpin(*again);
 }
@@ -189,7 +189,7 @@ TEST_F(NlmUpkeep, FreeAllDropsTheRecord) {
     auto id = svc_->host_id("client-b", "10.0.0.8");
     ASSERT_TRUE(id);
     const rpc::Peer p = peer("10.0.0.8");
-    svc_->monitor(&p, "client-b");
+    svc_->monitor(&p, "client-b", 1);
     svc_->hosts.unpin(*id);
     EXPECT_EQ(recorded(), std::vector<std::string>{"10.0.0.8"});
     (void)svc_->free_all("client-b");
