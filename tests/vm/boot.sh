@@ -5,7 +5,7 @@
 # Usage: tests/vm/boot.sh [options] GUEST_SCRIPT [FILE...]
 #        tests/vm/boot.sh --shell [options] [GUEST_SCRIPT [FILE...]]
 #
-#   GUEST_SCRIPT   bash script run in the guest (cwd /vmtest). tests/vm/lib/*.sh are in
+#   GUEST_SCRIPT   bash script run in the guest (cwd /vmtest). tests/vm/lib/*.sh and *.py are in
 #                  /vmtest/lib ($VMTEST_LIB); FILEs are copied into /vmtest.
 #                  Whatever it writes to $VMTEST_OUT (/vmtest/out) is in RUN_DIR/out afterwards.
 #   -e KEY=VAL     environment variable for the guest script (repeatable)
@@ -112,7 +112,7 @@ RUN_DIR=$(cd "$RUN_DIR" && pwd)
 touch "$RUN_DIR/.vmtest-run"
 mkdir -p "$RUN_DIR/out" "$RUN_DIR/lib"
 cp "$HERE/guest/runner.sh" "$RUN_DIR/runner.sh"
-cp "$HERE"/lib/*.sh "$RUN_DIR/lib/"
+cp "$HERE"/lib/*.sh "$HERE"/lib/*.py "$RUN_DIR/lib/"
 if [ -n "$SCRIPT" ]; then
     cp "$SCRIPT" "$RUN_DIR/guest.sh"
     basename "$SCRIPT" > "$RUN_DIR/guest.name"

@@ -22,6 +22,9 @@
 #                                 connections (rpcbind is optional)
 #   nfsrdmad_stop                 SIGTERM; fails unless the daemon exits 0 within 30 s
 #   nfsrdmad_mount_opts           the mount options that reach our daemon over TCP (v3, nolock)
+#   nlm_client_run RESTART CMD... runs CMD (lib/nlm_client.sh) in the background; when it
+#                                 asks for the server's restart (holding a lock), RESTART
+#                                 runs; returns CMD's status
 # The kernel nfsd and our daemon use different ports, but both register NFSv3 with rpcbind:
 # stop one before starting the other.
 source "${VMTEST_LIB:-/vmtest/lib}/common.sh"
@@ -268,6 +271,23 @@ capture_stop() {
     kill -INT "$CAPTURE_PID" 2> /dev/null; wait "$CAPTURE_PID"; CAPTURE_PID=
     unset NFSRDMAD_RDMA_CAPTURE_DIR
     ls -l "$VMTEST_OUT/traffic.pcap"
+}
+
+# ------------------------------------------------------------------------------ NLM
+# lib/nlm_client.sh touches /tmp/nlm-restart-now while it holds a lock and waits for
+# /tmp/nlm-restarted.
+nlm_client_run() {
+    local restart=$1 pid
+    shift
+    rm -f /tmp/nlm-restart-now /tmp/nlm-restarted
+    "$@" &
+    pid=$!
+    while kill -0 $pid 2>/dev/null && [ ! -e /tmp/nlm-restart-now ]; do sleep 0.2; done
+    if [ -e /tmp/nlm-restart-now ]; then
+        $restart
+        touch /tmp/nlm-restarted
+    fi
+    wait $pid
 }
 
 # ------------------------------------------------------------------------------ NFSv4.1

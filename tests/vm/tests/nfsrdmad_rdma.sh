@@ -50,6 +50,12 @@
 #    chunks and no payload memcpy, the daemon restarted under the mount with a file open
 #    (nfs4_restart_under_mount: the client reclaims over RDMA), and $V4_REMOUNTS remounts
 #    leave no client state behind (nfs4_remounts);
+#  - NFSv3 locking on a proto=rdma mount without nolock (NLM, lib/nlm_client.sh on this
+#    host): fcntl ranges between processes, locks seen by the server's local processes and
+#    a v4.1 mount (over RDMA) both ways, a killed holder, a blocking flock granted through
+#    the GRANTED callback within seconds, a lock held across a daemon restart (NSM notify,
+#    reclaim), the client host's "reboot" (sm-notify) freeing its locks through statd's
+#    callback, which reaches the daemon on 127.0.0.1 though it is bound to the rxe address;
 # Env: NFSRDMAD_BIN (required), RDMA_REQUESTER (the tool), MANY (default 5000).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/nfs.sh"
@@ -430,6 +436,83 @@ if check "nfsrdmad starts with nfsv4.enabled and RDMA" nfsrdmad_start "$EXPORT" 
         nfs4_remounts "$RXE_IP:$EXPORT" $MNT4 "$OPTS4" $V4_REMOUNTS "v4.1/rdma remounts"
     fi
     check "nfsrdmad (v4.1) exits 0 on SIGTERM" nfsrdmad_stop
+fi
+
+step "NFSv3 locking (NLM) on a proto=rdma mount, without nolock"
+# rxe in this kernel serves the first network namespace only, so the client's lockd runs
+# on the daemon's host, and both use this host's rpcbind, where NLM's entry can name one of
+# them only. The kernel's lockd (on a fixed port) registers NLM v1 and v3 when a mount
+# starts it, and its v4 only where the daemon has none (rpcbind keeps the daemon's: seen
+# with Debian 12's; otherwise the daemon restarts and takes it back), so the client's NLM
+# v4 calls reach the daemon.
+# The daemon's own calls to this host's lockd and statd (GRANTED, SM_MON, SM_NOTIFY) ask a
+# stand-in rpcbind (NFSRDMAD_CALLBACK_RPCBIND_PORT, lib/pmap_standin.py) that names the
+# lockd. Lock traffic goes over TCP, as from any Linux client of a proto=rdma mount.
+NLM_LOCKD_PORT=4045
+PMAP_STANDIN_PORT=1111
+NLM_RDMA_OPTS="vers=3,proto=rdma,port=$RDMA_PORT,mountport=$NFSRDMAD_MOUNT_PORT,mountproto=tcp,soft,timeo=100,retrans=2"
+# The server and the client host are one host here, and so would be one name to statd: the
+# daemon's reboot notice would also read as the client host's reboot. So the daemon goes
+# by a name of its own in NSM (locks.nsm_name), which statd resolves to the address the
+# client mounted; the host's own name resolves elsewhere (127.0.1.1, as Debian has it).
+nlm_rdma_config() {
+    { cat "$(nfs4_config)"; printf 'locks:\n  nsm_name: nfsrdmad-server\n'; } > /tmp/nfsrdmad-nlm.yaml
+    echo /tmp/nfsrdmad-nlm.yaml
+}
+nlm_rdma_start() {
+    NFSRDMAD_CALLBACK_RPCBIND_PORT=$PMAP_STANDIN_PORT NFSRDMAD_STATE=/tmp/nfsrdmad-state-nlm \
+        nfsrdmad_start "$EXPORT" --rdma "$RXE_IP:$RDMA_PORT" --config "$(nlm_rdma_config)"
+}
+nlm_rdma_restart() {  # under a held lock, when lib/nlm_client.sh asks
+    check "nfsrdmad stops under a held v3 lock" nfsrdmad_stop
+    check "nfsrdmad starts again" nlm_rdma_start
+    check "... it notified the host that held locks (NSM)" \
+        wait_for 20 grep -q "nsm: $RXE_IP notified" "$NFSRDMAD_LOG"
+}
+nlm_lockd_port() {
+    # Names resolve (statd looks up the names it is asked to watch and is told of).
+    printf '%s nfsrdmad-server\n127.0.1.1 %s\n' "$RXE_IP" "$(hostname)" >> /etc/hosts &&
+        modprobe lockd && echo $NLM_LOCKD_PORT > /proc/sys/fs/nfs/nlm_tcpport &&
+        echo $NLM_LOCKD_PORT > /proc/sys/fs/nfs/nlm_udpport
+}
+nlm_ours() {  # rpcbind names the daemon for NLM v4 over TCP
+    rpcinfo -p 127.0.0.1 | awk -v p=$NFSRDMAD_PORT '$1 == 100021 && $2 == 4 && $3 == "tcp" && $4 == p' | grep -q .
+}
+nlm_ours_or_restart() {
+    nlm_ours && return 0
+    echo "the kernel's lockd took NLM v4's rpcbind entry: the daemon restarts to take it back"
+    nfsrdmad_stop && nlm_rdma_start && nlm_ours
+}
+MNT_KEEP=/mnt/rdma-lockd
+MNT4=/mnt/rdma-v4
+OPTS4="vers=4.1,proto=rdma,port=$RDMA_PORT,soft,timeo=300,retrans=2"
+if check "rpc.statd" statd_start && check "the kernel's lockd on port $NLM_LOCKD_PORT" nlm_lockd_port; then
+    statd_port=$(rpcinfo -p 127.0.0.1 | awk '$1 == 100024 && $3 == "tcp" {print $4; exit}')
+    python3 "$VMTEST_LIB/pmap_standin.py" $PMAP_STANDIN_PORT 100021=$NLM_LOCKD_PORT \
+        100024=$statd_port >> "$VMTEST_OUT/pmap_standin.log" 2>&1 &
+    PMAP_PID=$!
+    rm -rf /tmp/nfsrdmad-state-nlm
+    # A first mount keeps the kernel's lockd up (it stops with the last locking mount, and
+    # takes NLM's entry again when it restarts).
+    if check "nfsrdmad starts, bound to $RXE_IP" nlm_rdma_start &&
+        check "a v3 mount without nolock starts the kernel's lockd" \
+            nfs_mount "$RXE_IP:$EXPORT" $MNT_KEEP "$NLM_RDMA_OPTS" &&
+        check "rpcbind names the daemon for NLM v4" nlm_ours_or_restart &&
+        check "mount -o $OPTS4 (for v3/v4.1 conflicts)" nfs_mount "$RXE_IP:$EXPORT" $MNT4 "$OPTS4"; then
+        check "... the v3 mount runs over RDMA (mountstats)" assert_mount_transport $MNT_KEEP rdma
+        nlm_client_run nlm_rdma_restart env NLM_OWN_HOST=0 NLM_REBOOT=1 \
+            NLM_MOUNT_OPTS="$NLM_RDMA_OPTS" bash "$VMTEST_LIB/nlm_client.sh" "$RXE_IP" $EXPORT $MNT4
+        check "the NLM checks on the RDMA mount (lib/nlm_client.sh, listed above) all pass" test $? = 0
+        check "statd watched the client host for the daemon (SM_MON)" \
+            grep -q "nsm: statd watches host '$(hostname)'" "$NFSRDMAD_LOG"
+        check "statd's callback (to 127.0.0.1: the daemon is bound to $RXE_IP) freed its locks" \
+            grep -q "nsm: host '$(hostname)' rebooted: its locks are released" "$NFSRDMAD_LOG"
+        check "umount (v4.1)" nfs_umount $MNT4
+    fi
+    nfs_umount $MNT_KEEP 2>/dev/null
+    check "nfsrdmad (NLM over RDMA mounts) exits 0 on SIGTERM" nfsrdmad_stop
+    kill $PMAP_PID 2>/dev/null
+    statd_stop
 fi
 
 step "the kernel log"

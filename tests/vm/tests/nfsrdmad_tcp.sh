@@ -35,7 +35,8 @@
 # session or stateid behind (nfs4_remounts), and a mount without vers= negotiates 4.1.
 # Then NLM v4: a v3 mount without nolock from a second client host (its own network
 # namespace, lockd, rpcbind and statd): fcntl ranges, flock, a killed holder, and locks
-# seen across v3, v4.1 and the server's local processes (lib/nlm_client.sh).
+# seen across v3, v4.1 and the server's local processes, a restart under a held lock, and
+# the client host's reboot freeing its locks through statd (lib/nlm_client.sh).
 # Env: NFSRDMAD_BIN (required), MANY (2000), KEEP_GOING=1 default (all checks run).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/nfs.sh"
@@ -351,44 +352,49 @@ check "nfsrdmad (v4.1) exits 0 on SIGTERM" nfsrdmad_stop
 step "NFSv3 locking (NLM v4) from a second client host"
 # The kernel client's lockd must not share rpcbind with the server (it would take NLM's
 # entry), so this client lives in a network namespace of its own, reaching the daemon
-# through a veth pair; lib/nlm_client.sh runs there. The daemon listens on every address,
-# with a state directory of its own (no grace period from the restarts above).
+# through a veth pair; lib/nlm_client.sh runs there, as host "nlmclient" (a UTS namespace:
+# the caller_name its lockd sends, which this host's statd resolves through /etc/hosts).
+# The daemon listens on every address, with a state directory of its own (no grace period
+# from the restarts above); this host runs rpc.statd, so the daemon has the client host
+# watched and hears of its reboot.
 nlm_host_up() {
     modprobe veth 2>/dev/null
     ip netns add nlmc && ip link add nlm0 type veth peer name nlm1 &&
         ip link set nlm1 netns nlmc && ip addr add 10.77.0.1/24 dev nlm0 && ip link set nlm0 up &&
         ip netns exec nlmc sh -c 'ip addr add 10.77.0.2/24 dev nlm1 && ip link set nlm1 up && ip link set lo up' &&
-        ip netns exec nlmc bash -c 'echo > /dev/tcp/10.77.0.1/111'
+        ip netns exec nlmc bash -c 'echo > /dev/tcp/10.77.0.1/111' &&
+        echo "10.77.0.2 nlmclient" >> /etc/hosts
+}
+nlm_tcp_start() {
+    NFSRDMAD_ADDR=0.0.0.0 NFSRDMAD_STATE=/tmp/nfsrdmad-state-nlm \
+        nfsrdmad_start $EXPORT --config "$(nfs4_config)"
+}
+nlm_tcp_restart() {  # under a held lock, when lib/nlm_client.sh asks
+    check "nfsrdmad stops under a held v3 lock" nfsrdmad_stop
+    check "nfsrdmad starts again" nlm_tcp_start
+    check "... it notified the host that held locks (NSM)" \
+        wait_for 20 grep -q "nsm: 10.77.0.2 notified" "$NFSRDMAD_LOG"
 }
 if check "a client host: network namespace nlmc, 10.77.0.2 -> 10.77.0.1" nlm_host_up &&
-    NFSRDMAD_ADDR=0.0.0.0 NFSRDMAD_STATE=/tmp/nfsrdmad-state-nlm \
-        check "nfsrdmad starts on every address" nfsrdmad_start $EXPORT --config "$(nfs4_config)"; then
+    check "rpc.statd on this host" statd_start &&
+    check "nfsrdmad starts on every address" nlm_tcp_start; then
     check "rpcbind has NLM v4 over tcp on port $NFSRDMAD_PORT" \
         bash -c "rpcinfo -p 127.0.0.1 | awk '\$1 == 100021 && \$2 == 4 && \$3 == \"tcp\" && \$4 == $NFSRDMAD_PORT' | grep -q ."
     if check "mount -o $OPTS4 (this host, for v3/v4.1 conflicts)" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "$OPTS4"; then
-        # The client host runs in the background; when it asks (it holds a lock then), the
-        # daemon is restarted under it.
-        rm -f /tmp/nlm-restart-now /tmp/nlm-restarted
-        ip netns exec nlmc unshare --mount --propagation private \
-            bash "$VMTEST_LIB/nlm_client.sh" 10.77.0.1 $EXPORT $MNT4 &
-        NLMC=$!
-        while kill -0 $NLMC 2>/dev/null && [ ! -e /tmp/nlm-restart-now ]; do sleep 0.2; done
-        if [ -e /tmp/nlm-restart-now ]; then
-            check "nfsrdmad stops under a held v3 lock" nfsrdmad_stop
-            NFSRDMAD_ADDR=0.0.0.0 NFSRDMAD_STATE=/tmp/nfsrdmad-state-nlm \
-                check "nfsrdmad starts again" nfsrdmad_start $EXPORT --config "$(nfs4_config)"
-            touch /tmp/nlm-restarted
-            check "... it notified the host that held locks (NSM)" \
-                wait_for 20 grep -q "nsm: 10.77.0.2 notified" "$NFSRDMAD_LOG"
-        fi
-        wait $NLMC
+        nlm_client_run nlm_tcp_restart ip netns exec nlmc unshare --mount --uts --propagation private \
+            env NLM_HOSTNAME=nlmclient NLM_REBOOT=1 bash "$VMTEST_LIB/nlm_client.sh" 10.77.0.1 $EXPORT $MNT4
         check "the client host's NLM checks (lib/nlm_client.sh, listed above) all pass" test $? = 0
+        check "statd watched the client host for the daemon (SM_MON)" \
+            grep -q "nsm: statd watches host 'nlmclient'" "$NFSRDMAD_LOG"
+        check "statd's callback freed the rebooted host's locks" \
+            grep -q "nsm: host 'nlmclient' rebooted" "$NFSRDMAD_LOG"
         check "umount (v4.1)" nfs_umount $MNT4
     fi
     kill -USR1 "$NFSRDMAD_PID" && sleep 1
     note "$(grep -o 'stats: rpc .*' "$NFSRDMAD_LOG" | tail -1)"
     check "nfsrdmad (NLM) exits 0 on SIGTERM" nfsrdmad_stop
 fi
+statd_stop
 ip netns del nlmc 2>/dev/null
 note "daemon log: $(wc -l < "$NFSRDMAD_LOG") lines, $(grep -ciE '\b(warn|warning|error|critical)\b' "$NFSRDMAD_LOG") warn/error lines; last lines:"
 tail -15 "$NFSRDMAD_LOG" | sed 's/^/    nfsrdmad: /'
