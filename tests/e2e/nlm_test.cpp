@@ -147,6 +147,22 @@ class Nlm : public Nfs4DaemonTest {
         EXPECT_EQ(r.error, "");
         return r.error.empty() ? r.res.stat.stat : xn::NLM4_FAILED;
     }
+    // SHARE or UNSHARE of the file by `host` (its name is the oh too).
+    xn::nlm4_stats ShareCall(uint32_t proc, const std::string& host, xn::fsh4_access access,
+                             xn::fsh4_mode mode) {
+        strings_.push_back(host);
+        xn::nlm4_shareargs a;
+        a.cookie = view(cookie_);
+        a.share.caller_name = strings_.back();
+        a.share.fh = fh_;
+        a.share.oh = view(strings_.back());
+        a.share.access = access;
+        a.share.mode = mode;
+        a.reclaim = false;
+        auto r = Call<xn::nlm4_shareres>(proc, a);
+        EXPECT_EQ(r.error, "");
+        return r.error.empty() ? r.res.stat : xn::NLM4_FAILED;
+    }
     xn::nlm4_stats CancelCall(const xn::nlm4_lock& l, bool exclusive) {
         xn::nlm4_cancargs a;
         a.cookie = view(cookie_);
@@ -779,55 +795,25 @@ TEST_F(Nlm, FreeAllDropsEverythingOfTheHost) {
 }
 
 TEST_F(Nlm, ShareModesBetweenHosts) {
-    auto share = [&](uint32_t proc, const std::string& host, xn::fsh4_access access,
-                     xn::fsh4_mode mode) {
-        strings_.push_back(host);
-        xn::nlm4_shareargs a;
-        a.cookie = view(cookie_);
-        a.share.caller_name = strings_.back();
-        a.share.fh = fh_;
-        a.share.oh = view(strings_.back());
-        a.share.access = access;
-        a.share.mode = mode;
-        a.reclaim = false;
-        auto r = Call<xn::nlm4_shareres>(proc, a);
-        EXPECT_EQ(r.error, "");
-        return r.error.empty() ? r.res.stat : xn::NLM4_FAILED;
-    };
-    EXPECT_EQ(share(xn::NLMPROC4_SHARE, "a", xn::fsa_RW, xn::fsm_DW), xn::NLM4_GRANTED);
-    EXPECT_EQ(share(xn::NLMPROC4_SHARE, "b", xn::fsa_W, xn::fsm_DN), xn::NLM4_DENIED);
-    EXPECT_EQ(share(xn::NLMPROC4_SHARE, "b", xn::fsa_R, xn::fsm_DN), xn::NLM4_GRANTED);
-    EXPECT_EQ(share(xn::NLMPROC4_UNSHARE, "a", xn::fsa_RW, xn::fsm_DW), xn::NLM4_GRANTED);
-    EXPECT_EQ(share(xn::NLMPROC4_SHARE, "c", xn::fsa_W, xn::fsm_DN), xn::NLM4_GRANTED);
+    EXPECT_EQ(ShareCall(xn::NLMPROC4_SHARE, "a", xn::fsa_RW, xn::fsm_DW), xn::NLM4_GRANTED);
+    EXPECT_EQ(ShareCall(xn::NLMPROC4_SHARE, "b", xn::fsa_W, xn::fsm_DN), xn::NLM4_DENIED);
+    EXPECT_EQ(ShareCall(xn::NLMPROC4_SHARE, "b", xn::fsa_R, xn::fsm_DN), xn::NLM4_GRANTED);
+    EXPECT_EQ(ShareCall(xn::NLMPROC4_UNSHARE, "a", xn::fsa_RW, xn::fsm_DW), xn::NLM4_GRANTED);
+    EXPECT_EQ(ShareCall(xn::NLMPROC4_SHARE, "c", xn::fsa_W, xn::fsm_DN), xn::NLM4_GRANTED);
 }
 
 // NLM SHARE and NFSv4.1 OPEN reserve shares in one model (RFC 8881 §9.7, XNFS fsh4_*):
 // each is denied by the other's deny bits and denies the other's access.
 TEST_F(Nlm, ShareModesAcrossNlmAndNfs4) {
-    auto share = [&](uint32_t proc, const std::string& host, xn::fsh4_access access,
-                     xn::fsh4_mode mode) {
-        strings_.push_back(host);
-        xn::nlm4_shareargs a;
-        a.cookie = view(cookie_);
-        a.share.caller_name = strings_.back();
-        a.share.fh = fh_;
-        a.share.oh = view(strings_.back());
-        a.share.access = access;
-        a.share.mode = mode;
-        a.reclaim = false;
-        auto r = Call<xn::nlm4_shareres>(proc, a);
-        EXPECT_EQ(r.error, "");
-        return r.error.empty() ? r.res.stat : xn::NLM4_FAILED;
-    };
     const std::string owner = "v4-owner", other = "v4-other", name = "locked";
     // An NFSv4.1 open reads and denies writers.
     Res o = Compound({Sequence(), op_putfh(root_),
                       op_open(view(owner), view(name), false, x4::OPEN4_SHARE_ACCESS_READ,
                               x4::OPEN4_SHARE_DENY_WRITE)});
     ASSERT_EQ(o.status(), x4::NFS4_OK);
-    EXPECT_EQ(share(xn::NLMPROC4_SHARE, "a", xn::fsa_W, xn::fsm_DN), xn::NLM4_DENIED);
-    EXPECT_EQ(share(xn::NLMPROC4_SHARE, "a", xn::fsa_R, xn::fsm_DR), xn::NLM4_DENIED);
-    EXPECT_EQ(share(xn::NLMPROC4_SHARE, "a", xn::fsa_R, xn::fsm_DW), xn::NLM4_GRANTED);
+    EXPECT_EQ(ShareCall(xn::NLMPROC4_SHARE, "a", xn::fsa_W, xn::fsm_DN), xn::NLM4_DENIED);
+    EXPECT_EQ(ShareCall(xn::NLMPROC4_SHARE, "a", xn::fsa_R, xn::fsm_DR), xn::NLM4_DENIED);
+    EXPECT_EQ(ShareCall(xn::NLMPROC4_SHARE, "a", xn::fsa_R, xn::fsm_DW), xn::NLM4_GRANTED);
     // Host a's deny-write share now stops an NFSv4.1 writer, after the open is closed too.
     Res c = Compound({Sequence(), op_putfh(fh_), op_close(o.op(2).opopen().resok4().stateid)});
     ASSERT_EQ(c.status(), x4::NFS4_OK);
@@ -841,7 +827,7 @@ TEST_F(Nlm, ShareModesAcrossNlmAndNfs4) {
     Res cr = Compound({Sequence(), op_putfh(fh_), op_close(r.op(2).opopen().resok4().stateid)});
     ASSERT_EQ(cr.status(), x4::NFS4_OK);
     // Once host a lets go, the writer gets in.
-    EXPECT_EQ(share(xn::NLMPROC4_UNSHARE, "a", xn::fsa_R, xn::fsm_DW), xn::NLM4_GRANTED);
+    EXPECT_EQ(ShareCall(xn::NLMPROC4_UNSHARE, "a", xn::fsa_R, xn::fsm_DW), xn::NLM4_GRANTED);
     Res w2 = Compound({Sequence(), op_putfh(root_),
                        op_open(view(other), view(name), false, x4::OPEN4_SHARE_ACCESS_WRITE)});
     EXPECT_EQ(w2.status(), x4::NFS4_OK);

@@ -459,9 +459,15 @@ nlm_rdma_config() {
     { cat "$(nfs4_config)"; printf 'locks:\n  nsm_name: nfsrdmad-server\n'; } > /tmp/nfsrdmad-nlm.yaml
     echo /tmp/nfsrdmad-nlm.yaml
 }
+# nfsrdmad_start returns once TCP accepts; rpcbind hears of the daemon after its RDMA
+# device is set up, a second later: wait for that, or the kernel's lockd may come first.
+readies_above() { [ "$(grep -c 'nfsrdmad ready' "$NFSRDMAD_LOG")" -gt "$1" ]; }
 nlm_rdma_start() {
+    local before
+    before=$(grep -c 'nfsrdmad ready' "$NFSRDMAD_LOG")
     NFSRDMAD_CALLBACK_RPCBIND_PORT=$PMAP_STANDIN_PORT NFSRDMAD_STATE=/tmp/nfsrdmad-state-nlm \
-        nfsrdmad_start "$EXPORT" --rdma "$RXE_IP:$RDMA_PORT" --config "$(nlm_rdma_config)"
+        nfsrdmad_start "$EXPORT" --rdma "$RXE_IP:$RDMA_PORT" --config "$(nlm_rdma_config)" &&
+        wait_for 30 readies_above "$before"
 }
 nlm_rdma_restart() {  # under a held lock, when lib/nlm_client.sh asks
     check "nfsrdmad stops under a held v3 lock" nfsrdmad_stop
@@ -481,7 +487,7 @@ nlm_ours() {  # rpcbind names the daemon for NLM v4 over TCP
 nlm_ours_or_restart() {
     nlm_ours && return 0
     echo "the kernel's lockd took NLM v4's rpcbind entry: the daemon restarts to take it back"
-    nfsrdmad_stop && nlm_rdma_start && nlm_ours
+    nfsrdmad_stop && nlm_rdma_start && wait_for 10 nlm_ours
 }
 MNT_KEEP=/mnt/rdma-lockd
 MNT4=/mnt/rdma-v4
