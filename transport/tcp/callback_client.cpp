@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "transport/rpc/back_channel.h"
 #include "xdr/runtime/xdr.h"
 
 namespace nfsrdmad::tcp {
@@ -22,44 +23,27 @@ constexpr size_t kMaxReply = 64 * 1024;
 // as one last fragment (§11).
 std::vector<uint8_t> record(uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc,
                             const std::vector<uint8_t>& args) {
-    std::vector<uint8_t> out;
-    xdr::Encoder e(out);
-    e.put_u32(0);  // the record mark, patched below
-    for (uint32_t w : {xid, 0u, 2u, prog, vers, proc, 0u, 0u, 0u, 0u}) e.put_u32(w);
-    out.insert(out.end(), args.begin(), args.end());
-    const uint32_t n = static_cast<uint32_t>(out.size() - 4) | 0x80000000u;
+    rpc::BackCall c;
+    c.prog = prog, c.vers = vers, c.proc = proc;
+    c.args = args;
+    const std::vector<uint8_t> msg = rpc::encode_back_call(xid, c);
+    std::vector<uint8_t> out(4);
+    const uint32_t n = static_cast<uint32_t>(msg.size()) | 0x80000000u;
     out[0] = uint8_t(n >> 24), out[1] = uint8_t(n >> 16), out[2] = uint8_t(n >> 8),
     out[3] = uint8_t(n);
+    out.insert(out.end(), msg.begin(), msg.end());
     return out;
 }
 
 // The results of an accepted, successful reply to `xid`; false (and why) otherwise.
 bool parse_reply(std::span<const uint8_t> msg, uint32_t xid, std::vector<uint8_t>& results,
                  std::string& why) {
-    xdr::Decoder d(msg);
-    const uint32_t rxid = d.get_u32(), type = d.get_u32(), stat = d.get_u32();
-    if (!d.ok() || rxid != xid || type != 1) {
+    uint32_t rxid = 0;
+    if (!rpc::is_reply(msg, &rxid) || rxid != xid) {
         why = "not a reply to our call";
         return false;
     }
-    if (stat != 0) {
-        why = "call denied (MSG_DENIED)";
-        return false;
-    }
-    (void)d.get_u32();        // verifier flavor
-    (void)d.get_opaque(400);  // verifier body
-    const uint32_t accept = d.get_u32();
-    if (!d.ok()) {
-        why = "truncated reply";
-        return false;
-    }
-    if (accept != 0) {
-        why = "accept_stat " + std::to_string(accept);
-        return false;
-    }
-    auto rest = d.rest();
-    results.assign(rest.begin(), rest.end());
-    return true;
+    return rpc::parse_reply(msg, results, why);
 }
 
 }  // namespace

@@ -16,14 +16,19 @@ Connection::Connection(engine::UniqueFd fd, rpc::Peer peer, engine::Reactor& rea
       peer_(std::move(peer)),
       reactor_(reactor),
       svc_(services),
-      assembler_(services.max_record, services.buffers) {}
+      assembler_(services.max_record, services.buffers),
+      pending_(services.max_back_calls) {}
 
 // Workers hold a reference while a call runs, so this is when nothing of the
 // connection is left: state bound to it (NFSv4.1 sessions) lets go now.
-Connection::~Connection() { svc_.dispatcher.connection_closed(peer_.conn); }
+Connection::~Connection() {
+    if (svc_.channels) svc_.channels->remove(peer_.conn);
+    svc_.dispatcher.connection_closed(peer_.conn);
+}
 
 void Connection::start() {
     auto self = shared_from_this();
+    if (svc_.channels) svc_.channels->add(peer_.conn, self);
     interest_ = EPOLLIN;
     reactor_.add(fd_.get(), interest_, [self](uint32_t ev) { self->on_events(ev); });
     touch();
@@ -60,7 +65,9 @@ void Connection::on_idle_timer() {
 void Connection::close() {
     if (closed_) return;
     closed_ = true;
+    closing_ = true;
     svc_.counters.closed++;
+    finish(pending_.fail_all("the connection closed"));
     reactor_.cancel(idle_timer_);
     reactor_.remove(fd_.get());  // drops the reactor's reference to us
     fd_.reset();
@@ -103,11 +110,17 @@ void Connection::on_readable() {
                              svc_.max_record);
                 close();
                 return;
-            case RecordAssembler::Status::RecordReady:
+            case RecordAssembler::Status::RecordReady: {
                 svc_.counters.records++;
                 touch();
-                submit(assembler_.take());
+                Record rec = assembler_.take();
+                // A REPLY is the answer to a call of ours: matched here, never dispatched.
+                if (rpc::is_reply(rec.bytes()))
+                    on_reply(rec);
+                else
+                    submit(std::move(rec));
                 break;
+            }
         }
     }
 }
@@ -131,6 +144,57 @@ void Connection::submit(Record rec) {
                 self->update_interest();
             }
         });
+    });
+}
+
+bool Connection::send_call(uint32_t xid, std::vector<uint8_t> message,
+                           std::chrono::milliseconds timeout, rpc::PendingCalls::Done done) {
+    if (closing_) return false;
+    auto self = shared_from_this();
+    reactor_.post([self, xid, message = std::move(message), timeout,
+                   done = std::move(done)]() mutable {
+        const auto deadline = engine::Reactor::Clock::now() + timeout;
+        if (self->closed_ || !self->pending_.add(xid, deadline, done)) {
+            rpc::CallbackResult r;
+            r.error = self->closed_ ? "the connection closed" : "too many calls in flight";
+            std::vector<rpc::PendingCalls::Finished> f;
+            f.push_back({std::move(done), std::move(r)});
+            self->finish(std::move(f));
+            return;
+        }
+        self->svc_.counters.back_calls++;
+        rpc::Reply r;
+        r.bytes = std::move(message);
+        self->queue_reply(std::move(r));
+        self->on_writable();
+        if (!self->closed_) self->update_interest();
+        std::weak_ptr<Connection> weak = self;
+        self->reactor_.after(timeout, [weak] {
+            if (auto c = weak.lock()) c->expire_calls();
+        });
+    });
+    return true;
+}
+
+void Connection::on_reply(const Record& rec) {
+    if (auto f = pending_.on_reply(rec.bytes())) {
+        std::vector<rpc::PendingCalls::Finished> v;
+        v.push_back(std::move(*f));
+        finish(std::move(v));
+        return;
+    }
+    svc_.counters.stray_replies++;  // late (timed out) or not ours: dropped
+}
+
+void Connection::expire_calls() { finish(pending_.expire(engine::Reactor::Clock::now())); }
+
+void Connection::finish(std::vector<rpc::PendingCalls::Finished> f) {
+    if (f.empty()) return;
+    for (const auto& x : f)
+        if (!x.result.ok) svc_.counters.back_failed++;
+    auto shared = std::make_shared<std::vector<rpc::PendingCalls::Finished>>(std::move(f));
+    svc_.workers.submit([shared] {
+        for (auto& x : *shared) x.done(std::move(x.result));
     });
 }
 

@@ -1,5 +1,8 @@
 // One client's TCP connection: reads records on its reactor, runs each call on the
-// worker pool, and writes replies back in whatever order they finish.
+// worker pool, and writes replies back in whatever order they finish. It also carries
+// calls from this server to the client (the NFSv4.1 backchannel, RFC 8881 §2.10.3.1,
+// rpc/back_channel.h): a call goes out between replies, and a REPLY record read is
+// matched to it by XID on the reactor, before any dispatch.
 #pragma once
 
 #include <atomic>
@@ -10,6 +13,7 @@
 #include "transport/engine/reactor.h"
 #include "transport/engine/unique_fd.h"
 #include "transport/engine/worker_pool.h"
+#include "transport/rpc/back_channel.h"
 #include "transport/rpc/call.h"
 #include "transport/rpc/dispatcher.h"
 #include "transport/tcp/record_marking.h"
@@ -25,6 +29,9 @@ struct TcpCounters {
     std::atomic<uint64_t> accept_errors{0};          // EMFILE/ENFILE and the like
     std::atomic<uint64_t> payload_spliced_bytes{0};  // READ data moved file->pipe->socket
     std::atomic<uint64_t> payload_copied_bytes{0};   // READ data sent from memory (writev)
+    std::atomic<uint64_t> back_calls{0};             // calls to clients (backchannel) sent
+    std::atomic<uint64_t> back_failed{0};            // ... unanswered, timed out or refused
+    std::atomic<uint64_t> stray_replies{0};          // REPLY records matching no call: dropped
 };
 
 struct ConnectionServices {
@@ -38,9 +45,12 @@ struct ConnectionServices {
     std::shared_ptr<BufferCache> buffers;  // record buffers
     // Closed when no call arrives and no reply is pending for this long; 0: never.
     std::chrono::milliseconds idle_timeout{0};
+    // Where the connection registers as a backchannel (null: it carries no calls).
+    std::shared_ptr<rpc::ChannelRegistry> channels;
+    size_t max_back_calls = 64;  // backchannel calls awaiting a reply, per connection
 };
 
-class Connection : public std::enable_shared_from_this<Connection> {
+class Connection : public std::enable_shared_from_this<Connection>, public rpc::CallChannel {
   public:
     Connection(engine::UniqueFd fd, rpc::Peer peer, engine::Reactor& reactor,
                ConnectionServices services);
@@ -51,6 +61,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // Any thread: no call running and no reply waiting to be written.
     bool idle() const { return in_flight_ == 0 && queued_ == 0; }
     const rpc::Peer& peer() const { return peer_; }
+
+    // rpc::CallChannel, any thread: the call goes out from the reactor.
+    bool send_call(uint32_t xid, std::vector<uint8_t> message, std::chrono::milliseconds timeout,
+                   rpc::PendingCalls::Done done) override;
 
   private:
     struct Outgoing {
@@ -69,6 +83,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void on_writable();
     bool send_piped(Outgoing& o);  // false: the socket is full (or the connection closed)
     void submit(Record rec);
+    void on_reply(const Record& rec);  // a REPLY record: one of our calls answered, or stray
+    void expire_calls();
+    void finish(std::vector<rpc::PendingCalls::Finished> f);  // runs the `done`s on a worker
     void queue_reply(rpc::Reply reply);  // on the reactor thread
     void update_interest();
     // Activity: a complete call arrived or a reply went out. Restarts the idle clock.
@@ -89,6 +106,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::atomic<size_t> queued_{0};  // out_.size(), readable from any thread
     uint32_t interest_ = 0;
     bool closed_ = false;
+    std::atomic<bool> closing_{false};  // closed_, readable from any thread
+    rpc::PendingCalls pending_;         // backchannel calls awaiting replies (reactor only)
     engine::Reactor::Clock::time_point last_activity_;
     engine::Reactor::TimerId idle_timer_;
 };

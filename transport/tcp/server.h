@@ -10,6 +10,7 @@
 #include "transport/engine/rate_limit.h"
 #include "transport/engine/reactor.h"
 #include "transport/engine/worker_pool.h"
+#include "transport/rpc/back_channel.h"
 #include "transport/rpc/dispatcher.h"
 #include "transport/tcp/buffer_cache.h"
 #include "transport/tcp/connection.h"
@@ -22,6 +23,9 @@ struct ServerOptions {
     size_t max_connections = 1024;              // beyond: accepted and closed at once
     std::chrono::milliseconds idle_timeout{0};  // 0: connections are never closed for idling
     size_t max_pipes = 256;                     // pipes out at once for spliced READ data
+    // Connections register here to carry calls to their clients (the NFSv4.1
+    // backchannel). Null: none does.
+    std::shared_ptr<rpc::ChannelRegistry> channels;
 };
 
 class Server {
