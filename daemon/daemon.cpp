@@ -27,6 +27,7 @@
 #include "transport/engine/reactor.h"
 #include "transport/engine/worker_pool.h"
 #include "transport/rdma/server.h"
+#include "transport/rpc/back_channel.h"
 #include "transport/rpc/dispatcher.h"
 #include "transport/rpc/rpcbind.h"
 #include "transport/tcp/callback_client.h"
@@ -94,10 +95,11 @@ void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* 
     spdlog::info(
         "stats: tcp accepted={} closed={} rejected={} idle_closed={} accept_errors={} "
         "records={} oversize={} bytes_in={} bytes_out={} payload_spliced_bytes={} "
-        "payload_copied_bytes={}",
+        "payload_copied_bytes={} back_calls={} back_failed={} stray_replies={}",
         t.accepted.load(), t.closed.load(), t.rejected.load(), t.idle_closed.load(),
         t.accept_errors.load(), t.records.load(), t.oversize_records.load(), t.bytes_in.load(),
-        t.bytes_out.load(), t.payload_spliced_bytes.load(), t.payload_copied_bytes.load());
+        t.bytes_out.load(), t.payload_spliced_bytes.load(), t.payload_copied_bytes.load(),
+        t.back_calls.load(), t.back_failed.load(), t.stray_replies.load());
     spdlog::info("stats: vfs metadata_commits={}", vfs::metadata_commits());
     const auto& files = nfs3.files();
     const auto fp = vfs::fd_pressure_stats();
@@ -294,6 +296,8 @@ int run(config::Config cfg, const Options& opts) {
     // NFSv4.1's OPEN and NLM's SHARE see each other's share reservations (set below).
     auto nlm_shares =
         std::make_shared<std::function<bool(const vfs::FileHandle&, uint32_t, uint32_t)>>();
+    // TCP connections that carry calls to their clients: the NFSv4.1 backchannel.
+    auto channels = std::make_shared<rpc::ChannelRegistry>();
     std::shared_ptr<nfs::v4::Nfs4Program> nfs4;
     if (cfg.nfs4.enabled) {
         nfs::v4::Options o;
@@ -315,6 +319,7 @@ int run(config::Config cfg, const Options& opts) {
         o.woken = [nlm_wake](std::vector<vfs::state::Waiter> w) {
             if (*nlm_wake) (*nlm_wake)(std::move(w));
         };
+        o.back_channels = channels;
         o.foreign_shares = [nlm_shares](const vfs::FileHandle& fh, uint32_t access,
                                         uint32_t deny) {
             return *nlm_shares && (*nlm_shares)(fh, access, deny);
@@ -394,6 +399,7 @@ int run(config::Config cfg, const Options& opts) {
     nlm->services().set_callbacks(&callbacks);
     tcp::ServerOptions topts;
     topts.max_record = cfg.max_record_size;
+    topts.channels = channels;
     topts.max_connections = cfg.tcp_tuning.max_connections;
     topts.idle_timeout = std::chrono::seconds(cfg.tcp_tuning.idle_timeout);
     topts.max_pipes = cfg.tcp_tuning.max_pipes;

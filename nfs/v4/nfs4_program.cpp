@@ -42,6 +42,7 @@ rpc::Outcome Nfs4Program::call(rpc::CallContext& ctx) {
 
 void Nfs4Program::connection_closed(uint64_t conn) {
     svc_.clients.connection_closed(conn);
+    svc_.callbacks.connection_closed(conn);
 }
 
 }  // namespace nfsrdmad::nfs::v4

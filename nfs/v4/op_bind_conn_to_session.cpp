@@ -6,8 +6,9 @@
 //
 // Directions (§18.34.3): CDFC4_FORE → CDFS4_FORE and CDFC4_BACK → CDFS4_BACK, as the RFC
 // requires; for CDFC4_FORE_OR_BOTH and CDFC4_BACK_OR_BOTH the server may pick, and grants
-// CDFS4_BOTH. No callbacks are sent yet: a back-bound connection is only recorded (the
-// session's CONN_BACK_CHAN flag says whether a backchannel exists at all).
+// CDFS4_BOTH. A connection bound for the backchannel of a session that has one
+// (CONN_BACK_CHAN) becomes the client's callback path, probed with CB_NULL unless a path
+// is up already (callback_path.h): this is how a client answers SEQ4_STATUS_CB_PATH_DOWN.
 //
 // "RDMA mode" (the step-up of a stream connection to RPC-over-RDMA) is not offered:
 // bctsr_use_conn_in_rdma_mode is always false, which the RFC allows.
@@ -33,6 +34,11 @@ OpResult op_bind_conn_to_session(Compound& c, xdr::Decoder& args, xdr::Encoder& 
         ok.bctsr_sessid = a.bctsa_sessid;
         ok.bctsr_dir = r.dir;
         ok.bctsr_use_conn_in_rdma_mode = false;
+        const rpc::Peer* peer = rq.ctx.header.peer;
+        if (r.dir != x4::CDFS4_FORE && peer && !peer->rdma)
+            if (auto cb = rq.svc.clients.callback_of(a.bctsa_sessid))
+                if (auto client = rq.svc.clients.client_of(a.bctsa_sessid))
+                    rq.svc.callbacks.bound(*client, rq.conn(), *cb);
     }
     x4::xdr_encode(res, out);
     return {r.status};

@@ -2,8 +2,11 @@
 // rules (the one-slot reply cache of §18.36.4, clamping channel attributes) are the
 // client table's (state/create_session.cpp).
 //
-// No backchannel yet (RFC 8881 §2.10.3.1, RFC 8167 over RDMA): CONN_BACK_CHAN is not
-// granted, so the client knows not to expect callbacks (and gets no delegations).
+// The backchannel (RFC 8881 §2.10.3.1): CONN_BACK_CHAN is granted on TCP connections when
+// the daemon runs one (Options::back_channels); the connection is then bound for both
+// directions and probed with CB_NULL unless the client's callback path is up already
+// (callback_path.h). Not over RDMA yet (RFC 8167: issue 11): there the client is told no
+// backchannel exists, and expects no callbacks.
 #include "nfs/v4/ops.h"
 #include "nfs/v4/request.h"
 
@@ -46,6 +49,8 @@ OpResult op_create_session(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     ca.clientid = a.csa_clientid;
     ca.sequence = a.csa_sequence;
     ca.flags = a.csa_flags;
+    const rpc::Peer* peer = rq.ctx.header.peer;
+    if (!peer || peer->rdma) ca.flags &= ~x4::CREATE_SESSION4_FLAG_CONN_BACK_CHAN;
     ca.fore = from_wire(a.csa_fore_chan_attrs);
     ca.back = from_wire(a.csa_back_chan_attrs);
     ca.cb_program = a.csa_cb_program;
@@ -61,6 +66,9 @@ OpResult op_create_session(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (r.status == x4::NFS4_OK)
         if (auto owner = rq.svc.clients.ownerid(a.csa_clientid))
             rq.svc.recovery.confirmed(*owner);
+    if (r.status == x4::NFS4_OK && (r.flags & x4::CREATE_SESSION4_FLAG_CONN_BACK_CHAN))
+        if (auto cb = rq.svc.clients.callback_of(r.sessionid))
+            rq.svc.callbacks.bound(a.csa_clientid, ca.conn, *cb);
 
     x4::CREATE_SESSION4res out(r.status);
     if (r.status == x4::NFS4_OK) {

@@ -6,6 +6,14 @@
 
 namespace nfsrdmad::nfs::v4 {
 
+namespace {
+// CONN_BACK_CHAN is granted only when there is a backchannel to run it.
+state::Limits with_backchannel(state::Limits l, bool backchannel) {
+    l.fore.backchannel = backchannel;
+    return l;
+}
+}  // namespace
+
 Services::Services(std::shared_ptr<vfs::ExportRegistry> e, const Options& o)
     : options(o),
       exports(std::move(e)),
@@ -19,10 +27,11 @@ Services::Services(std::shared_ptr<vfs::ExportRegistry> e, const Options& o)
               o.epoch            ? o.epoch
               : recovery.epoch() ? recovery.epoch()
                                  : static_cast<uint32_t>(::time(nullptr)),
-              o.limits),
+              with_backchannel(o.limits, o.back_channels != nullptr)),
       ids(o.domain),
       lock_table(o.lock_table ? o.lock_table : std::make_shared<vfs::state::LockTable>()),
-      locks(*lock_table) {}
+      locks(*lock_table),
+      callbacks(o.back_channels, o.callback_timeout) {}
 
 std::shared_ptr<const PseudoFs> Services::pseudo_for(
     const std::shared_ptr<const vfs::ExportTable>& t) {

@@ -9,6 +9,7 @@
 namespace nfsrdmad::nfs::v4 {
 
 void Services::forget_client(state::ClientId id) {
+    callbacks.forget(id);
     opens.forget_client(id);  // closes the files only these opens kept open
     lock_states.forget_client(id);
     pass_woken(locks.release_client(vfs::state::ClientKey{vfs::state::Protocol::Nfs4, id}));

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "nfs/v4/callback_path.h"
 #include "nfs/v4/id_map.h"
 #include "nfs/v4/lock_state.h"
 #include "nfs/v4/open_state.h"
@@ -53,6 +54,10 @@ struct Options {
     // Share reservations of the other protocol (NLM SHARE, XNFS): true when one of them
     // conflicts with this access and deny, so OPEN is NFS4ERR_SHARE_DENIED. Null: none.
     std::function<bool(const vfs::FileHandle&, uint32_t access, uint32_t deny)> foreign_shares;
+    // Calls to clients on their own connections (the backchannel, callback_path.h). Null:
+    // CREATE_SESSION never grants CONN_BACK_CHAN.
+    std::shared_ptr<rpc::BackChannels> back_channels;
+    std::chrono::milliseconds callback_timeout{10000};  // a callback unanswered this long fails
 };
 
 class Services {
@@ -71,6 +76,7 @@ class Services {
     const std::shared_ptr<vfs::state::LockTable> lock_table;
     vfs::state::LockTable& locks;  // *lock_table: byte-range locks, shared with NLM
     LockStateTable lock_states;   // lock stateids (lock_state.h)
+    CallbackPaths callbacks;      // can the server call each client back (callback_path.h)
 
     // A client record ended together with its state (reaped, replaced by a new incarnation
     // or a collision, destroyed): drops what the other tables hold for it — its opens, its

@@ -121,6 +121,10 @@ class ClientTable {
         Status status = x4::NFS4_OK;
         x4::channel_dir_from_server4 dir = x4::CDFS4_FORE;
     };
+    // The callback program and security of a session that has a backchannel
+    // (CONN_BACK_CHAN granted); nullopt: unknown session, or none.
+    std::optional<CallbackParams> callback_of(const SessionId& id) const;
+    std::optional<ClientId> client_of(const SessionId& id) const;
     BindResult bind_conn_to_session(const SessionId& id, ConnId conn,
                                     x4::channel_dir_from_client4 dir, const std::string& principal);
     void connection_closed(ConnId conn);

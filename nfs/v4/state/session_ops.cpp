@@ -84,6 +84,22 @@ ClientTable::BindResult ClientTable::bind_conn_to_session(const SessionId& id, C
     return out;
 }
 
+std::optional<CallbackParams> ClientTable::callback_of(const SessionId& id) const {
+    std::lock_guard lock(mu_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end() ||
+        !(it->second->flags() & x4::CREATE_SESSION4_FLAG_CONN_BACK_CHAN))
+        return std::nullopt;
+    return it->second->callback();
+}
+
+std::optional<ClientId> ClientTable::client_of(const SessionId& id) const {
+    std::lock_guard lock(mu_);
+    auto it = sessions_.find(id);
+    if (it == sessions_.end()) return std::nullopt;
+    return it->second->client();
+}
+
 void ClientTable::connection_closed(ConnId conn) {
     std::lock_guard lock(mu_);
     for (auto& [id, s] : sessions_) s->unbind(conn);

@@ -336,6 +336,11 @@ if check "mount -o $OPTS4" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "$OPTS4"; then
     note "$(grep -o 'stats: tcp .*' "$NFSRDMAD_LOG" | tail -1)"
     check "v4.1: READ data was spliced, not copied (payload_spliced_bytes >= 8 MiB)" \
         test "$(stat_of tcp payload_spliced_bytes)" -ge $((8 << 20))
+    # The backchannel (RFC 8881 §2.10.3.1): the client asked for one at CREATE_SESSION;
+    # the daemon called CB_NULL on the mount's own connection and the client answered.
+    check "v4.1: the client's callback path is up (CB_NULL answered on its connection)" \
+        grep -q "callback path to client .* up (CB_NULL" "$NFSRDMAD_LOG"
+    check "v4.1: no callback to it failed (back_failed 0)" test "$(stat_of tcp back_failed)" = 0
     nfs4_restart_under_mount $MNT4 "v4.1 restart" nfsrdmad_start $EXPORT --config "$(nfs4_config)"
     note "client-side statistics of the v4.1 workload (per operation):"
     mount_op_summary $MNT4 | sed 's/^/    /'
