@@ -346,6 +346,9 @@ int run(config::Config cfg, const Options& opts) {
             return v4->services().check_open_shares(fh, access, deny, std::nullopt) !=
                    xdr::nfs4::NFS4_OK;
         };
+        nlm_options.share_admission = [v4 = nfs4.get()](const vfs::FileHandle& fh) {
+            return std::unique_lock<std::mutex>(v4->services().opens.admission(fh));
+        };
         nlm_options.reap_lock_holder = [v4 = nfs4.get()](const vfs::state::Conflict& c) {
             return v4->services().reap_lock_holder(c);
         };
@@ -440,8 +443,8 @@ int run(config::Config cfg, const Options& opts) {
             spdlog::warn("nlm: not served over UDP on {}:{}: {}", l.address, l.port, err);
         } else {
             nlm_udp = true;
-            loopback |= l.address == "0.0.0.0" || l.address == "::" ||
-                        l.address.starts_with("127.") || l.address == "::1";
+            // statd calls 127.0.0.1; IPv6 sockets here are V6ONLY, so "::" does not cover it.
+            loopback |= l.address == "0.0.0.0" || l.address.starts_with("127.");
         }
     }
     // rpc.statd calls back (a host rebooted: procedure 16) over UDP to 127.0.0.1 at the

@@ -149,7 +149,17 @@ void Services::release(const Blocked& b, const vs::OwnerLocks& before) {
 
 void Services::undo_grant(const vfs::Node& node, const vs::FileKey& file,
                           const vs::StateOwner& owner, const vs::Lock& lock,
-                          const vs::OwnerLocks& before) {
+                          const vs::OwnerLocks& held_before) {
+    // Only bytes the owner still holds are given back: an UNLOCK that came after the grant
+    // (the client unlocked, then refused or cancelled) leaves nothing to restore.
+    vs::OwnerLocks before;
+    const vs::OwnerLocks now = within(locks.locks_of(file, owner), lock.range);
+    for (const vs::Lock& b : held_before)
+        for (const vs::Lock& n : now)
+            if (b.range.overlaps(n.range))
+                before.push_back(vs::Lock{
+                    {std::max(b.range.first, n.range.first), std::min(b.range.last, n.range.last)},
+                    b.type});
     std::optional<vs::OfdMirror> m;
     if (options.lock_files) m.emplace(node.fd.get(), options.lock_files);
     std::vector<vs::Waiter> woken;

@@ -61,6 +61,12 @@ bool HostTable::mark_monitored(std::string_view name) {
     return true;
 }
 
+bool HostTable::monitored(std::string_view name) const {
+    std::lock_guard lock(mu_);
+    auto it = ids_.find(std::string(name));
+    return it != ids_.end() && it->second.monitored;
+}
+
 void HostTable::set_state(std::string_view name, int32_t state) {
     std::lock_guard lock(mu_);
     if (auto it = ids_.find(std::string(name)); it != ids_.end()) it->second.nsm_state = state;

@@ -50,6 +50,7 @@ class HostTable {
     std::optional<uint64_t> forget(std::string_view name);
     // True the first time for a known name (until it is forgotten): ask statd to watch it.
     bool mark_monitored(std::string_view name);
+    bool monitored(std::string_view name) const;
     // The host's NSM state as its last monitored LOCK gave it (nlm4_lockargs.state), and
     // what it was: a reboot notice with this very state is about locks taken since.
     void set_state(std::string_view name, int32_t state);

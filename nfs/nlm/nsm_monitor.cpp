@@ -55,14 +55,16 @@ bool monitor_host(rpc::CallbackSender& sender, const std::string& mon_name) {
     });
 }
 
-bool unmonitor_host(rpc::CallbackSender& sender, const std::string& mon_name) {
+bool unmonitor_host(rpc::CallbackSender& sender, const std::string& mon_name,
+                    std::function<void()> after) {
     const std::string who = log_text(mon_name);
     // The result is sm_stat {state}: statd's own state, nothing to act on.
-    return sender.call(statd_call(kSmUnmon, mon_name), [who](rpc::CallbackResult r) {
+    return sender.call(statd_call(kSmUnmon, mon_name), [who, after](rpc::CallbackResult r) {
         if (r.ok)
             spdlog::info("nsm: statd no longer watches idle host '{}'", who);
         else
             spdlog::warn("nsm: SM_UNMON of idle host '{}' failed: {}", who, r.error);
+        if (after) after();
     });
 }
 

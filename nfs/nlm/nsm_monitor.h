@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "transport/rpc/callback.h"
@@ -21,7 +22,9 @@ inline constexpr uint32_t kNsmNotifyProc = 16;
 // SM_MON {mon_name, my_id {my_name "127.0.0.1", NLM, 4, kNsmNotifyProc}, priv} to the
 // statd at 127.0.0.1. Its result is logged. False: not sent (the sender's bound).
 bool monitor_host(rpc::CallbackSender& sender, const std::string& mon_name);
-// SM_UNMON {mon_name, the same my_id}. False: not sent (the sender's bound).
-bool unmonitor_host(rpc::CallbackSender& sender, const std::string& mon_name);
+// SM_UNMON {mon_name, the same my_id}; `after` runs once statd answered (or did not).
+// False: not sent (the sender's bound).
+bool unmonitor_host(rpc::CallbackSender& sender, const std::string& mon_name,
+                    std::function<void()> after = {});
 
 }  // namespace nfsrdmad::nfs::nlm

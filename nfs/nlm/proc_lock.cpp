@@ -50,6 +50,9 @@ rpc::Outcome proc_lock(Request& rq) {
     if (rq.svc.in_grace() != a.reclaim) return answer(x::NLM4_DENIED_GRACE_PERIOD);
     LockTarget t;
     if (auto s = rq.target(a.alock, t); s != x::NLM4_GRANTED) return answer(s);
+    // XNFS: LOCK is monitored (the host is notified if this server restarts), NM_LOCK not.
+    const bool monitored = rq.ctx.header.proc == x::NLMPROC4_LOCK;
+    if (monitored && !a.reclaim) rq.svc.check_state(a.alock.caller_name, a.state);
     CallMirror m(rq.svc, t.file);
     const vs::Lock want = lock_of(a.alock, a.exclusive);
     // A blocking request is kept so that it can be granted and the client told; its
@@ -62,8 +65,6 @@ rpc::Outcome proc_lock(Request& rq) {
         return answer(stat_of_errno(r.error()));
     }
     if (!r->woken.empty()) rq.svc.wake(std::move(r->woken));  // a downgrade freed bytes
-    // XNFS: LOCK is monitored (the host is notified if this server restarts), NM_LOCK not.
-    const bool monitored = rq.ctx.header.proc == x::NLMPROC4_LOCK;
     if (!r->denied) {
         // Granted (or held already, granted by us meanwhile): no request waits any more,
         // and a GRANTED still in flight is settled: the client knows it holds the lock.

@@ -42,6 +42,9 @@ rpc::Outcome proc_share(Request& rq) {
     vs::ShareBits want{static_cast<uint8_t>(a.share.access), static_cast<uint8_t>(a.share.mode)};
     // NFSv4.1's opens of the file reserve shares too (one model, RFC 8881 §9.7): what this
     // host already holds here is its own and adds to what it asks.
+    std::unique_lock<std::mutex> admission;
+    if (rq.svc.options.share_admission)
+        admission = rq.svc.options.share_admission(sh.file.node.handle);
     if (rq.svc.options.foreign_shares && want.access <= vs::kShareBoth &&
         want.deny <= vs::kShareBoth) {
         vs::ShareBits all = want;

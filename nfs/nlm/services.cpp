@@ -38,9 +38,22 @@ void Services::monitor(const rpc::Peer* peer, std::string_view caller_name, int3
     if (!options.hosts_store || !peer) return;
     const std::string host = peer_host(*peer);
     if (host.empty()) return;
+    std::lock_guard g(store_mu_);
     if (auto r = options.hosts_store->add(host); !r)
         spdlog::warn("nlm: host {} could not be recorded for notification after a restart: {}",
                      host, std::strerror(r.error()));
+}
+
+void Services::check_state(std::string_view caller_name, int32_t state) {
+    auto known = hosts.state(caller_name);
+    if (!known || *known == state) return;
+    auto woken = free_all(caller_name);
+    spdlog::info(
+        "nsm: host '{}' locks at NSM state {} (was {}): it rebooted; its earlier locks "
+        "are released",
+        log_text(caller_name), state, *known);
+    hosts.set_state(caller_name, state);
+    wake(std::move(woken));
 }
 
 void Services::nsm_rebooted(std::string_view mon_name, int32_t state) {
@@ -69,10 +82,7 @@ std::vector<vs::Waiter> Services::free_all(std::string_view name) {
     auto id = hosts.forget(name);
     if (!id) return {};
     // Nothing of it is left to reclaim after a restart of ours.
-    if (options.hosts_store && !address.empty() && !hosts.address_in_use(address))
-        if (auto r = options.hosts_store->remove(address); !r)
-            spdlog::warn("nlm: the record of hosts to notify could not be rewritten: {}",
-                         std::strerror(r.error()));
+    unrecord(address);
     const vs::ClientKey k{vs::Protocol::Nlm, *id};
     (void)shares.release_client(k);
     blocked.drop_client(k);
@@ -115,6 +125,15 @@ vfs::Result<std::optional<vs::Conflict>> Services::test(const vs::FileKey& file,
     }
 }
 
+void Services::unrecord(const std::string& address) {
+    if (!options.hosts_store || address.empty()) return;
+    std::lock_guard g(store_mu_);
+    if (hosts.address_in_use(address)) return;
+    if (auto r = options.hosts_store->remove(address); !r)
+        spdlog::warn("nlm: the record of hosts to notify could not be rewritten: {}",
+                     std::strerror(r.error()));
+}
+
 void Services::set_reboot_notices(std::unique_ptr<RebootNotices> n) {
     std::lock_guard l(notices_mu_);
     notices_ = std::move(n);
@@ -138,13 +157,15 @@ std::chrono::milliseconds Services::housekeep(Clock::time_point now) {
     }
     for (const HostTable::Gone& g :
          hosts.take_idle([this](uint64_t id) { return host_idle(id); }, now - kHostExpire)) {
-        if (g.monitored && cb && !unmonitor_host(*cb, g.name))
+        // A host that locks again while SM_UNMON is on its way is watched again once statd
+        // has answered: its SM_MON may have reached statd first.
+        auto again = [this, cb, name = g.name] {
+            if (hosts.monitored(name)) (void)monitor_host(*cb, name);
+        };
+        if (g.monitored && cb && !unmonitor_host(*cb, g.name, again))
             spdlog::warn("nsm: too many calls in flight: SM_UNMON of '{}' not sent",
                          log_text(g.name));
-        if (options.hosts_store && !g.address.empty() && !hosts.address_in_use(g.address))
-            if (auto r = options.hosts_store->remove(g.address); !r)
-                spdlog::warn("nlm: the record of hosts to notify could not be rewritten: {}",
-                             std::strerror(r.error()));
+        unrecord(g.address);
     }
     // Notices are retried from 2 s on (nsm_notify.h); the sweep needs no hurry.
     return notifying ? std::chrono::milliseconds(1000) : std::chrono::milliseconds(10000);

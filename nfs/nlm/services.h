@@ -44,6 +44,9 @@ struct Options {
     // holder of a conflicting lock is an NFSv4.1 client whose lease has expired and it was
     // reaped: the request runs again (RFC 8881 §8.4.3, as NFSv4.1's LOCK does).
     std::function<bool(const vfs::FileHandle&, uint8_t access, uint8_t deny)> foreign_shares;
+    // Held from SHARE's check of NFSv4.1's opens to its record, as NFSv4.1's OPEN holds it
+    // from its check to its record: the two cannot both pass and both be recorded.
+    std::function<std::unique_lock<std::mutex>(const vfs::FileHandle&)> share_admission;
     std::function<bool(const vfs::state::Conflict&)> reap_lock_holder;
 };
 
@@ -79,6 +82,10 @@ class Services {
     vfs::Result<std::optional<vs::Conflict>> test(const vs::FileKey& file,
                                                   const vs::StateOwner& owner, const vs::Lock& want,
                                                   vs::LockMirror* mirror);
+    // A monitored LOCK from `caller_name` at NSM state `state`: a state other than the one
+    // its earlier locks came with means the host rebooted since (statd's word may come
+    // later, or never): what it held before goes, as a reboot notice would free it.
+    void check_state(std::string_view caller_name, int32_t state);
     // statd says `mon_name` rebooted and is at NSM state `state` now: everything it held
     // goes (as FREE_ALL), unless its locks were taken at that very state already (it
     // came back and reclaimed before statd's word arrived; as Linux's lockd decides).
@@ -133,7 +140,7 @@ class Services {
     // their earlier type (a refused upgrade goes back to the read lock, not to nothing),
     // the rest is unlocked; whoever waits next is woken.
     void undo_grant(const vfs::Node& node, const vs::FileKey& file, const vs::StateOwner& owner,
-                    const vs::Lock& lock, const vs::OwnerLocks& before);
+                    const vs::Lock& lock, const vs::OwnerLocks& held_before);
     std::atomic<rpc::CallbackSender*> callbacks_{nullptr};
     std::atomic<bool> grace_over_{false};
     std::mutex grants_mu_;
@@ -142,6 +149,10 @@ class Services {
         vs::OwnerLocks before;  // the owner's locks in the range before the grant
     };
     std::map<std::string, PendingGrant> pending_grants_;
+    // Orders the record's add (monitor) against the sweep's check-then-remove, so a host
+    // that locks again while it is being swept stays recorded.
+    std::mutex store_mu_;
+    void unrecord(const std::string& address);  // drops it unless a known host uses it
     mutable std::mutex notices_mu_;
     std::unique_ptr<RebootNotices> notices_;
 };

@@ -2,14 +2,18 @@
 // backchannel runs over the connections the client bound to it; §18.46.3:
 // SEQ4_STATUS_CB_PATH_DOWN tells the client it has none that works).
 //
-// One path per client (as knfsd keeps cl_cb_state): the connection callbacks go on and
-// what the client asked to be called with (CallbackParams: program, AUTH_NONE/AUTH_SYS).
-// A connection bound to a backchannel (CREATE_SESSION with CONN_BACK_CHAN granted,
-// BIND_CONN_TO_SESSION for BACK or BOTH) is probed with CB_NULL unless the client's path
-// is up already, so a client that makes a thousand sessions costs one probe, not a
-// thousand. The probe's answer sets the path up or down; the path's connection closing
-// sets it down, and SEQUENCE then carries SEQ4_STATUS_CB_PATH_DOWN until the client binds
-// a connection again (the Linux client does BIND_CONN_TO_SESSION on that flag).
+// One path per client (as knfsd keeps cl_cb_state): the connections bound to its
+// backchannels, the one callbacks go on, and what the client asked to be called with
+// (CallbackParams: program, AUTH_NONE/AUTH_SYS). A connection bound to a backchannel
+// (CREATE_SESSION with CONN_BACK_CHAN granted, BIND_CONN_TO_SESSION for BACK or BOTH) is
+// probed with CB_NULL unless the client's path is up already, so a client that makes a
+// thousand sessions costs one probe, not a thousand. The probe's answer sets the path up
+// or down. When the path's connection closes, the next one bound is probed; with none
+// left the path is down, and SEQUENCE carries SEQ4_STATUS_CB_PATH_DOWN ("no operational
+// backchannel path for any session", §18.46.3) until the client binds a connection again
+// (the Linux client does BIND_CONN_TO_SESSION on that flag).
+// Not tracked yet: a connection rebound to the fore channel only, or DESTROY_SESSION of
+// the session a path's connection served (the connection stays a path until it closes).
 //
 // Owner: Services; a client's path lives until the client record goes (forget). Thread-
 // safe. Calls go through rpc::BackChannels (the daemon's connection registry): an event,
@@ -21,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "nfs/v4/state/session.h"
 #include "nfs/v4/state/types.h"
@@ -51,11 +56,19 @@ class CallbackPaths {
   private:
     struct Path {
         State state = State::Unknown;
-        state::ConnId conn = 0;
+        state::ConnId conn = 0;            // the one callbacks go on
+        std::vector<state::ConnId> conns;  // bound to a backchannel, oldest first
         state::CallbackParams cb;
         uint64_t probe = 0;  // which probe is the latest (an older answer changes nothing)
     };
-    void probe(state::ClientId client, Path& p);  // mu_ held
+    struct Probe {
+        state::ClientId client = 0;
+        state::ConnId conn = 0;
+        uint64_t id = 0;
+        rpc::BackCall call;
+    };
+    Probe start_probe(state::ClientId client, Path& p);  // mu_ held
+    void send(Probe pr);                                 // mu_ not held
 
     const std::shared_ptr<rpc::BackChannels> channels_;
     const std::chrono::milliseconds timeout_;

@@ -66,7 +66,9 @@ OpResult op_create_session(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (r.status == x4::NFS4_OK)
         if (auto owner = rq.svc.clients.ownerid(a.csa_clientid))
             rq.svc.recovery.confirmed(*owner);
-    if (r.status == x4::NFS4_OK && (r.flags & x4::CREATE_SESSION4_FLAG_CONN_BACK_CHAN))
+    // A replay's connection was never bound: the original's probe stands.
+    if (r.status == x4::NFS4_OK && !r.replay &&
+        (r.flags & x4::CREATE_SESSION4_FLAG_CONN_BACK_CHAN))
         if (auto cb = rq.svc.clients.callback_of(r.sessionid))
             rq.svc.callbacks.bound(a.csa_clientid, ca.conn, *cb);
 

@@ -126,7 +126,7 @@ class Nlm : public Nfs4DaemonTest {
         a.exclusive = exclusive;
         a.alock = l;
         a.reclaim = false;
-        a.state = 1;
+        a.state = nsm_state_;
         auto r = Call<xn::nlm4_res>(xn::NLMPROC4_LOCK, a);
         EXPECT_EQ(r.error, "");
         EXPECT_EQ(std::string(r.res.cookie.begin(), r.res.cookie.end()), cookie_);
@@ -176,6 +176,7 @@ class Nlm : public Nfs4DaemonTest {
 
     wire::Bytes root_, fh_;
     std::string cookie_ = "cookie-1";
+    int32_t nsm_state_ = 1;  // the NSM state LockCall sends (nlm4_lockargs.state)
     std::deque<std::string> strings_;
 };
 
@@ -674,6 +675,39 @@ TEST_F(NlmGranted, ARefusedUpgradeKeepsTheReadLock) {
     EXPECT_FALSE(t.res.stat.holder().exclusive);
     // Bytes host-b never held before the upgrade are free.
     EXPECT_EQ(TestCall(Lock("host-c", 3, 0, 10), true).res.stat.stat(), xn::NLM4_GRANTED);
+}
+
+// The client unlocks after the grant and only then refuses it (its GRANTED answer is
+// slow): nothing is given back, neither the write lock nor the read lock held before.
+TEST_F(NlmGranted, AnUnlockBeforeTheRefusalLeavesNothingToRestore) {
+    reply_ = xn::NLM4_DENIED;
+    delay_ms_ = 800;
+    ASSERT_EQ(LockCall(Lock("host-b", 2, 10, 10), false), xn::NLM4_GRANTED);       // read
+    ASSERT_EQ(LockCall(Lock("host-a", 1, 0, 100), false), xn::NLM4_GRANTED);       // read
+    ASSERT_EQ(LockCall(Lock("host-b", 2, 10, 10), true, true), xn::NLM4_BLOCKED);  // upgrade
+    ASSERT_EQ(UnlockCall(Lock("host-a", 1, 0, 100)), xn::NLM4_GRANTED);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // granted; GRANTED in flight
+    ASSERT_EQ(UnlockCall(Lock("host-b", 2, 10, 10)), xn::NLM4_GRANTED);
+    ASSERT_TRUE(lockd_.WaitCalls(1));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // the refusal has come
+    auto t = TestCall(Lock("host-c", 3, 15, 1), true);
+    EXPECT_EQ(t.res.stat.stat(), xn::NLM4_GRANTED) << "a lock the client had unlocked came back";
+}
+
+// A host that locks at another NSM state than its earlier locks rebooted in between (its
+// statd's word may come later, or never): its earlier locks go; the new one is granted.
+TEST_F(Nlm, ALockAtANewNsmStateFreesTheHostsEarlierLocks) {
+    ASSERT_EQ(LockCall(Lock("host-a", 1, 0, 10), true), xn::NLM4_GRANTED);
+    ASSERT_EQ(LockCall(Lock("host-a", 2, 100, 10), true), xn::NLM4_GRANTED);
+    ASSERT_EQ(LockCall(Lock("host-c", 4, 0, 10), true), xn::NLM4_DENIED);
+    nsm_state_ = 3;  // host-a rebooted
+    ASSERT_EQ(LockCall(Lock("host-a", 1, 200, 10), true), xn::NLM4_GRANTED);
+    nsm_state_ = 1;  // host-c never rebooted
+    EXPECT_EQ(LockCall(Lock("host-c", 4, 0, 10), true), xn::NLM4_GRANTED)
+        << "a lock from before host-a's reboot stayed";
+    EXPECT_EQ(LockCall(Lock("host-c", 4, 100, 10), true), xn::NLM4_GRANTED);
+    EXPECT_EQ(LockCall(Lock("host-c", 4, 205, 1), true), xn::NLM4_DENIED)
+        << "the lock taken after the reboot went too";
 }
 
 // A GRANTED that cannot be delivered leaves the lock to the owner's re-send (its lockd
