@@ -16,37 +16,20 @@ constexpr uint32_t kCbProgram = 0x40000000;
 
 class Nfs4Backchannel : public Nfs4DaemonTest {
   protected:
-    // EXCHANGE_ID + CREATE_SESSION on conn_, asking for a backchannel (or not).
+    // EXCHANGE_ID + CREATE_SESSION on conn_, asking for a backchannel (or not), with the
+    // callback program and an AUTH_SYS credential for it.
     void Open(bool back_chan) {
-        x4::nfs_argop4 ex(x4::OP_EXCHANGE_ID);
-        auto& ea = ex.opexchange_id();
-        ea.eia_clientowner.co_ownerid = view(owner_);
-        ea.eia_clientowner.co_verifier = {1, 2, 3, 4, 5, 6, 7, 8};
-        ea.eia_flags = x4::EXCHGID4_FLAG_USE_NON_PNFS;
-        ea.eia_state_protect.set_spa_how(x4::SP4_NONE);
-        Res r1 = Compound({ex});
-        ASSERT_EQ(r1.status(), x4::NFS4_OK) << r1.error;
-        const auto& er = r1.op(0).opexchange_id().eir_resok4();
-        clientid_ = er.eir_clientid;
-        x4::nfs_argop4 cs(x4::OP_CREATE_SESSION);
-        auto& ca = cs.opcreate_session();
-        ca.csa_clientid = er.eir_clientid;
-        ca.csa_sequence = er.eir_sequenceid;
-        ca.csa_flags = back_chan ? x4::CREATE_SESSION4_FLAG_CONN_BACK_CHAN : 0;
-        ca.csa_fore_chan_attrs = {0, 65536, 65536, 4096, 8, 8, {}};
-        ca.csa_back_chan_attrs = {0, 4096, 4096, 0, 2, 1, {}};
-        ca.csa_cb_program = kCbProgram;
-        x4::callback_sec_parms4 sys(x4::AUTH_SYS);
-        sys.cbsp_sys_cred().machinename = machine_;
-        sys.cbsp_sys_cred().uid = 0;
-        sys.cbsp_sys_cred().gid = 0;
-        ca.csa_sec_parms.push_back(std::move(sys));
-        Res r2 = Compound({cs});
-        ASSERT_EQ(r2.status(), x4::NFS4_OK) << r2.error;
-        const auto& ok = r2.op(0).opcreate_session().csr_resok4();
-        session_ = ok.csr_sessionid;
-        seqid_ = 0;
-        EXPECT_EQ(ok.csr_flags & x4::CREATE_SESSION4_FLAG_CONN_BACK_CHAN,
+        Establish({0, 65536, 65536, 4096, 8, 8, {}}, [&](x4::CREATE_SESSION4args& ca) {
+            ca.csa_flags = back_chan ? x4::CREATE_SESSION4_FLAG_CONN_BACK_CHAN : 0;
+            ca.csa_cb_program = kCbProgram;
+            x4::callback_sec_parms4 sys(x4::AUTH_SYS);
+            sys.cbsp_sys_cred().machinename = machine_;
+            sys.cbsp_sys_cred().uid = 0;
+            sys.cbsp_sys_cred().gid = 0;
+            ca.csa_sec_parms.push_back(std::move(sys));
+        });
+        if (HasFatalFailure()) return;
+        EXPECT_EQ(session_flags_ & x4::CREATE_SESSION4_FLAG_CONN_BACK_CHAN,
                   back_chan ? x4::CREATE_SESSION4_FLAG_CONN_BACK_CHAN : 0u);
     }
 
@@ -102,7 +85,7 @@ class Nfs4Backchannel : public Nfs4DaemonTest {
         return op;
     }
 
-    std::string owner_ = "backchannel-client", machine_ = "cbclient";
+    std::string machine_ = "cbclient";
 };
 
 constexpr uint32_t kDown = x4::SEQ4_STATUS_CB_PATH_DOWN;

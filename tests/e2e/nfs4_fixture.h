@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -143,9 +144,11 @@ class Nfs4DaemonTest : public DaemonTest {
         return op;
     }
 
-    // EXCHANGE_ID + CREATE_SESSION with these fore channel attributes; the session
-    // Sequence() uses from then on.
-    void Establish(x4::channel_attrs4 fore = {0, 1 << 20, 1 << 20, 8192, 16, 8, {}}) {
+    // EXCHANGE_ID + CREATE_SESSION with these fore channel attributes (and whatever else
+    // `adjust` sets in CREATE_SESSION's arguments); the session Sequence() uses from then
+    // on, its csr_flags in session_flags_.
+    void Establish(x4::channel_attrs4 fore = {0, 1 << 20, 1 << 20, 8192, 16, 8, {}},
+                   const std::function<void(x4::CREATE_SESSION4args&)>& adjust = {}) {
         x4::nfs_argop4 ex(x4::OP_EXCHANGE_ID);
         auto& ea = ex.opexchange_id();
         ea.eia_clientowner.co_ownerid = view(owner_);
@@ -165,11 +168,13 @@ class Nfs4DaemonTest : public DaemonTest {
         ca.csa_sequence = er.eir_sequenceid;
         ca.csa_fore_chan_attrs = fore;
         ca.csa_back_chan_attrs = {0, 4096, 4096, 0, 2, 1, {}};
+        if (adjust) adjust(ca);
         Res r2 = Compound({cs});
         ASSERT_EQ(r2.error, "");
         ASSERT_EQ(r2.status(), x4::NFS4_OK);
         session_ = r2.op(0).opcreate_session().csr_resok4().csr_sessionid;
         fore_ = r2.op(0).opcreate_session().csr_resok4().csr_fore_chan_attrs;
+        session_flags_ = r2.op(0).opcreate_session().csr_resok4().csr_flags;
         seqid_ = 0;
     }
 
@@ -207,6 +212,7 @@ class Nfs4DaemonTest : public DaemonTest {
     uint64_t clientid_ = 0;
     x4::sessionid4 session_{};
     x4::channel_attrs4 fore_{};  // as CREATE_SESSION granted it
+    uint32_t session_flags_ = 0;  // csr_flags of that CREATE_SESSION
     uint32_t seqid_ = 0;
     std::deque<std::string> names_;
 };
