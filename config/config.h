@@ -76,6 +76,11 @@ struct Nfs4Tuning {
     uint32_t lease_time = 90;              // seconds (RFC 8881 §5.8.1.11 lease_time)
     std::string domain = "localdomain";    // owner@domain mapping (§5.9); numeric ids always work
     uint32_t max_clients = 4096;           // client records, confirmed and not
+    // Delegations (RFC 8881 §10.2) granted on OPEN when the client can be called back;
+    // write delegations for opens that read and write (off by default: a local process
+    // on the server does not recall them yet).
+    bool delegations = true;
+    bool write_delegations = false;
 };
 
 // Byte-range locks (the `locks:` section; NFSv4.1 and NLM). Granted locks are

@@ -369,11 +369,16 @@ void Loader::tcp_tuning(const Val& v) {
 // The `nfsv4:` section.
 void Loader::nfs4(const Val& v) {
     if (!is_map(v, "'nfsv4'", true)) return;
-    Keys keys = {"enabled", "lease_time", "domain", "max_clients"};
+    Keys keys = {"enabled", "lease_time", "domain", "max_clients", "delegations",
+                 "write_delegations"};
     auto& t = cfg_.nfs4;
     for_each_key(v, "in nfsv4", keys, [&](std::string_view key, const Val& val) {
         if (key == "enabled") {
             if (auto b = flag(val, "'enabled'")) t.enabled = *b;
+        } else if (key == "delegations") {
+            if (auto b = flag(val, "'delegations'")) t.delegations = *b;
+        } else if (key == "write_delegations") {
+            if (auto b = flag(val, "'write_delegations'")) t.write_delegations = *b;
         } else if (key == "lease_time") {
             if (auto n = number(val, "'lease_time'", 10, 3600)) t.lease_time = uint32_t(*n);
         } else if (key == "domain") {

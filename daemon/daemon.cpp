@@ -117,6 +117,12 @@ void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* 
             "locked_files={}",
             n.clients, n.sessions, n.stateids, v4.opens.size(), v4.lock_states.size(),
             v4.locks.file_count());
+        const auto& d = v4.delegation_stats;
+        spdlog::info(
+            "stats: nfs4_delegations held={} write={} granted={} recalls={} recall_failures={} "
+            "returned={} revoked={}",
+            v4.delegations.size(), v4.delegations.writes(), d.granted.load(), d.recalls.load(),
+            d.recall_failures.load(), d.returned.load(), d.revoked.load());
     }
     if (rdma)
         for (const auto& line : rdma->stats()) spdlog::info("stats: {}", line);
@@ -320,12 +326,18 @@ int run(config::Config cfg, const Options& opts) {
             if (*nlm_wake) (*nlm_wake)(std::move(w));
         };
         o.back_channels = channels;
+        o.delegations = cfg.nfs4.delegations;
+        // A delegation keeps its file open (I/O through its stateid after the client's
+        // CLOSE): half the descriptor cache's worth at most.
+        o.max_delegations = std::max<size_t>(16, fd_cache / 2);
+        o.write_delegations = cfg.nfs4.write_delegations;
         o.foreign_shares = [nlm_shares](const vfs::FileHandle& fh, uint32_t access,
                                         uint32_t deny) {
             return *nlm_shares && (*nlm_shares)(fh, access, deny);
         };
         nfs4 = std::make_shared<nfs::v4::Nfs4Program>(registry, o);
         dispatcher.add(nfs4);
+        nfs3->set_delegations(nfs4);  // NFSv3 access recalls NFSv4.1 delegations
         spdlog::info("nfsv4.1: lease {} s, id domain {}, requests up to {} bytes, replies {}",
                      cfg.nfs4.lease_time, cfg.nfs4.domain, o.limits.fore.max_request_size,
                      o.limits.fore.max_response_size);
@@ -352,6 +364,7 @@ int run(config::Config cfg, const Options& opts) {
         nlm_options.reap_lock_holder = [v4 = nfs4.get()](const vfs::state::Conflict& c) {
             return v4->services().reap_lock_holder(c);
         };
+        nlm_options.delegations = nfs4;  // NLM access recalls NFSv4.1 delegations
     } else if (nlm_previous) {
         auto grace = std::make_shared<vfs::state::Grace>(
             std::chrono::steady_clock::now(), std::chrono::seconds(cfg.nfs4.lease_time),
@@ -495,8 +508,19 @@ int run(config::Config cfg, const Options& opts) {
     spdlog::info("nfsrdmad ready: {} reactor(s), {} worker(s)", reactors.size(), cfg.workers);
 
     for (;;) {
-        Signal s = signals.wait();
-        if (s == Signal::Reload) {
+        int lease_fd = -1;
+        Signal s = signals.wait(&lease_fd);
+        if (s == Signal::LeaseBreak || s == Signal::LeasesOverflow) {
+            // A local process wants a file under a read delegation (vfs/lease.h): the
+            // recall goes out from a worker.
+            if (nfs4)
+                workers.submit([nfs4, s, lease_fd] {
+                    if (s == Signal::LeaseBreak)
+                        nfs4->services().lease_broken(lease_fd);
+                    else
+                        nfs4->services().check_leases();
+                });
+        } else if (s == Signal::Reload) {
             reload(opts, *key, *registry);
         } else if (s == Signal::DumpStats) {
             dump_stats(dispatcher, server, rdma_server.get(), *nfs3, nfs4.get(), nofile.soft);

@@ -6,12 +6,15 @@
 
 namespace nfsrdmad::daemon {
 
-enum class Signal { Terminate, Reload, DumpStats, None };
+enum class Signal { Terminate, Reload, DumpStats, LeaseBreak, LeasesOverflow, None };
 
 class SignalWaiter {
 public:
-    SignalWaiter();  // blocks SIGTERM, SIGINT, SIGHUP, SIGUSR1 in the calling thread
-    Signal wait();   // blocks until one arrives
+    // Blocks SIGTERM, SIGINT, SIGHUP, SIGUSR1, and the file lease signals (vfs/lease.h:
+    // its real-time signal, SIGIO) in the calling thread.
+    SignalWaiter();
+    // Blocks until one arrives. LeaseBreak: `fd` is the lease's descriptor.
+    Signal wait(int* fd = nullptr);
 
 private:
     engine::UniqueFd fd_;

@@ -64,6 +64,12 @@ class Request {
         if (auto s = file(l.fh, out.file); s != x::NLM4_GRANTED) return s;
         return owner(l, out.owner, known_host);
     }
+    // An NFSv4.1 client's delegation of the file stands in the way (Options::delegations):
+    // its recall is under way; the call answers NLM4_DENIED_GRACE_PERIOD.
+    bool delegated(const File& f, bool exclusive) {
+        auto& d = svc.options.delegations;
+        return d && d->any() && d->conflict(f.node.handle, exclusive);
+    }
     // The id of host `caller_name` (made if new), pinned until this call is done
     // (hosts.h): what the call takes is never held under a forgotten id. nullopt: no
     // more hosts can be known.

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 
+#include "nfs/common/delegation_breaker.h"
 #include "nfs/nlm/blocked.h"
 #include "nfs/nlm/hosts.h"
 #include "nfs/nlm/nsm_notify.h"
@@ -48,6 +49,10 @@ struct Options {
     // from its check to its record: the two cannot both pass and both be recorded.
     std::function<std::unique_lock<std::mutex>(const vfs::FileHandle&)> share_admission;
     std::function<bool(const vfs::state::Conflict&)> reap_lock_holder;
+    // NFSv4.1's delegations: an NFSv4.1 client that holds one keeps its locks to itself
+    // (the Linux client caches them), so a LOCK, TEST or SHARE of the file recalls it first
+    // and is answered NLM4_DENIED_GRACE_PERIOD meanwhile (the client asks again).
+    std::shared_ptr<DelegationBreaker> delegations;
 };
 
 class Services {

@@ -5,6 +5,7 @@
 #include <memory>
 #include <utility>
 
+#include "nfs/common/delegation_breaker.h"
 #include "nfs/vfs/export.h"
 #include "nfs/vfs/fd_cache.h"
 #include "transport/rpc/program.h"
@@ -18,6 +19,8 @@ struct Services {
 
     std::shared_ptr<vfs::ExportRegistry> exports;
     vfs::FdCache files;
+    // NFSv4.1's delegations (set before serving; null: none to mind).
+    std::shared_ptr<DelegationBreaker> delegations;
 };
 
 class Nfs3Program : public rpc::Program {
@@ -29,6 +32,9 @@ public:
     std::vector<uint32_t> versions() const override { return {3}; }
     rpc::ProcedureInfo procedure(uint32_t vers, uint32_t proc) const override;
     rpc::Outcome call(rpc::CallContext& ctx) override;
+
+    // NFSv4.1's delegations, recalled before NFSv3 touches their files (before serving).
+    void set_delegations(std::shared_ptr<DelegationBreaker> d) { svc_.delegations = std::move(d); }
 
     // The descriptor cache, for the stats dump.
     const vfs::FdCache& files() const { return svc_.files; }

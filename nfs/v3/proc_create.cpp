@@ -1,7 +1,10 @@
 // NFSPROC3_CREATE (RFC 1813 §3.3.8): UNCHECKED, GUARDED and EXCLUSIVE (the verifier
 // is kept in the file's timestamps by vfs::create, so a retransmission is recognised
 // even after a server restart).
+#include <cerrno>
+
 #include "nfs/v3/creation.h"
+#include "nfs/v3/removal.h"
 #include "nfs/vfs/create.h"
 
 namespace nfsrdmad::nfs::v3 {
@@ -21,7 +24,14 @@ rpc::Outcome proc_create(Request& rq) {
     const x::sattr3& attrs = how.obj_attributes();
     uint32_t mode = attrs.mode.set_it() ? (attrs.mode.mode() & 07777) : 0644;
     auto kind = how.mode() == x::GUARDED ? vfs::CreateHow::Guarded : vfs::CreateHow::Unchecked;
-    return create_object(rq, a.where, &attrs, [&](Target& dir) {
+    return create_object(rq, a.where, &attrs, [&](Target& dir) -> vfs::Result<vfs::Entry> {
+        // UNCHECKED over an existing file truncates it: an NFSv4.1 client's delegation of
+        // it is recalled first (EAGAIN: NFS3ERR_JUKEBOX).
+        if (kind == vfs::CreateHow::Unchecked && attrs.size.set_it() && rq.any_delegations()) {
+            vfs::FileHandle existing;
+            regular_file_handle(dir.node, a.where.name, dir.who.id, existing);
+            if (existing.size && rq.delegated(existing, true)) return vfs::fail(EAGAIN);
+        }
         return vfs::create(dir.node, a.where.name, mode, kind, 0, dir.who.id);
     });
 }

@@ -10,6 +10,9 @@ rpc::Outcome proc_getattr(Request& rq) {
     x::GETATTR3res res;
     Target t;
     res.set_status(rq.resolve(a.object, t));
+    // A write delegation's holder may have writes the file does not show yet.
+    if (res.status() == x::NFS3_OK && rq.delegated(t.node.handle, false))
+        res.set_status(x::NFS3ERR_JUKEBOX);
     if (res.status() == x::NFS3_OK) {
         auto st = vfs::getattr(t.node);
         res.set_status(st ? x::NFS3_OK : to_nfsstat3(st.error()));

@@ -15,6 +15,8 @@ rpc::Outcome proc_link(Request& rq) {
     x::pre_op_attr before = pre_op(dir.node);
     if (!dir.who.read_write) {
         res.set_status(x::NFS3ERR_ROFS);
+    } else if (rq.delegated(file.node.handle, true)) {
+        res.set_status(x::NFS3ERR_JUKEBOX);
     } else if (auto r = vfs::link(file.node, dir.node, a.link.name, dir.who.id); !r) {
         res.set_status(to_nfsstat3(r.error()));
     }

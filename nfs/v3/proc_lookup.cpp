@@ -23,7 +23,11 @@ rpc::Outcome proc_lookup(Request& rq) {
         return rq.reply(res);
     }
     res.resok().object.data = e->node.handle.data();
-    res.resok().obj_attributes = post_op(e->attr, e->node.fsid());
+    // A file an NFSv4.1 client holds a write delegation of: its size and times here may be
+    // behind the holder's; no attributes (the client asks GETATTR, answered once the
+    // delegation, recalled now, is back).
+    if (!rq.delegated(e->node.handle, false))
+        res.resok().obj_attributes = post_op(e->attr, e->node.fsid());
     res.resok().dir_attributes = post_op(dir.node);
     return rq.reply(res);
 }

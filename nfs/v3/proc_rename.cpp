@@ -18,7 +18,12 @@ rpc::Outcome proc_rename(Request& rq) {
     } else {
         vfs::FileHandle replaced;  // a file the rename may replace
         regular_file_handle(to.node, a.to.name, to.who.id, replaced);
-        if (auto r = vfs::rename(from.node, a.from.name, to.node, a.to.name, from.who.id); !r)
+        vfs::FileHandle moved;  // the file renamed, when delegations are held at all
+        if (rq.any_delegations()) regular_file_handle(from.node, a.from.name, from.who.id, moved);
+        if ((moved.size && rq.delegated(moved, true)) ||
+            (replaced.size && rq.delegated(replaced, true)))
+            res.set_status(x::NFS3ERR_JUKEBOX);
+        else if (auto r = vfs::rename(from.node, a.from.name, to.node, a.to.name, from.who.id); !r)
             res.set_status(to_nfsstat3(r.error()));
         else if (replaced.size)
             rq.svc.files.forget(replaced);

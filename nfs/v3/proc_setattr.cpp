@@ -20,6 +20,8 @@ rpc::Outcome proc_setattr(Request& rq) {
     w.before = pre_op(*before);
     if (!t.who.read_write) {
         res.set_status(x::NFS3ERR_ROFS);
+    } else if (rq.delegated(t.node.handle, true)) {
+        res.set_status(x::NFS3ERR_JUKEBOX);
     } else if (a.guard.check() && (before->stx_ctime.tv_sec != a.guard.obj_ctime().seconds ||
                                    before->stx_ctime.tv_nsec != a.guard.obj_ctime().nseconds)) {
         res.set_status(x::NFS3ERR_NOT_SYNC);

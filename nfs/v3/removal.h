@@ -26,7 +26,9 @@ rpc::Outcome remove_entry(Request& rq, Op op) {
     } else {
         vfs::FileHandle victim;
         regular_file_handle(dir.node, a.object.name, dir.who.id, victim);
-        if (auto r = op(dir.node, a.object.name, dir.who.id); !r)
+        if (victim.size && rq.delegated(victim, true))
+            res.set_status(x::NFS3ERR_JUKEBOX);
+        else if (auto r = op(dir.node, a.object.name, dir.who.id); !r)
             res.set_status(to_nfsstat3(r.error()));
         else if (victim.size)
             rq.svc.files.forget(victim);

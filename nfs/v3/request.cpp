@@ -43,6 +43,8 @@ x::nfsstat3 Request::open(const x::nfs_fh3& fh, vfs::OpenFor need,
     if (!who.read_write) need = vfs::OpenFor::Read;
     auto f = svc.files.get(*ref, need);
     if (!f) return to_nfsstat3(f.error());
+    // READ beside a write delegation, WRITE beside any (RFC 8881 §10.4.1).
+    if (delegated((*f)->handle, need == vfs::OpenFor::Write)) return x::NFS3ERR_JUKEBOX;
     file = std::move(*f);
     return x::NFS3_OK;
 }

@@ -46,6 +46,13 @@ class Request {
     x::nfsstat3 open(const x::nfs_fh3& fh, vfs::OpenFor need,
                      std::shared_ptr<const vfs::OpenFile>& file, Caller& who);
 
+    // An NFSv4.1 client's delegation of `file` stands in the way of this access (RFC 8881
+    // §10.4.1): its recall is under way and the call answers NFS3ERR_JUKEBOX.
+    bool delegated(const vfs::FileHandle& file, bool write) {
+        return svc.delegations && svc.delegations->any() && svc.delegations->conflict(file, write);
+    }
+    bool any_delegations() const { return svc.delegations && svc.delegations->any(); }
+
     template <class Res>
     rpc::Outcome reply(const Res& res) {
         if (rejected_) return *rejected_;

@@ -36,6 +36,8 @@ x4::nfsstat4 io_file(Compound& c, const x4::stateid4& stateid, bool write,
     if (write && special == state::Special::ReadBypass) return x4::NFS4ERR_BAD_STATEID;
     if (write && !who.read_write) return x4::NFS4ERR_ROFS;
     const uint32_t access = write ? x4::OPEN4_SHARE_ACCESS_WRITE : x4::OPEN4_SHARE_ACCESS_READ;
+    // §10.4.1: I/O without an open of this client conflicts as another client's would.
+    if (rq.svc.delegation_conflict(cur->node.handle, rq.clientid, write)) return x4::NFS4ERR_DELAY;
     if (special == state::Special::Anonymous &&
         rq.svc.opens.check_share(cur->node.handle, access, 0, std::nullopt) != x4::NFS4_OK)
         return x4::NFS4ERR_LOCKED;

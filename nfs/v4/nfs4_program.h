@@ -5,13 +5,14 @@
 #include <chrono>
 #include <memory>
 
+#include "nfs/common/delegation_breaker.h"
 #include "nfs/v4/op_table.h"
 #include "nfs/v4/services.h"
 #include "transport/rpc/program.h"
 
 namespace nfsrdmad::nfs::v4 {
 
-class Nfs4Program : public rpc::Program {
+class Nfs4Program : public rpc::Program, public DelegationBreaker {
   public:
     Nfs4Program(std::shared_ptr<vfs::ExportRegistry> exports, const Options& o = {});
 
@@ -22,6 +23,12 @@ class Nfs4Program : public rpc::Program {
     void connection_closed(uint64_t conn) override;
 
     Services& services() { return svc_; }
+
+    // NFSv3's access to files NFSv4.1 clients hold delegations of.
+    bool any() const override { return !svc_.delegations.empty(); }
+    bool conflict(const vfs::FileHandle& file, bool write) override {
+        return svc_.delegation_conflict(file, 0, write);
+    }
 
     // The lease sweep (Services::expire_leases): the daemon calls it from a timer, off the
     // reactor (reaping closes files), and calls again after the delay it returns.

@@ -8,7 +8,7 @@
 // requires; for CDFC4_FORE_OR_BOTH and CDFC4_BACK_OR_BOTH the server may pick, and grants
 // CDFS4_BOTH. A connection bound for the backchannel of a session that has one
 // (CONN_BACK_CHAN) becomes the client's callback path, probed with CB_NULL unless a path
-// is up already (callback_path.h): this is how a client answers SEQ4_STATUS_CB_PATH_DOWN.
+// is up already (callback/path.h): this is how a client answers SEQ4_STATUS_CB_PATH_DOWN.
 //
 // "RDMA mode" (the step-up of a stream connection to RPC-over-RDMA) is not offered:
 // bctsr_use_conn_in_rdma_mode is always false, which the RFC allows.

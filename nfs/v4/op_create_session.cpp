@@ -5,7 +5,7 @@
 // The backchannel (RFC 8881 §2.10.3.1): CONN_BACK_CHAN is granted on TCP connections when
 // the daemon runs one (Options::back_channels); the connection is then bound for both
 // directions and probed with CB_NULL unless the client's callback path is up already
-// (callback_path.h). Not over RDMA yet (RFC 8167: issue 11): there the client is told no
+// (callback/path.h). Not over RDMA yet (RFC 8167: issue 11): there the client is told no
 // backchannel exists, and expects no callbacks.
 #include "nfs/v4/ops.h"
 #include "nfs/v4/request.h"

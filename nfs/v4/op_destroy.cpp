@@ -22,8 +22,11 @@ OpResult op_destroy_session(Compound& c, xdr::Decoder& args, xdr::Encoder& res) 
         }
         own = rq.slot;
     }
+    // Whose session it was: asked before it goes.
+    auto client = rq.svc.clients.client_of(a.dsa_sessionid);
     x4::nfsstat4 st =
         rq.svc.clients.destroy_session(a.dsa_sessionid, rq.conn(), rq.principal(), own);
+    if (st == x4::NFS4_OK && client) rq.svc.callbacks.session_destroyed(*client, a.dsa_sessionid);
     encode_status_only(res, st);
     return {st};
 }

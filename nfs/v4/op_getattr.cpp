@@ -12,6 +12,11 @@ OpResult op_getattr(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (!rq.decode(args, a)) return OpResult::bad_xdr();
     Target* t;
     x4::nfsstat4 st = rq.current(t);
+    // §10.4.3: another client's write delegation may hide the file's size and times; it is
+    // recalled (no CB_GETATTR yet).
+    if (st == x4::NFS4_OK && !t->pseudo &&
+        rq.svc.delegation_conflict(t->node.handle, rq.clientid, false))
+        st = x4::NFS4ERR_DELAY;
     if (st == x4::NFS4_OK) {
         const size_t at = res.size();
         res.put_u32(x4::NFS4_OK);

@@ -6,9 +6,14 @@
 // After a restart (recovery.h): CLAIM_PREVIOUS reclaims the open of the current
 // filehandle during grace (§9.11), while new opens get NFS4ERR_GRACE (§8.4.2.1).
 //
-// Not (yet): delegations (none are granted: OPEN_DELEGATE_NONE, or NONE_EXT when the
-// client asked for one, §18.16.3; a reclaimed delegation is not granted again either),
-// CLAIM_DELEGATE_PREV (NOTSUPP).
+// Delegations (§10.2, delegation/recall.cpp): an OPEN that conflicts with another
+// client's delegation starts its recall and gets NFS4ERR_DELAY; one that does not may be
+// granted a read or write delegation. CLAIM_DELEGATE_CUR and CLAIM_DELEG_CUR_FH open
+// through the client's own delegation (§10.2.1: what a holder does for its local opens
+// when the delegation is recalled), also while the recall is under way.
+//
+// Not (yet): CLAIM_DELEGATE_PREV and CLAIM_DELEG_PREV_FH (NOTSUPP: no delegation is
+// reclaimed after a restart; a reclaimed open is granted none, §18.16.3 OPEN_DELEGATE_NONE).
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -36,7 +41,8 @@ constexpr uint32_t kWantBits = x4::OPEN4_SHARE_ACCESS_WANT_DELEG_MASK |
 struct Opening {
     Target file;
     bool created = false;
-    bool reclaim = false;  // CLAIM_PREVIOUS
+    bool reclaim = false;    // CLAIM_PREVIOUS
+    bool delegated = false;  // CLAIM_DELEGATE_CUR, CLAIM_DELEG_CUR_FH
     AttrMask attrset;
     x4::change_info4 cinfo{};
 };
@@ -99,6 +105,10 @@ x4::nfsstat4 create(Request& rq, const Target& dir, std::string_view name, x4::c
     rest.mode.reset();
     const bool any = rest.size || rest.uid || rest.gid || rest.atime.how != vfs::TimeChange::Keep ||
                      rest.mtime.how != vfs::TimeChange::Keep;
+    // Over an existing file (a truncate, an owner change): another client's delegation of it
+    // is recalled first (§10.4.1).
+    if (any && existed && rq.svc.delegation_conflict(e->node.handle, rq.clientid, true))
+        return x4::NFS4ERR_DELAY;
     if (any)
         if (auto r = vfs::setattr(e->node, rest, dir.who.id); !r) return to_nfsstat4(r.error());
     auto after = vfs::getattr(dir.node);
@@ -119,6 +129,20 @@ x4::nfsstat4 by_handle(const Target& cur, const x4::openflag4& how, Opening& out
     if (!n) return to_nfsstat4(n.error());
     out.file.node = std::move(*n);
     out.file.who = cur.who;
+    return x4::NFS4_OK;
+}
+
+// The client's own delegation of the file the claim names (§18.16.3).
+x4::nfsstat4 through_delegation(Request& rq, const x4::stateid4& wire, Opening& out) {
+    const state::Stateid sid{wire.seqid, wire.other};
+    if (state::classify(sid) != state::Special::None) return x4::NFS4ERR_BAD_STATEID;
+    auto r = rq.svc.clients.check_stateid(rq.clientid, sid,
+                                          state::mask_of(state::StateKind::Delegation));
+    if (r.status != x4::NFS4_OK) return r.status;
+    auto d = rq.svc.delegations.find(sid.other);
+    if (!d || d->client != rq.clientid || !(d->file == out.file.node.handle))
+        return x4::NFS4ERR_BAD_STATEID;
+    out.delegated = true;
     return x4::NFS4_OK;
 }
 
@@ -187,15 +211,26 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
             o.reclaim = true;
             break;
         }
-        case x4::CLAIM_DELEGATE_CUR:
+        case x4::CLAIM_DELEGATE_CUR: {
+            // §18.16.3: the file by name in the current directory, through the delegation.
+            std::string_view name;
+            st = must_be_dir(*cur);
+            if (st == x4::NFS4_OK) st = check_name(a.claim.delegate_cur_info().file, name);
+            if (st == x4::NFS4_OK) st = lookup_entry(rq, *cur, name, o.file);
+            if (st == x4::NFS4_OK)
+                st = through_delegation(rq, a.claim.delegate_cur_info().delegate_stateid, o);
+            break;
+        }
         case x4::CLAIM_DELEG_CUR_FH:
-            st = x4::NFS4ERR_BAD_STATEID;  // no delegation was ever granted
+            st = by_handle(*cur, a.openhow, o);
+            if (st == x4::NFS4_OK)
+                st = through_delegation(rq, a.claim.oc_delegate_stateid(), o);
             break;
         default:  // CLAIM_DELEGATE_PREV, CLAIM_DELEG_PREV_FH
             st = x4::NFS4ERR_NOTSUPP;
     }
     // §8.4.2.1: no new open while returning clients may still reclaim theirs.
-    if (st == x4::NFS4_OK && !o.reclaim) st = rq.svc.recovery.may_change();
+    if (st == x4::NFS4_OK && !o.reclaim && !o.delegated) st = rq.svc.recovery.may_change();
     if (st != x4::NFS4_OK) return {encode_fail(res, st)};
 
     struct statx attr {};
@@ -213,8 +248,14 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     }
 
     const vfs::FileHandle& fh = o.file.node.handle;
-    // From the owner's open and the share check to the record: one OPEN of this file at a time.
+    // From the owner's open and the share check to the record: one OPEN of this file at a time
+    // (and no delegation granted between this conflict check and the record).
     std::lock_guard admission(rq.svc.opens.admission(fh));
+    // §10.4.1: another client's delegation in the way is recalled first. A writer (or a
+    // deny) conflicts with any delegation, a reader with write delegations.
+    if (rq.svc.delegation_conflict(fh, rq.clientid,
+                                   (access & x4::OPEN4_SHARE_ACCESS_WRITE) || a.share_deny))
+        return {encode_fail(res, x4::NFS4ERR_DELAY)};
     auto mine = rq.svc.opens.find_owner(rq.clientid, a.owner.owner, fh);
     Open open;
     if (mine) {
@@ -253,7 +294,28 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     ok.rflags = x4::OPEN4_RESULT_LOCKTYPE_POSIX;
     ok.attrset = o.attrset.to_wire();
     const uint32_t want = a.share_access & x4::OPEN4_SHARE_ACCESS_WANT_DELEG_MASK;
-    if (want == 0) {
+    std::optional<Delegation> deleg;
+    if (!o.reclaim && !o.delegated) deleg = rq.svc.offer_delegation(open, o.file, a.share_access);
+    if (deleg) {
+        // §18.16.4: the permissions ACE names nobody: the client asks ACCESS of the
+        // server before it opens locally for another user.
+        x4::nfsace4 perms{x4::ACE4_ACCESS_ALLOWED_ACE_TYPE, 0, 0, {}};
+        if (deleg->write) {
+            ok.delegation.set_delegation_type(x4::OPEN_DELEGATE_WRITE);
+            auto& w = ok.delegation.write();
+            w.stateid = to_wire(deleg->stateid);
+            w.recall = false;
+            w.space_limit.set_limitby(x4::NFS_LIMIT_SIZE);
+            w.space_limit.filesize() = ~uint64_t{0};
+            w.permissions = perms;
+        } else {
+            ok.delegation.set_delegation_type(x4::OPEN_DELEGATE_READ);
+            auto& r = ok.delegation.read();
+            r.stateid = to_wire(deleg->stateid);
+            r.recall = false;
+            r.permissions = perms;
+        }
+    } else if (want == 0) {
         ok.delegation.set_delegation_type(x4::OPEN_DELEGATE_NONE);
     } else {
         ok.delegation.set_delegation_type(x4::OPEN_DELEGATE_NONE_EXT);
@@ -263,8 +325,14 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
         } else if (want == x4::OPEN4_SHARE_ACCESS_WANT_CANCEL) {
             why.set_ond_why(x4::WND4_CANCELLED);
         } else {
-            why.set_ond_why(x4::WND4_RESOURCE);
-            why.ond_server_will_signal_avail() = false;
+            // Turned off (Options::delegations): as short of resources, for good.
+            if (rq.svc.options.delegations) {
+                why.set_ond_why(x4::WND4_CONTENTION);
+                why.ond_server_will_push_deleg() = false;
+            } else {
+                why.set_ond_why(x4::WND4_RESOURCE);
+                why.ond_server_will_signal_avail() = false;
+            }
         }
     }
     x4::xdr_encode(res, r);

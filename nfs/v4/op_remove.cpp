@@ -34,6 +34,10 @@ OpResult op_remove(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (!before) return fail(to_nfsstat4(before.error()));
     auto victim = vfs::lookup(dir->node, name, dir->who.id);
     if (!victim) return fail(to_nfsstat4(victim.error()));
+    // §10.4.1: another client's delegation of the file is recalled first.
+    if (S_ISREG(victim->attr.stx_mode) &&
+        rq.svc.delegation_conflict(victim->node.handle, rq.clientid, true))
+        return fail(x4::NFS4ERR_DELAY);
     auto r = S_ISDIR(victim->attr.stx_mode) ? vfs::rmdir(dir->node, name, dir->who.id)
                                             : vfs::remove(dir->node, name, dir->who.id);
     if (!r) return fail(to_nfsstat4(r.error()));

@@ -49,6 +49,16 @@ OpResult op_rename(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     const uint64_t from_before = change(from->node), to_before = change(to->node);
     // A file renamed over loses its cached descriptor (as REMOVE).
     auto victim = vfs::lookup(to->node, newname, to->who.id);
+    // §10.4.1: other clients' delegations of the file renamed or replaced are recalled
+    // first.
+    if (!rq.svc.delegations.empty()) {
+        auto moved = vfs::lookup(from->node, oldname, from->who.id);
+        if ((moved && S_ISREG(moved->attr.stx_mode) &&
+             rq.svc.delegation_conflict(moved->node.handle, rq.clientid, true)) ||
+            (victim && S_ISREG(victim->attr.stx_mode) &&
+             rq.svc.delegation_conflict(victim->node.handle, rq.clientid, true)))
+            return fail(x4::NFS4ERR_DELAY);
+    }
     if (auto r = vfs::rename(from->node, oldname, to->node, newname, to->who.id); !r) {
         // §18.26.3: "If the source object and the target are not compatible or if the target
         // is a directory but not empty, the server will return the error NFS4ERR_EXIST."
@@ -86,6 +96,8 @@ OpResult op_link(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     auto attr = vfs::getattr(obj->node);
     if (!attr) return fail(to_nfsstat4(attr.error()));
     if (S_ISDIR(attr->stx_mode)) return fail(x4::NFS4ERR_ISDIR);
+    if (rq.svc.delegation_conflict(obj->node.handle, rq.clientid, true))
+        return fail(x4::NFS4ERR_DELAY);
     const uint64_t before = change(dir->node);
     if (auto r = vfs::link(obj->node, dir->node, name, dir->who.id); !r)
         return fail(to_nfsstat4(r.error()));

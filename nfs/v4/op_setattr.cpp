@@ -33,6 +33,9 @@ OpResult op_setattr(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (auto st = decode_set_attrs(a.obj_attributes, rq.svc.ids, attrs, set); st != x4::NFS4_OK)
         return fail(st);
     if (t->pseudo || !t->who.read_write) return fail(x4::NFS4ERR_ROFS);
+    // §10.4.1: another client's delegation of the file is recalled first.
+    if (rq.svc.delegation_conflict(t->node.handle, rq.clientid, true))
+        return fail(x4::NFS4ERR_DELAY);
     auto at = vfs::getattr(t->node);
     if (!at) return fail(to_nfsstat4(at.error()));
     // An ACL sets the nine low mode bits; "the three high-order bits ... SHOULD remain

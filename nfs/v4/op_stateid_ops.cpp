@@ -1,6 +1,8 @@
-// The operations on stateids themselves: DELEGRETURN (RFC 8881 §18.6: this server
-// grants no delegations, so no stateid is ever a delegation: BAD_STATEID),
+// The operations on stateids themselves: DELEGRETURN (RFC 8881 §18.6: the delegation of
+// the current filehandle's file goes, with its stateid),
 // TEST_STATEID (§18.48) and FREE_STATEID (§18.38), answered by the client table.
+#include <algorithm>
+
 #include "nfs/v4/lock_state.h"
 #include "nfs/v4/ops.h"
 #include "nfs/v4/request.h"
@@ -11,9 +13,23 @@ namespace nfsrdmad::nfs::v4 {
 OpResult op_delegreturn(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     x4::DELEGRETURN4args a;
     if (!c.rq->decode(args, a)) return OpResult::bad_xdr();
-    Target* cur;
-    x4::nfsstat4 st = c.rq->current(cur);
-    if (st == x4::NFS4_OK) st = x4::NFS4ERR_BAD_STATEID;
+    Request& rq = *c.rq;
+    state::Stateid sid;
+    x4::nfsstat4 st = c.current_fh ? effective_stateid(c, a.deleg_stateid, sid)
+                                   : x4::NFS4ERR_NOFILEHANDLE;
+    if (st == x4::NFS4_OK && state::classify(sid) != state::Special::None)
+        st = x4::NFS4ERR_BAD_STATEID;
+    if (st == x4::NFS4_OK) {
+        // The delegation must be of the current filehandle's file (§18.6.3).
+        auto d = rq.svc.delegations.find(sid.other);
+        if (d) {
+            auto file = d->file.data();
+            const WireHandle& fh = *c.current_fh;
+            if (!std::equal(file.begin(), file.end(), fh.begin(), fh.end()))
+                st = x4::NFS4ERR_BAD_STATEID;
+        }
+    }
+    if (st == x4::NFS4_OK) st = rq.svc.return_delegation(rq.clientid, sid);
     encode_status_only(res, st);
     return {st};
 }

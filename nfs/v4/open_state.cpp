@@ -50,6 +50,18 @@ std::vector<state::ClientId> OpenTable::conflicting_clients(const vfs::FileHandl
     return out;
 }
 
+OpenTable::Shares OpenTable::share_except(const vfs::FileHandle& file, const Other& self) const {
+    std::lock_guard lock(mu_);
+    Shares out;
+    each_of_file(file, [&](const Other& other, const Open& o) {
+        if (other == self) return;
+        out.access |= o.access;
+        out.deny |= o.deny;
+        ++out.count;
+    });
+    return out;
+}
+
 std::optional<Open> OpenTable::find_owner(state::ClientId client, std::span<const uint8_t> owner,
                                           const vfs::FileHandle& file) const {
     std::lock_guard lock(mu_);

@@ -58,6 +58,13 @@ class OpenTable {
     std::vector<state::ClientId> conflicting_clients(const vfs::FileHandle& file, uint32_t access,
                                                      uint32_t deny,
                                                      const std::optional<Other>& self) const;
+    // The share access (OPEN4_SHARE_ACCESS_*) and deny bits of the opens of `file` but
+    // `self`, ORed, and how many they are (OPEN's offer of a delegation, §10.4.1).
+    struct Shares {
+        uint32_t access = 0, deny = 0;
+        size_t count = 0;
+    };
+    Shares share_except(const vfs::FileHandle& file, const Other& self) const;
     // The open of (client, owner, file), if there is one (OPEN upgrades it, §18.16.3).
     std::optional<Open> find_owner(state::ClientId client, std::span<const uint8_t> owner,
                                    const vfs::FileHandle& file) const;

@@ -31,7 +31,8 @@ Services::Services(std::shared_ptr<vfs::ExportRegistry> e, const Options& o)
       ids(o.domain),
       lock_table(o.lock_table ? o.lock_table : std::make_shared<vfs::state::LockTable>()),
       locks(*lock_table),
-      callbacks(o.back_channels, o.callback_timeout) {}
+      callbacks(o.back_channels, o.callback_timeout),
+      delegations(o.max_delegations) {}
 
 std::shared_ptr<const PseudoFs> Services::pseudo_for(
     const std::shared_ptr<const vfs::ExportTable>& t) {

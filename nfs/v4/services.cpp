@@ -10,6 +10,10 @@ namespace nfsrdmad::nfs::v4 {
 
 void Services::forget_client(state::ClientId id) {
     callbacks.forget(id);
+    for (const Delegation& d : delegations.forget_client(id)) {
+        std::lock_guard l(recall_mu_);
+        recall_retries_.erase(d.stateid.other);
+    }
     opens.forget_client(id);  // closes the files only these opens kept open
     lock_states.forget_client(id);
     pass_woken(locks.release_client(vfs::state::ClientKey{vfs::state::Protocol::Nfs4, id}));
@@ -126,6 +130,7 @@ std::chrono::milliseconds Services::expire_leases() {
                      clients.client_count());
 
     state::Time next = now + l.lease;
+    if (sweep_delegations()) next = std::min(next, now + std::chrono::seconds(1));
     if (auto e = clients.next_expiry()) next = std::min(next, *e);
     if (i < courtesy.size()) next = std::min(next, courtesy[i].second + keep);
     auto delay = std::chrono::ceil<milliseconds>(next - now);

@@ -10,13 +10,17 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
+#include <map>
+#include <optional>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
-#include "nfs/v4/callback_path.h"
+#include "nfs/v4/callback/path.h"
+#include "nfs/v4/delegation/table.h"
 #include "nfs/v4/id_map.h"
 #include "nfs/v4/lock_state.h"
 #include "nfs/v4/open_state.h"
@@ -54,10 +58,15 @@ struct Options {
     // Share reservations of the other protocol (NLM SHARE, XNFS): true when one of them
     // conflicts with this access and deny, so OPEN is NFS4ERR_SHARE_DENIED. Null: none.
     std::function<bool(const vfs::FileHandle&, uint32_t access, uint32_t deny)> foreign_shares;
-    // Calls to clients on their own connections (the backchannel, callback_path.h). Null:
+    // Calls to clients on their own connections (the backchannel, callback/path.h). Null:
     // CREATE_SESSION never grants CONN_BACK_CHAN.
     std::shared_ptr<rpc::BackChannels> back_channels;
     std::chrono::milliseconds callback_timeout{10000};  // a callback unanswered this long fails
+    // Delegations (RFC 8881 §10.2) granted on OPEN when the client's callback path is up;
+    // write delegations for opens that read and write. At most max_delegations in all.
+    bool delegations = true;
+    bool write_delegations = false;
+    size_t max_delegations = 65536;
 };
 
 class Services {
@@ -76,7 +85,34 @@ class Services {
     const std::shared_ptr<vfs::state::LockTable> lock_table;
     vfs::state::LockTable& locks;  // *lock_table: byte-range locks, shared with NLM
     LockStateTable lock_states;   // lock stateids (lock_state.h)
-    CallbackPaths callbacks;      // can the server call each client back (callback_path.h)
+    CallbackPaths callbacks;      // can the server call each client back (callback/path.h)
+    DelegationTable delegations;  // handed out, being recalled (delegation/table.h)
+
+    // Delegations (delegation/recall.cpp). OPEN's offer, under the file's admission mutex,
+    // after the open is recorded: the delegation granted with it, if any (§10.2, §18.16.3:
+    // the client's OPEN4_SHARE_ACCESS_WANT_* bits, the callback path up, no other client
+    // opening the file in a conflicting way, the table's policy).
+    std::optional<Delegation> offer_delegation(const Open& open, const Target& file,
+                                               uint32_t share_access);
+    // An access to `file` by `by` (0: another protocol, or an NFSv4.1 operation with a
+    // special stateid from no session's client) that reads (write false) or changes it:
+    // true when another client's delegation is in the way, whose recall is then under way
+    // (§10.4.1); the caller answers NFS4ERR_DELAY (NFS3ERR_JUKEBOX). Cheap when no
+    // delegation is held.
+    bool delegation_conflict(const vfs::FileHandle& file, state::ClientId by, bool write);
+    // The kernel breaks the lease on descriptor `fd` (vfs/lease.h): a local process wants
+    // the file; its delegation is recalled. check_leases(): any lease breaking (SIGIO, the
+    // signal queue overflowed). The daemon's signal thread calls them.
+    void lease_broken(int fd);
+    void check_leases();
+    // DELEGRETURN (§18.6) of the client's delegation `sid`; the stateid is freed.
+    x4::nfsstat4 return_delegation(state::ClientId client, const state::Stateid& sid);
+    // How the recalls went, for the stats line.
+    struct DelegationStats {
+        std::atomic<uint64_t> granted{0}, recalls{0}, recall_failures{0}, returned{0},
+            revoked{0};
+    };
+    DelegationStats delegation_stats;
 
     // A client record ended together with its state (reaped, replaced by a new incarnation
     // or a collision, destroyed): drops what the other tables hold for it — its opens, its
@@ -137,6 +173,17 @@ class Services {
     bool reap_lock_holder(const vfs::state::Conflict& c);
 
   private:
+    void start_recall(const Delegation& d);
+    void recall_done(state::ClientId client, const DelegationTable::Other& id,
+                     const std::optional<CbReply>& reply, const std::string& why);
+    // The sweep's part: recalls unanswered for a lease are revoked; failed ones are
+    // tried again. True while delegations are held (the sweep then runs every second).
+    bool sweep_delegations();
+
+    std::atomic<bool> lease_warned_{false};
+    std::mutex recall_mu_;
+    // Delegations whose recall is to be sent again, and when; how often each was sent.
+    std::map<DelegationTable::Other, std::pair<state::Time, uint32_t>> recall_retries_;
 
     std::mutex mu_;
     std::weak_ptr<const vfs::ExportTable> pseudo_table_;

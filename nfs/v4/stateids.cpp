@@ -43,10 +43,24 @@ x4::nfsstat4 find_open_of(Request& rq, const state::Stateid& sid, const WireHand
 x4::nfsstat4 find_io_open_of(Request& rq, const state::Stateid& sid, const WireHandle& fh,
                              Open& out) {
     if (state::classify(sid) != state::Special::None) return x4::NFS4ERR_BAD_STATEID;
-    auto r = rq.svc.clients.check_stateid(
-        rq.clientid, sid,
-        state::mask_of(state::StateKind::Open) | state::mask_of(state::StateKind::Lock));
+    auto r = rq.svc.clients.check_stateid(rq.clientid, sid, state::kAnyKind);
     if (r.status != x4::NFS4_OK) return r.status;
+    if (r.kind == state::StateKind::Delegation) {
+        // §10.2: the holder's I/O through its delegation, whatever it opened locally.
+        auto d = rq.svc.delegations.find(sid.other);
+        if (!d || d->client != rq.clientid) return x4::NFS4ERR_BAD_STATEID;
+        auto file = d->file.data();
+        if (!std::equal(file.begin(), file.end(), fh.begin(), fh.end()))
+            return x4::NFS4ERR_BAD_STATEID;
+        out = Open{};
+        out.client = d->client;
+        out.file = d->file;
+        out.access = d->write ? x4::OPEN4_SHARE_ACCESS_BOTH : x4::OPEN4_SHARE_ACCESS_READ;
+        out.fd = d->fd;
+        out.who = d->who;
+        out.stateid = r.stateid;
+        return x4::NFS4_OK;
+    }
     if (r.kind != state::StateKind::Lock) return find_open_of(rq, sid, fh, out);
     auto ls = rq.svc.lock_states.find(sid.other);
     if (!ls || ls->client != rq.clientid) return x4::NFS4ERR_BAD_STATEID;

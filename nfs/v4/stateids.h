@@ -29,7 +29,8 @@ x4::nfsstat4 find_open(Request& rq, const state::Stateid& sid, const Target& cur
 x4::nfsstat4 find_open_of(Request& rq, const state::Stateid& sid, const WireHandle& fh, Open& out);
 // For READ, WRITE and SETATTR(size) (§8.2.1, §9.1.4): an open stateid as find_open_of,
 // or a lock stateid of this client for the file, which stands for the open its lock
-// owner came through.
+// owner came through, or a delegation stateid of this client for the file (its access:
+// READ, or BOTH for a write delegation).
 x4::nfsstat4 find_io_open_of(Request& rq, const state::Stateid& sid, const WireHandle& fh,
                              Open& out);
 

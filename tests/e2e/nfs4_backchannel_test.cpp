@@ -5,90 +5,12 @@
 // puts SEQ4_STATUS_CB_PATH_DOWN into SEQUENCE's flags, and BIND_CONN_TO_SESSION of
 // another connection for both directions brings the path back (a new probe on it). A
 // session without CONN_BACK_CHAN is never called.
-#include "tests/e2e/nfs4_fixture.h"
-
-#include <thread>
+#include "tests/e2e/nfs4_callback_fixture.h"
 
 namespace nfsrdmad::e2e {
 namespace {
 
-constexpr uint32_t kCbProgram = 0x40000000;
-
-class Nfs4Backchannel : public Nfs4DaemonTest {
-  protected:
-    // EXCHANGE_ID + CREATE_SESSION on conn_, asking for a backchannel (or not), with the
-    // callback program and an AUTH_SYS credential for it.
-    void Open(bool back_chan) {
-        Establish({0, 65536, 65536, 4096, 8, 8, {}}, [&](x4::CREATE_SESSION4args& ca) {
-            ca.csa_flags = back_chan ? x4::CREATE_SESSION4_FLAG_CONN_BACK_CHAN : 0;
-            ca.csa_cb_program = kCbProgram;
-            x4::callback_sec_parms4 sys(x4::AUTH_SYS);
-            sys.cbsp_sys_cred().machinename = machine_;
-            sys.cbsp_sys_cred().uid = 0;
-            sys.cbsp_sys_cred().gid = 0;
-            ca.csa_sec_parms.push_back(std::move(sys));
-        });
-        if (HasFatalFailure()) return;
-        EXPECT_EQ(session_flags_ & x4::CREATE_SESSION4_FLAG_CONN_BACK_CHAN,
-                  back_chan ? x4::CREATE_SESSION4_FLAG_CONN_BACK_CHAN : 0u);
-    }
-
-    // The next call the server sends on `c` (one kept while a reply was awaited first);
-    // empty if none comes within `ms`.
-    wire::Bytes NextCall(wire::Conn& c, int ms = 5000) {
-        for (auto it = server_calls_.begin(); it != server_calls_.end(); ++it)
-            if (it->first == &c) {
-                wire::Bytes b = std::move(it->second);
-                server_calls_.erase(it);
-                return b;
-            }
-        wire::Bytes rec;
-        std::string why;
-        if (c.RecvRecord(&rec, ms, &why) != wire::Conn::Recv::kOk) return {};
-        return rec;
-    }
-    // Checks it is CB_NULL of our program with AUTH_SYS, and answers with accept_stat.
-    void AnswerCbNull(wire::Conn& c, const wire::Bytes& call, uint32_t accept_stat) {
-        wire::XdrIn in(call);
-        uint32_t xid = 0, type = 9, rpcvers = 0, prog = 0, vers = 0, proc = 9, flavor = 9;
-        ASSERT_TRUE(in.u32(&xid) && in.u32(&type) && in.u32(&rpcvers) && in.u32(&prog) &&
-                    in.u32(&vers) && in.u32(&proc) && in.u32(&flavor));
-        EXPECT_EQ(type, wire::kCall);
-        EXPECT_EQ(rpcvers, 2u);
-        EXPECT_EQ(prog, kCbProgram);
-        EXPECT_EQ(vers, 1u);
-        EXPECT_EQ(proc, 0u);    // CB_NULL
-        EXPECT_EQ(flavor, 1u);  // AUTH_SYS, as csa_sec_parms said
-        wire::XdrOut r;
-        r.u32(xid).u32(wire::kReply).u32(0).u32(0).u32(0).u32(accept_stat);
-        std::string why;
-        ASSERT_TRUE(c.SendRecord(r.take(), &why)) << why;
-    }
-    // SEQUENCE's status flags, on `c`.
-    uint32_t Flags(wire::Conn* c = nullptr) {
-        Res r = Compound({Sequence()}, c);
-        EXPECT_EQ(r.status(), x4::NFS4_OK) << r.error;
-        return r.status() == x4::NFS4_OK ? r.op(0).opsequence().sr_resok4().sr_status_flags : 0;
-    }
-    bool WaitFlags(uint32_t want, uint32_t mask, wire::Conn* c = nullptr) {
-        for (int i = 0; i < 100; ++i) {
-            if ((Flags(c) & mask) == want) return true;
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        }
-        return false;
-    }
-    x4::nfs_argop4 Bind(x4::channel_dir_from_client4 dir) {
-        x4::nfs_argop4 op(x4::OP_BIND_CONN_TO_SESSION);
-        op.opbind_conn_to_session().bctsa_sessid = session_;
-        op.opbind_conn_to_session().bctsa_dir = dir;
-        op.opbind_conn_to_session().bctsa_use_conn_in_rdma_mode = false;
-        return op;
-    }
-
-    std::string machine_ = "cbclient";
-};
-
-constexpr uint32_t kDown = x4::SEQ4_STATUS_CB_PATH_DOWN;
+using Nfs4Backchannel = Nfs4CallbackTest;
 
 TEST_F(Nfs4Backchannel, CbNullOnTheSameConnectionThenTheSessionWorks) {
     Open(true);

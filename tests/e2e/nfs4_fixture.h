@@ -48,9 +48,11 @@ struct Res {
 class Nfs4DaemonTest : public DaemonTest {
   protected:
     Nfs4DaemonTest() { mount_client_ = false; }
+    // The daemon's YAML configuration.
+    virtual std::string Yaml() { return "nfsv4: {enabled: true, lease_time: 10}\n"; }
     DaemonOptions Options() override {
         DaemonOptions o;
-        o.config_yaml = "nfsv4: {enabled: true, lease_time: 10}\n";
+        o.config_yaml = Yaml();
         return o;
     }
 

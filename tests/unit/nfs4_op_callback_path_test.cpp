@@ -1,4 +1,4 @@
-// Whether the server can call a client back (nfs/v4/callback_path.h): one CB_NULL probe
+// Whether the server can call a client back (nfs/v4/callback/path.h): one CB_NULL probe
 // per client, not per session; the path's connection closing moves it to the next bound
 // connection, or down; SEQ4_STATUS_CB_PATH_DOWN while down. Calls go to a fake
 // rpc::BackChannels whose answers the test decides.
@@ -6,7 +6,7 @@
 
 #include <set>
 
-#include "nfs/v4/callback_path.h"
+#include "nfs/v4/callback/path.h"
 #include "xdr/nfs4_prot.h"
 
 namespace nfsrdmad::nfs::v4 {
@@ -91,6 +91,145 @@ TEST(CallbackPaths, AClosedConnectionMovesThePathOnOrDown) {
     EXPECT_EQ(paths.status_flags(7), 0u);
     paths.forget(7);
     EXPECT_EQ(paths.state(7), State::Unknown);
+}
+
+// The client's answer to a CB_COMPOUND: CB_SEQUENCE with `seq`, then each op with `op`.
+rpc::CallbackResult CbAnswer(const rpc::BackCall& call, xdr::nfs4::nfsstat4 seq,
+                             xdr::nfs4::nfsstat4 op) {
+    namespace x4 = xdr::nfs4;
+    xdr::Decoder d(call.args);
+    x4::CB_COMPOUND4args a;
+    EXPECT_TRUE(x4::xdr_decode(d, a));
+    x4::CB_COMPOUND4res res;
+    res.status = seq != x4::NFS4_OK ? seq : op;
+    for (const auto& arg : a.argarray) {
+        x4::nfs_cb_resop4 r(arg.argop());
+        if (arg.argop() == x4::OP_CB_SEQUENCE) {
+            r.opcbsequence().set_csr_status(seq);
+            if (seq == x4::NFS4_OK) {
+                r.opcbsequence().csr_resok4().csr_sessionid = arg.opcbsequence().csa_sessionid;
+                r.opcbsequence().csr_resok4().csr_sequenceid = arg.opcbsequence().csa_sequenceid;
+            }
+            res.resarray.push_back(std::move(r));
+            if (seq != x4::NFS4_OK) break;
+        } else {
+            r.opcbrecall().status = op;
+            res.resarray.push_back(std::move(r));
+        }
+    }
+    rpc::CallbackResult out;
+    out.ok = true;
+    xdr::Encoder e(out.results);
+    x4::xdr_encode(e, res);
+    return out;
+}
+
+// CB_SEQUENCE's slot and sequence id of a sent CB_COMPOUND.
+std::pair<uint32_t, uint32_t> SlotOf(const rpc::BackCall& call) {
+    xdr::Decoder d(call.args);
+    xdr::nfs4::CB_COMPOUND4args a;
+    EXPECT_TRUE(xdr::nfs4::xdr_decode(d, a));
+    EXPECT_FALSE(a.argarray.empty());
+    if (a.argarray.empty()) return {99, 99};
+    const auto& s = a.argarray[0].opcbsequence();
+    return {s.csa_slotid, s.csa_sequenceid};
+}
+
+TEST(CallbackPaths, CompoundsTakeTheSessionsSlotsInOrderAndMoveTheirSequence) {
+    namespace x4 = xdr::nfs4;
+    auto ch = std::make_shared<FakeChannels>();
+    CallbackPaths paths(ch, std::chrono::seconds(10));
+    state::CallbackParams cb{0x40000000, 0, 0, 0};
+    cb.session[0] = 0x5e;
+    cb.back_slots = 1;  // the Linux client's backchannel has one slot
+    const auto later = CallbackPaths::Clock::now() + std::chrono::hours(1);
+    std::vector<std::string> results;
+    auto done = [&](std::optional<CbReply> r, const std::string& why) {
+        results.push_back(r ? "status " + std::to_string(r->ops.empty() ? r->status : r->ops[0])
+                            : "failed: " + why);
+    };
+    paths.compound(7, cb_recall({1, {}}, false, {}), later, done);
+    ASSERT_EQ(results.size(), 1u) << "a client without a path must fail at once";
+    paths.bound(7, 100, cb);
+    ASSERT_EQ(ch->sent.size(), 1u);
+    paths.compound(7, cb_recall({1, {}}, false, {}), later, done);  // waits for the probe
+    EXPECT_EQ(ch->sent.size(), 1u);
+    ch->answer(0, true);
+    ASSERT_EQ(ch->sent.size(), 2u) << "the queue did not move once the path came up";
+    EXPECT_EQ(ch->sent[1].call.proc, 1u);  // CB_COMPOUND
+    EXPECT_EQ(SlotOf(ch->sent[1].call), std::make_pair(0u, 1u));
+    paths.compound(7, cb_recall({1, {}}, false, {}), later, done);
+    EXPECT_EQ(ch->sent.size(), 2u) << "two calls on one slot";
+    EXPECT_EQ(paths.queued(7), 1u);
+    ch->sent[1].done(CbAnswer(ch->sent[1].call, x4::NFS4_OK, x4::NFS4_OK));
+    EXPECT_EQ(results.back(), "status 0");
+    ASSERT_EQ(ch->sent.size(), 3u);
+    EXPECT_EQ(SlotOf(ch->sent[2].call), std::make_pair(0u, 2u));
+    // No reply (timed out): the path is down, the slot's sequence id stays.
+    rpc::CallbackResult lost;
+    lost.error = "no reply";
+    paths.compound(7, cb_recall({1, {}}, false, {}), later, done);
+    ch->sent[2].done(lost);
+    EXPECT_EQ(results.back(), "failed: no reply");
+    EXPECT_EQ(paths.state(7), State::Down);
+    EXPECT_EQ(ch->sent.size(), 3u) << "sent on a path that is down";
+    paths.bound(7, 100, cb);  // BIND_CONN_TO_SESSION: probed again
+    ASSERT_EQ(ch->sent.size(), 4u);
+    ch->answer(3, true);
+    ASSERT_EQ(ch->sent.size(), 5u);
+    EXPECT_EQ(SlotOf(ch->sent[4].call), std::make_pair(0u, 2u));
+    // A client that says BAD_STATEID took the sequence id all the same.
+    ch->sent[4].done(CbAnswer(ch->sent[4].call, x4::NFS4_OK, x4::NFS4ERR_BAD_STATEID));
+    EXPECT_EQ(results.back(), "status " + std::to_string(x4::NFS4ERR_BAD_STATEID));
+    paths.compound(7, cb_recall({1, {}}, false, {}), later, done);
+    ASSERT_EQ(ch->sent.size(), 6u);
+    EXPECT_EQ(SlotOf(ch->sent[5].call), std::make_pair(0u, 3u));
+    // CB_SEQUENCE refused (the session is gone at the client): path down.
+    ch->sent[5].done(CbAnswer(ch->sent[5].call, x4::NFS4ERR_BADSESSION, x4::NFS4_OK));
+    EXPECT_EQ(paths.status_flags(7), kDown);
+}
+
+TEST(CallbackPaths, TheQueueIsBoundedAndItsCallsEnd) {
+    auto ch = std::make_shared<FakeChannels>();
+    CallbackPaths paths(ch, std::chrono::seconds(10));
+    state::CallbackParams cb{0x40000000, 0, 0, 0};
+    paths.bound(7, 100, cb);  // probing: calls wait
+    size_t failed = 0;
+    auto done = [&](std::optional<CbReply> r, const std::string&) { failed += !r; };
+    const auto now = CallbackPaths::Clock::now();
+    paths.compound(7, cb_recall({1, {}}, false, {}), now - std::chrono::seconds(1), done);
+    for (size_t i = 1; i < CallbackPaths::kMaxQueued; ++i)
+        paths.compound(7, cb_recall({1, {}}, false, {}), now + std::chrono::hours(1), done);
+    EXPECT_EQ(failed, 0u);
+    paths.compound(7, cb_recall({1, {}}, false, {}), now + std::chrono::hours(1), done);
+    EXPECT_EQ(failed, 1u) << "a full queue took one more";
+    paths.tick();  // the first one's deadline has passed
+    EXPECT_EQ(failed, 2u);
+    EXPECT_EQ(paths.queued(7), CallbackPaths::kMaxQueued - 1);
+    paths.forget(7);
+    EXPECT_EQ(failed, 1 + CallbackPaths::kMaxQueued);
+}
+
+TEST(CallbackPaths, ADestroyedSessionsConnectionIsNoPathForIt) {
+    auto ch = std::make_shared<FakeChannels>();
+    CallbackPaths paths(ch, std::chrono::seconds(10));
+    state::CallbackParams a{0x40000000, 0, 0, 0}, b = a;
+    a.session[0] = 1;
+    b.session[0] = 2;
+    paths.bound(7, 100, a);
+    ch->answer(0, true);
+    paths.bound(7, 101, b);                 // up already: kept for later
+    paths.session_destroyed(7, b.session);  // not the path's: nothing changes
+    EXPECT_EQ(paths.state(7), State::Up);
+    paths.bound(7, 101, b);
+    paths.session_destroyed(7, a.session);  // the path's session: the other is probed
+    ASSERT_EQ(ch->sent.size(), 2u);
+    EXPECT_EQ(ch->sent[1].conn, 101u);
+    ch->answer(1, true);
+    EXPECT_EQ(paths.state(7), State::Up);
+    paths.session_destroyed(7, b.session);
+    EXPECT_EQ(paths.state(7), State::Down);
+    EXPECT_EQ(paths.status_flags(7), kDown);
 }
 
 TEST(CallbackPaths, NoChannelsNoProbes) {

@@ -54,6 +54,10 @@ struct CallbackParams {
     uint32_t program = 0;
     uint32_t flavor = 0;        // AUTH_NONE (0) or AUTH_SYS (1)
     uint32_t uid = 0, gid = 0;  // AUTH_SYS
+    // The session whose backchannel it is, and its slots (csr_back_chan_attrs'
+    // ca_maxrequests): filled in by ClientTable::callback_of.
+    SessionId session{};
+    uint32_t back_slots = 1;
 };
 
 // From callback_sec_parms4<> to CallbackParams' flavor: the first AUTH_NONE or AUTH_SYS entry;

@@ -90,7 +90,10 @@ std::optional<CallbackParams> ClientTable::callback_of(const SessionId& id) cons
     if (it == sessions_.end() ||
         !(it->second->flags() & x4::CREATE_SESSION4_FLAG_CONN_BACK_CHAN))
         return std::nullopt;
-    return it->second->callback();
+    CallbackParams cb = it->second->callback();
+    cb.session = id;
+    cb.back_slots = std::max<uint32_t>(1, it->second->back().max_requests);
+    return cb;
 }
 
 std::optional<ClientId> ClientTable::client_of(const SessionId& id) const {

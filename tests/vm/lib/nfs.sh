@@ -297,6 +297,94 @@ nfs4_config() {
     printf 'nfsv4:\n  enabled: true\n  lease_time: 15\n' > /tmp/nfsrdmad-v4.yaml
     echo /tmp/nfsrdmad-v4.yaml
 }
+# nfs4_deleg_config: the same with write delegations too (off by default).
+nfs4_deleg_config() {
+    printf 'nfsv4:\n  enabled: true\n  lease_time: 15\n  write_delegations: true\n' > /tmp/nfsrdmad-v4d.yaml
+    echo /tmp/nfsrdmad-v4d.yaml
+}
+
+# nfsrdmad_stat GROUP KEY: KEY's value in a fresh "stats: GROUP ..." line of the daemon's
+# log (SIGUSR1 writes its counters there).
+nfsrdmad_stat() {
+    kill -USR1 "$NFSRDMAD_PID" && sleep 1
+    grep -o "stats: $1 .*" "$NFSRDMAD_LOG" | tail -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+# nfs4_delegations M4 M3 SRV LABEL: delegations (RFC 8881 §10.2) to the kernel client of
+# the v4.1 mount M4, and their recall over its backchannel (§10.4) when another client,
+# the v3 mount M3 of the same export (SRV on the server's side), needs the file: the v3
+# call is answered NFS3ERR_JUKEBOX while the recall is under way (the v3 client asks again
+# 5 s later), the v4.1 client returns the delegation, and both see the same data.
+#  - read: a file held open for reading on M4 (a read delegation), rewritten through M3;
+#  - write: a file created and written on M4 and held open (a write delegation: the
+#    client may keep the data back), read through M3.
+# The daemon's counters (SIGUSR1) and the client's mountstats (DELEGRETURN) must agree.
+nfs4_delegations() {
+    local m4=$1 m3=$2 srv=$3 label=$4 t0 holder got
+    local r=deleg-read-$$ w=deleg-write-$$
+    local returned0 rets0 recalls0
+    returned0=$(nfsrdmad_stat nfs4_delegations returned)
+    recalls0=$(nfsrdmad_stat nfs4_delegations recalls)
+    rets0=$(mount_op_count "$m4" DELEGRETURN)
+    echo "first version" > "$srv/$r"
+    sleep 600 < "$m4/$r" &
+    holder=$!
+    sleep 1
+    check_eq "$label: a file held open for reading has a read delegation (daemon: held)" \
+        1 "$(nfsrdmad_stat nfs4_delegations held)"
+    t0=$(now)
+    check "$label: the v3 mount rewrites the file (a conflicting WRITE)" \
+        bash -c "echo 'second version' > '$m3/$r'"
+    note "$label: v3 write beside the read delegation: $(since "$t0") s (JUKEBOX, recall, return, retry)"
+    check "$label: ... within 20 s (recalled and returned, not revoked a lease later)" \
+        awk -v t="$(since "$t0")" 'BEGIN {exit !(t < 20)}'
+    check_eq "$label: the v4.1 client reads what the v3 client wrote" "second version" "$(cat "$m4/$r")"
+    kill $holder 2>/dev/null; wait $holder 2>/dev/null
+
+    # A process on the server itself writes to a file the client holds a read delegation
+    # of: its open(2) waits on the delegation's file lease until the client gave it back.
+    echo "client's version" > "$srv/$r.local"
+    sleep 600 < "$m4/$r.local" &
+    holder=$!
+    sleep 1
+    t0=$(now)
+    check "$label: a local process on the server appends to a file under a read delegation" \
+        bash -c "echo 'local append' >> '$srv/$r.local'"
+    note "$label: local write beside the read delegation: $(since "$t0") s (lease break, recall, return)"
+    check "$label: ... the daemon recalled it for the local process (file lease)" \
+        grep -q "a local process wants a file client .* holds a read delegation of" "$NFSRDMAD_LOG"
+    check_eq "$label: the v4.1 client sees the local append" "client's version
+local append" "$(cat "$m4/$r.local")"
+    kill $holder 2>/dev/null; wait $holder 2>/dev/null
+
+    python3 -c 'import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+os.write(fd, b"written under a write delegation\n")
+time.sleep(600)' "$m4/$w" &
+    holder=$!
+    sleep 1
+    check_eq "$label: a file created and held open read-write has a write delegation (daemon)" \
+        1 "$(nfsrdmad_stat nfs4_delegations write)"
+    t0=$(now)
+    got=$(cat "$m3/$w")
+    note "$label: v3 read beside the write delegation: $(since "$t0") s"
+    check_eq "$label: the v3 client reads what the v4.1 client wrote under its write delegation" \
+        "written under a write delegation" "$got"
+    kill $holder 2>/dev/null; wait $holder 2>/dev/null
+    sleep 1
+    local returned recalls rets
+    returned=$(nfsrdmad_stat nfs4_delegations returned)
+    recalls=$(nfsrdmad_stat nfs4_delegations recalls)
+    rets=$(mount_op_count "$m4" DELEGRETURN)
+    note "$label: $(grep -o 'stats: nfs4_delegations .*' "$NFSRDMAD_LOG" | tail -1); client DELEGRETURN calls: $((rets - rets0))"
+    check "$label: three recalls sent (daemon: recalls)" test $((recalls - recalls0)) -ge 3
+    check_eq "$label: the client's DELEGRETURN calls = the daemon's returned delegations" \
+        $((rets - rets0)) $((returned - returned0))
+    check "$label: ... at least the three recalled ones" test $((returned - returned0)) -ge 3
+    check_eq "$label: none revoked" 0 "$(nfsrdmad_stat nfs4_delegations revoked)"
+    check_eq "$label: no recall failed" 0 "$(nfsrdmad_stat nfs4_delegations recall_failures)"
+    rm -f "$srv/$r" "$srv/$r.local" "$srv/$w"
+}
 
 # nfs4_locks DIR LABEL: byte-range locks (RFC 8881 §18.10-§18.12) between two processes
 # of the Linux client. flock(1) on NFS is a whole-file POSIX lock on the server (the

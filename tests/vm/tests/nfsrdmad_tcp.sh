@@ -33,6 +33,10 @@
 # spliced, the daemon restarted under the mount with a file open (nfs4_restart_under_mount:
 # reclaim in grace, no error for the application), 20 remounts that leave no client,
 # session or stateid behind (nfs4_remounts), and a mount without vers= negotiates 4.1.
+# Then delegations (write delegations on): the kernel client holds read and write
+# delegations over TCP; a v3 mount's write and read, and a local process's append on the
+# server (file lease), recall them over the backchannel; everyone sees the same data; the
+# client's DELEGRETURN count equals the daemon's (lib/nfs.sh nfs4_delegations).
 # Then NLM v4: a v3 mount without nolock from a second client host (its own network
 # namespace, lockd, rpcbind and statd): fcntl ranges, flock, a killed holder, and locks
 # seen across v3, v4.1 and the server's local processes, a restart under a held lock, and
@@ -353,6 +357,20 @@ if check "mount -o $OPTS4" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "$OPTS4"; then
     fi
 fi
 check "nfsrdmad (v4.1) exits 0 on SIGTERM" nfsrdmad_stop
+
+step "NFSv4.1 delegations over TCP"
+# Read and write delegations to the kernel client, recalled over its backchannel when a v3
+# mount or a local process on the server needs the file (lib/nfs.sh nfs4_delegations).
+MNT3=/mnt/v3
+if check "nfsrdmad starts with write delegations" nfsrdmad_start $EXPORT --config "$(nfs4_deleg_config)" &&
+    check "mount -o $OPTS4" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "$OPTS4"; then
+    if check "a v3 mount beside it (noac)" nfs_mount "127.0.0.1:$EXPORT" $MNT3 "$(nfsrdmad_mount_opts),noac"; then
+        nfs4_delegations $MNT4 $MNT3 $EXPORT "v4.1 delegations"
+        check "umount (v3)" nfs_umount $MNT3
+    fi
+    check "umount (v4.1)" nfs_umount $MNT4
+fi
+check "nfsrdmad (delegations) exits 0 on SIGTERM" nfsrdmad_stop
 
 step "NFSv3 locking (NLM v4) from a second client host"
 # The kernel client's lockd must not share rpcbind with the server (it would take NLM's

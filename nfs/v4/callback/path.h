@@ -1,4 +1,4 @@
-// callback_path.h — whether this server can call a client back (RFC 8881 §2.10.3.1: the
+// callback/path.h — whether this server can call a client back (RFC 8881 §2.10.3.1: the
 // backchannel runs over the connections the client bound to it; §18.46.3:
 // SEQ4_STATUS_CB_PATH_DOWN tells the client it has none that works).
 //
@@ -15,6 +15,17 @@
 // Not tracked yet: a connection rebound to the fore channel only, or DESTROY_SESSION of
 // the session a path's connection served (the connection stays a path until it closes).
 //
+// CB_COMPOUND calls (compound(): CB_RECALL ...) go on the path's connection with
+// CB_SEQUENCE on a free slot of that connection's session (§2.10.6.3: the backchannel has
+// its slots as the fore channel; csr_back_chan_attrs' ca_maxrequests of them, at most
+// kMaxSlots used). A slot's sequence id starts at 1 and moves on when the client has
+// answered CB_SEQUENCE (§20.9.3). Calls wait in the client's queue, in order, while no
+// slot is free or the path is not up, at most kMaxQueued of them; a call that finds the
+// queue full, or still waits at its deadline, fails. A call the client did not answer
+// (the connection closed or timed out) or whose CB_SEQUENCE failed sets the path down: the
+// client hears CB_PATH_DOWN, binds a connection again, and the queue moves once the probe
+// is answered.
+//
 // Owner: Services; a client's path lives until the client record goes (forget). Thread-
 // safe. Calls go through rpc::BackChannels (the daemon's connection registry): an event,
 // whose answer comes back later on a worker.
@@ -22,11 +33,17 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "nfs/v4/callback/compound.h"
 #include "nfs/v4/state/session.h"
 #include "nfs/v4/state/types.h"
 #include "transport/rpc/back_channel.h"
@@ -48,19 +65,59 @@ class CallbackPaths {
     void bound(state::ClientId client, state::ConnId conn, const state::CallbackParams& cb);
     void connection_closed(state::ConnId conn);
     void forget(state::ClientId client);
+    // DESTROY_SESSION: its back slots go; a connection that served it is no path for it.
+    void session_destroyed(state::ClientId client, const state::SessionId& session);
     // SEQ4_STATUS_CB_PATH_DOWN while the client's path is down (it had one that worked,
     // or one was bound and did not answer); 0 otherwise.
     uint32_t status_flags(state::ClientId client) const;
     State state(state::ClientId client) const;
 
+    static constexpr size_t kMaxQueued = 256, kMaxSlots = 16;
+    using Clock = std::chrono::steady_clock;
+    // The reply (nullopt: none came: `why`).
+    using CbDone = std::function<void(std::optional<CbReply> reply, const std::string& why)>;
+    // A CB_COMPOUND of CB_SEQUENCE and `ops` to `client` (see above). `done` runs once,
+    // never under the caller's locks: later, or at once when the call cannot be queued.
+    void compound(state::ClientId client, CbOps ops, Clock::time_point deadline, CbDone done);
+    // Fails queued calls whose deadline has passed (the lease sweep runs it).
+    void tick();
+    size_t queued(state::ClientId client) const;
+
   private:
+    struct Slots {
+        std::vector<uint32_t> seqid;  // the next sequence id of each slot
+        std::vector<bool> busy;
+    };
+    struct Queued {
+        CbOps ops;
+        Clock::time_point deadline;
+        CbDone done;
+    };
     struct Path {
         State state = State::Unknown;
         state::ConnId conn = 0;            // the one callbacks go on
         std::vector<state::ConnId> conns;  // bound to a backchannel, oldest first
+        std::unordered_map<state::ConnId, state::SessionId> session_of;  // last bound
+        std::map<state::SessionId, Slots> sessions;  // the backchannel slots of each
         state::CallbackParams cb;
         uint64_t probe = 0;  // which probe is the latest (an older answer changes nothing)
+        std::deque<Queued> queue;
     };
+    struct Outgoing {
+        state::ClientId client = 0;
+        state::ConnId conn = 0;
+        state::SessionId session{};
+        uint32_t slot = 0;
+        rpc::BackCall call;
+        const char* what = "";
+        CbDone done;
+    };
+    using Failed = std::vector<std::pair<CbDone, std::string>>;
+    // The calls the path can start now: slots taken, messages built (mu_ held).
+    void pump(state::ClientId client, Path& p, std::vector<Outgoing>& out);
+    void send_calls(std::vector<Outgoing> out);  // mu_ not held
+    void finish_call(const Outgoing& o, const rpc::CallbackResult& r);
+    rpc::BackCall base_call(const Path& p, uint32_t proc) const;
     struct Probe {
         state::ClientId client = 0;
         state::ConnId conn = 0;

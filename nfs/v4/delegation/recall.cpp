@@ -1,0 +1,230 @@
+// Delegations as Services hands them out and takes them back (RFC 8881 §10.2, §10.4):
+// the offer on OPEN, the conflict check every other access makes, CB_RECALL over the
+// client's callback path (callback/path.h), DELEGRETURN, and revocation when a recall
+// is not answered by a return within a lease (§10.4.6, §8.3: "the server may revoke").
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "nfs/v4/lock_state.h"
+#include "nfs/v4/request.h"
+#include "nfs/v4/services.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+namespace {
+
+// A recall the client did not take (no reply, or an error such as NFS4ERR_BAD_STATEID
+// when the CB_RECALL overtook the OPEN reply that granted it) is sent again after this,
+// at most kRecallTries times in all, until the delegation is returned or revoked.
+constexpr std::chrono::seconds kRecallRetry{2};
+constexpr uint32_t kRecallTries = 8;
+
+}  // namespace
+
+std::optional<Delegation> Services::offer_delegation(const Open& open, const Target& file,
+                                                     uint32_t share_access) {
+    if (!options.delegations) return std::nullopt;
+    const uint32_t want = share_access & x4::OPEN4_SHARE_ACCESS_WANT_DELEG_MASK;
+    if (want == x4::OPEN4_SHARE_ACCESS_WANT_NO_DELEG || want == x4::OPEN4_SHARE_ACCESS_WANT_CANCEL)
+        return std::nullopt;
+    // A recall must be able to reach the client (§10.2.1: "the server will not grant a
+    // delegation" without a callback path).
+    if (callbacks.state(open.client) != CallbackPaths::State::Up) return std::nullopt;
+    const uint32_t both = x4::OPEN4_SHARE_ACCESS_BOTH;
+    bool write = false;
+    if ((open.access & both) == both && options.write_delegations && open.fd && open.fd->writable)
+        write = want != x4::OPEN4_SHARE_ACCESS_WANT_READ_DELEG;
+    else if (!(open.access & x4::OPEN4_SHARE_ACCESS_READ))
+        return std::nullopt;  // a write-only open: nothing to cache for reading
+    if (want == x4::OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG && !write) return std::nullopt;
+    // The file's other opens, this client's other owners' too (as knfsd's leases see
+    // them): a writer stops a read delegation, any other open a write one, a deny either
+    // (the holder would open locally what they deny).
+    auto [access, deny, others] = opens.share_except(open.file, open.stateid.other);
+    if (deny || (write ? others != 0 : (access & x4::OPEN4_SHARE_ACCESS_WRITE) != 0))
+        return std::nullopt;
+    // A holder takes its byte-range locks locally (the Linux client caches them under a
+    // delegation): none while anyone else holds a lock on the file, here, through NLM or
+    // in a local process (Options::lock_files).
+    vfs::state::FileKey key;
+    if (lock_file_key(file, key) != x4::NFS4_OK) return std::nullopt;
+    static const uint8_t kProbe[] = {0xde, 0x1e, 0x9a, 0x7e};  // no client's lock owner
+    auto prober = vfs::state::StateOwner::make({vfs::state::Protocol::Nfs4, open.client}, kProbe);
+    if (!prober) return std::nullopt;
+    auto held = test_lock_range(file.node, key, *prober,
+                                vfs::state::Lock{vfs::state::ByteRange{0, vfs::state::kToEof},
+                                                 vfs::state::LockType::Write});
+    if (!held || *held) return std::nullopt;
+    const state::Time now = clock.now();
+    if (!delegations.may_grant(open.file, open.client, write, now)) return std::nullopt;
+    // A read delegation holds a file lease, so that a local process's write recalls it
+    // (vfs/lease.h). The kernel refuses one while the file is open for writing: the
+    // descriptor cache's writer for the file is let go first (opens keep their own).
+    std::shared_ptr<vfs::Lease> lease;
+    if (!write) {
+        auto l = vfs::Lease::take_read(*open.fd);
+        if (!l && l.error() == EAGAIN) {
+            files.forget(open.file);
+            l = vfs::Lease::take_read(*open.fd);
+        }
+        if (!l) {
+            if (l.error() != EAGAIN && !lease_warned_.exchange(true))
+                spdlog::warn(
+                    "nfsv4.1: no read delegations: a file lease is refused ({}); the "
+                    "daemon needs CAP_LEASE and a file system with leases",
+                    vfs::describe_error(l.error()));
+            return std::nullopt;
+        }
+        lease = std::move(*l);
+    }
+    auto sid = clients.new_stateid(open.client, state::StateKind::Delegation);
+    if (sid.status != x4::NFS4_OK) return std::nullopt;
+    Delegation d;
+    d.client = open.client;
+    d.file = open.file;
+    d.write = write;
+    d.stateid = sid.stateid;
+    d.fd = open.fd;
+    d.who = open.who;
+    d.lease = std::move(lease);
+    delegations.put(d);
+    ++delegation_stats.granted;
+    return d;
+}
+
+bool Services::delegation_conflict(const vfs::FileHandle& file, state::ClientId by, bool write) {
+    if (delegations.empty()) return false;
+    auto c = delegations.conflict(file, by, write, clock.now());
+    // §8.4.3: a holder whose lease has run out (a courtesy client) is not waited for: it is
+    // reaped, and its delegations with it (as check_share does for opens).
+    bool reaped = false;
+    for (const Delegation& d : c.to_recall)
+        if (clients.may_reap(d.client) && reap_client(d.client)) {
+            spdlog::info(
+                "nfsv4.1: client {:#x} reaped: lease expired, an access conflicts with "
+                "its delegation",
+                d.client);
+            reaped = true;
+        }
+    if (reaped) c = delegations.conflict(file, by, write, clock.now());
+    for (const Delegation& d : c.to_recall) start_recall(d);
+    return c.blocked;
+}
+
+void Services::lease_broken(int fd) {
+    if (auto d = delegations.recall_lease(fd, clock.now())) {
+        spdlog::info(
+            "nfsv4.1: a local process wants a file client {:#x} holds a read "
+            "delegation of: recalled",
+            d->client);
+        start_recall(*d);
+    }
+}
+
+void Services::check_leases() {
+    for (const Delegation& d : delegations.recall_breaking_leases(clock.now())) start_recall(d);
+}
+
+void Services::start_recall(const Delegation& d) {
+    {
+        std::lock_guard l(recall_mu_);
+        // Returned, revoked or reaped since: nothing to recall (and no entry left behind).
+        if (!delegations.find(d.stateid.other)) return;
+        auto& r = recall_retries_[d.stateid.other];
+        r.first = state::Time::max();  // sent now; a failure sets when to try again
+        ++r.second;
+    }
+    ++delegation_stats.recalls;
+    // §20.2: CB_RECALL of the delegation's stateid and file; truncate is false (the file
+    // is not being truncated to zero by this access as far as the holder needs to know).
+    auto ops = cb_recall(d.stateid, false, d.file.data());
+    const auto deadline = CallbackPaths::Clock::now() + options.limits.lease;
+    // Not the Delegation itself: its descriptor would stay open while the call waits.
+    callbacks.compound(d.client, std::move(ops), deadline,
+                       [this, client = d.client, id = d.stateid.other](std::optional<CbReply> reply,
+                                                                       const std::string& why) {
+                           recall_done(client, id, reply, why);
+                       });
+}
+
+void Services::recall_done(state::ClientId client, const DelegationTable::Other& id,
+                           const std::optional<CbReply>& reply, const std::string& why) {
+    const bool taken = reply && reply->status == x4::NFS4_OK;
+    std::lock_guard l(recall_mu_);
+    auto it = recall_retries_.find(id);
+    if (it == recall_retries_.end()) return;  // returned or revoked meanwhile
+    if (taken) {
+        spdlog::debug("nfsv4.1: client {:#x} took the recall of a delegation", client);
+        recall_retries_.erase(it);
+        return;
+    }
+    ++delegation_stats.recall_failures;
+    const std::string what =
+        reply ? "status " + std::to_string(reply->ops.empty() ? reply->status : reply->ops[0])
+              : why;
+    if (it->second.second >= kRecallTries) {
+        spdlog::warn(
+            "nfsv4.1: CB_RECALL to client {:#x} failed ({}); its delegation goes when "
+            "its lease runs out",
+            client, what);
+        recall_retries_.erase(it);
+        return;
+    }
+    spdlog::info("nfsv4.1: CB_RECALL to client {:#x} failed ({}); sending it again", client, what);
+    it->second.first = clock.now() + kRecallRetry;
+}
+
+bool Services::sweep_delegations() {
+    callbacks.tick();
+    const state::Time now = clock.now();
+    for (Delegation& d : delegations.overdue(now - options.limits.lease)) {
+        {
+            std::lock_guard l(recall_mu_);
+            recall_retries_.erase(d.stateid.other);
+        }
+        // §8.2.4 / §18.46.3: its stateid now answers NFS4ERR_DELEG_REVOKED and SEQUENCE
+        // flags SEQ4_STATUS_RECALLABLE_STATE_REVOKED until the client frees it.
+        clients.revoke_stateid(d.stateid, x4::NFS4ERR_DELEG_REVOKED);
+        ++delegation_stats.revoked;
+        spdlog::warn(
+            "nfsv4.1: client {:#x}'s {} delegation revoked: not returned within a lease of its "
+            "recall",
+            d.client, d.write ? "write" : "read");
+    }
+    std::vector<Delegation> again;
+    {
+        std::lock_guard l(recall_mu_);
+        for (auto it = recall_retries_.begin(); it != recall_retries_.end();) {
+            auto d = delegations.find(it->first);
+            if (!d) {  // gone meanwhile
+                it = recall_retries_.erase(it);
+                continue;
+            }
+            if (it->second.first <= now) {
+                it->second.first = state::Time::max();
+                again.push_back(std::move(*d));
+            }
+            ++it;
+        }
+    }
+    for (const Delegation& d : again) start_recall(d);
+    // Any delegation may be recalled before the next sweep: its retries and its revocation
+    // must not wait a lease for it.
+    return !delegations.empty();
+}
+
+x4::nfsstat4 Services::return_delegation(state::ClientId client, const state::Stateid& sid) {
+    auto r = clients.check_stateid(client, sid, state::mask_of(state::StateKind::Delegation));
+    if (r.status != x4::NFS4_OK) return r.status;
+    auto d = delegations.find(sid.other);
+    if (!d || d->client != client) return x4::NFS4ERR_BAD_STATEID;
+    const x4::nfsstat4 st = clients.release_stateid(client, sid);
+    if (st != x4::NFS4_OK) return st;
+    if (delegations.erase(sid.other)) ++delegation_stats.returned;
+    std::lock_guard l(recall_mu_);
+    recall_retries_.erase(sid.other);
+    return x4::NFS4_OK;
+}
+
+}  // namespace nfsrdmad::nfs::v4

@@ -1,0 +1,162 @@
+#include "nfs/v4/delegation/table.h"
+
+#include <algorithm>
+
+namespace nfsrdmad::nfs::v4 {
+
+DelegationTable::FileKey DelegationTable::key_of(const vfs::FileHandle& f) {
+    auto d = f.data();
+    return FileKey(d.begin(), d.end());
+}
+
+void DelegationTable::forget_cooldowns(state::Time now) {
+    // Bounded by the delegations there were: a file enters on a conflict with one.
+    if (conflicted_.size() < 4096) return;
+    std::erase_if(conflicted_, [&](const auto& kv) { return now - kv.second >= kCooldown; });
+}
+
+bool DelegationTable::may_grant(const vfs::FileHandle& file, state::ClientId client, bool write,
+                                state::Time now) const {
+    std::lock_guard l(mu_);
+    if (by_id_.size() >= max_) return false;
+    const FileKey key = key_of(file);
+    if (auto c = conflicted_.find(key); c != conflicted_.end() && now - c->second < kCooldown)
+        return false;
+    auto it = by_file_.find(key);
+    if (it == by_file_.end()) return true;
+    for (const Other& o : it->second) {
+        const Delegation& d = by_id_.at(o);
+        if (d.client == client) return false;  // one per client and file
+        if (d.write || write || d.recalled) return false;
+    }
+    return true;
+}
+
+void DelegationTable::put(Delegation d) {
+    std::lock_guard l(mu_);
+    const Other id = d.stateid.other;
+    by_file_[key_of(d.file)].push_back(id);
+    if (d.lease) by_lease_[d.lease->fd()] = id;
+    writes_ += d.write;
+    recalling_ += d.recalled.has_value();
+    by_id_.insert_or_assign(id, std::move(d));
+    count_.store(by_id_.size(), std::memory_order_relaxed);
+}
+
+std::optional<Delegation> DelegationTable::find(const Other& other) const {
+    std::lock_guard l(mu_);
+    auto it = by_id_.find(other);
+    if (it == by_id_.end()) return std::nullopt;
+    return it->second;
+}
+
+std::optional<Delegation> DelegationTable::find_of(const vfs::FileHandle& file,
+                                                   state::ClientId client) const {
+    std::lock_guard l(mu_);
+    auto it = by_file_.find(key_of(file));
+    if (it == by_file_.end()) return std::nullopt;
+    for (const Other& o : it->second)
+        if (const Delegation& d = by_id_.at(o); d.client == client) return d;
+    return std::nullopt;
+}
+
+std::optional<Delegation> DelegationTable::erase(const Other& other) {
+    std::lock_guard l(mu_);
+    auto it = by_id_.find(other);
+    if (it == by_id_.end()) return std::nullopt;
+    Delegation d = std::move(it->second);
+    by_id_.erase(it);
+    if (auto f = by_file_.find(key_of(d.file)); f != by_file_.end()) {
+        std::erase(f->second, other);
+        if (f->second.empty()) by_file_.erase(f);
+    }
+    if (d.lease) by_lease_.erase(d.lease->fd());
+    writes_ -= d.write;
+    recalling_ -= d.recalled.has_value();
+    count_.store(by_id_.size(), std::memory_order_relaxed);
+    return d;
+}
+
+DelegationTable::Conflict DelegationTable::conflict(const vfs::FileHandle& file, state::ClientId by,
+                                                    bool write, state::Time now) {
+    Conflict out;
+    std::lock_guard l(mu_);
+    const FileKey key = key_of(file);
+    auto it = by_file_.find(key);
+    if (it == by_file_.end()) return out;
+    for (const Other& o : it->second) {
+        Delegation& d = by_id_.at(o);
+        if (by != 0 && d.client == by) continue;  // the holder's own access
+        if (!write && !d.write) continue;         // reading beside a read delegation
+        out.blocked = true;
+        if (mark_recalled(d, now)) out.to_recall.push_back(d);  // else under way already
+    }
+    if (out.blocked) {
+        forget_cooldowns(now);
+        conflicted_[key] = now;
+    }
+    return out;
+}
+
+bool DelegationTable::mark_recalled(Delegation& d, state::Time now) {
+    if (d.recalled) return false;
+    d.recalled = now;
+    ++recalling_;
+    forget_cooldowns(now);
+    conflicted_[key_of(d.file)] = now;
+    return true;
+}
+
+std::optional<Delegation> DelegationTable::recall_lease(int fd, state::Time now) {
+    std::lock_guard l(mu_);
+    auto it = by_lease_.find(fd);
+    if (it == by_lease_.end()) return std::nullopt;
+    Delegation& d = by_id_.at(it->second);
+    if (!mark_recalled(d, now)) return std::nullopt;
+    return d;
+}
+
+std::vector<Delegation> DelegationTable::recall_breaking_leases(state::Time now) {
+    std::vector<Delegation> out;
+    std::lock_guard l(mu_);
+    for (const auto& [fd, id] : by_lease_) {
+        Delegation& d = by_id_.at(id);
+        if (!d.recalled && d.lease->breaking() && mark_recalled(d, now)) out.push_back(d);
+    }
+    return out;
+}
+
+template <class Pred>
+std::vector<Delegation> DelegationTable::erase_where(Pred&& pred) {
+    std::vector<Other> ids;
+    {
+        std::lock_guard l(mu_);
+        for (const auto& [id, d] : by_id_)
+            if (pred(d)) ids.push_back(id);
+    }
+    std::vector<Delegation> out;
+    for (const Other& id : ids)
+        if (auto d = erase(id)) out.push_back(std::move(*d));
+    return out;
+}
+
+std::vector<Delegation> DelegationTable::overdue(state::Time deadline) {
+    if (!recalling()) return {};
+    return erase_where([&](const Delegation& d) { return d.recalled && *d.recalled <= deadline; });
+}
+
+bool DelegationTable::recalling() const {
+    std::lock_guard l(mu_);
+    return recalling_ != 0;
+}
+
+std::vector<Delegation> DelegationTable::forget_client(state::ClientId client) {
+    return erase_where([&](const Delegation& d) { return d.client == client; });
+}
+
+size_t DelegationTable::writes() const {
+    std::lock_guard l(mu_);
+    return writes_;
+}
+
+}  // namespace nfsrdmad::nfs::v4

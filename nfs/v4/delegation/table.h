@@ -1,0 +1,126 @@
+// table.h — the delegations this server has handed out (RFC 8881 §10.2) and what it takes
+// to get them back (§10.4 recall, §10.2.1 revocation).
+//
+// A read delegation lets a client cache a file and open it for reading on its own; a
+// write delegation lets it open for reading and writing and keep writes back. Another
+// party's access that the holder could not see conflicts (§10.4.1):
+//
+//                       read delegation          write delegation
+//   read, getattr       no conflict              conflict
+//   write, setattr,     conflict                 conflict
+//   remove, rename,
+//   link, a deny
+//
+// A conflict starts a recall once per delegation (CB_RECALL) and answers "later"
+// (NFS4ERR_DELAY, NFS3ERR_JUKEBOX) until the holder returns it (DELEGRETURN) or loses it:
+// revocation after a lease period without the return (§10.4.6: "the server may revoke
+// the delegation" when the client does not return it; knfsd waits one lease).
+//
+// Policy: no delegation on a file that saw a conflict in the last kCooldown (a file
+// shared for writing would be granted and recalled over and over), and none beyond
+// max_total in all.
+//
+// Owner: Services. Thread-safe (one mutex; nothing slow under it). A delegation lives
+// from OPEN's grant until DELEGRETURN, its revocation, or the client's end; its stateid
+// is the client table's (kind Delegation), which outlives a revoked delegation until
+// FREE_STATEID.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "nfs/common/authorize.h"
+#include "nfs/v4/state/stateid.h"
+#include "nfs/v4/state/types.h"
+#include "nfs/vfs/fd_cache.h"
+#include "nfs/vfs/handle.h"
+#include "nfs/vfs/lease.h"
+
+namespace nfsrdmad::nfs::v4 {
+
+struct Delegation {
+    state::ClientId client = 0;
+    vfs::FileHandle file;
+    bool write = false;  // OPEN_DELEGATE_WRITE, else READ
+    state::Stateid stateid;
+    std::shared_ptr<const vfs::OpenFile> fd;  // I/O through the delegation stateid
+    Caller who;                               // whose OPEN it came with
+    std::optional<state::Time> recalled;      // when its recall began
+    // A read delegation's file lease (nfs/vfs/lease.h): local writers recall it.
+    std::shared_ptr<vfs::Lease> lease;
+};
+
+class DelegationTable {
+  public:
+    using Other = std::array<uint8_t, 12>;
+    static constexpr std::chrono::seconds kCooldown{30};
+
+    explicit DelegationTable(size_t max_total = 65536) : max_(max_total) {}
+
+    // Whether `client` may be granted a delegation of that kind on `file` now: the table has
+    // room, no recent conflict, the client holds none on it yet, and no other client's
+    // delegation is in the way (another's read delegation stops a write one; a write one
+    // stops all). Opens of other clients are OPEN's to check.
+    bool may_grant(const vfs::FileHandle& file, state::ClientId client, bool write,
+                   state::Time now) const;
+    void put(Delegation d);  // d.stateid.other new
+    std::optional<Delegation> find(const Other& other) const;
+    // The client's delegation of `file`, if it has one.
+    std::optional<Delegation> find_of(const vfs::FileHandle& file, state::ClientId client) const;
+    std::optional<Delegation> erase(const Other& other);
+
+    struct Conflict {
+        bool blocked = false;               // a delegation stands in the way
+        std::vector<Delegation> to_recall;  // those whose recall starts now
+    };
+    // An access to `file` by `by` (0: not an NFSv4.1 client) that reads (write false) or
+    // changes it: the delegations of other clients it conflicts with (see the table above).
+    // Those not being recalled yet are marked recalled at `now` and returned to recall; the
+    // file starts its cooldown.
+    Conflict conflict(const vfs::FileHandle& file, state::ClientId by, bool write, state::Time now);
+    // The delegation whose lease is on descriptor `fd`, marked recalled at `now` unless it
+    // was (a lease break: a local process wants the file). nullopt: none, or its recall
+    // is under way already.
+    std::optional<Delegation> recall_lease(int fd, state::Time now);
+    // Those whose lease is breaking (SIGIO: the signal queue overflowed), marked recalled.
+    std::vector<Delegation> recall_breaking_leases(state::Time now);
+    // Delegations recalled before `deadline` and still held: taken out of the table, to be
+    // revoked.
+    std::vector<Delegation> overdue(state::Time deadline);
+    // Whether any recall is outstanding (the sweep then runs often).
+    bool recalling() const;
+    std::vector<Delegation> forget_client(state::ClientId client);
+    size_t size() const { return count_.load(std::memory_order_relaxed); }
+    bool empty() const { return size() == 0; }
+    size_t writes() const;
+
+  private:
+    using FileKey = std::string;
+    static FileKey key_of(const vfs::FileHandle& f);
+    void forget_cooldowns(state::Time now);  // mu_ held
+    // Takes out the delegations `pred` picks (mu_ not held).
+    template <class Pred>
+    std::vector<Delegation> erase_where(Pred&& pred);
+
+    const size_t max_;
+    mutable std::mutex mu_;
+    std::map<Other, Delegation> by_id_;
+    std::unordered_map<FileKey, std::vector<Other>> by_file_;
+    std::unordered_map<FileKey, state::Time> conflicted_;  // file → last conflict
+    std::unordered_map<int, Other> by_lease_;              // lease descriptor → delegation
+    // Marks d recalled at `now` (mu_ held): true if it was not yet.
+    bool mark_recalled(Delegation& d, state::Time now);
+    size_t recalling_ = 0, writes_ = 0;
+    std::atomic<size_t> count_{0};
+};
+
+}  // namespace nfsrdmad::nfs::v4

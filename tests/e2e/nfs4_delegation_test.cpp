@@ -1,0 +1,336 @@
+// Delegations (RFC 8881 §10.2, §10.4) from raw clients on the daemon's own connections:
+// a client whose callback path answers gets a read delegation on a read OPEN and a write
+// delegation on a read-write OPEN; another client's conflicting OPEN or GETATTR, or an
+// NFSv3 WRITE, is answered NFS4ERR_DELAY / NFS3ERR_JUKEBOX while the server sends CB_RECALL
+// (after CB_SEQUENCE on the holder's session) on the holder's connection; the holder opens
+// through the delegation (CLAIM_DELEG_CUR_FH) and returns it (DELEGRETURN), and the other
+// call goes through. A holder that never answers loses the delegation a lease after the
+// recall: NFS4ERR_DELEG_REVOKED, SEQ4_STATUS_RECALLABLE_STATE_REVOKED until FREE_STATEID.
+#include "tests/e2e/nfs4_callback_fixture.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+
+namespace nfsrdmad::e2e {
+namespace {
+
+constexpr uint32_t kRead = x4::OPEN4_SHARE_ACCESS_READ, kWrite = x4::OPEN4_SHARE_ACCESS_WRITE,
+                   kBoth = x4::OPEN4_SHARE_ACCESS_BOTH;
+constexpr uint32_t kRevoked = x4::SEQ4_STATUS_RECALLABLE_STATE_REVOKED;
+
+class Nfs4Delegation : public Nfs4CallbackTest {
+  protected:
+    std::string Yaml() override {
+        return "nfsv4: {enabled: true, lease_time: 10, write_delegations: true}\n";
+    }
+    void SetUp() override {
+        Nfs4CallbackTest::SetUp();
+        if (HasFatalFailure()) return;
+        // The holder: the fixture's own identity, with a backchannel that answers.
+        Open(true);
+        if (HasFatalFailure()) return;
+        wire::Bytes probe = NextCall(*conn_);
+        ASSERT_FALSE(probe.empty()) << "no CB_NULL probe";
+        AnswerCbNull(*conn_, probe, 0);
+        if (HasFatalFailure()) return;
+        export_fh_ = ExportHandle();
+        ASSERT_FALSE(export_fh_.empty());
+        // The probe's answer is taken on a worker: wait until a delegation can be had.
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        // The other client, without a backchannel, on its own connection.
+        other_.conn = Connect();
+        ASSERT_NE(other_.conn, nullptr);
+        other_.owner = "e2e-nfs4-other-client";
+        Swap(other_);
+        Establish();
+        Swap(other_);
+    }
+
+    struct Opened {
+        x4::nfsstat4 status = x4::NFS4ERR_SERVERFAULT;
+        x4::stateid4 open{};
+        uint32_t deleg_type = 99;
+        x4::stateid4 deleg{};
+        wire::Bytes fh;
+    };
+    Opened OpenIn(const std::string& name, uint32_t access, bool create) {
+        Opened out;
+        Res r = Compound({Sequence(), op_putfh(export_fh_),
+                          op_open(view(open_owner_), view(name), create, access), op_getfh()});
+        EXPECT_EQ(r.error, "");
+        out.status = r.status();
+        if (r.status() != x4::NFS4_OK) return out;
+        const auto& ok = r.op(2).opopen().resok4();
+        out.open = ok.stateid;
+        out.deleg_type = ok.delegation.delegation_type();
+        if (out.deleg_type == x4::OPEN_DELEGATE_READ) out.deleg = ok.delegation.read().stateid;
+        if (out.deleg_type == x4::OPEN_DELEGATE_WRITE) out.deleg = ok.delegation.write().stateid;
+        auto fh = r.op(3).opgetfh().resok4().object;
+        out.fh.assign(fh.begin(), fh.end());
+        return out;
+    }
+    // As the other client: one COMPOUND after SEQUENCE.
+    Res AsOther(std::vector<x4::nfs_argop4> ops) {
+        Swap(other_);
+        ops.insert(ops.begin(), Sequence());
+        Res r = Compound(std::move(ops));
+        Swap(other_);
+        return r;
+    }
+    static x4::nfs_argop4 DelegReturn(const x4::stateid4& sid) {
+        x4::nfs_argop4 op(x4::OP_DELEGRETURN);
+        op.opdelegreturn().deleg_stateid = sid;
+        return op;
+    }
+    // The CB_COMPOUND must be CB_SEQUENCE on our session, then CB_RECALL of `deleg` of `fh`.
+    void ExpectRecall(const CbCall& cb, const x4::stateid4& deleg, const wire::Bytes& fh) {
+        ASSERT_EQ(cb.args.argarray.size(), 2u);
+        EXPECT_EQ(cb.args.minorversion, 1u);
+        ASSERT_EQ(cb.args.argarray[0].argop(), x4::OP_CB_SEQUENCE);
+        const auto& seq = cb.args.argarray[0].opcbsequence();
+        EXPECT_EQ(seq.csa_sessionid, session_);
+        EXPECT_EQ(seq.csa_slotid, 0u);
+        EXPECT_GE(seq.csa_sequenceid, 1u);
+        ASSERT_EQ(cb.args.argarray[1].argop(), x4::OP_CB_RECALL);
+        const auto& rc = cb.args.argarray[1].opcbrecall();
+        EXPECT_EQ(rc.stateid.other, deleg.other);
+        EXPECT_EQ(wire::Bytes(rc.fh.begin(), rc.fh.end()), fh);
+    }
+
+    wire::Bytes export_fh_;
+    Identity other_;
+    std::string open_owner_ = "holder-open-owner";
+};
+
+TEST_F(Nfs4Delegation, AReadDelegationIsRecalledByAnotherClientsOpenAndReturned) {
+    Opened o = OpenIn("shared", kRead, true);
+    ASSERT_EQ(o.status, x4::NFS4_OK);
+    ASSERT_EQ(o.deleg_type, x4::OPEN_DELEGATE_READ) << "no read delegation for a lone reader";
+    // I/O through the delegation stateid: reading works, writing is not what it allows.
+    Res rd = Compound({Sequence(), op_putfh(o.fh), op_read(o.deleg, 0, 16)});
+    EXPECT_EQ(rd.status(), x4::NFS4_OK);
+    const std::string data = "abc";
+    Res wr = Compound({Sequence(), op_putfh(o.fh), op_write(o.deleg, 0, view(data))});
+    EXPECT_EQ(wr.status(), x4::NFS4ERR_OPENMODE);
+
+    // Another client opens it for writing: not until the delegation is back.
+    Res b1 =
+        AsOther({op_putfh(export_fh_), op_open(view(other_.owner), view("shared"), false, kWrite)});
+    EXPECT_EQ(b1.status(), x4::NFS4ERR_DELAY);
+    CbCall cb;
+    ASSERT_TRUE(NextCbCompound(*conn_, cb));
+    ExpectRecall(cb, o.deleg, o.fh);
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(cb.args.argarray[0].opcbsequence().csa_sequenceid, 1u) << "a slot starts at 1";
+    AnswerCbCompound(*conn_, cb, x4::NFS4_OK);
+    if (HasFatalFailure()) return;
+    Res b2 =
+        AsOther({op_putfh(export_fh_), op_open(view(other_.owner), view("shared"), false, kWrite)});
+    EXPECT_EQ(b2.status(), x4::NFS4ERR_DELAY) << "opened before the delegation came back";
+    EXPECT_TRUE(NextCall(*conn_, 300).empty()) << "a recall sent twice";
+
+    // What a holder does on a recall: its local opens through the delegation, then return.
+    x4::nfs_argop4 claim = op_open(view(open_owner_), view("shared"), false, kRead);
+    claim.opopen().claim.set_claim(x4::CLAIM_DELEG_CUR_FH);
+    claim.opopen().claim.oc_delegate_stateid() = o.deleg;
+    Res c = Compound({Sequence(), op_putfh(o.fh), claim});
+    ASSERT_EQ(c.status(), x4::NFS4_OK) << "CLAIM_DELEG_CUR_FH while the recall is under way";
+    EXPECT_EQ(c.op(2).opopen().resok4().delegation.delegation_type(), x4::OPEN_DELEGATE_NONE);
+    Res ret = Compound({Sequence(), op_putfh(o.fh), DelegReturn(o.deleg)});
+    EXPECT_EQ(ret.status(), x4::NFS4_OK);
+    Res again = Compound({Sequence(), op_putfh(o.fh), DelegReturn(o.deleg)});
+    EXPECT_EQ(again.status(), x4::NFS4ERR_BAD_STATEID) << "returned twice";
+
+    Res b3 =
+        AsOther({op_putfh(export_fh_), op_open(view(other_.owner), view("shared"), false, kWrite)});
+    ASSERT_EQ(b3.status(), x4::NFS4_OK) << "the returned delegation still in the way";
+    Res b4 = AsOther({op_putfh(export_fh_), op_lookup(view("shared")),
+                      op_close(b3.op(2).opopen().resok4().stateid)});
+    ASSERT_EQ(b4.status(), x4::NFS4_OK);
+    // The other client is gone from the file, but right after a conflict the file gets no
+    // delegation (the cooldown); another file does.
+    Opened o2 = OpenIn("shared", kRead, false);
+    ASSERT_EQ(o2.status, x4::NFS4_OK);
+    EXPECT_EQ(o2.deleg_type, x4::OPEN_DELEGATE_NONE) << "granted in the cooldown";
+    Opened o3 = OpenIn("unshared", kRead, true);
+    ASSERT_EQ(o3.status, x4::NFS4_OK);
+    EXPECT_EQ(o3.deleg_type, x4::OPEN_DELEGATE_READ);
+}
+
+TEST_F(Nfs4Delegation, AWriteDelegationNotReturnedIsRevokedAfterALease) {
+    Opened o = OpenIn("mine", kBoth, true);
+    ASSERT_EQ(o.status, x4::NFS4_OK);
+    ASSERT_EQ(o.deleg_type, x4::OPEN_DELEGATE_WRITE) << "no write delegation for a lone writer";
+    const std::string data = "written through the delegation";
+    Res wr = Compound({Sequence(), op_putfh(o.fh), op_write(o.deleg, 0, view(data))});
+    EXPECT_EQ(wr.status(), x4::NFS4_OK);
+
+    // Another client's GETATTR: a write delegation's holder may know better.
+    Res g1 = AsOther({op_putfh(o.fh), op_getattr({x4::FATTR4_SIZE})});
+    EXPECT_EQ(g1.status(), x4::NFS4ERR_DELAY);
+    CbCall cb;
+    ASSERT_TRUE(NextCbCompound(*conn_, cb));
+    ExpectRecall(cb, o.deleg, o.fh);
+    if (HasFatalFailure()) return;
+    // No answer, no return. The holder keeps its lease; a lease (10 s) after the recall the
+    // delegation is revoked, not before.
+    const auto recalled = std::chrono::steady_clock::now();
+    bool revoked = false;
+    for (int i = 0; i < 80 && !revoked; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(250));
+        revoked = (Flags() & kRevoked) != 0;
+    }
+    ASSERT_TRUE(revoked) << "SEQ4_STATUS_RECALLABLE_STATE_REVOKED never set";
+    EXPECT_GE(std::chrono::steady_clock::now() - recalled, std::chrono::seconds(9))
+        << "revoked before a lease had passed";
+    Res g2 = AsOther({op_putfh(o.fh), op_getattr({x4::FATTR4_SIZE})});
+    EXPECT_EQ(g2.status(), x4::NFS4_OK) << "the revoked delegation still in the way";
+
+    x4::nfs_argop4 test(x4::OP_TEST_STATEID);
+    test.optest_stateid().ts_stateids.push_back(o.deleg);
+    Res t = Compound({Sequence(), test});
+    ASSERT_EQ(t.status(), x4::NFS4_OK);
+    ASSERT_EQ(t.op(1).optest_stateid().tsr_resok4().tsr_status_codes.size(), 1u);
+    EXPECT_EQ(t.op(1).optest_stateid().tsr_resok4().tsr_status_codes[0], x4::NFS4ERR_DELEG_REVOKED);
+    Res rd = Compound({Sequence(), op_putfh(o.fh), op_read(o.deleg, 0, 16)});
+    EXPECT_EQ(rd.status(), x4::NFS4ERR_DELEG_REVOKED);
+    Res ret = Compound({Sequence(), op_putfh(o.fh), DelegReturn(o.deleg)});
+    EXPECT_EQ(ret.status(), x4::NFS4ERR_DELEG_REVOKED);
+    x4::nfs_argop4 fr(x4::OP_FREE_STATEID);
+    fr.opfree_stateid().fsa_stateid = o.deleg;
+    Res f = Compound({Sequence(), fr});
+    EXPECT_EQ(f.status(), x4::NFS4_OK);
+    EXPECT_EQ(Flags() & kRevoked, 0u) << "still flagged after FREE_STATEID";
+    // The open stands: its stateid still reads what was written.
+    Res rd2 = Compound({Sequence(), op_putfh(o.fh), op_read(o.open, 0, 64)});
+    ASSERT_EQ(rd2.status(), x4::NFS4_OK);
+    const auto& got = rd2.op(2).opread().resok4().data;
+    EXPECT_EQ(std::string(got.begin(), got.end()), data);
+}
+
+TEST_F(Nfs4Delegation, AnNfsv3WriteIsJukeboxUntilTheDelegationIsReturned) {
+    Opened o = OpenIn("v3", kRead, true);
+    ASSERT_EQ(o.status, x4::NFS4_OK);
+    ASSERT_EQ(o.deleg_type, x4::OPEN_DELEGATE_READ);
+    // NFSPROC3_WRITE (RFC 1813 §3.3.7) of the same file handle on a connection of its own.
+    auto v3 = Connect();
+    ASSERT_NE(v3, nullptr);
+    auto write3 = [&] {
+        wire::XdrOut a;
+        a.opaque(o.fh).u64(0).u32(4).u32(2 /* FILE_SYNC */).str("v3v3");
+        wire::Reply r = RpcCall(*v3, 100003, 3, 7, a.take());
+        EXPECT_EQ(r.parse_error, "");
+        EXPECT_EQ(r.accept_stat, wire::kSuccess);
+        uint32_t status = 99;
+        wire::XdrIn in(r.results);
+        EXPECT_TRUE(in.u32(&status));
+        return status;
+    };
+    EXPECT_EQ(write3(), 10008u) << "NFS3ERR_JUKEBOX";
+    CbCall cb;
+    ASSERT_TRUE(NextCbCompound(*conn_, cb));
+    ExpectRecall(cb, o.deleg, o.fh);
+    if (HasFatalFailure()) return;
+    AnswerCbCompound(*conn_, cb, x4::NFS4_OK);
+    EXPECT_EQ(write3(), 10008u) << "written before the delegation came back";
+    Res ret = Compound({Sequence(), op_putfh(o.fh), DelegReturn(o.deleg)});
+    EXPECT_EQ(ret.status(), x4::NFS4_OK);
+    EXPECT_EQ(write3(), 0u) << "the returned delegation still in the way";
+}
+
+TEST_F(Nfs4Delegation, ATruncatingOpenWaitsAndARefusedRecallIsSentAgain) {
+    Opened o = OpenIn("trunc", kBoth, true);
+    ASSERT_EQ(o.status, x4::NFS4_OK);
+    ASSERT_EQ(o.deleg_type, x4::OPEN_DELEGATE_WRITE);
+    const std::string data = "kept";
+    ASSERT_EQ(Compound({Sequence(), op_putfh(o.fh), op_write(o.deleg, 0, view(data))}).status(),
+              x4::NFS4_OK);
+    // The other client's OPEN(CREATE, UNCHECKED4, size 0) of the existing file: not applied
+    // while the delegation is out.
+    static const uint8_t kZero[8] = {};
+    const std::string name = "trunc";  // the op holds a view of it
+    x4::nfs_argop4 trunc = op_open(view(other_.owner), view(name), true, kWrite);
+    trunc.opopen().openhow.how().createattrs().attrmask = {1u << x4::FATTR4_SIZE};
+    trunc.opopen().openhow.how().createattrs().attr_vals = kZero;
+    EXPECT_EQ(AsOther({op_putfh(export_fh_), trunc}).status(), x4::NFS4ERR_DELAY);
+    struct stat st {};
+    ASSERT_EQ(::stat(disk("trunc").c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, 4) << "truncated under the write delegation";
+    // The holder answers the recall NFS4ERR_BAD_STATEID (as a client does when the CB_RECALL
+    // overtakes the OPEN reply): it comes again, on the slot's next sequence id.
+    CbCall cb;
+    ASSERT_TRUE(NextCbCompound(*conn_, cb));
+    ExpectRecall(cb, o.deleg, o.fh);
+    if (HasFatalFailure()) return;
+    const uint32_t seq = cb.args.argarray[0].opcbsequence().csa_sequenceid;
+    AnswerCbCompound(*conn_, cb, x4::NFS4ERR_BAD_STATEID);
+    if (HasFatalFailure()) return;
+    CbCall again;
+    ASSERT_TRUE(NextCbCompound(*conn_, again, 6000)) << "the refused recall was not sent again";
+    ExpectRecall(again, o.deleg, o.fh);
+    EXPECT_EQ(again.args.argarray[0].opcbsequence().csa_sequenceid, seq + 1);
+    AnswerCbCompound(*conn_, again, x4::NFS4_OK);
+    ASSERT_EQ(Compound({Sequence(), op_putfh(o.fh), DelegReturn(o.deleg)}).status(), x4::NFS4_OK);
+    EXPECT_EQ(AsOther({op_putfh(export_fh_), trunc}).status(), x4::NFS4_OK);
+    ASSERT_EQ(::stat(disk("trunc").c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, 0);
+}
+
+TEST_F(Nfs4Delegation, AnotherClientsReadOpenRecallsAWriteDelegation) {
+    Opened o = OpenIn("rw", kBoth, true);
+    ASSERT_EQ(o.status, x4::NFS4_OK);
+    ASSERT_EQ(o.deleg_type, x4::OPEN_DELEGATE_WRITE);
+    Res b = AsOther({op_putfh(export_fh_), op_open(view(other_.owner), view("rw"), false, kRead)});
+    EXPECT_EQ(b.status(), x4::NFS4ERR_DELAY);
+    CbCall cb;
+    ASSERT_TRUE(NextCbCompound(*conn_, cb));
+    ExpectRecall(cb, o.deleg, o.fh);
+}
+
+TEST_F(Nfs4Delegation, ALocalWriterOnTheServerRecallsAReadDelegation) {
+    Opened o = OpenIn("local", kRead, true);
+    ASSERT_EQ(o.status, x4::NFS4_OK);
+    ASSERT_EQ(o.deleg_type, x4::OPEN_DELEGATE_READ);
+    // A process on the server opens the file for writing: the kernel holds it in open(2)
+    // (the delegation's file lease) and the daemon recalls the delegation.
+    std::atomic<bool> opened{false};
+    std::thread local([&] {
+        int fd = ::open(disk("local").c_str(), O_WRONLY);
+        opened = fd >= 0;
+        if (fd >= 0) ::close(fd);
+    });
+    CbCall cb;
+    const bool recalled = NextCbCompound(*conn_, cb);
+    EXPECT_FALSE(opened.load()) << "the local writer did not wait for the delegation";
+    if (recalled) {
+        ExpectRecall(cb, o.deleg, o.fh);
+        AnswerCbCompound(*conn_, cb, x4::NFS4_OK);
+        EXPECT_EQ(Compound({Sequence(), op_putfh(o.fh), DelegReturn(o.deleg)}).status(),
+                  x4::NFS4_OK);
+    }
+    local.join();
+    EXPECT_TRUE(opened.load());
+}
+
+// `nfsv4: {delegations: false}`: none is granted, whatever the client wants.
+class Nfs4NoDelegation : public Nfs4Delegation {
+  protected:
+    std::string Yaml() override {
+        return "nfsv4: {enabled: true, lease_time: 10, delegations: false}\n";
+    }
+};
+
+TEST_F(Nfs4NoDelegation, TurnedOffNoneIsGranted) {
+    Opened o = OpenIn("plain", kRead | x4::OPEN4_SHARE_ACCESS_WANT_READ_DELEG, true);
+    ASSERT_EQ(o.status, x4::NFS4_OK);
+    EXPECT_EQ(o.deleg_type, x4::OPEN_DELEGATE_NONE_EXT);
+    Opened w = OpenIn("plain2", kBoth, true);
+    ASSERT_EQ(w.status, x4::NFS4_OK);
+    EXPECT_EQ(w.deleg_type, x4::OPEN_DELEGATE_NONE);
+}
+
+}  // namespace
+}  // namespace nfsrdmad::e2e

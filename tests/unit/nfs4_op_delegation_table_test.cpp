@@ -1,0 +1,147 @@
+// The delegation table's rules (nfs/v4/delegation/table.h, RFC 8881 §10.4.1): which
+// access conflicts with which delegation, one recall per delegation, the grant policy
+// (one per client and file, write ones alone, a cooldown after a conflict, a bound),
+// and the recalls overdue for revocation. Also the CB_COMPOUND codec it is recalled with.
+#include <gtest/gtest.h>
+
+#include "nfs/v4/callback/compound.h"
+#include "nfs/v4/delegation/table.h"
+
+namespace nfsrdmad::nfs::v4 {
+namespace {
+
+using namespace std::chrono_literals;
+
+vfs::FileHandle Fh(uint8_t n) {
+    vfs::FileHandle f;
+    f.size = 20;
+    f.bytes[0] = n;
+    f.bytes[19] = n;
+    return f;
+}
+
+Delegation Deleg(state::ClientId client, uint8_t file, bool write, uint8_t id) {
+    Delegation d;
+    d.client = client;
+    d.file = Fh(file);
+    d.write = write;
+    d.stateid.seqid = 1;
+    d.stateid.other[11] = id;
+    return d;
+}
+
+TEST(DelegationTable, ReadersShareWritersConflict) {
+    DelegationTable t;
+    const state::Time now{};
+    ASSERT_TRUE(t.may_grant(Fh(1), 7, false, now));
+    t.put(Deleg(7, 1, false, 1));
+    EXPECT_FALSE(t.may_grant(Fh(1), 7, false, now)) << "two for one client and file";
+    EXPECT_TRUE(t.may_grant(Fh(1), 8, false, now)) << "read delegations are shared";
+    EXPECT_FALSE(t.may_grant(Fh(1), 8, true, now)) << "a write one beside a read one";
+    t.put(Deleg(8, 1, false, 2));
+    // Reading (and the holder's own writing) does not conflict with read delegations.
+    EXPECT_FALSE(t.conflict(Fh(1), 9, false, now).blocked);
+    EXPECT_FALSE(t.conflict(Fh(1), 0, false, now).blocked);
+    auto own = t.conflict(Fh(1), 7, true, now);
+    EXPECT_TRUE(own.blocked) << "client 8's delegation is in client 7's way";
+    ASSERT_EQ(own.to_recall.size(), 1u);
+    EXPECT_EQ(own.to_recall[0].client, 8u);
+    // Another writer: 7's is recalled now, 8's recall is under way already.
+    auto w = t.conflict(Fh(1), 0, true, now);
+    EXPECT_TRUE(w.blocked);
+    ASSERT_EQ(w.to_recall.size(), 1u);
+    EXPECT_EQ(w.to_recall[0].client, 7u);
+    EXPECT_TRUE(t.conflict(Fh(1), 0, true, now).to_recall.empty()) << "a recall sent twice";
+    EXPECT_TRUE(t.recalling());
+    // Other files are not concerned.
+    EXPECT_FALSE(t.conflict(Fh(2), 0, true, now).blocked);
+}
+
+TEST(DelegationTable, AWriteDelegationConflictsWithReading) {
+    DelegationTable t;
+    const state::Time now{};
+    t.put(Deleg(7, 1, true, 1));
+    EXPECT_EQ(t.writes(), 1u);
+    EXPECT_FALSE(t.may_grant(Fh(1), 8, false, now));
+    EXPECT_FALSE(t.conflict(Fh(1), 7, false, now).blocked) << "the holder's own reading";
+    EXPECT_TRUE(t.conflict(Fh(1), 8, false, now).blocked);
+    auto back = t.erase(Deleg(7, 1, true, 1).stateid.other);
+    ASSERT_TRUE(back);
+    EXPECT_TRUE(back->recalled.has_value());
+    EXPECT_TRUE(t.empty());
+    EXPECT_FALSE(t.recalling());
+    EXPECT_EQ(t.writes(), 0u);
+}
+
+TEST(DelegationTable, NoGrantRightAfterAConflictNorBeyondTheBound) {
+    DelegationTable t(2);
+    const state::Time now{};
+    t.put(Deleg(7, 1, false, 1));
+    t.conflict(Fh(1), 0, true, now);
+    t.erase(Deleg(7, 1, false, 1).stateid.other);
+    EXPECT_FALSE(t.may_grant(Fh(1), 7, false, now + 1s)) << "granted in the cooldown";
+    EXPECT_TRUE(t.may_grant(Fh(1), 7, false, now + DelegationTable::kCooldown));
+    t.put(Deleg(7, 2, false, 2));
+    t.put(Deleg(7, 3, false, 3));
+    EXPECT_FALSE(t.may_grant(Fh(4), 7, false, now)) << "past the bound";
+}
+
+TEST(DelegationTable, RecallsOverdueAreTakenOutForRevocation) {
+    DelegationTable t;
+    const state::Time t0{};
+    t.put(Deleg(7, 1, false, 1));
+    t.put(Deleg(7, 2, false, 2));
+    t.put(Deleg(8, 3, false, 3));
+    t.conflict(Fh(1), 0, true, t0);
+    t.conflict(Fh(2), 0, true, t0 + 5s);
+    EXPECT_TRUE(t.overdue(t0 - 1s).empty());
+    auto late = t.overdue(t0 + 1s);
+    ASSERT_EQ(late.size(), 1u);
+    EXPECT_EQ(late[0].file, Fh(1));
+    EXPECT_EQ(t.size(), 2u);
+    auto gone = t.forget_client(7);
+    EXPECT_EQ(gone.size(), 1u);
+    EXPECT_FALSE(t.recalling());
+    ASSERT_TRUE(t.find_of(Fh(3), 8));
+    EXPECT_FALSE(t.find_of(Fh(3), 7));
+}
+
+TEST(CbCompound, CbSequenceThenCbRecallAndTheReplyDecoded) {
+    namespace x4 = xdr::nfs4;
+    const uint8_t fh[] = {1, 2, 3, 4, 5};
+    state::Stateid sid{1, {9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9}};
+    CbSlot slot{{0xab}, 0, 5, 0};
+    auto bytes = encode_cb_compound(slot, cb_recall(sid, false, fh));
+    xdr::Decoder d(bytes);
+    x4::CB_COMPOUND4args a;
+    ASSERT_TRUE(x4::xdr_decode(d, a));
+    EXPECT_EQ(d.remaining(), 0u);
+    EXPECT_EQ(a.minorversion, 1u);
+    ASSERT_EQ(a.argarray.size(), 2u);
+    EXPECT_EQ(a.argarray[0].opcbsequence().csa_sessionid[0], 0xab);
+    EXPECT_EQ(a.argarray[0].opcbsequence().csa_sequenceid, 5u);
+    EXPECT_FALSE(a.argarray[0].opcbsequence().csa_cachethis);
+    EXPECT_EQ(a.argarray[1].opcbrecall().stateid.other, sid.other);
+    EXPECT_EQ(a.argarray[1].opcbrecall().fh.size(), 5u);
+
+    x4::CB_COMPOUND4res res;
+    res.status = x4::NFS4ERR_BAD_STATEID;
+    res.resarray.emplace_back(x4::OP_CB_SEQUENCE);
+    res.resarray.emplace_back(x4::OP_CB_RECALL);
+    res.resarray[1].opcbrecall().status = x4::NFS4ERR_BAD_STATEID;
+    std::vector<uint8_t> out;
+    xdr::Encoder e(out);
+    x4::xdr_encode(e, res);
+    CbReply r;
+    ASSERT_TRUE(decode_cb_compound(out, r));
+    EXPECT_EQ(r.status, x4::NFS4ERR_BAD_STATEID);
+    EXPECT_EQ(r.sequence, x4::NFS4_OK);
+    ASSERT_EQ(r.ops.size(), 1u);
+    EXPECT_EQ(r.ops[0], x4::NFS4ERR_BAD_STATEID);
+    out.push_back(0);
+    EXPECT_FALSE(decode_cb_compound(out, r)) << "trailing bytes";
+    EXPECT_FALSE(decode_cb_compound({}, r));
+}
+
+}  // namespace
+}  // namespace nfsrdmad::nfs::v4
