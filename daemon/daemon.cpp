@@ -190,6 +190,7 @@ nfs::v4::state::ChannelLimits fore_channel(const config::Config& cfg) {
 // false when a listener the configuration asks for cannot be set up.
 bool start_rdma(const config::Config& cfg, engine::ReactorGroup& reactors,
                 engine::WorkerPool& workers, rpc::Dispatcher& dispatcher,
+                std::shared_ptr<rpc::ChannelRegistry> channels,
                 std::unique_ptr<rdma::Server>& out) {
     if (cfg.rdma.empty()) return true;
     if (rdma::Server::log_devices() == 0) {
@@ -197,6 +198,7 @@ bool start_rdma(const config::Config& cfg, engine::ReactorGroup& reactors,
         return true;
     }
     auto opts = rdma_options(cfg);
+    opts.channels = std::move(channels);  // RFC 8167: the NFSv4.1 backchannel over RDMA
     if (auto err = check_memlock(opts.pools); !err.empty()) {
         spdlog::critical("rdma: {}", err);
         return false;
@@ -302,7 +304,7 @@ int run(config::Config cfg, const Options& opts) {
     // NFSv4.1's OPEN and NLM's SHARE see each other's share reservations (set below).
     auto nlm_shares =
         std::make_shared<std::function<bool(const vfs::FileHandle&, uint32_t, uint32_t)>>();
-    // TCP connections that carry calls to their clients: the NFSv4.1 backchannel.
+    // TCP and RDMA connections that carry calls to their clients: the NFSv4.1 backchannel.
     auto channels = std::make_shared<rpc::ChannelRegistry>();
     std::shared_ptr<nfs::v4::Nfs4Program> nfs4;
     if (cfg.nfs4.enabled) {
@@ -442,7 +444,7 @@ int run(config::Config cfg, const Options& opts) {
             return 1;
         }
     }
-    if (!start_rdma(cfg, reactors, workers, dispatcher, rdma_server)) {
+    if (!start_rdma(cfg, reactors, workers, dispatcher, channels, rdma_server)) {
         stop_everything();
         return 1;
     }

@@ -35,7 +35,7 @@ OpResult op_bind_conn_to_session(Compound& c, xdr::Decoder& args, xdr::Encoder& 
         ok.bctsr_dir = r.dir;
         ok.bctsr_use_conn_in_rdma_mode = false;
         const rpc::Peer* peer = rq.ctx.header.peer;
-        if (r.dir != x4::CDFS4_FORE && peer && !peer->rdma)
+        if (r.dir != x4::CDFS4_FORE && peer)
             if (auto cb = rq.svc.clients.callback_of(a.bctsa_sessid))
                 if (auto client = rq.svc.clients.client_of(a.bctsa_sessid))
                     rq.svc.callbacks.bound(*client, rq.conn(), *cb);

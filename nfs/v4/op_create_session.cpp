@@ -2,11 +2,10 @@
 // rules (the one-slot reply cache of §18.36.4, clamping channel attributes) are the
 // client table's (state/create_session.cpp).
 //
-// The backchannel (RFC 8881 §2.10.3.1): CONN_BACK_CHAN is granted on TCP connections when
-// the daemon runs one (Options::back_channels); the connection is then bound for both
-// directions and probed with CB_NULL unless the client's callback path is up already
-// (callback/path.h). Not over RDMA yet (RFC 8167: issue 11): there the client is told no
-// backchannel exists, and expects no callbacks.
+// The backchannel (RFC 8881 §2.10.3.1): CONN_BACK_CHAN is granted on TCP and RDMA (RFC
+// 8167) connections when the daemon runs one (Options::back_channels); the connection is
+// then bound for both directions and probed with CB_NULL unless the client's callback
+// path is up already (callback/path.h).
 #include "nfs/v4/ops.h"
 #include "nfs/v4/request.h"
 
@@ -50,7 +49,7 @@ OpResult op_create_session(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     ca.sequence = a.csa_sequence;
     ca.flags = a.csa_flags;
     const rpc::Peer* peer = rq.ctx.header.peer;
-    if (!peer || peer->rdma) ca.flags &= ~x4::CREATE_SESSION4_FLAG_CONN_BACK_CHAN;
+    if (!peer) ca.flags &= ~x4::CREATE_SESSION4_FLAG_CONN_BACK_CHAN;
     ca.fore = from_wire(a.csa_fore_chan_attrs);
     ca.back = from_wire(a.csa_back_chan_attrs);
     ca.cb_program = a.csa_cb_program;

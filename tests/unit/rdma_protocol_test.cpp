@@ -272,6 +272,22 @@ TEST(RdmaHeader, ErrorRepliesAsTheRfcLaysThemOut) {
     EXPECT_EQ(encode_error(kXid, 8, HeaderError::ErrChunk), W().u(kXid).u(1).u(8).u(4).u(2).b);
 }
 
+// RFC 8167: reverse-direction calls go inline under an RDMA_MSG header with no chunks; the
+// client's replies are recognized by that header and an RPC REPLY after it.
+TEST(RdmaHeader, ReverseDirectionCallsAndReplies) {
+    EXPECT_EQ(encode_reverse_call_header(kXid, 1), W().u(kXid).u(1).u(1).u(0).u(0).u(0).u(0).b);
+    const W reply = W().u(kXid).u(1).u(5).u(0).u(0).u(0).u(0).u(kXid).u(1).u(0);
+    auto rpc = reverse_reply(reply.b);
+    ASSERT_EQ(rpc.size(), 12u);
+    EXPECT_EQ(rpc.data(), reply.b.data() + 28);
+    // A forward call (msg_type CALL), chunks, RDMA_NOMSG, another version, too short: no.
+    EXPECT_TRUE(reverse_reply(W().u(kXid).u(1).u(5).u(0).u(0).u(0).u(0).u(kXid).u(0).b).empty());
+    EXPECT_TRUE(reverse_reply(W().u(kXid).u(1).u(5).u(0).u(1).u(0).u(0).u(kXid).u(1).b).empty());
+    EXPECT_TRUE(reverse_reply(W().u(kXid).u(1).u(5).u(1).u(0).u(0).u(0).u(kXid).u(1).b).empty());
+    EXPECT_TRUE(reverse_reply(W().u(kXid).u(2).u(5).u(0).u(0).u(0).u(0).u(kXid).u(1).b).empty());
+    EXPECT_TRUE(reverse_reply(W().u(kXid).u(1).u(5).u(0).u(0).u(0).u(0).u(kXid).b).empty());
+}
+
 TEST(RdmaHeader, ReplyHeaderKeepsSegmentCountsAndReportsLengths) {
     TransportHeader call;
     call.xid = kXid;

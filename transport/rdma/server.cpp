@@ -169,8 +169,8 @@ void Server::on_connect_request(rdma_cm_id* id, const rdma_conn_param& param) {
     o.initiator_depth = std::max<uint8_t>(depth, 1);
 
     auto& reactor = reactors_.next();
-    auto conn = verbs::Connection::create(id, dev, reactor,
-                                          {dispatcher_, workers_, counters_, channel_}, o, &why);
+    auto conn = verbs::Connection::create(
+        id, dev, reactor, {dispatcher_, workers_, counters_, channel_, opts_.channels}, o, &why);
     if (!conn) return reject(why);
 
     PrivateData ours{opts_.inline_size, opts_.inline_size, false};

@@ -74,6 +74,7 @@ class PendingCalls {
     // The earliest deadline, if any call is outstanding.
     std::optional<Clock::time_point> next_deadline() const;
     size_t size() const { return calls_.size(); }
+    bool contains(uint32_t xid) const { return calls_.contains(xid); }
 
   private:
     struct Call {

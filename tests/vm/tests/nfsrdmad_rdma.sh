@@ -50,6 +50,10 @@
 #    chunks and no payload memcpy, the daemon restarted under the mount with a file open
 #    (nfs4_restart_under_mount: the client reclaims over RDMA), and $V4_REMOUNTS remounts
 #    leave no client state behind (nfs4_remounts);
+#  - NFSv4.1 delegations over RDMA (RFC 8167): the v4.1 mount's backchannel on its RDMA
+#    connection answers CB_NULL; read and write delegations are recalled over it when a v3
+#    mount over RDMA or a local process needs the file (lib/nfs.sh nfs4_delegations); the
+#    daemon's reverse-call counters show calls and no failure;
 #  - NFSv3 locking on a proto=rdma mount without nolock (NLM, lib/nlm_client.sh on this
 #    host): fcntl ranges between processes, locks seen by the server's local processes and
 #    a v4.1 mount (over RDMA) both ways, a killed holder, a blocking flock granted through
@@ -437,6 +441,31 @@ if check "nfsrdmad starts with nfsv4.enabled and RDMA" nfsrdmad_start "$EXPORT" 
     fi
     check "nfsrdmad (v4.1) exits 0 on SIGTERM" nfsrdmad_stop
 fi
+
+step "NFSv4.1 delegations over RDMA (RFC 8167 backchannel)"
+# The kernel client's v4.1 mount over RDMA asks for a backchannel on its connection; the
+# daemon probes it with CB_NULL and recalls read and write delegations over it (reverse-
+# direction calls, inline) when a v3 mount over RDMA or a local process needs the file.
+MNT3R=/mnt/rdma-v3d
+if check "nfsrdmad starts with write delegations and RDMA" nfsrdmad_start "$EXPORT" \
+        --rdma "$RXE_IP:$RDMA_PORT" --config "$(nfs4_deleg_config)" &&
+    check "listening on the rxe device" wait_for 20 grep -q "rdma: listening on $RXE_IP:$RDMA_PORT" "$NFSRDMAD_LOG" &&
+    check "mount -o $OPTS4" nfs_mount "$RXE_IP:$EXPORT" $MNT4 "$OPTS4"; then
+    check "the v4.1 mount runs over RDMA (mountstats)" assert_mount_transport $MNT4 rdma
+    check "v4.1/rdma: the callback path is up (CB_NULL answered over RDMA)" \
+        wait_for 10 grep -q "callback path to client .* up (CB_NULL" "$NFSRDMAD_LOG"
+    if check "a v3 mount over RDMA beside it (noac)" nfs_mount "$RXE_IP:$EXPORT" $MNT3R "$(rdma_opts noac)" 180; then
+        nfs4_delegations $MNT4 $MNT3R "$EXPORT" "v4.1/rdma delegations"
+        check "umount (v3/RDMA)" nfs_umount $MNT3R
+    fi
+    dump_stats
+    grep -o "stats: rdma .*" "$NFSRDMAD_LOG" | tail -1
+    check "v4.1/rdma: reverse-direction calls went out (back_calls)" test "$(counter back_calls)" -gt 3
+    check_eq "v4.1/rdma: none failed (back_failed)" 0 "$(counter back_failed)"
+    check_eq "v4.1/rdma: no stray replies" 0 "$(counter stray_replies)"
+    check "umount (v4.1/RDMA)" nfs_umount $MNT4
+fi
+check "nfsrdmad (delegations over RDMA) exits 0 on SIGTERM" nfsrdmad_stop
 
 step "NFSv3 locking (NLM) on a proto=rdma mount, without nolock"
 # rxe in this kernel serves the first network namespace only, so the client's lockd runs

@@ -208,4 +208,26 @@ std::vector<uint8_t> encode_error(uint32_t xid, uint32_t credits, HeaderError::A
     return encode(h);
 }
 
+std::vector<uint8_t> encode_reverse_call_header(uint32_t xid, uint32_t credits) {
+    x::rpcrdma1_header h;
+    h.rdma_xid = xid;
+    h.rdma_vers = kVersion;
+    h.rdma_credit = credits;
+    h.rdma_body.set_rdma_proc(x::RDMA_MSG);  // empty read list, write list, reply chunk
+    return encode(h);
+}
+
+std::span<const uint8_t> reverse_reply(std::span<const uint8_t> msg) {
+    auto word = [&](size_t i) {
+        const uint8_t* p = msg.data() + 4 * i;
+        return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
+    };
+    // xid vers credit proc | read list, write list, reply chunk: all absent | xid mtype
+    if (msg.size() < kMinHeader + 8) return {};
+    if (word(1) != kVersion || word(3) != x::RDMA_MSG) return {};
+    if (word(4) != 0 || word(5) != 0 || word(6) != 0) return {};
+    if (word(8) != 1) return {};  // RFC 5531 §9: msg_type REPLY
+    return msg.subspan(kMinHeader);
+}
+
 }  // namespace nfsrdmad::rdma

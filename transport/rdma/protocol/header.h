@@ -50,4 +50,14 @@ std::vector<uint8_t> encode_reply_header(const TransportHeader& call, uint32_t c
 // RDMA_ERROR replies (RFC 8166 §4.5): ERR_VERS carries the range we support (1..1).
 std::vector<uint8_t> encode_error(uint32_t xid, uint32_t credits, HeaderError::Answer err);
 
+// Reverse-direction RPC (RFC 8167, the NFSv4.1 backchannel), inline only (§5.1: no
+// chunks in either direction). Our calls carry this header: the RPC call's xid, version 1,
+// `credits` (§4.2: in a reverse-direction call, the credits asked for reverse calls), RDMA_MSG
+// and three empty chunk lists; the RPC call message follows.
+std::vector<uint8_t> encode_reverse_call_header(uint32_t xid, uint32_t credits);
+// §4.1: a received message is a reverse-direction reply when it is RDMA_MSG with no chunks
+// and the RPC message it carries is a REPLY (msg_type 1). Its RPC message (from the xid
+// on), else an empty span.
+std::span<const uint8_t> reverse_reply(std::span<const uint8_t> msg);
+
 }  // namespace nfsrdmad::rdma

@@ -39,9 +39,11 @@ Connection::Connection(rdma_cm_id* id, std::shared_ptr<Device> dev, engine::Reac
           p.rdma = true;
           return p;
       }()),
-      credits_(dev_->credit_share(o.credits)) {}
+      credits_(dev_->credit_share(o.credits)),
+      pending_(svc.max_back_calls) {}
 
 Connection::~Connection() {
+    if (svc_.channels) svc_.channels->remove(peer_.conn);
     svc_.dispatcher.connection_closed(peer_.conn);
     // Work records own buffers; the QP and CQ go before them (reverse declaration order
     // would free the CQ first, so be explicit).
@@ -135,6 +137,7 @@ void Connection::start() {
     }
     granted_ = credits_.granted();
     svc_.counters.credits_granted = credits_.granted();
+    if (svc_.channels) svc_.channels->add(peer_.conn, self);  // RFC 8167 calls to the peer
     // Completions may already be waiting (see setup()).
     on_completion_event();
 }
@@ -281,6 +284,15 @@ void Connection::retry_starved() {
         if (closed_) return;  // the attempt failed hard: disconnect() emptied the queues
         starved_replies_.pop_front();
     }
+    while (!starved_back_calls_.empty()) {
+        const auto& [xid, message] = starved_back_calls_.front();
+        if (!try_send_back_call(xid, message)) {
+            short_of_ = &dev_->sends();
+            return wait_for_buffers();
+        }
+        if (closed_) return;
+        starved_back_calls_.pop_front();
+    }
     while (!starved_calls_.empty() && !closed_) {
         auto call = starved_calls_.front();
         if (!reserve_pulls(*call)) return wait_for_buffers();
@@ -302,6 +314,9 @@ void Connection::disconnect(const std::string& why) {
     starved_calls_.clear();
     starved_errors_.clear();
     starved_replies_.clear();
+    starved_back_calls_.clear();
+    if (svc_.channels) svc_.channels->remove(peer_.conn);
+    finish_back_calls(pending_.fail_all("the connection closed"));
     // Moving the QP to the error state flushes every posted work request; their
     // completions release the buffers (handle()), then teardown() runs.
     rdma_disconnect(id_.get());

@@ -41,6 +41,7 @@
 #include "transport/rdma/protocol/reply_plan.h"
 #include "transport/rdma/verbs/counters.h"
 #include "transport/rdma/verbs/device.h"
+#include "transport/rpc/back_channel.h"
 #include "transport/rpc/dispatcher.h"
 
 namespace nfsrdmad::rdma::verbs {
@@ -62,9 +63,13 @@ struct ConnectionServices {
     engine::WorkerPool& workers;
     RdmaCounters& counters;
     std::shared_ptr<rdma_event_channel> cm_channel;  // outlives our cm id
+    // Connections that carry calls to their clients (RFC 8167, back_channel.cpp): each
+    // registers while open. Null: no reverse-direction calls.
+    std::shared_ptr<rpc::ChannelRegistry> channels = nullptr;
+    size_t max_back_calls = 16;  // outstanding reverse calls per connection
 };
 
-class Connection : public std::enable_shared_from_this<Connection> {
+class Connection : public std::enable_shared_from_this<Connection>, public rpc::CallChannel {
   public:
     // Creates the CQ and QP on `id` (from a CONNECT_REQUEST) and posts the receives,
     // before the caller accepts: the peer may send as soon as it is connected. Takes
@@ -90,6 +95,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const TransportCounters& counters() const { return local_; }  // any thread
     uint32_t credits() const { return granted_.load(std::memory_order_relaxed); }
     uint32_t read_depth() const { return opts_.initiator_depth; }
+
+    // RFC 8167 (back_channel.cpp): a reverse-direction call, from any thread.
+    bool send_call(uint32_t xid, std::vector<uint8_t> message, std::chrono::milliseconds timeout,
+                   rpc::PendingCalls::Done done) override;
 
     struct Work;
     struct CallWork;
@@ -131,6 +140,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void retry_starved();
     void send_error(uint32_t xid, HeaderError::Answer err);
     bool try_send_error(uint32_t xid, HeaderError::Answer err);  // false: no send buffer
+    // Reverse-direction calls (back_channel.cpp). on_reverse_reply: true when `msg` was a
+    // reverse reply (RFC 8167 §4.1), taken. try_send_back_call: false when no send buffer.
+    bool on_reverse_reply(std::span<const uint8_t> msg);
+    bool try_send_back_call(uint32_t xid, const std::vector<uint8_t>& message);
+    void finish_back_calls(std::vector<rpc::PendingCalls::Finished> f);  // done on workers
     uint64_t track(std::unique_ptr<Work> w);
     void release_credit();
     void teardown();
@@ -160,6 +174,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::deque<std::shared_ptr<CallWork>> starved_calls_;
     std::deque<std::pair<uint32_t, HeaderError::Answer>> starved_errors_;
     std::deque<std::pair<std::shared_ptr<CallWork>, ReplyPtr>> starved_replies_;
+    std::deque<std::pair<uint32_t, std::vector<uint8_t>>> starved_back_calls_;  // xid, call
+    rpc::PendingCalls pending_;          // reverse calls awaiting their reply (reactor only)
     MemoryPool* short_of_ = nullptr;     // the pool the last failed attempt needed
     std::vector<MemoryPool*> awaiting_;  // pools that will wake us when they can
     uint32_t reads_in_flight_ = 0;

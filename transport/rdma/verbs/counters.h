@@ -28,6 +28,9 @@ struct TransportCounters {
     Counter buffer_waits{0};          // times calls or replies waited for registered memory
     Counter stalled_sends{0};         // disconnects for a Send the peer never took
     Counter sink_registrations{0};    // iWARP: RDMA Read sinks registered for one Read
+    // RFC 8167: calls to the client (the NFSv4.1 backchannel), those that failed (no
+    // reply in time, the connection closed), replies that matched none.
+    Counter back_calls{0}, back_failed{0}, stray_replies{0};
 
     // "calls_msg=1 calls_nomsg=0 ..." in declaration order
     std::string format() const;

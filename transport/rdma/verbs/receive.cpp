@@ -38,6 +38,9 @@ void Connection::capture(std::span<const uint8_t> msg) {
 void Connection::on_receive(BufferPtr buf, uint32_t len) {
     if (closed_) return;  // the buffer goes back to the pool
     if (!opts_.capture_dir.empty()) capture({buf->data(), len});
+    // RFC 8167 §4.1: the client's reply to a call of ours spends no forward credit and is
+    // no call (the buffer goes back to the shared queue as this returns).
+    if (on_reverse_reply({buf->data(), len})) return;
     if (!credits_.on_call()) {
         count(&TransportCounters::credit_overruns);
         disconnect("the peer sent more calls than its " + std::to_string(credits_.ceiling()) +

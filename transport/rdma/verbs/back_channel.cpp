@@ -1,0 +1,111 @@
+// Reverse-direction calls (RFC 8167): this server calls the client on the client's own
+// connection, for the NFSv4.1 backchannel. The third direction beside receive.cpp and
+// send.cpp:
+//
+//   worker: send_call ──► reactor: PendingCalls.add ──► Send [RDMA_MSG header | RPC call]
+//                                                            (inline, one send buffer)
+//   SRQ receive: RDMA_MSG, no chunks, RPC REPLY ──► PendingCalls.on_reply ──► worker: done
+//
+// §5.1: reverse-direction messages are inline only, so a call larger than the peer's
+// receive buffers (RFC 8797 private data, else 1024 bytes) is refused, never sent: the
+// Linux client drops the connection on a reverse call it cannot receive. §4.1: a reverse
+// reply is recognized before credit accounting (it spends no forward credit) and never
+// reaches the dispatcher. §4.2: how many reverse calls may be outstanding is the client's
+// business (its backchannel slots: the NFSv4.1 layer keeps to them); PendingCalls bounds
+// them per connection whatever the caller does. A call that finds no send buffer waits in
+// order for one (starved_back_calls_), as replies do; its deadline runs meanwhile.
+#include <spdlog/spdlog.h>
+
+#include <cstring>
+
+#include "transport/rdma/verbs/connection.h"
+#include "transport/rdma/verbs/work.h"
+
+namespace nfsrdmad::rdma::verbs {
+
+bool Connection::send_call(uint32_t xid, std::vector<uint8_t> message,
+                           std::chrono::milliseconds timeout, rpc::PendingCalls::Done done) {
+    auto self = shared_from_this();  // closed_ is the reactor's: checked there
+    reactor_.post([self, xid, message = std::move(message), timeout,
+                   done = std::move(done)]() mutable {
+        auto refuse = [&](std::string why) {
+            rpc::CallbackResult r;
+            r.error = std::move(why);
+            std::vector<rpc::PendingCalls::Finished> f;
+            f.push_back({std::move(done), std::move(r)});
+            self->finish_back_calls(std::move(f));
+        };
+        const size_t room = std::min(self->opts_.peer_receive, self->dev_->sends().buffer_size());
+        if (self->closed_) return refuse("the connection closed");
+        if (kMinHeader + message.size() > room)
+            return refuse("the call (" + std::to_string(message.size()) +
+                          " bytes) does not fit the peer's inline receive (" +
+                          std::to_string(room) + " bytes, RFC 8167 §5.1)");
+        const auto deadline = engine::Reactor::Clock::now() + timeout;
+        if (!self->pending_.add(xid, deadline, done)) return refuse("too many calls in flight");
+        self->count(&TransportCounters::back_calls);
+        self->starved_back_calls_.emplace_back(xid, std::move(message));
+        self->retry_starved();
+        std::weak_ptr<Connection> weak = self;
+        self->reactor_.after(timeout, [weak] {
+            if (auto c = weak.lock())
+                c->finish_back_calls(c->pending_.expire(engine::Reactor::Clock::now()));
+        });
+    });
+    return true;
+}
+
+bool Connection::try_send_back_call(uint32_t xid, const std::vector<uint8_t>& message) {
+    if (!pending_.contains(xid)) return true;  // timed out while it waited: nothing to send
+    auto sb = dev_->sends().get();
+    if (!sb) return false;
+    // §4.2: the credits a reverse call carries ask for reverse credits; one at a time is what
+    // the NFSv4.1 layer uses (the Linux client's backchannel has one slot).
+    auto hdr = encode_reverse_call_header(xid, 1);
+    std::memcpy(sb->data(), hdr.data(), hdr.size());
+    std::memcpy(sb->data() + hdr.size(), message.data(), message.size());
+    count(&TransportCounters::staged_bytes, hdr.size() + message.size());
+    ibv_sge sge{reinterpret_cast<uintptr_t>(sb->data()),
+                static_cast<uint32_t>(hdr.size() + message.size()), sb->lkey()};
+    auto rec = std::make_unique<ReplyRecord>();
+    rec->buffer = std::move(sb);
+    rec->holds_credit = false;  // a call of ours, not a reply to a forward call
+    ibv_send_wr wr{};
+    wr.opcode = IBV_WR_SEND;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.wr_id = track(std::move(rec));
+    ibv_send_wr* bad = nullptr;
+    sends_in_flight_.push_back({wr.wr_id, std::chrono::steady_clock::now()});
+    if (ibv_post_send(id_->qp, &wr, &bad) != 0) {
+        work_.erase(wr.wr_id);
+        disconnect(std::string("ibv_post_send (reverse call): ") + std::strerror(errno));
+    }
+    return true;
+}
+
+bool Connection::on_reverse_reply(std::span<const uint8_t> msg) {
+    std::span<const uint8_t> rpc = reverse_reply(msg);
+    if (rpc.empty()) return false;
+    if (auto f = pending_.on_reply(rpc)) {
+        std::vector<rpc::PendingCalls::Finished> v;
+        v.push_back(std::move(*f));
+        finish_back_calls(std::move(v));
+    } else {
+        count(&TransportCounters::stray_replies);  // late (timed out) or not ours: dropped
+    }
+    return true;
+}
+
+void Connection::finish_back_calls(std::vector<rpc::PendingCalls::Finished> f) {
+    if (f.empty()) return;
+    for (const auto& x : f)
+        if (!x.result.ok) count(&TransportCounters::back_failed);
+    auto shared = std::make_shared<std::vector<rpc::PendingCalls::Finished>>(std::move(f));
+    svc_.workers.submit([shared] {
+        for (auto& x : *shared) x.done(std::move(x.result));
+    });
+}
+
+}  // namespace nfsrdmad::rdma::verbs
