@@ -16,6 +16,10 @@ class DelegationBreaker {
     // the way; its recall is then under way, and the caller answers "try later"
     // (NFS3ERR_JUKEBOX).
     virtual bool conflict(const vfs::FileHandle& file, bool write) = 0;
+    // Whether an NFSv4.1 client holds a write delegation of `file`: its size and times
+    // here may be behind the holder's, so attributes sent in passing (LOOKUP, ACCESS,
+    // READDIRPLUS) are left out. Recalls nothing.
+    virtual bool write_delegated(const vfs::FileHandle& file) const = 0;
 };
 
 }  // namespace nfsrdmad::nfs

@@ -19,7 +19,10 @@ rpc::Outcome proc_access(Request& rq) {
     uint32_t granted = a.access & vfs::access_from_mode(*st, t.who.id);
     if (!t.who.read_write)
         granted &= ~(vfs::kAccessModify | vfs::kAccessExtend | vfs::kAccessDelete);
-    res.resok().obj_attributes = post_op(*st, t.node.fsid());
+    // A write delegation's holder may have grown the file: no attributes (nor for LOOKUP
+    // and READDIRPLUS); the client asks GETATTR, which recalls it.
+    if (!rq.stale_attributes(t.node.handle))
+        res.resok().obj_attributes = post_op(*st, t.node.fsid());
     res.resok().access = granted;
     return rq.reply(res);
 }

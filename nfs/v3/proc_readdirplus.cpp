@@ -28,7 +28,8 @@ rpc::Outcome proc_readdirplus(Request& rq) {
             size_t need = entry_size(e.name) + 4 + 4;  // + the two "follows" flags
             if (auto found = vfs::lookup(l.dir.node, e.name, l.dir.who.id)) {
                 const auto& h = handles.emplace_back(found->node.handle);
-                ep.name_attributes = post_op(found->attr, found->node.fsid());
+                if (!rq.stale_attributes(found->node.handle))  // a write delegation is out
+                    ep.name_attributes = post_op(found->attr, found->node.fsid());
                 ep.name_handle.set_handle_follows(true).handle().data = h.data();
                 need += 84 + 4 + h.size + xdr::pad4(h.size);
             }

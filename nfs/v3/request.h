@@ -52,6 +52,10 @@ class Request {
         return svc.delegations && svc.delegations->any() && svc.delegations->conflict(file, write);
     }
     bool any_delegations() const { return svc.delegations && svc.delegations->any(); }
+    // Attributes of `file` sent in passing would be stale (a write delegation is out).
+    bool stale_attributes(const vfs::FileHandle& file) const {
+        return any_delegations() && svc.delegations->write_delegated(file);
+    }
 
     template <class Res>
     rpc::Outcome reply(const Res& res) {

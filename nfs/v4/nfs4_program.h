@@ -29,6 +29,9 @@ class Nfs4Program : public rpc::Program, public DelegationBreaker {
     bool conflict(const vfs::FileHandle& file, bool write) override {
         return svc_.delegation_conflict(file, 0, write);
     }
+    bool write_delegated(const vfs::FileHandle& file) const override {
+        return svc_.delegations.write_delegated(file);
+    }
 
     // The lease sweep (Services::expire_leases): the daemon calls it from a timer, off the
     // reactor (reaping closes files), and calls again after the delay it returns.

@@ -37,12 +37,18 @@ Result<void> set_size(const Node& node, const struct statx& st, uint64_t size, c
     if (S_ISDIR(st.stx_mode)) return fail(EISDIR);
     if (!S_ISREG(st.stx_mode)) return fail(EINVAL);
     if (size > static_cast<uint64_t>(LLONG_MAX)) return fail(EFBIG);
-    const auto path = sys::proc_fd_path(node.fd.get());
     const auto length = static_cast<off_t>(size);
-    auto r = with_identity(id, [&] { return check_syscall(::truncate(path.c_str(), length)); });
-    if (r.error() == EACCES && id.uid == st.stx_uid) {  // owner override (Linux nfsd)
-        r = check_syscall(::truncate(path.c_str(), length));
-    }
+    // Not truncate(2) by path: it waits in the kernel for a file lease to be given back
+    // (an NFSv4.1 read delegation's, vfs/lease.h), and a worker never waits on a client.
+    // An O_NONBLOCK open for writing fails EWOULDBLOCK instead (the caller answers "later")
+    // and starts the lease's break. The open checks write permission as truncate(2) does.
+    auto trunc = [&]() -> Result<void> {
+        auto fd = sys::reopen(node.fd.get(), O_WRONLY | O_NONBLOCK);
+        if (!fd) return fd.failure();
+        return check_syscall(::ftruncate(fd->get(), length));
+    };
+    auto r = with_identity(id, trunc);
+    if (r.error() == EACCES && id.uid == st.stx_uid) r = trunc();  // owner override (Linux nfsd)
     return r;
 }
 

@@ -286,6 +286,9 @@ TEST(RdmaHeader, ReverseDirectionCallsAndReplies) {
     EXPECT_TRUE(reverse_reply(W().u(kXid).u(1).u(5).u(1).u(0).u(0).u(0).u(kXid).u(1).b).empty());
     EXPECT_TRUE(reverse_reply(W().u(kXid).u(2).u(5).u(0).u(0).u(0).u(0).u(kXid).u(1).b).empty());
     EXPECT_TRUE(reverse_reply(W().u(kXid).u(1).u(5).u(0).u(0).u(0).u(0).u(kXid).b).empty());
+    // The peer's RDMA_ERROR names the call it could not take.
+    EXPECT_EQ(rdma_error_xid(encode_error(kXid, 1, HeaderError::ErrChunk)), kXid);
+    EXPECT_EQ(rdma_error_xid(reply.b), 0u);
 }
 
 TEST(RdmaHeader, ReplyHeaderKeepsSegmentCountsAndReportsLengths) {

@@ -103,6 +103,13 @@ TEST(BackChannel, DeadlinesTheBoundAndClosing) {
     EXPECT_EQ(gone[0].result.error, "no reply in time");
     EXPECT_FALSE(p.on_reply(reply(1, 0))) << "a late reply";
     ASSERT_TRUE(p.add(3, t0 + 5s, nothing));
+    EXPECT_TRUE(p.contains(3));
+    auto refused = p.fail(3, "the peer answered RDMA_ERROR");  // one call, at once
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->result.error, "the peer answered RDMA_ERROR");
+    EXPECT_FALSE(p.contains(3));
+    EXPECT_FALSE(p.fail(3, "again"));
+    ASSERT_TRUE(p.add(3, t0 + 5s, nothing));
     auto closed = p.fail_all("the connection closed");
     EXPECT_EQ(closed.size(), 2u);
     for (auto& c : closed) EXPECT_EQ(c.result.error, "the connection closed");

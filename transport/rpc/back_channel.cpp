@@ -87,6 +87,15 @@ std::optional<PendingCalls::Finished> PendingCalls::on_reply(std::span<const uin
     return f;
 }
 
+std::optional<PendingCalls::Finished> PendingCalls::fail(uint32_t xid, const std::string& why) {
+    auto it = calls_.find(xid);
+    if (it == calls_.end()) return std::nullopt;
+    Finished f{std::move(it->second.done), {}};
+    f.result.error = why;
+    calls_.erase(it);
+    return f;
+}
+
 std::vector<PendingCalls::Finished> PendingCalls::expire(Clock::time_point now) {
     std::vector<Finished> out;
     for (auto it = calls_.begin(); it != calls_.end();) {

@@ -67,6 +67,8 @@ class PendingCalls {
     // A REPLY record: the call it answers, finished; nothing if no call has that xid (a
     // late or stray reply: dropped).
     std::optional<Finished> on_reply(std::span<const uint8_t> msg);
+    // The call `xid`, failed with `why` (the transport refused it); nothing if none.
+    std::optional<Finished> fail(uint32_t xid, const std::string& why);
     // Calls whose deadline is past, failed ("no reply within ...").
     std::vector<Finished> expire(Clock::time_point now);
     // Every call, failed with `why` (the connection closed).
@@ -86,8 +88,9 @@ class PendingCalls {
 };
 
 // What a connection offers: send one call message (no record mark) whose xid is `xid`;
-// `done` once with the reply or why there is none. False: the connection is closed or its
-// bound of outstanding calls is reached (`done` is not called).
+// `done` once with the reply or why there is none. False: the connection is known closed
+// (`done` is not called). A transport that learns of a refusal only later (on its own
+// thread: closed meanwhile, too many calls, too large) reports it through `done`.
 class CallChannel {
   public:
     virtual ~CallChannel() = default;

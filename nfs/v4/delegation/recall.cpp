@@ -63,6 +63,9 @@ std::optional<Delegation> Services::offer_delegation(const Open& open, const Tar
     // descriptor cache's writer for the file is let go first (opens keep their own).
     std::shared_ptr<vfs::Lease> lease;
     if (!write) {
+        // The open's own descriptor writes (a read-write open, or the cache's writer serving
+        // a read): the kernel refuses a read lease beside it.
+        if (open.fd->writable) return std::nullopt;
         auto l = vfs::Lease::take_read(*open.fd);
         if (!l && l.error() == EAGAIN) {
             files.forget(open.file);
@@ -107,8 +110,10 @@ bool Services::delegation_conflict(const vfs::FileHandle& file, state::ClientId 
                 d.client);
             reaped = true;
         }
-    if (reaped) c = delegations.conflict(file, by, write, clock.now());
+    // The others the first pass marked are recalled now (start_recall skips the reaped
+    // ones); a second pass only says whether anything is still in the way.
     for (const Delegation& d : c.to_recall) start_recall(d);
+    if (reaped) return delegations.conflict(file, by, write, clock.now()).blocked;
     return c.blocked;
 }
 

@@ -112,7 +112,9 @@ std::optional<Delegation> DelegationTable::recall_lease(int fd, state::Time now)
     auto it = by_lease_.find(fd);
     if (it == by_lease_.end()) return std::nullopt;
     Delegation& d = by_id_.at(it->second);
-    if (!mark_recalled(d, now)) return std::nullopt;
+    // The signal may be for an earlier lease whose descriptor number this one reuses: only
+    // a lease that is breaking counts.
+    if (!d.lease->breaking() || !mark_recalled(d, now)) return std::nullopt;
     return d;
 }
 
@@ -143,6 +145,16 @@ std::vector<Delegation> DelegationTable::erase_where(Pred&& pred) {
 std::vector<Delegation> DelegationTable::overdue(state::Time deadline) {
     if (!recalling()) return {};
     return erase_where([&](const Delegation& d) { return d.recalled && *d.recalled <= deadline; });
+}
+
+bool DelegationTable::write_delegated(const vfs::FileHandle& file) const {
+    std::lock_guard l(mu_);
+    if (writes_ == 0) return false;
+    auto it = by_file_.find(key_of(file));
+    if (it == by_file_.end()) return false;
+    for (const Other& o : it->second)
+        if (by_id_.at(o).write) return true;
+    return false;
 }
 
 bool DelegationTable::recalling() const {

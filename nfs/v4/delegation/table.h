@@ -98,6 +98,8 @@ class DelegationTable {
     std::vector<Delegation> overdue(state::Time deadline);
     // Whether any recall is outstanding (the sweep then runs often).
     bool recalling() const;
+    // Whether a write delegation of `file` is held (cheap when none is).
+    bool write_delegated(const vfs::FileHandle& file) const;
     std::vector<Delegation> forget_client(state::ClientId client);
     size_t size() const { return count_.load(std::memory_order_relaxed); }
     bool empty() const { return size() == 0; }

@@ -217,11 +217,21 @@ std::vector<uint8_t> encode_reverse_call_header(uint32_t xid, uint32_t credits) 
     return encode(h);
 }
 
+namespace {
+uint32_t word_at(std::span<const uint8_t> msg, size_t i) {
+    const uint8_t* p = msg.data() + 4 * i;
+    return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
+}
+}  // namespace
+
+uint32_t rdma_error_xid(std::span<const uint8_t> msg) {
+    if (msg.size() < 16 || word_at(msg, 1) != kVersion || word_at(msg, 3) != x::RDMA_ERROR)
+        return 0;
+    return word_at(msg, 0);
+}
+
 std::span<const uint8_t> reverse_reply(std::span<const uint8_t> msg) {
-    auto word = [&](size_t i) {
-        const uint8_t* p = msg.data() + 4 * i;
-        return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
-    };
+    auto word = [&](size_t i) { return word_at(msg, i); };
     // xid vers credit proc | read list, write list, reply chunk: all absent | xid mtype
     if (msg.size() < kMinHeader + 8) return {};
     if (word(1) != kVersion || word(3) != x::RDMA_MSG) return {};

@@ -59,5 +59,8 @@ std::vector<uint8_t> encode_reverse_call_header(uint32_t xid, uint32_t credits);
 // and the RPC message it carries is a REPLY (msg_type 1). Its RPC message (from the xid
 // on), else an empty span.
 std::span<const uint8_t> reverse_reply(std::span<const uint8_t> msg);
+// The xid of a version 1 RDMA_ERROR (RFC 8166 §4.5), which may answer a reverse call of
+// ours; 0 otherwise.
+uint32_t rdma_error_xid(std::span<const uint8_t> msg);
 
 }  // namespace nfsrdmad::rdma

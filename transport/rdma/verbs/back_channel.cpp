@@ -2,7 +2,7 @@
 // connection, for the NFSv4.1 backchannel. The third direction beside receive.cpp and
 // send.cpp:
 //
-//   worker: send_call ──► reactor: PendingCalls.add ──► Send [RDMA_MSG header | RPC call]
+//   worker: ReverseCallPort::send_call ──► reactor: PendingCalls.add ──► Send [RDMA_MSG | call]
 //                                                            (inline, one send buffer)
 //   SRQ receive: RDMA_MSG, no chunks, RPC REPLY ──► PendingCalls.on_reply ──► worker: done
 //
@@ -23,36 +23,46 @@
 
 namespace nfsrdmad::rdma::verbs {
 
-bool Connection::send_call(uint32_t xid, std::vector<uint8_t> message,
-                           std::chrono::milliseconds timeout, rpc::PendingCalls::Done done) {
-    auto self = shared_from_this();  // closed_ is the reactor's: checked there
-    reactor_.post([self, xid, message = std::move(message), timeout,
+bool ReverseCallPort::send_call(uint32_t xid, std::vector<uint8_t> message,
+                                std::chrono::milliseconds timeout, rpc::PendingCalls::Done done) {
+    reactor_.post([conn = conn_, &workers = workers_, xid, message = std::move(message), timeout,
                    done = std::move(done)]() mutable {
-        auto refuse = [&](std::string why) {
+        if (auto c = conn.lock())
+            return c->start_back_call(xid, std::move(message), timeout, std::move(done));
+        workers.submit([done] {
             rpc::CallbackResult r;
-            r.error = std::move(why);
-            std::vector<rpc::PendingCalls::Finished> f;
-            f.push_back({std::move(done), std::move(r)});
-            self->finish_back_calls(std::move(f));
-        };
-        const size_t room = std::min(self->opts_.peer_receive, self->dev_->sends().buffer_size());
-        if (self->closed_) return refuse("the connection closed");
-        if (kMinHeader + message.size() > room)
-            return refuse("the call (" + std::to_string(message.size()) +
-                          " bytes) does not fit the peer's inline receive (" +
-                          std::to_string(room) + " bytes, RFC 8167 §5.1)");
-        const auto deadline = engine::Reactor::Clock::now() + timeout;
-        if (!self->pending_.add(xid, deadline, done)) return refuse("too many calls in flight");
-        self->count(&TransportCounters::back_calls);
-        self->starved_back_calls_.emplace_back(xid, std::move(message));
-        self->retry_starved();
-        std::weak_ptr<Connection> weak = self;
-        self->reactor_.after(timeout, [weak] {
-            if (auto c = weak.lock())
-                c->finish_back_calls(c->pending_.expire(engine::Reactor::Clock::now()));
+            r.error = "the connection closed";
+            done(std::move(r));
         });
     });
     return true;
+}
+
+void Connection::start_back_call(uint32_t xid, std::vector<uint8_t> message,
+                                 std::chrono::milliseconds timeout, rpc::PendingCalls::Done done) {
+    auto refuse = [&](std::string why) {
+        rpc::CallbackResult r;
+        r.error = std::move(why);
+        std::vector<rpc::PendingCalls::Finished> f;
+        f.push_back({std::move(done), std::move(r)});
+        finish_back_calls(std::move(f));
+    };
+    const size_t room = std::min(opts_.peer_receive, dev_->sends().buffer_size());
+    if (closed_) return refuse("the connection closed");
+    if (kMinHeader + message.size() > room)
+        return refuse("the call (" + std::to_string(message.size()) +
+                      " bytes) does not fit the peer's inline receive (" + std::to_string(room) +
+                      " bytes, RFC 8167 §5.1)");
+    const auto deadline = engine::Reactor::Clock::now() + timeout;
+    if (!pending_.add(xid, deadline, done)) return refuse("too many calls in flight");
+    count(&TransportCounters::back_calls);
+    starved_back_calls_.emplace_back(xid, std::move(message));
+    retry_starved();
+    std::weak_ptr<Connection> weak = weak_from_this();
+    reactor_.after(timeout, [weak] {
+        if (auto c = weak.lock())
+            c->finish_back_calls(c->pending_.expire(engine::Reactor::Clock::now()));
+    });
 }
 
 bool Connection::try_send_back_call(uint32_t xid, const std::vector<uint8_t>& message) {
@@ -86,6 +96,14 @@ bool Connection::try_send_back_call(uint32_t xid, const std::vector<uint8_t>& me
 }
 
 bool Connection::on_reverse_reply(std::span<const uint8_t> msg) {
+    // The peer could not take a call of ours (RFC 8166 §4.5): it fails now, not at its
+    // deadline.
+    if (const uint32_t xid = rdma_error_xid(msg); xid && pending_.contains(xid)) {
+        std::vector<rpc::PendingCalls::Finished> v;
+        v.push_back(std::move(*pending_.fail(xid, "the peer answered RDMA_ERROR")));
+        finish_back_calls(std::move(v));
+        return true;
+    }
     std::span<const uint8_t> rpc = reverse_reply(msg);
     if (rpc.empty()) return false;
     if (auto f = pending_.on_reply(rpc)) {

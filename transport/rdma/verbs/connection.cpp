@@ -137,7 +137,10 @@ void Connection::start() {
     }
     granted_ = credits_.granted();
     svc_.counters.credits_granted = credits_.granted();
-    if (svc_.channels) svc_.channels->add(peer_.conn, self);  // RFC 8167 calls to the peer
+    if (svc_.channels) {  // RFC 8167 calls to the peer
+        port_ = std::make_shared<ReverseCallPort>(self, reactor_, svc_.workers);
+        svc_.channels->add(peer_.conn, port_);
+    }
     // Completions may already be waiting (see setup()).
     on_completion_event();
 }

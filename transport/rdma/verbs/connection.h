@@ -69,7 +69,26 @@ struct ConnectionServices {
     size_t max_back_calls = 16;  // outstanding reverse calls per connection
 };
 
-class Connection : public std::enable_shared_from_this<Connection>, public rpc::CallChannel {
+class Connection;
+
+// What the daemon's ChannelRegistry holds for a connection (RFC 8167, back_channel.cpp):
+// a weak handle whose calls go to the reactor before the connection is touched, so that
+// no other thread ever holds (and drops) the last reference to a connection, whose end
+// must run on its reactor.
+class ReverseCallPort final : public rpc::CallChannel {
+  public:
+    ReverseCallPort(std::weak_ptr<Connection> c, engine::Reactor& r, engine::WorkerPool& w)
+        : conn_(std::move(c)), reactor_(r), workers_(w) {}
+    bool send_call(uint32_t xid, std::vector<uint8_t> message, std::chrono::milliseconds timeout,
+                   rpc::PendingCalls::Done done) override;
+
+  private:
+    std::weak_ptr<Connection> conn_;
+    engine::Reactor& reactor_;
+    engine::WorkerPool& workers_;
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
   public:
     // Creates the CQ and QP on `id` (from a CONNECT_REQUEST) and posts the receives,
     // before the caller accepts: the peer may send as soon as it is connected. Takes
@@ -96,9 +115,10 @@ class Connection : public std::enable_shared_from_this<Connection>, public rpc::
     uint32_t credits() const { return granted_.load(std::memory_order_relaxed); }
     uint32_t read_depth() const { return opts_.initiator_depth; }
 
-    // RFC 8167 (back_channel.cpp): a reverse-direction call, from any thread.
-    bool send_call(uint32_t xid, std::vector<uint8_t> message, std::chrono::milliseconds timeout,
-                   rpc::PendingCalls::Done done) override;
+    // RFC 8167 (back_channel.cpp): a reverse-direction call, on the reactor (through the
+    // ReverseCallPort the registry holds).
+    void start_back_call(uint32_t xid, std::vector<uint8_t> message,
+                         std::chrono::milliseconds timeout, rpc::PendingCalls::Done done);
 
     struct Work;
     struct CallWork;
@@ -175,9 +195,10 @@ class Connection : public std::enable_shared_from_this<Connection>, public rpc::
     std::deque<std::pair<uint32_t, HeaderError::Answer>> starved_errors_;
     std::deque<std::pair<std::shared_ptr<CallWork>, ReplyPtr>> starved_replies_;
     std::deque<std::pair<uint32_t, std::vector<uint8_t>>> starved_back_calls_;  // xid, call
-    rpc::PendingCalls pending_;          // reverse calls awaiting their reply (reactor only)
-    MemoryPool* short_of_ = nullptr;     // the pool the last failed attempt needed
-    std::vector<MemoryPool*> awaiting_;  // pools that will wake us when they can
+    rpc::PendingCalls pending_;              // reverse calls awaiting their reply (reactor only)
+    std::shared_ptr<ReverseCallPort> port_;  // what the registry holds, while open
+    MemoryPool* short_of_ = nullptr;         // the pool the last failed attempt needed
+    std::vector<MemoryPool*> awaiting_;      // pools that will wake us when they can
     uint32_t reads_in_flight_ = 0;
     bool awaiting_read_budget_ = false;  // queued on the device's ReadBudget
     std::atomic<uint32_t> granted_{0};   // the last grant sent (stats)
