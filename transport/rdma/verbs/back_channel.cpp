@@ -75,23 +75,8 @@ bool Connection::try_send_back_call(uint32_t xid, const std::vector<uint8_t>& me
     std::memcpy(sb->data(), hdr.data(), hdr.size());
     std::memcpy(sb->data() + hdr.size(), message.data(), message.size());
     count(&TransportCounters::staged_bytes, hdr.size() + message.size());
-    ibv_sge sge{reinterpret_cast<uintptr_t>(sb->data()),
-                static_cast<uint32_t>(hdr.size() + message.size()), sb->lkey()};
-    auto rec = std::make_unique<ReplyRecord>();
-    rec->buffer = std::move(sb);
-    rec->holds_credit = false;  // a call of ours, not a reply to a forward call
-    ibv_send_wr wr{};
-    wr.opcode = IBV_WR_SEND;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.wr_id = track(std::move(rec));
-    ibv_send_wr* bad = nullptr;
-    sends_in_flight_.push_back({wr.wr_id, std::chrono::steady_clock::now()});
-    if (ibv_post_send(id_->qp, &wr, &bad) != 0) {
-        work_.erase(wr.wr_id);
-        disconnect(std::string("ibv_post_send (reverse call): ") + std::strerror(errno));
-    }
+    // A call of ours, not a reply to a forward call: it holds no credit.
+    post_inline_send(std::move(sb), hdr.size() + message.size(), false, "reverse call");
     return true;
 }
 

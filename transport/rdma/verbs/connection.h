@@ -160,6 +160,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void retry_starved();
     void send_error(uint32_t xid, HeaderError::Answer err);
     bool try_send_error(uint32_t xid, HeaderError::Answer err);  // false: no send buffer
+    // Posts the first `length` bytes of `buffer` as one inline Send (an RDMA_ERROR, a
+    // reverse call); a failed post disconnects (and gives back the credit it holds).
+    void post_inline_send(BufferPtr buffer, size_t length, bool holds_credit, const char* what);
     // Reverse-direction calls (back_channel.cpp). on_reverse_reply: true when `msg` was a
     // reverse reply (RFC 8167 §4.1), taken. try_send_back_call: false when no send buffer.
     bool on_reverse_reply(std::span<const uint8_t> msg);

@@ -216,10 +216,17 @@ bool Connection::try_send_error(uint32_t xid, HeaderError::Answer err) {
     if (!sb) return false;
     auto hdr = encode_error(xid, grant(), err);
     std::memcpy(sb->data(), hdr.data(), hdr.size());
-    ibv_sge sge{reinterpret_cast<uintptr_t>(sb->data()), static_cast<uint32_t>(hdr.size()),
-                sb->lkey()};
+    post_inline_send(std::move(sb), hdr.size(), true, "RDMA_ERROR");
+    return true;
+}
+
+void Connection::post_inline_send(BufferPtr buffer, size_t length, bool holds_credit,
+                                  const char* what) {
+    ibv_sge sge{reinterpret_cast<uintptr_t>(buffer->data()), static_cast<uint32_t>(length),
+                buffer->lkey()};
     auto rec = std::make_unique<ReplyRecord>();
-    rec->buffer = std::move(sb);
+    rec->buffer = std::move(buffer);
+    rec->holds_credit = holds_credit;
     ibv_send_wr wr{};
     wr.opcode = IBV_WR_SEND;
     wr.send_flags = IBV_SEND_SIGNALED;
@@ -230,10 +237,9 @@ bool Connection::try_send_error(uint32_t xid, HeaderError::Answer err) {
     sends_in_flight_.push_back({wr.wr_id, std::chrono::steady_clock::now()});
     if (ibv_post_send(id_->qp, &wr, &bad) != 0) {
         work_.erase(wr.wr_id);
-        release_credit();
-        disconnect(std::string("ibv_post_send (RDMA_ERROR): ") + std::strerror(errno));
+        if (holds_credit) release_credit();
+        disconnect(std::string("ibv_post_send (") + what + "): " + std::strerror(errno));
     }
-    return true;
 }
 
 void Connection::forget_completed_sends() {
