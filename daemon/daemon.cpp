@@ -120,9 +120,10 @@ void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* 
         const auto& d = v4.delegation_stats;
         spdlog::info(
             "stats: nfs4_delegations held={} write={} granted={} recalls={} recall_failures={} "
-            "returned={} revoked={}",
+            "returned={} revoked={} cb_getattrs={} recall_any={}",
             v4.delegations.size(), v4.delegations.writes(), d.granted.load(), d.recalls.load(),
-            d.recall_failures.load(), d.returned.load(), d.revoked.load());
+            d.recall_failures.load(), d.returned.load(), d.revoked.load(), d.getattrs.load(),
+            d.recall_any.load());
     }
     if (rdma)
         for (const auto& line : rdma->stats()) spdlog::info("stats: {}", line);

@@ -3,6 +3,9 @@
 // client's does). Implemented by NFSv4.1 (nfs/v4/nfs4_program.h); the daemon wires it.
 #pragma once
 
+#include <cstdint>
+#include <optional>
+
 #include "nfs/vfs/handle.h"
 
 namespace nfsrdmad::nfs {
@@ -20,6 +23,15 @@ class DelegationBreaker {
     // here may be behind the holder's, so attributes sent in passing (LOOKUP, ACCESS,
     // READDIRPLUS) are left out. Recalls nothing.
     virtual bool write_delegated(const vfs::FileHandle& file) const = 0;
+    // GETATTR of `file` (RFC 8881 §10.4.3): a write delegation's holder is asked for its
+    // size (CB_GETATTR) rather than recalled. `delay`: the answer is not in yet
+    // (NFS3ERR_JUKEBOX). `size`: the holder's size, to report instead of the file's (whose
+    // times were set to now). Neither: the file's attributes are right.
+    struct HeldAttrs {
+        bool delay = false;
+        std::optional<uint64_t> size;
+    };
+    virtual HeldAttrs held_attrs(const vfs::FileHandle& file) = 0;
 };
 
 }  // namespace nfsrdmad::nfs

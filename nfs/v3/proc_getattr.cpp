@@ -10,12 +10,17 @@ rpc::Outcome proc_getattr(Request& rq) {
     x::GETATTR3res res;
     Target t;
     res.set_status(rq.resolve(a.object, t));
-    // A write delegation's holder may have writes the file does not show yet.
-    if (res.status() == x::NFS3_OK && rq.delegated(t.node.handle, false))
-        res.set_status(x::NFS3ERR_JUKEBOX);
+    // A write delegation's holder may have writes the file does not show yet: it is asked
+    // for its size (RFC 8881 §10.4.3, CB_GETATTR), and this call waits for the answer.
+    DelegationBreaker::HeldAttrs held;
+    if (res.status() == x::NFS3_OK && rq.any_delegations()) {
+        held = rq.svc.delegations->held_attrs(t.node.handle);
+        if (held.delay) res.set_status(x::NFS3ERR_JUKEBOX);
+    }
     if (res.status() == x::NFS3_OK) {
         auto st = vfs::getattr(t.node);
         res.set_status(st ? x::NFS3_OK : to_nfsstat3(st.error()));
+        if (st && held.size) st->stx_size = *held.size;
         if (st) res.resok().obj_attributes = to_fattr3(*st, t.node.fsid());
     }
     return rq.reply(res);

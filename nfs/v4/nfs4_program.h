@@ -32,6 +32,10 @@ class Nfs4Program : public rpc::Program, public DelegationBreaker {
     bool write_delegated(const vfs::FileHandle& file) const override {
         return svc_.delegations.write_delegated(file);
     }
+    HeldAttrs held_attrs(const vfs::FileHandle& file) override {
+        auto a = svc_.delegated_attrs(file, 0);
+        return {a.delay, a.size};
+    }
 
     // The lease sweep (Services::expire_leases): the daemon calls it from a timer, off the
     // reactor (reaping closes files), and calls again after the delay it returns.

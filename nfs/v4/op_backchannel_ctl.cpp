@@ -14,7 +14,10 @@ OpResult op_backchannel_ctl(Compound& c, xdr::Decoder& args, xdr::Encoder& res) 
     if (!rq.decode(args, a)) return OpResult::bad_xdr();
     state::CallbackParams cb{a.bca_cb_program};
     x4::nfsstat4 st = state::choose_callback_security(a.bca_sec_parms, cb);
-    if (st == x4::NFS4_OK) rq.session->set_callback(cb);
+    if (st == x4::NFS4_OK) {
+        rq.session->set_callback(cb);
+        rq.svc.callbacks.set_params(rq.session->client(), rq.session->id(), cb);
+    }
     encode_status_only(res, st);
     return {st};
 }

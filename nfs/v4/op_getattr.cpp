@@ -12,15 +12,18 @@ OpResult op_getattr(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (!rq.decode(args, a)) return OpResult::bad_xdr();
     Target* t;
     x4::nfsstat4 st = rq.current(t);
-    // §10.4.3: another client's write delegation may hide the file's size and times; it is
-    // recalled (no CB_GETATTR yet).
-    if (st == x4::NFS4_OK && !t->pseudo &&
-        rq.svc.delegation_conflict(t->node.handle, rq.clientid, false))
-        st = x4::NFS4ERR_DELAY;
+    // §10.4.3: another client's write delegation may hide the file's size and times: its
+    // holder is asked (CB_GETATTR) and this GETATTR told to come back (NFS4ERR_DELAY) until
+    // the answer is in; a holder with changes gives the size, and the file's times move.
+    Services::DelegatedAttrs held;
+    if (st == x4::NFS4_OK && !t->pseudo) {
+        held = rq.svc.delegated_attrs(t->node.handle, rq.clientid);
+        if (held.delay) st = x4::NFS4ERR_DELAY;
+    }
     if (st == x4::NFS4_OK) {
         const size_t at = res.size();
         res.put_u32(x4::NFS4_OK);
-        st = encode_attrs_of(rq, *t, AttrMask::from_wire(a.attr_request), res);
+        st = encode_attrs_of(rq, *t, AttrMask::from_wire(a.attr_request), res, held.size);
         if (st != x4::NFS4_OK) res.truncate(at);
     }
     if (st != x4::NFS4_OK) encode_status_only(res, st);

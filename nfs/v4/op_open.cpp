@@ -12,8 +12,15 @@
 // through the client's own delegation (§10.2.1: what a holder does for its local opens
 // when the delegation is recalled), also while the recall is under way.
 //
-// Not (yet): CLAIM_DELEGATE_PREV and CLAIM_DELEG_PREV_FH (NOTSUPP: no delegation is
-// reclaimed after a restart; a reclaimed open is granted none, §18.16.3 OPEN_DELEGATE_NONE).
+// CLAIM_PREVIOUS with a delegate_type reclaims the delegation with the open after a
+// server restart (§10.2.1); granted with `recall` set when the client's callback path is
+// not set up yet.
+//
+// CLAIM_DELEGATE_PREV and CLAIM_DELEG_PREV_FH are NFS4ERR_NOTSUPP: they reclaim
+// delegations across a *client* restart, which §10.2.1 lets a server support ("The server
+// MAY support ...", and then it must keep a restarted client's delegations for a lease and
+// support DELEGPURGE); this one, like the Linux server, drops a client's state when the
+// client restarts.
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -295,7 +302,10 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     ok.attrset = o.attrset.to_wire();
     const uint32_t want = a.share_access & x4::OPEN4_SHARE_ACCESS_WANT_DELEG_MASK;
     std::optional<Delegation> deleg;
-    if (!o.reclaim && !o.delegated) deleg = rq.svc.offer_delegation(open, o.file, a.share_access);
+    if (o.reclaim && a.claim.delegate_type() != x4::OPEN_DELEGATE_NONE)
+        deleg = rq.svc.reclaim_delegation(open, o.file, a.claim.delegate_type());
+    else if (!o.reclaim && !o.delegated)
+        deleg = rq.svc.offer_delegation(open, o.file, a.share_access);
     if (deleg) {
         // §18.16.4: the permissions ACE names nobody: the client asks ACCESS of the
         // server before it opens locally for another user.
@@ -304,7 +314,7 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
             ok.delegation.set_delegation_type(x4::OPEN_DELEGATE_WRITE);
             auto& w = ok.delegation.write();
             w.stateid = to_wire(deleg->stateid);
-            w.recall = false;
+            w.recall = deleg->recalled.has_value();  // a reclaim granted and recalled
             w.space_limit.set_limitby(x4::NFS_LIMIT_SIZE);
             w.space_limit.filesize() = ~uint64_t{0};
             w.permissions = perms;
@@ -312,7 +322,7 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
             ok.delegation.set_delegation_type(x4::OPEN_DELEGATE_READ);
             auto& r = ok.delegation.read();
             r.stateid = to_wire(deleg->stateid);
-            r.recall = false;
+            r.recall = deleg->recalled.has_value();
             r.permissions = perms;
         }
     } else if (want == 0) {

@@ -7,16 +7,17 @@
 // sessions stay until destroyed or their lease expires).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <atomic>
-#include <map>
-#include <optional>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "nfs/v4/callback/path.h"
@@ -94,12 +95,28 @@ class Services {
     // opening the file in a conflicting way, the table's policy).
     std::optional<Delegation> offer_delegation(const Open& open, const Target& file,
                                                uint32_t share_access);
+    // CLAIM_PREVIOUS's delegation of `type` reclaimed with the open after a restart
+    // (§10.2.1): granted as offer_delegation would, whatever the client wants; when the
+    // callback path is not (being) set up, granted already recalled (`recalled` set: the
+    // result's `recall` flag).
+    std::optional<Delegation> reclaim_delegation(const Open& open, const Target& file,
+                                                 x4::open_delegation_type4 type);
     // An access to `file` by `by` (0: another protocol, or an NFSv4.1 operation with a
     // special stateid from no session's client) that reads (write false) or changes it:
     // true when another client's delegation is in the way, whose recall is then under way
     // (§10.4.1); the caller answers NFS4ERR_DELAY (NFS3ERR_JUKEBOX). Cheap when no
     // delegation is held.
     bool delegation_conflict(const vfs::FileHandle& file, state::ClientId by, bool write);
+    // A GETATTR of `file` by `by` (0: NFSv3) beside another client's write delegation
+    // (§10.4.3): the holder is asked with CB_GETATTR, not recalled. `delay`: no answer yet
+    // (one is on its way): NFS4ERR_DELAY / NFS3ERR_JUKEBOX. `size`: the holder has changes
+    // the file does not show: report this size; the file's times were set to now (so the
+    // change attribute moved). Neither: the file's own attributes are right.
+    struct DelegatedAttrs {
+        bool delay = false;
+        std::optional<uint64_t> size;
+    };
+    DelegatedAttrs delegated_attrs(const vfs::FileHandle& file, state::ClientId by);
     // The kernel breaks the lease on descriptor `fd` (vfs/lease.h): a local process wants
     // the file; its delegation is recalled. check_leases(): any lease breaking (SIGIO, the
     // signal queue overflowed). The daemon's signal thread calls them.
@@ -109,8 +126,8 @@ class Services {
     x4::nfsstat4 return_delegation(state::ClientId client, const state::Stateid& sid);
     // How the recalls went, for the stats line.
     struct DelegationStats {
-        std::atomic<uint64_t> granted{0}, recalls{0}, recall_failures{0}, returned{0},
-            revoked{0};
+        std::atomic<uint64_t> granted{0}, recalls{0}, recall_failures{0}, returned{0}, revoked{0},
+            getattrs{0}, recall_any{0};
     };
     DelegationStats delegation_stats;
 
@@ -173,7 +190,13 @@ class Services {
     bool reap_lock_holder(const vfs::state::Conflict& c);
 
   private:
+    // The share, lock and table checks of a grant, the lease, the record.
+    std::optional<Delegation> grant_delegation(const Open& open, const Target& file, bool write);
     void start_recall(const Delegation& d);
+    void getattr_done(const DelegationTable::Other& id, const std::optional<CbReply>& reply,
+                      const std::string& why);
+    // CB_RECALL_ANY (§20.6) to the clients holding the most when the table fills up.
+    void recall_any(state::Time now);
     void recall_done(state::ClientId client, const DelegationTable::Other& id,
                      const std::optional<CbReply>& reply, const std::string& why);
     // The sweep's part: recalls unanswered for a lease are revoked; failed ones are
@@ -184,6 +207,8 @@ class Services {
     std::mutex recall_mu_;
     // Delegations whose recall is to be sent again, and when; how often each was sent.
     std::map<DelegationTable::Other, std::pair<state::Time, uint32_t>> recall_retries_;
+    // When each client was last sent CB_RECALL_ANY (entries older than kRecallAnyEvery go).
+    std::unordered_map<state::ClientId, state::Time> recall_any_sent_;
 
     std::mutex mu_;
     std::weak_ptr<const vfs::ExportTable> pseudo_table_;

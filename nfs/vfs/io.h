@@ -69,4 +69,9 @@ Result<void> commit(const OpenFile& file, uint64_t offset, uint32_t count);
 // Attributes through the cached descriptor (post-op attributes for READ/WRITE).
 Result<struct statx> getattr(const OpenFile& file);
 
+// Sets the file's modification time (and so its ctime) to now, with the daemon's own
+// credentials: an NFSv4.1 write delegation's holder said it has changes the file does not
+// show yet (RFC 8881 §10.4.3: "the server SHOULD update the file's metadata record").
+Result<void> touch(const OpenFile& file);
+
 }  // namespace nfsrdmad::vfs

@@ -1,11 +1,12 @@
 // Delegations (RFC 8881 §10.2, §10.4) from raw clients on the daemon's own connections:
 // a client whose callback path answers gets a read delegation on a read OPEN and a write
-// delegation on a read-write OPEN; another client's conflicting OPEN or GETATTR, or an
-// NFSv3 WRITE, is answered NFS4ERR_DELAY / NFS3ERR_JUKEBOX while the server sends CB_RECALL
-// (after CB_SEQUENCE on the holder's session) on the holder's connection; the holder opens
-// through the delegation (CLAIM_DELEG_CUR_FH) and returns it (DELEGRETURN), and the other
-// call goes through. A holder that never answers loses the delegation a lease after the
-// recall: NFS4ERR_DELEG_REVOKED, SEQ4_STATUS_RECALLABLE_STATE_REVOKED until FREE_STATEID.
+// delegation on a read-write OPEN; another client's GETATTR of a write-delegated file asks
+// the holder (CB_GETATTR); another client's conflicting OPEN, or an NFSv3 WRITE, is answered
+// NFS4ERR_DELAY / NFS3ERR_JUKEBOX while the server sends CB_RECALL (after CB_SEQUENCE on the
+// holder's session) on the holder's connection; the holder opens through the delegation
+// (CLAIM_DELEG_CUR_FH) and returns it (DELEGRETURN), and the other call goes through. A holder that
+// never answers loses the delegation a lease after the recall: NFS4ERR_DELEG_REVOKED,
+// SEQ4_STATUS_RECALLABLE_STATE_REVOKED until FREE_STATEID.
 #include "tests/e2e/nfs4_callback_fixture.h"
 
 #include <fcntl.h>
@@ -84,6 +85,40 @@ class Nfs4Delegation : public Nfs4CallbackTest {
         x4::nfs_argop4 op(x4::OP_DELEGRETURN);
         op.opdelegreturn().deleg_stateid = sid;
         return op;
+    }
+    // The holder's answer to CB_SEQUENCE + CB_GETATTR: `status`, and on NFS4_OK its change and
+    // size (§20.1.3).
+    void AnswerCbGetattr(wire::Conn& c, const CbCall& call, x4::nfsstat4 status, uint64_t change,
+                         uint64_t size) {
+        x4::CB_COMPOUND4res res;
+        res.status = status;
+        wire::XdrOut vals;
+        vals.u64(change).u64(size);
+        const wire::Bytes attrs = vals.take();
+        for (const auto& op : call.args.argarray) {
+            x4::nfs_cb_resop4 r(op.argop());
+            if (op.argop() == x4::OP_CB_SEQUENCE) {
+                r.opcbsequence().set_csr_status(x4::NFS4_OK);
+                auto& ok = r.opcbsequence().csr_resok4();
+                ok.csr_sessionid = op.opcbsequence().csa_sessionid;
+                ok.csr_sequenceid = op.opcbsequence().csa_sequenceid;
+            } else if (op.argop() == x4::OP_CB_GETATTR) {
+                r.opcbgetattr().set_status(status);
+                if (status == x4::NFS4_OK) {
+                    auto& f = r.opcbgetattr().resok4().obj_attributes;
+                    f.attrmask = {(1u << x4::FATTR4_CHANGE) | (1u << x4::FATTR4_SIZE)};
+                    f.attr_vals = attrs;
+                }
+            }
+            res.resarray.push_back(std::move(r));
+        }
+        wire::Bytes body;
+        xdr::Encoder e(body);
+        x4::xdr_encode(e, res);
+        wire::XdrOut r;
+        r.u32(call.xid).u32(wire::kReply).u32(0).u32(0).u32(0).u32(0).raw(body);
+        std::string why;
+        ASSERT_TRUE(c.SendRecord(r.take(), &why)) << why;
     }
     // The CB_COMPOUND must be CB_SEQUENCE on our session, then CB_RECALL of `deleg` of `fh`.
     void ExpectRecall(const CbCall& cb, const x4::stateid4& deleg, const wire::Bytes& fh) {
@@ -168,8 +203,9 @@ TEST_F(Nfs4Delegation, AWriteDelegationNotReturnedIsRevokedAfterALease) {
     Res wr = Compound({Sequence(), op_putfh(o.fh), op_write(o.deleg, 0, view(data))});
     EXPECT_EQ(wr.status(), x4::NFS4_OK);
 
-    // Another client's GETATTR: a write delegation's holder may know better.
-    Res g1 = AsOther({op_putfh(o.fh), op_getattr({x4::FATTR4_SIZE})});
+    // Another client opens it for reading: the holder may have writes the file lacks.
+    const std::string name = "mine";
+    Res g1 = AsOther({op_putfh(export_fh_), op_open(view(other_.owner), view(name), false, kRead)});
     EXPECT_EQ(g1.status(), x4::NFS4ERR_DELAY);
     CbCall cb;
     ASSERT_TRUE(NextCbCompound(*conn_, cb));
@@ -188,6 +224,7 @@ TEST_F(Nfs4Delegation, AWriteDelegationNotReturnedIsRevokedAfterALease) {
         << "revoked before a lease had passed";
     Res g2 = AsOther({op_putfh(o.fh), op_getattr({x4::FATTR4_SIZE})});
     EXPECT_EQ(g2.status(), x4::NFS4_OK) << "the revoked delegation still in the way";
+    EXPECT_TRUE(NextCall(*conn_, 300).empty()) << "a call about a revoked delegation";
 
     x4::nfs_argop4 test(x4::OP_TEST_STATEID);
     test.optest_stateid().ts_stateids.push_back(o.deleg);
@@ -209,6 +246,117 @@ TEST_F(Nfs4Delegation, AWriteDelegationNotReturnedIsRevokedAfterALease) {
     ASSERT_EQ(rd2.status(), x4::NFS4_OK);
     const auto& got = rd2.op(2).opread().resok4().data;
     EXPECT_EQ(std::string(got.begin(), got.end()), data);
+}
+
+// GETATTR's change and size (asked in that order: bits 3 and 4, §5.6), from op `i`.
+std::pair<uint64_t, uint64_t> ChangeAndSize(const Res& r, size_t i) {
+    const auto& f = r.op(i).opgetattr().resok4().obj_attributes;
+    xdr::Decoder d(f.attr_vals);
+    const uint64_t change = d.get_u64(), size = d.get_u64();
+    EXPECT_TRUE(d.ok() && d.remaining() == 0) << "not change and size";
+    return {change, size};
+}
+
+// §10.4.3: another client's GETATTR of a write-delegated file asks the holder (CB_GETATTR
+// of change and size) instead of recalling; until the answer is in, NFS4ERR_DELAY. A holder
+// that answers the change it was granted with and the file's size holds no changes: the
+// file's own attributes. One that answers another change has changes: its size is reported,
+// and the change attribute moves. A holder that cannot answer is recalled.
+TEST_F(Nfs4Delegation, AnotherClientsGetattrAsksTheWriteDelegationsHolder) {
+    const std::initializer_list<uint32_t> kChangeSize = {x4::FATTR4_CHANGE, x4::FATTR4_SIZE};
+    const std::string data = "flushed";
+    auto expect_cb_getattr = [&](const CbCall& cb, const wire::Bytes& fh) {
+        ASSERT_EQ(cb.args.argarray.size(), 2u);
+        ASSERT_EQ(cb.args.argarray[0].argop(), x4::OP_CB_SEQUENCE);
+        EXPECT_EQ(cb.args.argarray[0].opcbsequence().csa_sessionid, session_);
+        ASSERT_EQ(cb.args.argarray[1].argop(), x4::OP_CB_GETATTR);
+        const auto& g = cb.args.argarray[1].opcbgetattr();
+        EXPECT_EQ(wire::Bytes(g.fh.begin(), g.fh.end()), fh);
+        ASSERT_EQ(g.attr_request.size(), 1u);
+        EXPECT_EQ(g.attr_request[0], (1u << x4::FATTR4_CHANGE) | (1u << x4::FATTR4_SIZE));
+    };
+
+    // A holder without changes: the change attribute it was granted with.
+    Opened a = OpenIn("clean", kBoth, true);
+    ASSERT_EQ(a.status, x4::NFS4_OK);
+    ASSERT_EQ(a.deleg_type, x4::OPEN_DELEGATE_WRITE);
+    Res granted = Compound({Sequence(), op_putfh(a.fh), op_getattr(kChangeSize)});
+    ASSERT_EQ(granted.status(), x4::NFS4_OK);
+    const uint64_t sc = ChangeAndSize(granted, 2).first;
+    ASSERT_EQ(Compound({Sequence(), op_putfh(a.fh), op_write(a.deleg, 0, view(data))}).status(),
+              x4::NFS4_OK);
+    Res after = Compound({Sequence(), op_putfh(a.fh), op_getattr(kChangeSize)});
+    ASSERT_EQ(after.status(), x4::NFS4_OK);
+    const auto [written_change, written_size] = ChangeAndSize(after, 2);
+    EXPECT_EQ(written_size, data.size());
+    EXPECT_EQ(AsOther({op_putfh(a.fh), op_getattr(kChangeSize)}).status(), x4::NFS4ERR_DELAY);
+    CbCall cb;
+    ASSERT_TRUE(NextCbCompound(*conn_, cb));
+    expect_cb_getattr(cb, a.fh);
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(AsOther({op_putfh(a.fh), op_getattr(kChangeSize)}).status(), x4::NFS4ERR_DELAY)
+        << "answered before the holder did";
+    EXPECT_TRUE(NextCall(*conn_, 200).empty()) << "CB_GETATTR sent twice";
+    AnswerCbGetattr(*conn_, cb, x4::NFS4_OK, sc, data.size());
+    if (HasFatalFailure()) return;
+    Res clean;
+    for (int i = 0; i < 20; ++i) {  // the answer is taken on a worker
+        clean = AsOther({op_putfh(a.fh), op_getattr(kChangeSize)});
+        if (clean.status() != x4::NFS4ERR_DELAY) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_EQ(clean.status(), x4::NFS4_OK);
+    EXPECT_EQ(ChangeAndSize(clean, 2), std::make_pair(written_change, written_size))
+        << "a holder without changes changed the file's attributes";
+
+    // A holder with changes (the Linux client answers sc + 1) and a bigger size.
+    Opened b = OpenIn("dirty", kBoth, true);
+    ASSERT_EQ(b.status, x4::NFS4_OK);
+    ASSERT_EQ(b.deleg_type, x4::OPEN_DELEGATE_WRITE);
+    Res before = Compound({Sequence(), op_putfh(b.fh), op_getattr(kChangeSize)});
+    ASSERT_EQ(before.status(), x4::NFS4_OK);
+    const uint64_t sc_b = ChangeAndSize(before, 2).first;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a ctime tick
+    EXPECT_EQ(AsOther({op_putfh(b.fh), op_getattr(kChangeSize)}).status(), x4::NFS4ERR_DELAY);
+    ASSERT_TRUE(NextCbCompound(*conn_, cb));
+    expect_cb_getattr(cb, b.fh);
+    if (HasFatalFailure()) return;
+    AnswerCbGetattr(*conn_, cb, x4::NFS4_OK, sc_b + 1, 65536);
+    if (HasFatalFailure()) return;
+    Res dirty;
+    for (int i = 0; i < 20; ++i) {
+        dirty = AsOther({op_putfh(b.fh), op_getattr(kChangeSize)});
+        if (dirty.status() != x4::NFS4ERR_DELAY) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_EQ(dirty.status(), x4::NFS4_OK);
+    const auto [dirty_change, dirty_size] = ChangeAndSize(dirty, 2);
+    EXPECT_EQ(dirty_size, 65536u) << "not the holder's size";
+    EXPECT_GT(dirty_change, sc_b) << "the change attribute did not move";
+    struct stat st {};
+    ASSERT_EQ(::stat(disk("dirty").c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, 0) << "the holder's size was written to the file";
+    EXPECT_TRUE(NextCall(*conn_, 300).empty()) << "recalled although the holder answered";
+    // The holder's own GETATTR asks nobody.
+    EXPECT_EQ(Compound({Sequence(), op_putfh(b.fh), op_getattr(kChangeSize)}).status(),
+              x4::NFS4_OK);
+
+    // A holder that cannot answer (BADHANDLE: it does not know the file): recalled.
+    Opened c = OpenIn("unanswered", kBoth, true);
+    ASSERT_EQ(c.deleg_type, x4::OPEN_DELEGATE_WRITE);
+    EXPECT_EQ(AsOther({op_putfh(c.fh), op_getattr(kChangeSize)}).status(), x4::NFS4ERR_DELAY);
+    ASSERT_TRUE(NextCbCompound(*conn_, cb));
+    expect_cb_getattr(cb, c.fh);
+    if (HasFatalFailure()) return;
+    AnswerCbGetattr(*conn_, cb, x4::NFS4ERR_BADHANDLE, 0, 0);
+    if (HasFatalFailure()) return;
+    CbCall recall;
+    ASSERT_TRUE(NextCbCompound(*conn_, recall)) << "a failed CB_GETATTR did not recall";
+    ExpectRecall(recall, c.deleg, c.fh);
+    if (HasFatalFailure()) return;
+    AnswerCbCompound(*conn_, recall, x4::NFS4_OK);
+    EXPECT_EQ(Compound({Sequence(), op_putfh(c.fh), DelegReturn(c.deleg)}).status(), x4::NFS4_OK);
+    EXPECT_EQ(AsOther({op_putfh(c.fh), op_getattr(kChangeSize)}).status(), x4::NFS4_OK);
 }
 
 TEST_F(Nfs4Delegation, AnNfsv3WriteIsJukeboxUntilTheDelegationIsReturned) {
@@ -313,6 +461,43 @@ TEST_F(Nfs4Delegation, ALocalWriterOnTheServerRecallsAReadDelegation) {
     }
     local.join();
     EXPECT_TRUE(opened.load());
+}
+
+// A table bound of 16 delegations (half of engine.fd_cache): at three quarters of it the
+// server asks the client holding them to give half back (CB_RECALL_ANY, §20.6), once in a
+// while, not every sweep.
+class Nfs4RecallAny : public Nfs4Delegation {
+  protected:
+    std::string Yaml() override {
+        return "nfsv4: {enabled: true, lease_time: 10}\nengine: {fd_cache: 32}\n";
+    }
+};
+
+TEST_F(Nfs4RecallAny, AFullTableAsksTheHolderToReturnSome) {
+    std::vector<Opened> held;
+    for (int i = 0; i < 12; ++i) {
+        Opened o = OpenIn("many" + std::to_string(i), kRead, true);
+        ASSERT_EQ(o.status, x4::NFS4_OK);
+        ASSERT_EQ(o.deleg_type, x4::OPEN_DELEGATE_READ) << "file " << i;
+        held.push_back(o);
+    }
+    CbCall cb;
+    ASSERT_TRUE(NextCbCompound(*conn_, cb, 4000)) << "no CB_RECALL_ANY with 12 of 16 held";
+    ASSERT_EQ(cb.args.argarray.size(), 2u);
+    EXPECT_EQ(cb.args.argarray[0].argop(), x4::OP_CB_SEQUENCE);
+    ASSERT_EQ(cb.args.argarray[1].argop(), x4::OP_CB_RECALL_ANY);
+    const auto& ra = cb.args.argarray[1].opcbrecall_any();
+    EXPECT_EQ(ra.craa_objects_to_keep, 6u);
+    ASSERT_EQ(ra.craa_type_mask.size(), 1u);
+    EXPECT_EQ(ra.craa_type_mask[0],
+              (1u << x4::RCA4_TYPE_MASK_RDATA_DLG) | (1u << x4::RCA4_TYPE_MASK_WDATA_DLG));
+    AnswerCbCompound(*conn_, cb, x4::NFS4_OK);
+    if (HasFatalFailure()) return;
+    EXPECT_TRUE(NextCall(*conn_, 2500).empty()) << "CB_RECALL_ANY again at once";
+    // What a client does: returns the ones it does not need.
+    for (int i = 0; i < 6; ++i)
+        EXPECT_EQ(Compound({Sequence(), op_putfh(held[i].fh), DelegReturn(held[i].deleg)}).status(),
+                  x4::NFS4_OK);
 }
 
 // `nfsv4: {delegations: false}`: none is granted, whatever the client wants.

@@ -232,6 +232,62 @@ TEST(CallbackPaths, ADestroyedSessionsConnectionIsNoPathForIt) {
     EXPECT_EQ(paths.status_flags(7), kDown);
 }
 
+// §18.46.3: a session whose backchannel lost its connection hears
+// SEQ4_STATUS_CB_PATH_DOWN_SESSION, while the client's path still works through another
+// session; a session that never had a backchannel hears nothing.
+TEST(CallbackPaths, ASessionWithoutItsBackConnectionIsToldSo) {
+    constexpr uint32_t kSessionDown = xdr::nfs4::SEQ4_STATUS_CB_PATH_DOWN_SESSION;
+    auto ch = std::make_shared<FakeChannels>();
+    CallbackPaths paths(ch, std::chrono::seconds(10));
+    state::CallbackParams a{0x40000000, 0, 0, 0}, b = a;
+    a.session[0] = 1;
+    b.session[0] = 2;
+    state::SessionId none{};
+    none[0] = 3;
+    paths.bound(7, 100, a);
+    ch->answer(0, true);
+    paths.bound(7, 101, b);
+    EXPECT_EQ(paths.status_flags(7, &a.session), 0u);
+    EXPECT_EQ(paths.status_flags(7, &b.session), 0u);
+    paths.connection_closed(101);  // b's only back connection; the path stays on 100
+    EXPECT_EQ(paths.state(7), State::Up);
+    EXPECT_EQ(paths.status_flags(7, &a.session), 0u);
+    EXPECT_EQ(paths.status_flags(7, &b.session), kSessionDown);
+    EXPECT_EQ(paths.status_flags(7, &none), 0u);
+    paths.bound(7, 102, b);  // BIND_CONN_TO_SESSION: b has one again, no probe needed
+    EXPECT_EQ(ch->sent.size(), 1u);
+    EXPECT_EQ(paths.status_flags(7, &b.session), 0u);
+    paths.connection_closed(100);  // the path moves to 102 (b's), a has none left
+    ASSERT_EQ(ch->sent.size(), 2u);
+    ch->answer(1, false);  // and 102 does not answer either: down for both
+    EXPECT_EQ(paths.status_flags(7, &a.session), kDown | kSessionDown);
+    EXPECT_EQ(paths.status_flags(7, &b.session), kDown | kSessionDown);
+    EXPECT_EQ(paths.status_flags(7, &none), kDown);
+}
+
+// BACKCHANNEL_CTL (§18.33): the session's later calls carry the new program and security.
+TEST(CallbackPaths, BackchannelCtlChangesTheCallsThatFollow) {
+    namespace x4 = xdr::nfs4;
+    auto ch = std::make_shared<FakeChannels>();
+    CallbackPaths paths(ch, std::chrono::seconds(10));
+    state::CallbackParams cb{0x40000000, 0, 0, 0};
+    cb.session[0] = 9;
+    paths.bound(7, 100, cb);
+    ch->answer(0, true);
+    state::CallbackParams changed{0x40000001, 1, 1000, 100};
+    paths.set_params(7, cb.session, changed);
+    paths.compound(7, cb_recall({1, {}}, false, {}),
+                   CallbackPaths::Clock::now() + std::chrono::hours(1),
+                   [](std::optional<CbReply>, const std::string&) {});
+    ASSERT_EQ(ch->sent.size(), 2u);
+    EXPECT_EQ(ch->sent[1].call.prog, 0x40000001u);
+    EXPECT_EQ(ch->sent[1].call.flavor, 1u);
+    EXPECT_EQ(ch->sent[1].call.uid, 1000u);
+    EXPECT_EQ(ch->sent[1].call.gid, 100u);
+    EXPECT_EQ(SlotOf(ch->sent[1].call), std::make_pair(0u, 1u)) << "the slots were reset";
+    ch->sent[1].done(CbAnswer(ch->sent[1].call, x4::NFS4_OK, x4::NFS4_OK));
+}
+
 TEST(CallbackPaths, NoChannelsNoProbes) {
     CallbackPaths paths(nullptr, std::chrono::seconds(10));
     EXPECT_FALSE(paths.enabled());

@@ -102,8 +102,43 @@ TEST(DelegationTable, RecallsOverdueAreTakenOutForRevocation) {
     auto gone = t.forget_client(7);
     EXPECT_EQ(gone.size(), 1u);
     EXPECT_FALSE(t.recalling());
-    ASSERT_TRUE(t.find_of(Fh(3), 8));
-    EXPECT_FALSE(t.find_of(Fh(3), 7));
+    EXPECT_TRUE(t.find(Deleg(8, 3, false, 3).stateid.other));
+    EXPECT_FALSE(t.find(Deleg(7, 2, false, 2).stateid.other));
+}
+
+// §10.4.3: another party's GETATTR asks the write delegation's holder once (CB_GETATTR),
+// waits for the answer, uses it while fresh, and asks again after; the holder's own
+// GETATTR and read delegations ask nothing; a failed CB_GETATTR turns into a recall.
+TEST(DelegationTable, GetattrAsksTheWriteDelegationsHolderOnce) {
+    using Q = DelegationTable::AttrQuery;
+    DelegationTable t;
+    const state::Time t0{};
+    t.put(Deleg(8, 2, false, 2));
+    EXPECT_EQ(t.query_attrs(Fh(2), 9, t0, 10s).kind, Q::None) << "a read delegation";
+    Delegation w = Deleg(7, 1, true, 1);
+    w.change = 500;
+    t.put(w);
+    EXPECT_EQ(t.query_attrs(Fh(1), 7, t0, 10s).kind, Q::None) << "the holder's own GETATTR";
+    auto ask = t.query_attrs(Fh(1), 9, t0, 10s);
+    ASSERT_EQ(ask.kind, Q::Ask);
+    EXPECT_EQ(ask.d.change, 500u);
+    EXPECT_EQ(t.query_attrs(Fh(1), 0, t0 + 1s, 10s).kind, Q::Wait) << "asked twice";
+    auto d = t.answered(w.stateid.other, true, 4096, t0 + 1s);
+    ASSERT_TRUE(d);
+    EXPECT_TRUE(d->modified);
+    auto use = t.query_attrs(Fh(1), 0, t0 + 5s, 10s);
+    ASSERT_EQ(use.kind, Q::Answer);
+    EXPECT_EQ(use.d.size, 4096u);
+    EXPECT_TRUE(use.d.modified);
+    EXPECT_TRUE(t.answered(w.stateid.other, false, 10, t0 + 6s)->modified) << "not sticky";
+    EXPECT_EQ(t.query_attrs(Fh(1), 9, t0 + 20s, 10s).kind, Q::Ask) << "a stale answer used";
+    EXPECT_FALSE(t.recalling());
+    ASSERT_TRUE(t.recall(w.stateid.other, t0 + 21s));
+    EXPECT_FALSE(t.recall(w.stateid.other, t0 + 21s)) << "recalled twice";
+    EXPECT_EQ(t.query_attrs(Fh(1), 9, t0 + 22s, 10s).kind, Q::Wait) << "asked while recalled";
+    auto held = t.holders();
+    ASSERT_EQ(held.size(), 1u) << "a delegation being recalled is not held for CB_RECALL_ANY";
+    EXPECT_EQ(held[0], std::make_pair(state::ClientId{8}, size_t{1}));
 }
 
 TEST(CbCompound, CbSequenceThenCbRecallAndTheReplyDecoded) {

@@ -35,10 +35,12 @@ class Nfs4Recovery : public Nfs4OpsFixture {
     x4::nfs_argop4 put(const std::vector<uint8_t>& fh) { return op_putfh(fh); }
     std::span<const uint8_t> s(const std::string& v) { return keep(v); }
 
-    x4::nfs_argop4 claim_previous(const std::string& owner) {
-        x4::nfs_argop4 op = op_open(s(owner), s("unused"), false, x4::OPEN4_SHARE_ACCESS_BOTH);
+    x4::nfs_argop4 claim_previous(const std::string& owner,
+                                  uint32_t access = x4::OPEN4_SHARE_ACCESS_BOTH,
+                                  x4::open_delegation_type4 deleg = x4::OPEN_DELEGATE_NONE) {
+        x4::nfs_argop4 op = op_open(s(owner), s("unused"), false, access);
         op.opopen().claim.set_claim(x4::CLAIM_PREVIOUS);
-        op.opopen().claim.delegate_type() = x4::OPEN_DELEGATE_NONE;
+        op.opopen().claim.delegate_type() = deleg;
         return op;
     }
     x4::nfs_argop4 reclaim_complete() {
@@ -115,6 +117,42 @@ TEST_F(Nfs4Recovery, RestartGivesTheClientAGracePeriodToReclaim) {
     EXPECT_EQ(
         seq({put_root(), op_open(s("x"), s("other"), true, x4::OPEN4_SHARE_ACCESS_BOTH)}).status(),
         x4::NFS4_OK);
+}
+
+// §10.2.1: the delegation a client held is reclaimed with its open (CLAIM_PREVIOUS'
+// delegate_type). Here no callback path is set up (no backchannel), so it comes back
+// granted and recalled (`recall` TRUE), and the client returns it. A write delegation is not
+// reclaimed where this server grants none (write_delegations off).
+TEST_F(Nfs4Recovery, ADelegationIsReclaimedWithItsOpen) {
+    establish("delegated");
+    write_file("cached", "read under a delegation");
+    write_file("written", "written under a delegation");
+    auto fh_of = [&](const char* name) {
+        Reply l = seq({put_root(), op_lookup(s(name)), op_getfh()});
+        EXPECT_EQ(l.status(), x4::NFS4_OK);
+        auto v = l.op(3).opgetfh().resok4().object;
+        return std::vector<uint8_t>(v.begin(), v.end());
+    };
+    const auto cached = fh_of("cached"), written = fh_of("written");
+    restart();
+    establish("delegated");
+    Reply r = seq(
+        {put(cached), claim_previous("r", x4::OPEN4_SHARE_ACCESS_READ, x4::OPEN_DELEGATE_READ)});
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    const auto& d = r.op(2).opopen().resok4().delegation;
+    ASSERT_EQ(d.delegation_type(), x4::OPEN_DELEGATE_READ);
+    EXPECT_TRUE(d.read().recall) << "granted without a callback path and not recalled";
+    x4::nfs_argop4 ret(x4::OP_DELEGRETURN);
+    ret.opdelegreturn().deleg_stateid = d.read().stateid;
+    EXPECT_EQ(seq({put(cached), ret}).status(), x4::NFS4_OK);
+    Reply w = seq(
+        {put(written), claim_previous("w", x4::OPEN4_SHARE_ACCESS_BOTH, x4::OPEN_DELEGATE_WRITE)});
+    ASSERT_EQ(w.status(), x4::NFS4_OK);
+    EXPECT_EQ(w.op(2).opopen().resok4().delegation.delegation_type(), x4::OPEN_DELEGATE_NONE);
+    // Across a client restart (CLAIM_DELEG_PREV_FH): not supported (§10.2.1 "MAY").
+    x4::nfs_argop4 prev = op_open(s("p"), s("unused"), false, x4::OPEN4_SHARE_ACCESS_READ);
+    prev.opopen().claim.set_claim(x4::CLAIM_DELEG_PREV_FH);
+    EXPECT_EQ(seq({put(cached), prev}).status(), x4::NFS4ERR_NOTSUPP);
 }
 
 TEST_F(Nfs4Recovery, AClientTheLastBootDidNotKnowCannotReclaim) {

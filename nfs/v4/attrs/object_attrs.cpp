@@ -54,7 +54,8 @@ void fill_limits(const Request& rq, FsAttrs& fs) {
 
 }  // namespace
 
-x4::nfsstat4 encode_attrs_of(Request& rq, const Target& t, const AttrMask& want, xdr::Encoder& e) {
+x4::nfsstat4 encode_attrs_of(Request& rq, const Target& t, const AttrMask& want, xdr::Encoder& e,
+                             std::optional<uint64_t> size) {
     ObjectAttrs o;
     FsAttrs fs;
     fill_limits(rq, fs);
@@ -75,6 +76,7 @@ x4::nfsstat4 encode_attrs_of(Request& rq, const Target& t, const AttrMask& want,
         auto st = vfs::getattr(t.node);
         if (!st) return to_nfsstat4(st.error());
         o.st = *st;
+        if (size) o.st.stx_size = *size;
         o.change = change_of(o.st);
         o.mounted_on_fileid = o.st.stx_ino;
         // §5.8.2.23: at an export root, the fileid of what it covers in the pseudo tree.

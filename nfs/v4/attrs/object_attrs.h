@@ -11,6 +11,9 @@
 // where an export begins and makes it a submount).
 #pragma once
 
+#include <cstdint>
+#include <optional>
+
 #include "nfs/v4/attrs/attr_mask.h"
 #include "nfs/v4/request.h"
 #include "xdr/runtime/xdr.h"
@@ -20,8 +23,10 @@ namespace nfsrdmad::nfs::v4 {
 inline constexpr x4::fsid4 kPseudoFsid{0, 1};
 
 // Appends fattr4 with `want` of `t`; NFS4ERR_INVAL for a write-only attribute, the
-// errno mapped when the object cannot be read (nothing appended then).
-x4::nfsstat4 encode_attrs_of(Request& rq, const Target& t, const AttrMask& want, xdr::Encoder& e);
+// errno mapped when the object cannot be read (nothing appended then). `size`: reported
+// instead of the file's (a write delegation's holder answered CB_GETATTR with it).
+x4::nfsstat4 encode_attrs_of(Request& rq, const Target& t, const AttrMask& want, xdr::Encoder& e,
+                             std::optional<uint64_t> size = std::nullopt);
 
 // VERIFY (§18.31) and NVERIFY (§18.15): whether `given` holds exactly the values GETATTR
 // would return for `t`: the attr_vals bytes are compared with GETATTR's encoding of the

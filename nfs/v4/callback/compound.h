@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -25,6 +26,14 @@ struct CbOps {
 // CB_RECALL (§20.2) of the delegation `stateid` of the file `fh`.
 CbOps cb_recall(const state::Stateid& stateid, bool truncate, std::span<const uint8_t> fh);
 
+// CB_GETATTR (§20.1) of the change and size of the file `fh` (§10.4.3: the only
+// attributes the server can reliably query of a write delegation's holder).
+CbOps cb_getattr(std::span<const uint8_t> fh);
+
+// CB_RECALL_ANY (§20.6): keep at most `keep` of the delegations named by `type_mask`
+// (RCA4_TYPE_MASK_* bits), return the rest.
+CbOps cb_recall_any(uint32_t keep, uint32_t type_mask);
+
 // The slot a call goes on (§20.9.3: csa_sequenceid is the slot's next).
 struct CbSlot {
     state::SessionId session{};
@@ -39,6 +48,11 @@ struct CbReply {
     // CB_SEQUENCE's status; NFS4ERR_SERVERFAULT when the reply has none.
     x4::nfsstat4 sequence = x4::NFS4ERR_SERVERFAULT;
     std::vector<x4::nfsstat4> ops;  // the statuses of the operations after CB_SEQUENCE
+    // CB_GETATTR's answer, when it succeeded and carried change and size.
+    struct Attrs {
+        uint64_t change = 0, size = 0;
+    };
+    std::optional<Attrs> getattr;
 };
 // False: the results are not a CB_COMPOUND4res.
 bool decode_cb_compound(std::span<const uint8_t> results, CbReply& out);

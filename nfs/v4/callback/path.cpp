@@ -17,13 +17,18 @@ void fail_all(std::vector<std::pair<CallbackPaths::CbDone, std::string>>& failed
 }  // namespace
 
 rpc::BackCall CallbackPaths::base_call(const Path& p, uint32_t proc) const {
+    // The parameters of the session the path's connection serves (BACKCHANNEL_CTL may have
+    // changed them since the bind).
+    const state::CallbackParams* cb = &p.cb;
+    if (auto c = p.session_of.find(p.conn); c != p.session_of.end())
+        if (auto s = p.sessions.find(c->second); s != p.sessions.end()) cb = &s->second.cb;
     rpc::BackCall c;
-    c.prog = p.cb.program;
+    c.prog = cb->program;
     c.vers = kCbVersion;
     c.proc = proc;
-    c.flavor = p.cb.flavor;
-    c.uid = p.cb.uid;
-    c.gid = p.cb.gid;
+    c.flavor = cb->flavor;
+    c.uid = cb->uid;
+    c.gid = cb->gid;
     c.timeout = timeout_;
     return c;
 }
@@ -38,6 +43,7 @@ void CallbackPaths::bound(state::ClientId client, state::ConnId conn,
         p.cb = cb;
         p.session_of[conn] = cb.session;
         Slots& s = p.sessions[cb.session];
+        s.cb = cb;
         if (s.seqid.empty()) {
             const size_t n = std::clamp<size_t>(cb.back_slots, 1, kMaxSlots);
             s.seqid.assign(n, 1);  // §20.9.3: a slot's first sequence id is 1
@@ -294,8 +300,36 @@ void CallbackPaths::session_destroyed(state::ClientId client, const state::Sessi
     if (next) send(std::move(*next));
 }
 
-uint32_t CallbackPaths::status_flags(state::ClientId client) const {
-    return state(client) == State::Down ? xdr::nfs4::SEQ4_STATUS_CB_PATH_DOWN : 0;
+void CallbackPaths::set_params(state::ClientId client, const state::SessionId& session,
+                               const state::CallbackParams& cb) {
+    std::lock_guard l(mu_);
+    auto it = paths_.find(client);
+    if (it == paths_.end()) return;  // no backchannel bound yet: the bind brings them
+    Path& p = it->second;
+    auto s = p.sessions.find(session);
+    if (s == p.sessions.end()) return;
+    s->second.cb.program = cb.program;
+    s->second.cb.flavor = cb.flavor;
+    s->second.cb.uid = cb.uid;
+    s->second.cb.gid = cb.gid;
+}
+
+uint32_t CallbackPaths::status_flags(state::ClientId client,
+                                     const state::SessionId* session) const {
+    namespace x4 = xdr::nfs4;
+    std::lock_guard l(mu_);
+    auto it = paths_.find(client);
+    if (it == paths_.end()) return 0;
+    const Path& p = it->second;
+    uint32_t flags = p.state == State::Down ? x4::SEQ4_STATUS_CB_PATH_DOWN : 0;
+    // §18.46.3: "the session has no operational backchannel": it had one (a connection
+    // was bound to it), and now none is bound, or none of the client's works.
+    if (session && p.sessions.count(*session)) {
+        const bool bound = std::any_of(p.session_of.begin(), p.session_of.end(),
+                                       [&](const auto& kv) { return kv.second == *session; });
+        if (!bound || p.state == State::Down) flags |= x4::SEQ4_STATUS_CB_PATH_DOWN_SESSION;
+    }
+    return flags;
 }
 
 CallbackPaths::State CallbackPaths::state(state::ClientId client) const {

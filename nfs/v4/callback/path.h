@@ -12,8 +12,11 @@
 // left the path is down, and SEQUENCE carries SEQ4_STATUS_CB_PATH_DOWN ("no operational
 // backchannel path for any session", §18.46.3) until the client binds a connection again
 // (the Linux client does BIND_CONN_TO_SESSION on that flag).
-// Not tracked yet: a connection rebound to the fore channel only, or DESTROY_SESSION of
-// the session a path's connection served (the connection stays a path until it closes).
+// A session that had a backchannel and has no connection bound to it any more (or whose
+// client's path is down) is told so on its own SEQUENCE too: SEQ4_STATUS_CB_PATH_DOWN_SESSION
+// ("the session has no operational backchannel", §18.46.3). BACKCHANNEL_CTL (§18.33)
+// replaces a session's program and security for the calls that follow.
+// Not tracked yet: a connection rebound to the fore channel only.
 //
 // CB_COMPOUND calls (compound(): CB_RECALL ...) go on the path's connection with
 // CB_SEQUENCE on a free slot of that connection's session (§2.10.6.3: the backchannel has
@@ -67,9 +70,13 @@ class CallbackPaths {
     void forget(state::ClientId client);
     // DESTROY_SESSION: its back slots go; a connection that served it is no path for it.
     void session_destroyed(state::ClientId client, const state::SessionId& session);
+    // BACKCHANNEL_CTL: the session's calls use `cb`'s program and security from now on.
+    void set_params(state::ClientId client, const state::SessionId& session,
+                    const state::CallbackParams& cb);
     // SEQ4_STATUS_CB_PATH_DOWN while the client's path is down (it had one that worked,
-    // or one was bound and did not answer); 0 otherwise.
-    uint32_t status_flags(state::ClientId client) const;
+    // or one was bound and did not answer); with `session`, SEQ4_STATUS_CB_PATH_DOWN_SESSION
+    // as well when that session had a backchannel and has no working one now; 0 otherwise.
+    uint32_t status_flags(state::ClientId client, const state::SessionId* session = nullptr) const;
     State state(state::ClientId client) const;
 
     static constexpr size_t kMaxQueued = 256, kMaxSlots = 16;
@@ -87,6 +94,7 @@ class CallbackPaths {
     struct Slots {
         std::vector<uint32_t> seqid;  // the next sequence id of each slot
         std::vector<bool> busy;
+        state::CallbackParams cb;  // the session's program and security
     };
     struct Queued {
         CbOps ops;
@@ -99,8 +107,8 @@ class CallbackPaths {
         std::vector<state::ConnId> conns;  // bound to a backchannel, oldest first
         std::unordered_map<state::ConnId, state::SessionId> session_of;  // last bound
         std::map<state::SessionId, Slots> sessions;  // the backchannel slots of each
-        state::CallbackParams cb;
-        uint64_t probe = 0;  // which probe is the latest (an older answer changes nothing)
+        state::CallbackParams cb;  // of the session bound last (a probe's, when no session has)
+        uint64_t probe = 0;        // which probe is the latest (an older answer changes nothing)
         std::deque<Queued> queue;
     };
     struct Outgoing {

@@ -1,14 +1,18 @@
 // Delegations as Services hands them out and takes them back (RFC 8881 §10.2, §10.4):
 // the offer on OPEN, the conflict check every other access makes, CB_RECALL over the
-// client's callback path (callback/path.h), DELEGRETURN, and revocation when a recall
-// is not answered by a return within a lease (§10.4.6, §8.3: "the server may revoke").
+// client's callback path (callback/path.h), CB_GETATTR for another party's GETATTR of a
+// write-delegated file (§10.4.3), CB_RECALL_ANY when the table fills up (§20.6),
+// DELEGRETURN, and revocation when a recall is not answered by a return within a lease
+// (§10.4.6, §8.3: "the server may revoke").
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 
+#include "nfs/v4/attrs/change.h"
 #include "nfs/v4/lock_state.h"
 #include "nfs/v4/request.h"
 #include "nfs/v4/services.h"
+#include "nfs/vfs/io.h"
 
 namespace nfsrdmad::nfs::v4 {
 
@@ -19,6 +23,12 @@ namespace {
 // at most kRecallTries times in all, until the delegation is returned or revoked.
 constexpr std::chrono::seconds kRecallRetry{2};
 constexpr uint32_t kRecallTries = 8;
+// A CB_GETATTR answer serves the GETATTRs of this long (the Linux client retries an
+// NFSv4.1 DELAY within 100 ms, an NFSv3 JUKEBOX after 5 s); later ones ask again.
+constexpr std::chrono::seconds kAttrsFresh{10};
+// CB_RECALL_ANY: sent when the table is three quarters full, to each of the clients holding
+// the most until half would be left, each at most once in this long.
+constexpr std::chrono::seconds kRecallAnyEvery{10};
 
 }  // namespace
 
@@ -38,6 +48,37 @@ std::optional<Delegation> Services::offer_delegation(const Open& open, const Tar
     else if (!(open.access & x4::OPEN4_SHARE_ACCESS_READ))
         return std::nullopt;  // a write-only open: nothing to cache for reading
     if (want == x4::OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG && !write) return std::nullopt;
+    return grant_delegation(open, file, write);
+}
+
+std::optional<Delegation> Services::reclaim_delegation(const Open& open, const Target& file,
+                                                       x4::open_delegation_type4 type) {
+    // §10.2.1, §18.16.3: after a restart the client reclaims, with its open, the delegation
+    // it held (CLAIM_PREVIOUS' delegate_type). A write delegation only where this server
+    // grants them at all; neither where the open cannot carry it.
+    if (!options.delegations) return std::nullopt;
+    bool write = false;
+    if (type == x4::OPEN_DELEGATE_WRITE) {
+        const uint32_t both = x4::OPEN4_SHARE_ACCESS_BOTH;
+        if (!options.write_delegations || (open.access & both) != both || !open.fd ||
+            !open.fd->writable)
+            return std::nullopt;
+        write = true;
+    } else if (type != x4::OPEN_DELEGATE_READ || !(open.access & x4::OPEN4_SHARE_ACCESS_READ)) {
+        return std::nullopt;
+    }
+    auto d = grant_delegation(open, file, write);
+    // The backchannel of the new session is not known to work: granted, and recalled at
+    // once (the `recall` flag of the result, §18.16.3), so that it comes back through the
+    // client's own DELEGRETURN and goes, like any recall, a lease later if it does not.
+    const auto path = callbacks.state(open.client);
+    if (d && path != CallbackPaths::State::Up && path != CallbackPaths::State::Probing)
+        if (auto r = delegations.recall(d->stateid.other, clock.now())) d = std::move(r);
+    return d;
+}
+
+std::optional<Delegation> Services::grant_delegation(const Open& open, const Target& file,
+                                                     bool write) {
     // The file's other opens, this client's other owners' too (as knfsd's leases see
     // them): a writer stops a read delegation, any other open a write one, a deny either
     // (the holder would open locally what they deny).
@@ -91,6 +132,10 @@ std::optional<Delegation> Services::offer_delegation(const Open& open, const Tar
     d.fd = open.fd;
     d.who = open.who;
     d.lease = std::move(lease);
+    // §10.4.3: the change attribute at the grant ("sc"), what the holder answers
+    // CB_GETATTR with while it holds no changes.
+    if (write)
+        if (auto st = vfs::getattr(*open.fd)) d.change = change_of(*st);
     delegations.put(d);
     ++delegation_stats.granted;
     return d;
@@ -115,6 +160,115 @@ bool Services::delegation_conflict(const vfs::FileHandle& file, state::ClientId 
     for (const Delegation& d : c.to_recall) start_recall(d);
     if (reaped) return delegations.conflict(file, by, write, clock.now()).blocked;
     return c.blocked;
+}
+
+Services::DelegatedAttrs Services::delegated_attrs(const vfs::FileHandle& file,
+                                                   state::ClientId by) {
+    if (delegations.empty() || !delegations.write_delegated(file)) return {};
+    using Q = DelegationTable::AttrQuery;
+    auto q = delegations.query_attrs(file, by, clock.now(), kAttrsFresh);
+    switch (q.kind) {
+        case Q::None:
+            return {};
+        case Q::Wait:
+            return {true, std::nullopt};
+        case Q::Answer:
+            if (q.d.modified) return {false, q.d.size};
+            return {};
+        case Q::Ask:
+            break;
+    }
+    // §8.4.3: a holder whose lease ran out is not asked; it goes with its delegations.
+    if (clients.may_reap(q.d.client) && reap_client(q.d.client)) {
+        spdlog::info(
+            "nfsv4.1: client {:#x} reaped: lease expired, a GETATTR needs its write delegation's "
+            "attributes",
+            q.d.client);
+        return {};
+    }
+    ++delegation_stats.getattrs;
+    const auto deadline = CallbackPaths::Clock::now() + options.callback_timeout;
+    callbacks.compound(
+        q.d.client, cb_getattr(q.d.file.data()), deadline,
+        [this, id = q.d.stateid.other](std::optional<CbReply> reply, const std::string& why) {
+            getattr_done(id, reply, why);
+        });
+    return {true, std::nullopt};
+}
+
+void Services::getattr_done(const DelegationTable::Other& id, const std::optional<CbReply>& reply,
+                            const std::string& why) {
+    const state::Time now = clock.now();
+    if (reply && reply->status == x4::NFS4_OK && reply->getattr) {
+        auto d = delegations.find(id);
+        if (!d) return;  // returned meanwhile: the file's attributes are the truth again
+        // §10.4.3: the holder answers the change attribute it was granted with ("sc") while
+        // it holds no changes, another (the Linux client: sc + 1) when it does; a size
+        // other than the file's is a change too.
+        bool modified = reply->getattr->change != d->change;
+        if (d->fd)
+            if (auto st = vfs::getattr(*d->fd); st && st->stx_size != reply->getattr->size)
+                modified = true;
+        // Modified (now or before): the file's times become now, so that its change
+        // attribute and times move past what others saw and never go back.
+        if ((modified || d->modified) && d->fd) {
+            if (auto r = vfs::touch(*d->fd); !r)
+                spdlog::warn("nfsv4.1: CB_GETATTR: the file's times cannot be set: {}",
+                             vfs::describe_error(r.error()));
+        }
+        delegations.answered(id, modified, reply->getattr->size, now);
+        return;
+    }
+    const std::string what =
+        reply ? "status " + std::to_string(reply->ops.empty() ? reply->status : reply->ops[0])
+              : why;
+    // §10.4.3: "the server MAY simply recall the delegation".
+    if (auto d = delegations.recall(id, now)) {
+        spdlog::info(
+            "nfsv4.1: CB_GETATTR to client {:#x} failed ({}); its write delegation is "
+            "recalled",
+            d->client, what);
+        start_recall(*d);
+    }
+}
+
+void Services::recall_any(state::Time now) {
+    const size_t max = delegations.max(), held = delegations.size();
+    {
+        std::lock_guard l(recall_mu_);
+        std::erase_if(recall_any_sent_,
+                      [&](const auto& kv) { return now - kv.second >= kRecallAnyEvery; });
+    }
+    if (held < max - max / 4) return;
+    auto holders = delegations.holders();
+    std::sort(holders.begin(), holders.end(),
+              [](const auto& a, const auto& b) { return a.second > b.second; });
+    size_t excess = held - max / 2;
+    for (const auto& [client, n] : holders) {
+        if (excess == 0 || n < 2) break;
+        {
+            std::lock_guard l(recall_mu_);
+            if (!recall_any_sent_.emplace(client, now).second) continue;  // sent lately
+        }
+        const uint32_t keep = static_cast<uint32_t>(n / 2);
+        excess -= std::min(excess, n - keep);
+        ++delegation_stats.recall_any;
+        spdlog::info(
+            "nfsv4.1: {} of {} delegations held: CB_RECALL_ANY to client {:#x} (keep {} "
+            "of its {})",
+            held, max, client, keep, n);
+        // The client returns what it lets go with DELEGRETURN, at its own pace.
+        callbacks.compound(
+            client,
+            cb_recall_any(
+                keep, (1u << x4::RCA4_TYPE_MASK_RDATA_DLG) | (1u << x4::RCA4_TYPE_MASK_WDATA_DLG)),
+            CallbackPaths::Clock::now() + options.callback_timeout,
+            [client](std::optional<CbReply> reply, const std::string& why) {
+                if (!reply || reply->status != x4::NFS4_OK)
+                    spdlog::info("nfsv4.1: CB_RECALL_ANY to client {:#x} failed ({})", client,
+                                 reply ? "status " + std::to_string(reply->status) : why);
+            });
+    }
 }
 
 void Services::lease_broken(int fd) {
@@ -183,6 +337,7 @@ void Services::recall_done(state::ClientId client, const DelegationTable::Other&
 bool Services::sweep_delegations() {
     callbacks.tick();
     const state::Time now = clock.now();
+    if (!delegations.empty()) recall_any(now);
     for (Delegation& d : delegations.overdue(now - options.limits.lease)) {
         {
             std::lock_guard l(recall_mu_);

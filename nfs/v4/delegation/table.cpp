@@ -50,14 +50,63 @@ std::optional<Delegation> DelegationTable::find(const Other& other) const {
     return it->second;
 }
 
-std::optional<Delegation> DelegationTable::find_of(const vfs::FileHandle& file,
-                                                   state::ClientId client) const {
+DelegationTable::AttrQuery DelegationTable::query_attrs(const vfs::FileHandle& file,
+                                                        state::ClientId by, state::Time now,
+                                                        std::chrono::steady_clock::duration fresh) {
+    AttrQuery out;
     std::lock_guard l(mu_);
+    if (writes_ == 0) return out;
     auto it = by_file_.find(key_of(file));
-    if (it == by_file_.end()) return std::nullopt;
-    for (const Other& o : it->second)
-        if (const Delegation& d = by_id_.at(o); d.client == client) return d;
-    return std::nullopt;
+    if (it == by_file_.end()) return out;
+    for (const Other& o : it->second) {
+        Delegation& d = by_id_.at(o);
+        if (!d.write || (by != 0 && d.client == by)) continue;
+        if (d.recalled) {
+            out.kind = AttrQuery::Wait;
+        } else if (d.answered && now - *d.answered < fresh) {
+            out.kind = AttrQuery::Answer;
+        } else if (d.asked && now - *d.asked < fresh) {
+            out.kind = AttrQuery::Wait;
+        } else {
+            d.asked = now;
+            out.kind = AttrQuery::Ask;
+        }
+        out.d = d;
+        return out;  // a write delegation is the only one on its file
+    }
+    return out;
+}
+
+std::optional<Delegation> DelegationTable::answered(const Other& other, bool modified,
+                                                    uint64_t size, state::Time now) {
+    std::lock_guard l(mu_);
+    auto it = by_id_.find(other);
+    if (it == by_id_.end()) return std::nullopt;
+    Delegation& d = it->second;
+    d.modified = d.modified || modified;
+    d.size = size;
+    d.answered = now;
+    d.asked.reset();
+    return d;
+}
+
+std::optional<Delegation> DelegationTable::recall(const Other& other, state::Time now) {
+    std::lock_guard l(mu_);
+    auto it = by_id_.find(other);
+    if (it == by_id_.end()) return std::nullopt;
+    it->second.asked.reset();
+    if (!mark_recalled(it->second, now)) return std::nullopt;
+    return it->second;
+}
+
+std::vector<std::pair<state::ClientId, size_t>> DelegationTable::holders() const {
+    std::unordered_map<state::ClientId, size_t> n;
+    {
+        std::lock_guard l(mu_);
+        for (const auto& [id, d] : by_id_)
+            if (!d.recalled) ++n[d.client];
+    }
+    return {n.begin(), n.end()};
 }
 
 std::optional<Delegation> DelegationTable::erase(const Other& other) {

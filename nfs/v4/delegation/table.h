@@ -57,6 +57,13 @@ struct Delegation {
     std::optional<state::Time> recalled;      // when its recall began
     // A read delegation's file lease (nfs/vfs/lease.h): local writers recall it.
     std::shared_ptr<vfs::Lease> lease;
+    // A write delegation's CB_GETATTR record (§10.4.3): the change attribute at the grant
+    // ("sc"); whether the holder has said it holds changes (stays true until the end);
+    // a CB_GETATTR out since; the last answer's size, and when it came.
+    uint64_t change = 0;
+    bool modified = false;
+    std::optional<state::Time> asked, answered;
+    uint64_t size = 0;
 };
 
 class DelegationTable {
@@ -74,14 +81,35 @@ class DelegationTable {
                    state::Time now) const;
     void put(Delegation d);  // d.stateid.other new
     std::optional<Delegation> find(const Other& other) const;
-    // The client's delegation of `file`, if it has one.
-    std::optional<Delegation> find_of(const vfs::FileHandle& file, state::ClientId client) const;
     std::optional<Delegation> erase(const Other& other);
 
     struct Conflict {
         bool blocked = false;               // a delegation stands in the way
         std::vector<Delegation> to_recall;  // those whose recall starts now
     };
+    // §10.4.3: another party's GETATTR of `file` where a write delegation of another
+    // client is out. None: no such delegation (the server's attributes are the truth).
+    // Answer: the holder's CB_GETATTR answer of the last `fresh` (size, and modified).
+    // Ask: none fresh and none asked: the caller sends CB_GETATTR for `d` (marked asked
+    // at `now`) and answers "later". Wait: asked already, or being recalled: "later".
+    struct AttrQuery {
+        enum Kind { None, Ask, Wait, Answer } kind = None;
+        Delegation d;
+    };
+    AttrQuery query_attrs(const vfs::FileHandle& file, state::ClientId by, state::Time now,
+                          std::chrono::steady_clock::duration fresh);
+    // The holder's CB_GETATTR answer: `modified` set (sticky), `size` kept, at `now`.
+    // nullopt: the delegation is gone.
+    std::optional<Delegation> answered(const Other& other, bool modified, uint64_t size,
+                                       state::Time now);
+    // A CB_GETATTR that failed: the delegation is marked recalled at `now` and returned
+    // unless it was already (the caller recalls it instead, §10.4.3: "the server MAY simply
+    // recall the delegation").
+    std::optional<Delegation> recall(const Other& other, state::Time now);
+    // How many delegations each client holds that are not being recalled (CB_RECALL_ANY).
+    std::vector<std::pair<state::ClientId, size_t>> holders() const;
+    size_t max() const { return max_; }
+
     // An access to `file` by `by` (0: not an NFSv4.1 client) that reads (write false) or
     // changes it: the delegations of other clients it conflicts with (see the table above).
     // Those not being recalled yet are marked recalled at `now` and returned to recall; the
@@ -96,7 +124,7 @@ class DelegationTable {
     // Delegations recalled before `deadline` and still held: taken out of the table, to be
     // revoked.
     std::vector<Delegation> overdue(state::Time deadline);
-    // Whether any recall is outstanding (the sweep then runs often).
+    // Whether any recall is outstanding.
     bool recalling() const;
     // Whether a write delegation of `file` is held (cheap when none is).
     bool write_delegated(const vfs::FileHandle& file) const;
