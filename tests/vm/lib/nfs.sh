@@ -387,6 +387,115 @@ os.close(fd)' "$m4/$w"
     rm -f "$srv/$r" "$srv/$r.local" "$srv/$w"
 }
 
+# nfs4_peer NS ADDR EXPORT PORT CMD: runs CMD (bash; the mount is $P) as a second NFSv4.1
+# client: in network namespace NS, under a UTS name of its own ("v4peer": the Linux client's
+# owner string, so a client identity of its own), with a vers=4.1 mount of ADDR:EXPORT made
+# for CMD and gone after it (a private mount namespace).
+nfs4_peer() {
+    local ns=$1 addr=$2 export=$3 port=$4 cmd=$5
+    ip netns exec "$ns" unshare --mount --uts --propagation private bash -c '
+        hostname v4peer || exit 90
+        P=/mnt/v4peer; mkdir -p $P
+        timeout -k 5 60 mount -t nfs -o vers=4.1,proto=tcp,port='"$port"' '"$addr:$export"' $P || exit 91
+        ( '"$cmd"' ); rc=$?
+        timeout -k 5 60 umount $P || umount -l $P
+        exit $rc'
+}
+
+# nfs4_two_clients M4 SRV NS ADDR EXPORT PORT LABEL: delegations between two NFSv4.1 client
+# identities over TCP: this host's mount M4 (of the daemon on 127.0.0.1) and a peer client
+# in network namespace NS reaching the daemon at ADDR (nfs4_peer). The daemon runs with
+# write delegations (nfs4_deleg_config); SRV is the export on the server's side.
+#  - the peer's write recalls this host's read delegation (CB_RECALL over this host's
+#    connection), and both see the peer's data;
+#  - the peer's stat of a file this host writes under a write delegation (still open, data
+#    maybe unflushed) is answered through CB_GETATTR (RFC 8881 §10.4.3): the holder's size,
+#    the delegation kept; the peer's read then recalls it and reads the holder's data;
+#  - this host's TCP connection is cut (ss -K) under a held read delegation: the client
+#    reconnects, hears CB_PATH_DOWN on SEQUENCE, binds the new connection to its session's
+#    backchannel (BIND_CONN_TO_SESSION), and the peer's write recalls it over the new one.
+nfs4_two_clients() {
+    local m4=$1 srv=$2 ns=$3 addr=$4 export=$5 port=$6 label=$7
+    local f=peer-r-$$ g=peer-w-$$ h=peer-cut-$$ holder t0 out
+    local recalls0 failures0 getattrs0 ups0 binds0
+    recalls0=$(nfsrdmad_stat nfs4_delegations recalls)
+    failures0=$(nfsrdmad_stat nfs4_delegations recall_failures)
+    getattrs0=$(nfsrdmad_stat nfs4_delegations cb_getattrs)
+
+    # 1. A read delegation recalled by the other client's write.
+    echo "first version" > "$srv/$f"
+    sleep 600 < "$m4/$f" &
+    holder=$!
+    sleep 1
+    check_eq "$label: this host holds a read delegation (daemon: held)" \
+        1 "$(nfsrdmad_stat nfs4_delegations held)"
+    t0=$(now)
+    check "$label: the second client (its own identity) rewrites the file" \
+        nfs4_peer "$ns" "$addr" "$export" "$port" "echo 'peer version' > \$P/$f"
+    note "$label: the peer's mount, write and umount beside the read delegation: $(since "$t0") s"
+    check_eq "$label: ... recalled once (daemon: recalls)" \
+        $((recalls0 + 1)) "$(nfsrdmad_stat nfs4_delegations recalls)"
+    check_eq "$label: this host reads what the other client wrote" "peer version" "$(cat "$m4/$f")"
+    kill $holder 2>/dev/null; wait $holder 2>/dev/null
+
+    # 2. CB_GETATTR: a write delegation's holder asked for its size, not recalled.
+    rm -f /tmp/peer-held /tmp/peer-release
+    python3 -c 'import os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+os.write(fd, b"w" * 100000)
+open("/tmp/peer-held", "w").close()
+while not os.path.exists("/tmp/peer-release"):
+    time.sleep(0.1)
+os.close(fd)' "$m4/$g" &
+    holder=$!
+    wait_for 20 test -e /tmp/peer-held
+    check_eq "$label: this host writes a file it holds open with a write delegation (daemon: write)" \
+        1 "$(nfsrdmad_stat nfs4_delegations write)"
+    out=$(nfs4_peer "$ns" "$addr" "$export" "$port" "stat -c %s \$P/$g")
+    check_eq "$label: the other client's stat sees the holder's size" 100000 "$out"
+    check "$label: ... asked with CB_GETATTR (daemon: cb_getattrs)" \
+        test "$(nfsrdmad_stat nfs4_delegations cb_getattrs)" -gt "$getattrs0"
+    check_eq "$label: ... and the write delegation kept (daemon: write, recalls)" \
+        "1 $((recalls0 + 1))" "$(nfsrdmad_stat nfs4_delegations write) $(nfsrdmad_stat nfs4_delegations recalls)"
+    out=$(nfs4_peer "$ns" "$addr" "$export" "$port" "md5sum < \$P/$g")
+    check_eq "$label: the other client's read recalls it and gets the holder's data" \
+        "$(head -c 100000 /dev/zero | tr '\0' w | md5sum)" "$out"
+    touch /tmp/peer-release
+    wait $holder
+
+    # 3. The connection cut under a held read delegation.
+    echo "before the cut" > "$srv/$h"
+    sleep 600 < "$m4/$h" &
+    holder=$!
+    sleep 1
+    check_eq "$label: a read delegation held before the cut" 1 "$(nfsrdmad_stat nfs4_delegations held)"
+    binds0=$(mount_op_count "$m4" BIND_CONN_TO_SESSION)
+    ups0=$(grep -c "callback path to client .* up" "$NFSRDMAD_LOG")
+    check "$label: this host's connection to the daemon cut (ss -K)" \
+        ss -K dst 127.0.0.1 dport = :"$NFSRDMAD_PORT"
+    check "$label: ... the daemon saw it close (callback path down)" \
+        wait_for 10 grep -q "callback path to client .* down: its connection closed" "$NFSRDMAD_LOG"
+    local who
+    who=$(grep -o "callback path to client [0-9a-fx]* down: its connection closed" "$NFSRDMAD_LOG" |
+        tail -1 | awk '{print $5}')
+    touch "$m4/after-cut-$$"  # a call: the client reconnects, and SEQUENCE says CB_PATH_DOWN
+    check "$label: ... this host's client bound its new connection to the backchannel (probe answered)" \
+        wait_for 40 bash -c "tail -n +$((ups0 + 1)) <(grep 'callback path to client .* up' '$NFSRDMAD_LOG') | grep -q 'client $who up'"
+    check "$label: ... with BIND_CONN_TO_SESSION (mountstats)" \
+        test "$(mount_op_count "$m4" BIND_CONN_TO_SESSION)" -gt "$binds0"
+    t0=$(now)
+    check "$label: the other client rewrites the file after the cut" \
+        nfs4_peer "$ns" "$addr" "$export" "$port" "echo 'after the cut' > \$P/$h"
+    note "$label: the peer's write after the cut: $(since "$t0") s"
+    check_eq "$label: ... recalled over the new connection (daemon: recalls)" \
+        $((recalls0 + 3)) "$(nfsrdmad_stat nfs4_delegations recalls)"
+    check_eq "$label: this host reads the other client's data" "after the cut" "$(cat "$m4/$h")"
+    kill $holder 2>/dev/null; wait $holder 2>/dev/null
+    check_eq "$label: no recall failed, none revoked" "$failures0 0" \
+        "$(nfsrdmad_stat nfs4_delegations recall_failures) $(nfsrdmad_stat nfs4_delegations revoked)"
+    rm -f "$srv/$f" "$srv/$g" "$srv/$h" "$srv/after-cut-$$"
+}
+
 # nfs4_locks DIR LABEL: byte-range locks (RFC 8881 §18.10-§18.12) between two processes
 # of the Linux client. flock(1) on NFS is a whole-file POSIX lock on the server (the
 # descriptor is opened read-write: an exclusive lock needs write access); python3's

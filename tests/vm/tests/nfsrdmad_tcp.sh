@@ -41,6 +41,10 @@
 # namespace, lockd, rpcbind and statd): fcntl ranges, flock, a killed holder, and locks
 # seen across v3, v4.1 and the server's local processes, a restart under a held lock, and
 # the client host's reboot freeing its locks through statd (lib/nlm_client.sh).
+# Then two NFSv4.1 client identities (this host and one in that namespace): the other's
+# write recalls a read delegation, its stat of a write-delegated file is answered through
+# CB_GETATTR, and a cut connection under a held delegation is rebound and recalls again
+# (lib/nfs.sh nfs4_two_clients).
 # Env: NFSRDMAD_BIN (required), MANY (2000), KEEP_GOING=1 default (all checks run).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/nfs.sh"
@@ -418,6 +422,24 @@ if check "a client host: network namespace nlmc, 10.77.0.2 -> 10.77.0.1" nlm_hos
     check "nfsrdmad (NLM) exits 0 on SIGTERM" nfsrdmad_stop
 fi
 statd_stop
+
+step "NFSv4.1 delegations between two client identities over TCP"
+# This host's v4.1 mount and a second v4.1 client in the namespace nlmc (its own UTS name,
+# so its own client identity): recall by the other client's write, CB_GETATTR for its stat
+# of a write-delegated file, and a connection cut under a held delegation (lib/nfs.sh
+# nfs4_two_clients).
+peer_start() {
+    NFSRDMAD_ADDR=0.0.0.0 NFSRDMAD_STATE=/tmp/nfsrdmad-state-peer \
+        nfsrdmad_start $EXPORT --config "$(nfs4_deleg_config)"
+}
+if check "the client namespace nlmc is up" ip netns exec nlmc bash -c 'echo > /dev/tcp/10.77.0.1/111' &&
+    check "nfsrdmad starts on every address with write delegations" peer_start; then
+    if check "mount -o $OPTS4 (this host)" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "$OPTS4"; then
+        nfs4_two_clients $MNT4 $EXPORT nlmc 10.77.0.1 $EXPORT $NFSRDMAD_PORT "two v4.1 clients"
+        check "umount (v4.1)" nfs_umount $MNT4
+    fi
+    check "nfsrdmad (two clients) exits 0 on SIGTERM" nfsrdmad_stop
+fi
 ip netns del nlmc 2>/dev/null
 note "daemon log: $(wc -l < "$NFSRDMAD_LOG") lines, $(grep -ciE '\b(warn|warning|error|critical)\b' "$NFSRDMAD_LOG") warn/error lines; last lines:"
 tail -15 "$NFSRDMAD_LOG" | sed 's/^/    nfsrdmad: /'
