@@ -10,13 +10,16 @@
 # Usage: bench/vm/run.sh [--build DIR] [--vm-dir DIR] [--size SIZE] [--runtime SECONDS] [--nrfiles N] [--out DIR]
 #        bench/vm/run.sh --load [--clients N] [--mb MB] [--depth D] [--threads T] [--files F]
 #                        [--proto rdma|tcp] [--mem SIZE] [--build DIR] [--vm-dir DIR] [--out DIR]
+#        bench/vm/run.sh --deleg [--deleg-files N] [--deleg-size BYTES] [--passes P]
+#                        [--build DIR] [--vm-dir DIR] [--out DIR]
 #   --build DIR    CMake build tree (default <repo>/build): daemon DIR/daemon/nfsrdmad, VM
 #                  files in DIR/vm (tests/vm/prepare.sh makes them if needed)
 #   --size SIZE    file size of the data jobs (default 128M)
 #   --runtime S    seconds per data job (default 15)
 #   --nrfiles N    files per metadata job (default 1000)
 #   --vm-dir DIR   VM files (default DIR/vm of --build)
-#   --out DIR      run directory (default DIR/bench-vm, DIR/bench-vm-load for --load); the table
+#   --out DIR      run directory (default DIR/bench-vm, DIR/bench-vm-load for --load,
+#                  DIR/bench-vm-deleg for --deleg); the table
 #                  is in DIR/out/table.txt, the fio and load JSON files in DIR/out/results/
 # Load mode (issue 16; guest-load.sh, the functions of tests/vm/lib/load.sh), kernel nfsd and
 # nfsrdmad on one boot, side by side:
@@ -25,6 +28,15 @@
 #                  O_DIRECT at --depth (128) writes and reads over one mount (both over --proto,
 #                  rdma); --threads (4) x --files (500) files created with fsync over RDMA and
 #                  TCP. Wall time, MiB/s, files/s, worst completion, reconnects. --mem (3G).
+# Delegation mode (issue 11; guest-deleg.sh, jobs/deleg-orc.fio), kernel nfsd and nfsrdmad on
+# one boot, NFSv4.1 over TCP and RDMA, each WITH and WITHOUT delegations (knfsd:
+# fs.leases-enable=1/0; nfsrdmad: `nfsv4: {delegations: true/false}`):
+#   --deleg        one process opens, reads whole and closes each of --deleg-files (200) files of
+#                  --deleg-size (4096) bytes, made on the server's side: one cold pass after
+#                  dropping caches, then --passes (10) warm passes, where a client holding read
+#                  delegations opens locally. Opens/s per configuration, ratios nfsrdmad/knfsd,
+#                  and the OPEN/CLOSE/READ/DELEGRETURN calls of the mount and the delegations the
+#                  server holds, to show whether delegations were in fact used. ~5-8 minutes.
 # Env: NFSRDMAD_BIN overrides the daemon path. Takes ~6-10 minutes on a 2-core host.
 set -euo pipefail
 
@@ -35,7 +47,8 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 BUILD=$REPO/build
-SIZE=128M RUNTIME=15 NRFILES=1000 OUT= VM_DIR= LOAD=0
+SIZE=128M RUNTIME=15 NRFILES=1000 OUT= VM_DIR= LOAD=0 DELEG=0
+DELEG_FILES=200 DELEG_SIZE=4096 PASSES=10
 CLIENTS=16 MB=2 DEPTH=128 THREADS=4 FILES=500 PROTO=rdma MEM=3G
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -53,6 +66,10 @@ while [ $# -gt 0 ]; do
         --files) FILES=$2; shift 2 ;;
         --proto) PROTO=$2; shift 2 ;;
         --mem) MEM=$2; shift 2 ;;
+        --deleg) DELEG=1; shift ;;
+        --deleg-files) DELEG_FILES=$2; shift 2 ;;
+        --deleg-size) DELEG_SIZE=$2; shift 2 ;;
+        --passes) PASSES=$2; shift 2 ;;
         -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         *) echo "bench/vm/run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -64,8 +81,16 @@ VM_DIR=${VM_DIR:-$BUILD/vm}
 case "$PROTO" in rdma|tcp) ;; *) echo "bench/vm/run.sh: --proto rdma or tcp" >&2; exit 2 ;; esac
 
 "$REPO/tests/vm/prepare.sh" "$VM_DIR"
+# Other work on the host skews everything (the VM's 2 vCPUs are emulated on its cores).
+echo "host load average before the run: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"
 rc=0
-if [ $LOAD = 1 ]; then
+if [ $DELEG = 1 ]; then
+    OUT=${OUT:-$BUILD/bench-vm-deleg}
+    "$REPO/tests/vm/boot.sh" --vm-dir "$VM_DIR" --run-dir "$OUT" --mem 2G --timeout 1800 \
+        -e "NFSRDMAD_BIN=$BIN" -e "DELEG_FILES=$DELEG_FILES" -e "DELEG_SIZE=$DELEG_SIZE" \
+        -e "DELEG_PASSES=$PASSES" \
+        "$HERE/guest-deleg.sh" "$HERE/jobs" "$HERE/table.py" || rc=$?
+elif [ $LOAD = 1 ]; then
     OUT=${OUT:-$BUILD/bench-vm-load}
     "$REPO/tests/vm/boot.sh" --vm-dir "$VM_DIR" --run-dir "$OUT" --mem "$MEM" --timeout 3600 \
         -e "NFSRDMAD_BIN=$BIN" -e "LOAD_CLIENTS=$CLIENTS" -e "LOAD_MB=$MB" -e "LOAD_DEPTH=$DEPTH" \
@@ -78,6 +103,7 @@ else
         "$HERE/guest-bench.sh" "$HERE/jobs" "$HERE/table.py" || rc=$?
 fi
 echo
+echo "host load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"
 if [ -s "$OUT/out/table.txt" ]; then
     cat "$OUT/out/table.txt"
     echo

@@ -3,6 +3,7 @@
 
 Usage: table.py RESULTS_DIR
        table.py --load RESULTS_DIR CLIENTS MB DEPTH THREADS FILES PROTO
+       table.py --deleg RESULTS_DIR
 RESULTS_DIR holds one fio JSON file per (configuration, job): CONFIG.JOB.json, where CONFIG is
 nfsrdmad-tcp, knfsd-tcp, nfsrdmad-rdma, knfsd-rdma for NFSv3 and the same with a -v4.1 suffix for
 NFSv4.1, and an optional CONFIG.na file whose text says why that configuration did not run. One
@@ -12,6 +13,13 @@ row). Under TCG emulation the absolute numbers mean little; the ratios are what 
 --load: the load mode (guest-load.sh): SERVER.NAME.json files (SERVER nfsrdmad or knfsd) of
 many mounts in parallel, fio at a deep queue, create storms; ratio = nfsrdmad / knfsd with a
 column saying whether higher or lower is better for that row.
+
+--deleg: the delegation mode (guest-deleg.sh): per configuration SERVER-TRANSPORT-MODE (MODE
+deleg or nodeleg) the fio JSON of the cold pass and of the warm passes of the open/read/close
+job (CONFIG.cold.json, CONFIG.warm.json) and CONFIG.ops.json: the mount's cumulative per-op
+calls before, after the cold pass and after the warm passes, the server's delegation counters
+before and after. Rows per transport: opens/s and the calls that show whether delegations were
+used; ratio = nfsrdmad / knfsd for "with" and for "without".
 """
 import json
 import os
@@ -179,9 +187,160 @@ def ran(results, suffix):
     return any(f.startswith(tuple(n + "." for n in names)) for f in os.listdir(results))
 
 
+DELEG_COLUMNS = [("knfsd", "deleg"), ("knfsd", "nodeleg"), ("nfsrdmad", "deleg"), ("nfsrdmad", "nodeleg")]
+
+
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def deleg_fio(results, config, phase, expect_ios):
+    """(opens per second, note): fio's read IOPS of the phase (one read per open+close)."""
+    d = read_json(os.path.join(results, f"{config}.{phase}.json"))
+    try:
+        job = d["jobs"][0]
+        rd = job["read"]
+    except (TypeError, KeyError, IndexError):
+        return None, None
+    if job.get("error", 0):
+        return None, f"{config} {phase}: fio error {job['error']}"
+    ios = rd.get("total_ios", 0)
+    note = None
+    if expect_ios is not None and ios != expect_ios:
+        note = f"{config} {phase}: fio did {ios} reads, not the {expect_ios} expected"
+    return (rd["iops"] if rd.get("runtime") else None), note
+
+
+def deleg_table(results):
+    ops = {}
+    for transport in ("tcp", "rdma"):
+        for server, mode in DELEG_COLUMNS:
+            c = f"{server}-{transport}-{mode}"
+            ops[c] = read_json(os.path.join(results, f"{c}.ops.json"))
+    any_ops = next((o for o in ops.values() if o), None)
+    files = any_ops["files"] if any_ops else None
+    passes = any_ops["passes"] if any_ops else None
+    size = any_ops["size"] if any_ops else None
+    warm_opens = files * passes if any_ops else None
+    header = ["transport", "figure", "knfsd deleg", "knfsd no-deleg", "nfsrdmad deleg",
+              "nfsrdmad no-deleg", "ratio deleg", "ratio no-deleg"]
+    rows = [header]
+    notes, marks, speedups = [], {}, []
+
+    def calls(o, op, frm, to):
+        # "OPEN" counts both of mountstats' OPEN (by name) and OPEN_NOATTR (by file handle)
+        try:
+            return sum(o[to].get(x, 0) - o[frm].get(x, 0) for x in ([op, op + "_NOATTR"] if op == "OPEN" else [op]))
+        except (TypeError, KeyError, AttributeError):
+            return None
+
+    def server(o, key, delta):
+        try:
+            after = o["server_after"][key]
+            return after - o["server_before"][key] if delta else after
+        except (TypeError, KeyError):
+            return None
+
+    def cpu(o, who, frm, to):
+        # CPU seconds between two points: the server's processes/threads, or the whole VM
+        try:
+            c = o["cpu"]
+            return (c[to][who] - c[frm][who]) / float(o.get("hz") or 100)
+        except (TypeError, KeyError):
+            return None
+
+    for transport in ("tcp", "rdma"):
+        configs = [f"{s}-{transport}-{m}" for s, m in DELEG_COLUMNS]
+        if not any(ops[c] or os.path.exists(os.path.join(results, f"{c}.na")) for c in configs):
+            continue
+        for c in configs:
+            reason = na_reason(results, c)
+            if reason:
+                marks[c] = "(" + "*" * (len(marks) + 1) + ")"
+                notes.append(f"{marks[c]} {c}: {reason}")
+        figures = []
+        for phase, label, expect in (("warm", "warm opens/s", warm_opens), ("cold", "cold opens/s (pass 1)", files)):
+            vals = []
+            for c in configs:
+                v, note = deleg_fio(results, c, phase, expect) if c not in marks else (None, None)
+                if note:
+                    notes.append(note)
+                vals.append(v)
+            figures.append((label, vals, True))
+        count_rows = [
+            (f"OPEN calls, warm (of {warm_opens} opens)", lambda o: calls(o, "OPEN", "cold", "warm")),
+            ("CLOSE calls, warm", lambda o: calls(o, "CLOSE", "cold", "warm")),
+            ("READ calls, warm", lambda o: calls(o, "READ", "cold", "warm")),
+            ("GETATTR calls, warm (fio setup)", lambda o: calls(o, "GETATTR", "cold", "warm")),
+            (f"OPEN calls, cold (of {files} opens)", lambda o: calls(o, "OPEN", "before", "cold")),
+            ("DELEGRETURN calls, both phases", lambda o: calls(o, "DELEGRETURN", "before", "warm")),
+            ("server: delegations held after", lambda o: server(o, "held", False)),
+            ("nfsrdmad: delegations granted", lambda o: server(o, "granted", True)),
+            ("server CPU s, cold pass", lambda o: cpu(o, "server", "before", "cold")),
+            ("server CPU s, warm passes", lambda o: cpu(o, "server", "cold", "warm")),
+            ("VM busy CPU s, warm passes", lambda o: cpu(o, "vm", "cold", "warm")),
+        ]
+        for label, fn in count_rows:
+            figures.append((label, [fn(ops[c]) if c not in marks else None for c in configs], False))
+        first = True
+        for label, vals, is_rate in figures:
+            row = [transport if first else "", label]
+            first = False
+            for c, v in zip(configs, vals):
+                if c in marks:
+                    row.append("n/a " + marks[c])
+                elif v is None:
+                    row.append("FAILED" if is_rate else "-")
+                elif isinstance(v, float) and not is_rate:
+                    row.append(f"{v:.2f}")
+                else:
+                    row.append(fmt(v))
+            if is_rate:
+                kd, kn, nd, nn = vals
+                row.append(f"{nd / kd:.2f}" if nd is not None and kd else "-")
+                row.append(f"{nn / kn:.2f}" if nn is not None and kn else "-")
+                if label.startswith("warm"):
+                    for name, w, wo in (("knfsd", kd, kn), ("nfsrdmad", nd, nn)):
+                        if w is not None and wo:
+                            speedups.append(f"{name}/{transport} x{w / wo:.1f}")
+            else:
+                row += ["", ""]
+            rows.append(row)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = [f"NFSv4.1 open/read/close, one process: {files} files x {size} B, 1 cold pass + {passes} warm passes"]
+    for n, r in enumerate(rows):
+        cells = [r[0].ljust(widths[0]), r[1].ljust(widths[1])]
+        cells += [c.rjust(w) for c, w in zip(r[2:], widths[2:])]
+        lines.append("  ".join(cells).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    lines += notes
+    lines.append("")
+    if speedups:
+        lines.append("delegations' gain on warm opens/s (deleg / no-deleg): " + ", ".join(speedups))
+    lines.append("opens/s = files opened, read whole and closed per second (fio, openfiles=1; its runtime "
+                 "includes open and close);")
+    lines.append("warm = the passes after the first; calls from the client's mountstats (OPEN: OPEN + "
+                 "OPEN_NOATTR); held, granted: from the server;")
+    lines.append("fio stat()s every file before its timed part (the GETATTRs of the warm phase); the client "
+                 "gives back a delegation unused for a lease renewal (the warm-up file's: 1 DELEGRETURN);")
+    lines.append("server CPU: the daemon's process or the kernel nfsd's threads (2 vCPUs: the client's work "
+                 "is the rest of the VM's busy time);")
+    lines.append("ratio = nfsrdmad / knfsd, higher is better. Kernel client, vers=4.1, same ext4 export, one VM "
+                 "boot; emulated (TCG): compare ratios, not values.")
+    print("\n".join(lines))
+
+
 def main():
     if sys.argv[1] == "--load":
         load_table(*sys.argv[2:9])
+        return
+    if sys.argv[1] == "--deleg":
+        deleg_table(sys.argv[2])
         return
     results = sys.argv[1]
     lines = []

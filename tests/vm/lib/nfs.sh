@@ -322,7 +322,8 @@ nfsrdmad_stat() {
 nfs4_delegations() {
     local m4=$1 m3=$2 srv=$3 label=$4 t0 holder got
     local r=deleg-read-$$ w=deleg-write-$$
-    local returned0 rets0 recalls0
+    local returned0 rets0 recalls0 getattrs0
+    getattrs0=$(nfsrdmad_stat nfs4_delegations cb_getattrs)
     returned0=$(nfsrdmad_stat nfs4_delegations returned)
     recalls0=$(nfsrdmad_stat nfs4_delegations recalls)
     rets0=$(mount_op_count "$m4" DELEGRETURN)
@@ -372,6 +373,8 @@ os.close(fd)' "$m4/$w"
     note "$label: the v3 mount's calls so far: $(mount_op_summary "$m3" | awk '{printf "%s%s ", $1, $2}')"
     check_eq "$label: the v3 client reads what the v4.1 client wrote under its write delegation" \
         "written under a write delegation" "$got"
+    check "$label: ... its GETATTR asked the holder first (CB_GETATTR, daemon: cb_getattrs)" \
+        test "$(nfsrdmad_stat nfs4_delegations cb_getattrs)" -gt "$getattrs0"
     sleep 1
     local returned recalls rets
     returned=$(nfsrdmad_stat nfs4_delegations returned)
