@@ -315,7 +315,6 @@ int run(config::Config cfg, const Options& opts) {
         o.limits.fore = fore_channel(cfg);
         o.domain = cfg.nfs4.domain;
         o.fd_cache_capacity = fd_cache;
-        o.files = nfs3->shared_files();  // one cache, one descriptor budget
         auto store = vfs::RecoveryStore::open(cfg.state_dir, static_cast<uint32_t>(::time(nullptr)),
                                               &why);
         if (!store) {

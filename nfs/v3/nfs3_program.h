@@ -15,15 +15,10 @@ namespace nfsrdmad::nfs::v3 {
 // What every procedure shares.
 struct Services {
     Services(std::shared_ptr<vfs::ExportRegistry> e, size_t fd_cache_capacity)
-        : exports(std::move(e)),
-          files_owner(std::make_shared<vfs::FdCache>(fd_cache_capacity)),
-          files(*files_owner) {}
+        : exports(std::move(e)), files(fd_cache_capacity) {}
 
     std::shared_ptr<vfs::ExportRegistry> exports;
-    // One descriptor cache for the whole daemon: NFSv4.1 shares it (shared_files()), so
-    // that the descriptors it keeps stay within the one budget the daemon computed.
-    std::shared_ptr<vfs::FdCache> files_owner;
-    vfs::FdCache& files;
+    vfs::FdCache files;
     // NFSv4.1's delegations (set before serving; null: none to mind).
     std::shared_ptr<DelegationBreaker> delegations;
 };
@@ -43,9 +38,8 @@ public:
 
     // The descriptor cache, for the stats dump.
     const vfs::FdCache& files() const { return svc_.files; }
-    std::shared_ptr<vfs::FdCache> shared_files() const { return svc_.files_owner; }
 
-  private:
+private:
     Services svc_;
 };
 

@@ -17,8 +17,7 @@ state::Limits with_backchannel(state::Limits l, bool backchannel) {
 Services::Services(std::shared_ptr<vfs::ExportRegistry> e, const Options& o)
     : options(o),
       exports(std::move(e)),
-      files_owner(o.files ? o.files : std::make_shared<vfs::FdCache>(o.fd_cache_capacity)),
-      files(*files_owner),
+      files(o.fd_cache_capacity),
       clock(o.clock ? *o.clock : steady_clock),
       recovery(o.recovery_store, clock,
                o.grace_period.count() ? std::chrono::steady_clock::duration(o.grace_period)

@@ -39,8 +39,6 @@ struct Options {
     state::Limits limits;                // leases, bounds, channel limits
     std::string domain = "localdomain";  // NFSv4 id mapping (RFC 8881 §5.9)
     size_t fd_cache_capacity = vfs::FdCache::kDefaultCapacity;
-    // The daemon's one descriptor cache (NFSv3's); null: one of fd_cache_capacity of its own.
-    std::shared_ptr<vfs::FdCache> files;
     uint32_t epoch = 0;  // 0: the recovery store's, or the boot time in seconds
     // The lease clock; nullptr: the steady clock. Tests pass one they advance by hand. It
     // must outlive the Services.
@@ -78,8 +76,7 @@ class Services {
 
     const Options options;
     std::shared_ptr<vfs::ExportRegistry> exports;
-    std::shared_ptr<vfs::FdCache> files_owner;
-    vfs::FdCache& files;  // *files_owner: Options::files, or a cache of its own
+    vfs::FdCache files;
     state::SteadyClock steady_clock;
     const state::Clock& clock;  // options.clock or steady_clock
     Recovery recovery;
