@@ -289,6 +289,10 @@ TEST(RdmaHeader, ReverseDirectionCallsAndReplies) {
     // The peer's RDMA_ERROR names the call it could not take.
     EXPECT_EQ(rdma_error_xid(encode_error(kXid, 1, HeaderError::ErrChunk)), kXid);
     EXPECT_EQ(rdma_error_xid(reply.b), 0u);
+    // §4.2: the reply's rdma_credit grants reverse calls: at least one, at most the bound.
+    EXPECT_EQ(reverse_grant(reply.b, 16), 5u);
+    EXPECT_EQ(reverse_grant(reply.b, 4), 4u);
+    EXPECT_EQ(reverse_grant(W().u(kXid).u(1).u(0).u(0).u(0).u(0).u(0).u(kXid).u(1).b, 16), 1u);
 }
 
 TEST(RdmaHeader, ReplyHeaderKeepsSegmentCountsAndReportsLengths) {

@@ -1,5 +1,7 @@
 #include "transport/rdma/protocol/header.h"
 
+#include <algorithm>
+
 #include "xdr/rpcrdma_prot.h"
 
 namespace nfsrdmad::rdma {
@@ -228,6 +230,11 @@ uint32_t rdma_error_xid(std::span<const uint8_t> msg) {
     if (msg.size() < 16 || word_at(msg, 1) != kVersion || word_at(msg, 3) != x::RDMA_ERROR)
         return 0;
     return word_at(msg, 0);
+}
+
+uint32_t reverse_grant(std::span<const uint8_t> msg, uint32_t most) {
+    if (msg.size() < 12) return 1;
+    return std::clamp<uint32_t>(word_at(msg, 2), 1, std::max<uint32_t>(most, 1));
 }
 
 std::span<const uint8_t> reverse_reply(std::span<const uint8_t> msg) {

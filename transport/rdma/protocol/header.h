@@ -62,5 +62,8 @@ std::span<const uint8_t> reverse_reply(std::span<const uint8_t> msg);
 // The xid of a version 1 RDMA_ERROR (RFC 8166 §4.5), which may answer a reverse call of
 // ours; 0 otherwise.
 uint32_t rdma_error_xid(std::span<const uint8_t> msg);
+// §4.2: the reverse-direction credits a reverse reply grants (its rdma_credit): how many
+// reverse calls may be outstanding at once; at least 1, at most `most`.
+uint32_t reverse_grant(std::span<const uint8_t> msg, uint32_t most);
 
 }  // namespace nfsrdmad::rdma

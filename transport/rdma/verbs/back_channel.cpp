@@ -10,10 +10,12 @@
 // receive buffers (RFC 8797 private data, else 1024 bytes) is refused, never sent: the
 // Linux client drops the connection on a reverse call it cannot receive. §4.1: a reverse
 // reply is recognized before credit accounting (it spends no forward credit) and never
-// reaches the dispatcher. §4.2: how many reverse calls may be outstanding is the client's
-// business (its backchannel slots: the NFSv4.1 layer keeps to them); PendingCalls bounds
-// them per connection whatever the caller does. A call that finds no send buffer waits in
-// order for one (starved_back_calls_), as replies do; its deadline runs meanwhile.
+// reaches the dispatcher. §4.2: reverse credits are counted apart from forward ones: at
+// most as many reverse calls are out as the client's last reverse reply granted (one
+// before the first reply), the rest wait; the NFSv4.1 layer keeps to its backchannel slots
+// too, and PendingCalls bounds them per connection whatever the caller does. A call that
+// finds no send buffer waits in order for one (starved_back_calls_), as replies do; its
+// deadline runs meanwhile.
 #include <spdlog/spdlog.h>
 
 #include <cstring>
@@ -22,6 +24,12 @@
 #include "transport/rdma/verbs/work.h"
 
 namespace nfsrdmad::rdma::verbs {
+
+namespace {
+// The most reverse calls out at once whatever the client grants (its backchannel has one
+// or a few slots; the Linux client grants its few backchannel receive buffers).
+constexpr uint32_t kMostReverseCredits = 16;
+}  // namespace
 
 bool ReverseCallPort::send_call(uint32_t xid, std::vector<uint8_t> message,
                                 std::chrono::milliseconds timeout, rpc::PendingCalls::Done done) {
@@ -77,6 +85,7 @@ bool Connection::try_send_back_call(uint32_t xid, const std::vector<uint8_t>& me
     count(&TransportCounters::staged_bytes, hdr.size() + message.size());
     // A call of ours, not a reply to a forward call: it holds no credit.
     post_inline_send(std::move(sb), hdr.size() + message.size(), false, "reverse call");
+    back_sent_.push_back(xid);
     return true;
 }
 
@@ -91,6 +100,7 @@ bool Connection::on_reverse_reply(std::span<const uint8_t> msg) {
     }
     std::span<const uint8_t> rpc = reverse_reply(msg);
     if (rpc.empty()) return false;
+    back_grant_ = reverse_grant(msg, kMostReverseCredits);
     if (auto f = pending_.on_reply(rpc)) {
         std::vector<rpc::PendingCalls::Finished> v;
         v.push_back(std::move(*f));
@@ -103,6 +113,9 @@ bool Connection::on_reverse_reply(std::span<const uint8_t> msg) {
 
 void Connection::finish_back_calls(std::vector<rpc::PendingCalls::Finished> f) {
     if (f.empty()) return;
+    // Answered, failed or timed out: no longer out; a call waiting for the grant may go.
+    std::erase_if(back_sent_, [&](uint32_t x) { return !pending_.contains(x); });
+    if (!starved_back_calls_.empty() && !closed_) retry_starved();
     for (const auto& x : f)
         if (!x.result.ok) count(&TransportCounters::back_failed);
     auto shared = std::make_shared<std::vector<rpc::PendingCalls::Finished>>(std::move(f));

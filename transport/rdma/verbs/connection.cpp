@@ -289,6 +289,8 @@ void Connection::retry_starved() {
     }
     while (!starved_back_calls_.empty()) {
         const auto& [xid, message] = starved_back_calls_.front();
+        // Beyond the client's reverse grant: the call waits for a reply (on_reverse_reply).
+        if (back_sent_.size() >= back_grant_ && pending_.contains(xid)) break;
         if (!try_send_back_call(xid, message)) {
             short_of_ = &dev_->sends();
             return wait_for_buffers();

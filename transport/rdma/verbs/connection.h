@@ -198,6 +198,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::deque<std::pair<uint32_t, HeaderError::Answer>> starved_errors_;
     std::deque<std::pair<std::shared_ptr<CallWork>, ReplyPtr>> starved_replies_;
     std::deque<std::pair<uint32_t, std::vector<uint8_t>>> starved_back_calls_;  // xid, call
+    // Reverse calls sent and not yet answered, and how many the client lets us have out
+    // (RFC 8167 §4.2: its reverse replies grant them, apart from forward credits; one until
+    // the first reply). A call beyond the grant waits in starved_back_calls_.
+    std::vector<uint32_t> back_sent_;
+    uint32_t back_grant_ = 1;
     rpc::PendingCalls pending_;              // reverse calls awaiting their reply (reactor only)
     std::shared_ptr<ReverseCallPort> port_;  // what the registry holds, while open
     MemoryPool* short_of_ = nullptr;         // the pool the last failed attempt needed
