@@ -114,9 +114,9 @@ void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* 
         const auto n = v4.clients.totals();
         spdlog::info(
             "stats: nfs4 clients={} sessions={} stateids={} opens={} lock_stateids={} "
-            "locked_files={}",
+            "locked_files={} cache_entries={} cache_evictions={} cache_reclaimed={}",
             n.clients, n.sessions, n.stateids, v4.opens.size(), v4.lock_states.size(),
-            v4.locks.file_count());
+            v4.locks.file_count(), v4.files.size(), v4.files.evictions(), v4.files.reclaimed());
         const auto& d = v4.delegation_stats;
         spdlog::info(
             "stats: nfs4_delegations held={} write={} granted={} recalls={} recall_failures={} "
