@@ -11,7 +11,8 @@ rpc::Outcome proc_getattr(Request& rq) {
     Target t;
     res.set_status(rq.resolve(a.object, t));
     // A write delegation's holder may have writes the file does not show yet: it is asked
-    // for its size (RFC 8881 §10.4.3, CB_GETATTR), and this call waits for the answer.
+    // for its size (RFC 8881 §10.4.3, CB_GETATTR), and the client comes back for the
+    // answer (JUKEBOX; no worker waits on a client).
     DelegationBreaker::HeldAttrs held;
     if (res.status() == x::NFS3_OK && rq.any_delegations()) {
         held = rq.svc.delegations->held_attrs(t.node.handle);

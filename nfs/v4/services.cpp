@@ -9,11 +9,12 @@
 namespace nfsrdmad::nfs::v4 {
 
 void Services::forget_client(state::ClientId id) {
-    callbacks.forget(id);
+    // Its delegations first: the calls forget() fails find nothing left to recall.
     for (const Delegation& d : delegations.forget_client(id)) {
         std::lock_guard l(recall_mu_);
         recall_retries_.erase(d.stateid.other);
     }
+    callbacks.forget(id);
     opens.forget_client(id);  // closes the files only these opens kept open
     lock_states.forget_client(id);
     pass_woken(locks.release_client(vfs::state::ClientKey{vfs::state::Protocol::Nfs4, id}));

@@ -191,7 +191,8 @@ class Services {
 
   private:
     // The share, lock and table checks of a grant, the lease, the record.
-    std::optional<Delegation> grant_delegation(const Open& open, const Target& file, bool write);
+    std::optional<Delegation> grant_delegation(const Open& open, const Target& file, bool write,
+                                               bool reclaim);
     void start_recall(const Delegation& d);
     void getattr_done(const DelegationTable::Other& id, const std::optional<CbReply>& reply,
                       const std::string& why);

@@ -265,6 +265,28 @@ TEST(CallbackPaths, ASessionWithoutItsBackConnectionIsToldSo) {
     EXPECT_EQ(paths.status_flags(7, &none), kDown);
 }
 
+// One connection may carry the backchannels of two sessions: binding it to one leaves the
+// other's in place (no CB_PATH_DOWN_SESSION for either).
+TEST(CallbackPaths, OneConnectionServesTwoSessionsBackchannels) {
+    constexpr uint32_t kSessionDown = xdr::nfs4::SEQ4_STATUS_CB_PATH_DOWN_SESSION;
+    auto ch = std::make_shared<FakeChannels>();
+    CallbackPaths paths(ch, std::chrono::seconds(10));
+    state::CallbackParams a{0x40000000, 0, 0, 0}, b = a;
+    a.session[0] = 1;
+    b.session[0] = 2;
+    paths.bound(7, 100, a);
+    ch->answer(0, true);
+    paths.bound(7, 100, b);
+    paths.bound(7, 100, a);
+    EXPECT_EQ(paths.status_flags(7, &a.session), 0u);
+    EXPECT_EQ(paths.status_flags(7, &b.session), 0u);
+    paths.session_destroyed(7, a.session);  // the connection still serves b
+    EXPECT_EQ(paths.state(7), State::Up);
+    EXPECT_EQ(paths.status_flags(7, &b.session), 0u);
+    paths.connection_closed(100);
+    EXPECT_EQ(paths.status_flags(7, &b.session), kDown | kSessionDown);
+}
+
 // BACKCHANNEL_CTL (§18.33): the session's later calls carry the new program and security.
 TEST(CallbackPaths, BackchannelCtlChangesTheCallsThatFollow) {
     namespace x4 = xdr::nfs4;

@@ -123,14 +123,20 @@ TEST(DelegationTable, GetattrAsksTheWriteDelegationsHolderOnce) {
     ASSERT_EQ(ask.kind, Q::Ask);
     EXPECT_EQ(ask.d.change, 500u);
     EXPECT_EQ(t.query_attrs(Fh(1), 0, t0 + 1s, 10s).kind, Q::Wait) << "asked twice";
-    auto d = t.answered(w.stateid.other, true, 4096, t0 + 1s);
+    auto d = t.answered(w.stateid.other, true, 4096, 501, t0 + 1s);
     ASSERT_TRUE(d);
     EXPECT_TRUE(d->modified);
+    EXPECT_EQ(d->change, 500u) << "the baseline moved";
     auto use = t.query_attrs(Fh(1), 0, t0 + 5s, 10s);
     ASSERT_EQ(use.kind, Q::Answer);
     EXPECT_EQ(use.d.size, 4096u);
     EXPECT_TRUE(use.d.modified);
-    EXPECT_TRUE(t.answered(w.stateid.other, false, 10, t0 + 6s)->modified) << "not sticky";
+    EXPECT_FALSE(t.answered(w.stateid.other, false, 10, 500, t0 + 6s)->modified)
+        << "a holder that flushed still counted as holding changes";
+    // A reclaimed delegation learns its baseline from the first answer.
+    Delegation r = Deleg(8, 5, true, 5);
+    t.put(r);
+    EXPECT_EQ(t.answered(r.stateid.other, false, 0, 777, t0)->change, 777u);
     EXPECT_EQ(t.query_attrs(Fh(1), 9, t0 + 20s, 10s).kind, Q::Ask) << "a stale answer used";
     EXPECT_FALSE(t.recalling());
     ASSERT_TRUE(t.recall(w.stateid.other, t0 + 21s));
@@ -138,7 +144,7 @@ TEST(DelegationTable, GetattrAsksTheWriteDelegationsHolderOnce) {
     EXPECT_EQ(t.query_attrs(Fh(1), 9, t0 + 22s, 10s).kind, Q::Wait) << "asked while recalled";
     auto held = t.holders();
     ASSERT_EQ(held.size(), 1u) << "a delegation being recalled is not held for CB_RECALL_ANY";
-    EXPECT_EQ(held[0], std::make_pair(state::ClientId{8}, size_t{1}));
+    EXPECT_EQ(held[0], std::make_pair(state::ClientId{8}, size_t{2}));
 }
 
 TEST(CbCompound, CbSequenceThenCbRecallAndTheReplyDecoded) {

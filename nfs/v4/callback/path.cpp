@@ -42,6 +42,7 @@ void CallbackPaths::bound(state::ClientId client, state::ConnId conn,
         Path& p = paths_[client];
         p.cb = cb;
         p.session_of[conn] = cb.session;
+        p.bindings.emplace(cb.session, conn);
         Slots& s = p.sessions[cb.session];
         s.cb = cb;
         if (s.seqid.empty()) {
@@ -245,6 +246,7 @@ void CallbackPaths::connection_closed(state::ConnId conn) {
         for (auto& [client, p] : paths_) {
             std::erase(p.conns, conn);
             p.session_of.erase(conn);
+            std::erase_if(p.bindings, [&](const auto& b) { return b.second == conn; });
             if (p.conn != conn) continue;
             p.conn = 0;
             ++p.probe;               // a probe still out on it no longer counts
@@ -284,6 +286,9 @@ void CallbackPaths::session_destroyed(state::ClientId client, const state::Sessi
         Path& p = it->second;
         p.sessions.erase(session);
         std::erase_if(p.session_of, [&](const auto& kv) { return kv.second == session; });
+        std::erase_if(p.bindings, [&](const auto& b) { return b.first == session; });
+        // A connection that serves another session's backchannel too goes on serving it.
+        for (const auto& [s, c] : p.bindings) p.session_of.try_emplace(c, s);
         // A connection left without a session's backchannel carries no more calls (the
         // client binds one of a live session: BIND_CONN_TO_SESSION, or its new session).
         std::erase_if(p.conns, [&](state::ConnId c) { return !p.session_of.count(c); });
@@ -325,8 +330,8 @@ uint32_t CallbackPaths::status_flags(state::ClientId client,
     // §18.46.3: "the session has no operational backchannel": it had one (a connection
     // was bound to it), and now none is bound, or none of the client's works.
     if (session && p.sessions.count(*session)) {
-        const bool bound = std::any_of(p.session_of.begin(), p.session_of.end(),
-                                       [&](const auto& kv) { return kv.second == *session; });
+        auto b = p.bindings.lower_bound({*session, 0});
+        const bool bound = b != p.bindings.end() && b->first == *session;
         if (!bound || p.state == State::Down) flags |= x4::SEQ4_STATUS_CB_PATH_DOWN_SESSION;
     }
     return flags;

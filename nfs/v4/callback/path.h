@@ -42,6 +42,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -106,6 +107,9 @@ class CallbackPaths {
         state::ConnId conn = 0;            // the one callbacks go on
         std::vector<state::ConnId> conns;  // bound to a backchannel, oldest first
         std::unordered_map<state::ConnId, state::SessionId> session_of;  // last bound
+        // Every (session, connection) bound to a backchannel (a connection may serve several
+        // sessions' backchannels): whether a session still has one (CB_PATH_DOWN_SESSION).
+        std::set<std::pair<state::SessionId, state::ConnId>> bindings;
         std::map<state::SessionId, Slots> sessions;  // the backchannel slots of each
         state::CallbackParams cb;  // of the session bound last (a probe's, when no session has)
         uint64_t probe = 0;        // which probe is the latest (an older answer changes nothing)

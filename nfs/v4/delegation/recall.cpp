@@ -48,7 +48,7 @@ std::optional<Delegation> Services::offer_delegation(const Open& open, const Tar
     else if (!(open.access & x4::OPEN4_SHARE_ACCESS_READ))
         return std::nullopt;  // a write-only open: nothing to cache for reading
     if (want == x4::OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG && !write) return std::nullopt;
-    return grant_delegation(open, file, write);
+    return grant_delegation(open, file, write, false);
 }
 
 std::optional<Delegation> Services::reclaim_delegation(const Open& open, const Target& file,
@@ -67,7 +67,7 @@ std::optional<Delegation> Services::reclaim_delegation(const Open& open, const T
     } else if (type != x4::OPEN_DELEGATE_READ || !(open.access & x4::OPEN4_SHARE_ACCESS_READ)) {
         return std::nullopt;
     }
-    auto d = grant_delegation(open, file, write);
+    auto d = grant_delegation(open, file, write, true);
     // The backchannel of the new session is not known to work: granted, and recalled at
     // once (the `recall` flag of the result, §18.16.3), so that it comes back through the
     // client's own DELEGRETURN and goes, like any recall, a lease later if it does not.
@@ -78,7 +78,7 @@ std::optional<Delegation> Services::reclaim_delegation(const Open& open, const T
 }
 
 std::optional<Delegation> Services::grant_delegation(const Open& open, const Target& file,
-                                                     bool write) {
+                                                     bool write, bool reclaim) {
     // The file's other opens, this client's other owners' too (as knfsd's leases see
     // them): a writer stops a read delegation, any other open a write one, a deny either
     // (the holder would open locally what they deny).
@@ -133,11 +133,15 @@ std::optional<Delegation> Services::grant_delegation(const Open& open, const Tar
     d.who = open.who;
     d.lease = std::move(lease);
     // §10.4.3: the change attribute at the grant ("sc"), what the holder answers
-    // CB_GETATTR with while it holds no changes.
-    if (write)
+    // CB_GETATTR with while it holds no changes (a reclaim learns it from the holder).
+    if (write && !reclaim)
         if (auto st = vfs::getattr(*open.fd)) d.change = change_of(*st);
     delegations.put(d);
     ++delegation_stats.granted;
+    // The table filling up: CB_RECALL_ANY now, not at the next sweep (one lease away when
+    // no delegation was held at the last one).
+    const size_t max = delegations.max();
+    if (delegations.size() >= max - max / 4) recall_any(now);
     return d;
 }
 
@@ -202,21 +206,23 @@ void Services::getattr_done(const DelegationTable::Other& id, const std::optiona
     if (reply && reply->status == x4::NFS4_OK && reply->getattr) {
         auto d = delegations.find(id);
         if (!d) return;  // returned meanwhile: the file's attributes are the truth again
-        // §10.4.3: the holder answers the change attribute it was granted with ("sc") while
-        // it holds no changes, another (the Linux client: sc + 1) when it does; a size
-        // other than the file's is a change too.
-        bool modified = reply->getattr->change != d->change;
+        // §10.4.3: the holder answers the change attribute it was granted with ("sc")
+        // while it holds no changes, another (the Linux client: sc + 1) when it does; a size
+        // other than the file's is a change too. A reclaimed delegation has no sc yet: its
+        // first answer's change is taken as the baseline.
+        const uint64_t cc = reply->getattr->change;
+        bool modified = d->change && cc != *d->change;
         if (d->fd)
             if (auto st = vfs::getattr(*d->fd); st && st->stx_size != reply->getattr->size)
                 modified = true;
-        // Modified (now or before): the file's times become now, so that its change
-        // attribute and times move past what others saw and never go back.
-        if ((modified || d->modified) && d->fd) {
+        // Changes held: the file's times become now, so that its change attribute and times
+        // move past what others saw and never go back ("nsc", time_modify = now).
+        if (modified && d->fd) {
             if (auto r = vfs::touch(*d->fd); !r)
                 spdlog::warn("nfsv4.1: CB_GETATTR: the file's times cannot be set: {}",
                              vfs::describe_error(r.error()));
         }
-        delegations.answered(id, modified, reply->getattr->size, now);
+        delegations.answered(id, modified, reply->getattr->size, cc, now);
         return;
     }
     const std::string what =
@@ -244,8 +250,9 @@ void Services::recall_any(state::Time now) {
     std::sort(holders.begin(), holders.end(),
               [](const auto& a, const auto& b) { return a.second > b.second; });
     size_t excess = held - max / 2;
-    for (const auto& [client, n] : holders) {
+    for (const auto& [holder, n] : holders) {
         if (excess == 0 || n < 2) break;
+        const state::ClientId client = holder;
         {
             std::lock_guard l(recall_mu_);
             if (!recall_any_sent_.emplace(client, now).second) continue;  // sent lately

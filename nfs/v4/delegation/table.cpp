@@ -78,12 +78,13 @@ DelegationTable::AttrQuery DelegationTable::query_attrs(const vfs::FileHandle& f
 }
 
 std::optional<Delegation> DelegationTable::answered(const Other& other, bool modified,
-                                                    uint64_t size, state::Time now) {
+                                                    uint64_t size, uint64_t cc, state::Time now) {
     std::lock_guard l(mu_);
     auto it = by_id_.find(other);
     if (it == by_id_.end()) return std::nullopt;
     Delegation& d = it->second;
-    d.modified = d.modified || modified;
+    d.modified = modified;
+    if (!d.change) d.change = cc;
     d.size = size;
     d.answered = now;
     d.asked.reset();

@@ -57,10 +57,12 @@ struct Delegation {
     std::optional<state::Time> recalled;      // when its recall began
     // A read delegation's file lease (nfs/vfs/lease.h): local writers recall it.
     std::shared_ptr<vfs::Lease> lease;
-    // A write delegation's CB_GETATTR record (§10.4.3): the change attribute at the grant
-    // ("sc"); whether the holder has said it holds changes (stays true until the end);
-    // a CB_GETATTR out since; the last answer's size, and when it came.
-    uint64_t change = 0;
+    // A write delegation's CB_GETATTR record (§10.4.3): the change attribute the holder
+    // answers while it holds no changes ("sc": the file's at the grant; for a delegation
+    // reclaimed after a restart, the holder's first answer, since the client keeps its
+    // value from before); whether the last answer said it holds changes; a CB_GETATTR out
+    // since; the last answer's size, and when it came.
+    std::optional<uint64_t> change;
     bool modified = false;
     std::optional<state::Time> asked, answered;
     uint64_t size = 0;
@@ -98,10 +100,11 @@ class DelegationTable {
     };
     AttrQuery query_attrs(const vfs::FileHandle& file, state::ClientId by, state::Time now,
                           std::chrono::steady_clock::duration fresh);
-    // The holder's CB_GETATTR answer: `modified` set (sticky), `size` kept, at `now`.
-    // nullopt: the delegation is gone.
+    // The holder's CB_GETATTR answer at `now`: whether it holds changes, its size; its
+    // change attribute `cc` becomes the delegation's baseline when it has none. nullopt:
+    // the delegation is gone.
     std::optional<Delegation> answered(const Other& other, bool modified, uint64_t size,
-                                       state::Time now);
+                                       uint64_t cc, state::Time now);
     // A CB_GETATTR that failed: the delegation is marked recalled at `now` and returned
     // unless it was already (the caller recalls it instead, §10.4.3: "the server MAY simply
     // recall the delegation").
