@@ -445,7 +445,9 @@ fi
 step "NFSv4.1 delegations over RDMA (RFC 8167 backchannel)"
 # The kernel client's v4.1 mount over RDMA asks for a backchannel on its connection; the
 # daemon probes it with CB_NULL and recalls read and write delegations over it (reverse-
-# direction calls, inline) when a v3 mount over RDMA or a local process needs the file.
+# direction calls, inline) when a v3 mount over RDMA, a local process, or a second v4.1
+# client (over TCP from a network namespace) needs the file; CB_GETATTR for that client's
+# stat of a write-delegated file.
 MNT3R=/mnt/rdma-v3d
 if check "nfsrdmad starts with write delegations and RDMA" nfsrdmad_start "$EXPORT" \
         --rdma "$RXE_IP:$RDMA_PORT" --config "$(nfs4_deleg_config)" &&
@@ -458,6 +460,23 @@ if check "nfsrdmad starts with write delegations and RDMA" nfsrdmad_start "$EXPO
         nfs4_delegations $MNT4 $MNT3R "$EXPORT" "v4.1/rdma delegations"
         check "umount (v3/RDMA)" nfs_umount $MNT3R
     fi
+    # A second v4.1 client identity (a network namespace with a UTS name of its own,
+    # routed to $RXE_IP over a veth pair, mounting over TCP: rxe serves the first namespace
+    # only) conflicts with this host's delegations: the recalls and CB_GETATTR go over this
+    # host's RDMA connection (lib/nfs.sh nfs4_two_clients, without the TCP cut).
+    peer_ns_up() {
+        modprobe veth 2>/dev/null
+        ip netns add v4peer && ip link add vp0 type veth peer name vp1 &&
+            ip link set vp1 netns v4peer && ip addr add 10.78.0.1/24 dev vp0 && ip link set vp0 up &&
+            ip netns exec v4peer sh -c 'ip addr add 10.78.0.2/24 dev vp1 && ip link set vp1 up &&
+                ip link set lo up && ip route add default via 10.78.0.1' &&
+            ip netns exec v4peer bash -c "echo > /dev/tcp/$RXE_IP/$NFSRDMAD_PORT"
+    }
+    if check "a second client: network namespace v4peer, 10.78.0.2 -> $RXE_IP" peer_ns_up; then
+        nfs4_two_clients $MNT4 "$EXPORT" v4peer "$RXE_IP" "$EXPORT" "$NFSRDMAD_PORT" \
+            "v4.1/rdma two clients" 0
+    fi
+    ip netns del v4peer 2>/dev/null
     dump_stats
     grep -o "stats: rdma .*" "$NFSRDMAD_LOG" | tail -1
     check "v4.1/rdma: reverse-direction calls went out (back_calls)" test "$(counter back_calls)" -gt 3
