@@ -6,6 +6,7 @@
 
 #include "tests/e2e/nfs4_fixture.h"
 
+#include <functional>
 #include <thread>
 
 namespace nfsrdmad::e2e {
@@ -127,9 +128,10 @@ class Nfs4CallbackTest : public Nfs4DaemonTest {
         }
         return ParseCbCompound(call, out);
     }
-    // Answers `call` with `status` for the compound, CB_SEQUENCE answered OK and every
-    // other operation answered with `status`.
-    void AnswerCbCompound(wire::Conn& c, const CbCall& call, x4::nfsstat4 status) {
+    // Answers `call` with `status` for the compound and CB_SEQUENCE answered OK; every other
+    // operation's result is made by `fill` (from its arguments).
+    using CbFill = std::function<void(const x4::nfs_cb_argop4&, x4::nfs_cb_resop4&)>;
+    void AnswerCb(wire::Conn& c, const CbCall& call, x4::nfsstat4 status, const CbFill& fill) {
         x4::CB_COMPOUND4res res;
         res.status = status;
         for (const auto& op : call.args.argarray) {
@@ -143,8 +145,8 @@ class Nfs4CallbackTest : public Nfs4DaemonTest {
                 ok.csr_slotid = a.csa_slotid;
                 ok.csr_highest_slotid = a.csa_highest_slotid;
                 ok.csr_target_highest_slotid = a.csa_highest_slotid;
-            } else if (op.argop() == x4::OP_CB_RECALL) {
-                r.opcbrecall().status = status;
+            } else {
+                fill(op, r);
             }
             res.resarray.push_back(std::move(r));
         }
@@ -155,6 +157,13 @@ class Nfs4CallbackTest : public Nfs4DaemonTest {
         r.u32(call.xid).u32(wire::kReply).u32(0).u32(0).u32(0).u32(0).raw(body);
         std::string why;
         ASSERT_TRUE(c.SendRecord(r.take(), &why)) << why;
+    }
+    // Answers `call` with `status` for the compound, CB_SEQUENCE answered OK and every
+    // other operation answered with `status`.
+    void AnswerCbCompound(wire::Conn& c, const CbCall& call, x4::nfsstat4 status) {
+        AnswerCb(c, call, status, [&](const x4::nfs_cb_argop4& op, x4::nfs_cb_resop4& r) {
+            if (op.argop() == x4::OP_CB_RECALL) r.opcbrecall().status = status;
+        });
     }
 
     // Another client identity on its own connection: the fixture's client fields are
