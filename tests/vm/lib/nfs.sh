@@ -504,6 +504,35 @@ os.close(fd)' "$m4/$g" &
     rm -f "$srv/$f" "$srv/$g" "$srv/$h" "$srv/after-cut-$$"
 }
 
+# nfs4_recall_any M4 SRV LABEL: CB_RECALL_ANY (RFC 8881 §20.6) to the kernel client. The
+# daemon runs with a table of 16 delegations (engine.fd_cache: 32, nfs4_small_table_config);
+# reading 14 files on M4 takes 14 read delegations (the client keeps them after close), and
+# at 12 the daemon asks the client to keep half; the client answers it.
+nfs4_recall_any() {
+    local m4=$1 srv=$2 label=$3 i
+    local rets0
+    rets0=$(mount_op_count "$m4" DELEGRETURN)
+    for i in $(seq 1 14); do echo "file $i" > "$srv/ra-$i-$$"; done
+    for i in $(seq 1 14); do cat "$m4/ra-$i-$$" > /dev/null; done
+    check "$label: the client holds delegations of the files it read (daemon: granted >= 12)" \
+        test "$(nfsrdmad_stat nfs4_delegations granted)" -ge 12
+    check "$label: CB_RECALL_ANY sent at three quarters of the table (daemon: recall_any)" \
+        wait_for 10 test "$(nfsrdmad_stat nfs4_delegations recall_any)" -ge 1
+    sleep 2
+    check "$label: ... and the client answered it (no failure logged)" \
+        bash -c "! grep -q 'CB_RECALL_ANY to client .* failed' '$NFSRDMAD_LOG'"
+    _returned_since() { test $(($(mount_op_count "$m4" DELEGRETURN) - rets0)) -ge 6; }
+    check "$label: ... and gave back at least the half asked for (mountstats DELEGRETURN >= 6)" \
+        wait_for 20 _returned_since
+    note "$label: $(grep -o 'stats: nfs4_delegations .*' "$NFSRDMAD_LOG" | tail -1); DELEGRETURN calls since: $(( $(mount_op_count "$m4" DELEGRETURN) - rets0 ))"
+    rm -f "$srv"/ra-*-$$
+}
+# nfs4_small_table_config: NFSv4.1 with a table of 16 delegations (half of engine.fd_cache).
+nfs4_small_table_config() {
+    printf 'nfsv4:\n  enabled: true\n  lease_time: 15\nengine:\n  fd_cache: 32\n' > /tmp/nfsrdmad-v4s.yaml
+    echo /tmp/nfsrdmad-v4s.yaml
+}
+
 # nfs4_locks DIR LABEL: byte-range locks (RFC 8881 §18.10-§18.12) between two processes
 # of the Linux client. flock(1) on NFS is a whole-file POSIX lock on the server (the
 # descriptor is opened read-write: an exclusive lock needs write access); python3's

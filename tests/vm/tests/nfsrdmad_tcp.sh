@@ -44,7 +44,8 @@
 # Then two NFSv4.1 client identities (this host and one in that namespace): the other's
 # write recalls a read delegation, its stat of a write-delegated file is answered through
 # CB_GETATTR, and a cut connection under a held delegation is rebound and recalls again
-# (lib/nfs.sh nfs4_two_clients).
+# (lib/nfs.sh nfs4_two_clients). Then CB_RECALL_ANY to the kernel client when a small
+# delegation table fills (lib/nfs.sh nfs4_recall_any).
 # Env: NFSRDMAD_BIN (required), MANY (2000), KEEP_GOING=1 default (all checks run).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/nfs.sh"
@@ -441,6 +442,18 @@ if check "the client namespace nlmc is up" ip netns exec nlmc bash -c 'echo > /d
     check "nfsrdmad (two clients) exits 0 on SIGTERM" nfsrdmad_stop
 fi
 ip netns del nlmc 2>/dev/null
+
+step "CB_RECALL_ANY to the kernel client"
+# A table of 16 delegations: at 12 held the daemon asks the client to give half back
+# (lib/nfs.sh nfs4_recall_any).
+if check "nfsrdmad starts with a table of 16 delegations" \
+        nfsrdmad_start $EXPORT --config "$(nfs4_small_table_config)"; then
+    if check "mount -o $OPTS4" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "$OPTS4"; then
+        nfs4_recall_any $MNT4 $EXPORT "v4.1 recall_any"
+        check "umount (v4.1)" nfs_umount $MNT4
+    fi
+    check "nfsrdmad (small table) exits 0 on SIGTERM" nfsrdmad_stop
+fi
 note "daemon log: $(wc -l < "$NFSRDMAD_LOG") lines, $(grep -ciE '\b(warn|warning|error|critical)\b' "$NFSRDMAD_LOG") warn/error lines; last lines:"
 tail -15 "$NFSRDMAD_LOG" | sed 's/^/    nfsrdmad: /'
 rpcbind_stop
