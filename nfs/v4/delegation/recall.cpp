@@ -138,10 +138,12 @@ std::optional<Delegation> Services::grant_delegation(const Open& open, const Tar
         if (auto st = vfs::getattr(*open.fd)) d.change = change_of(*st);
     delegations.put(d);
     ++delegation_stats.granted;
-    // The table filling up: CB_RECALL_ANY now, not at the next sweep (one lease away when
-    // no delegation was held at the last one).
+    // The grant that fills the table to three quarters sends CB_RECALL_ANY now, not at the
+    // next sweep (one lease away when no delegation was held at the last one). Only that
+    // one: recall_any() scans the table, the sweep (every second while any is held) does
+    // the rest.
     const size_t max = delegations.max();
-    if (delegations.size() >= max - max / 4) recall_any(now);
+    if (delegations.size() == max - max / 4) recall_any(now);
     return d;
 }
 
