@@ -41,7 +41,7 @@ x4::nfsstat4 io_file(Compound& c, const x4::stateid4& stateid, bool write,
     if (special == state::Special::Anonymous &&
         rq.svc.opens.check_share(cur->node.handle, access, 0, std::nullopt) != x4::NFS4_OK)
         return x4::NFS4ERR_LOCKED;
-    auto f = rq.svc.files.get(cur->node, write ? vfs::OpenFor::Write : vfs::OpenFor::Read);
+    auto f = rq.svc.open_file(cur->node, write ? vfs::OpenFor::Write : vfs::OpenFor::Read);
     // Not a regular file (the cache opens no other): §18.22.3 / §18.32.4 name the error by
     // type. Only this failure pays for the type check.
     if (!f) return f.error() == EINVAL ? must_be_file(*cur) : to_nfsstat4(f.error());

@@ -122,6 +122,9 @@ x4::nfsstat4 create(Request& rq, const Target& dir, std::string_view name, x4::c
     out.cinfo = {false, change_of(*before), after ? change_of(*after) : change_of(*before)};
     out.created = !existed;
     out.attrset = set;
+    // A created file's node holds the descriptor it was made with, which would keep a
+    // write delegation's lease from being taken (vfs/lease.h).
+    if (auto r = vfs::pin_by_path(e->node); !r) return to_nfsstat4(r.error());
     out.file = Target{};
     out.file.node = std::move(e->node);
     out.file.who = dir.who;
@@ -281,7 +284,7 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     const vfs::OpenFor need =
         (want_access & x4::OPEN4_SHARE_ACCESS_WRITE) ? vfs::OpenFor::Write : vfs::OpenFor::Read;
     if (!open.fd || (need == vfs::OpenFor::Write && !open.fd->writable)) {
-        auto f = rq.svc.files.get(o.file.node, need);
+        auto f = rq.svc.open_file(o.file.node, need);
         if (!f) return {encode_fail(res, to_nfsstat4(f.error()))};
         open.fd = std::move(*f);
     }

@@ -62,7 +62,7 @@ OpResult op_commit(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (st == x4::NFS4_OK && a.count && a.offset + a.count < a.offset) st = x4::NFS4ERR_INVAL;
     std::shared_ptr<const vfs::OpenFile> file;
     if (st == x4::NFS4_OK) {
-        auto f = rq.svc.files.get(cur->node, vfs::OpenFor::Read);
+        auto f = rq.svc.open_file(cur->node, vfs::OpenFor::Read);
         if (!f)
             st = f.error() == EINVAL ? must_be_file(*cur) : to_nfsstat4(f.error());
         else

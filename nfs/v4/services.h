@@ -89,6 +89,11 @@ class Services {
     CallbackPaths callbacks;      // can the server call each client back (callback/path.h)
     DelegationTable delegations;  // handed out, being recalled (delegation/table.h)
 
+    // The file's descriptor for I/O from the cache (`files`), or while a write delegation's
+    // lease is on one, that one: opening the file again would break the lease (vfs/lease.h).
+    vfs::Result<std::shared_ptr<const vfs::OpenFile>> open_file(const vfs::Node& node,
+                                                                vfs::OpenFor need);
+
     // Delegations (delegation/recall.cpp). OPEN's offer, under the file's admission mutex,
     // after the open is recorded: the delegation granted with it, if any (§10.2, §18.16.3:
     // the client's OPEN4_SHARE_ACCESS_WANT_* bits, the callback path up, no other client
@@ -161,6 +166,10 @@ class Services {
     // the answer as is. At most kMaxCourtesyReaps clients go per request. `node` is the
     // file: with Options::lock_files set, the locks are mirrored to it (and a local
     // process's lock in the way is a conflict with no owner).
+    // A write delegation's lease on the file gives way first: the mirror opens the file,
+    // which would break it and wait (unlease_for_mirror: the delegation is recalled instead;
+    // the Linux client locks locally under a delegation and sends its locks while it
+    // gives the delegation back).
     static constexpr size_t kMaxCourtesyReaps = 16;
     vfs::Result<vfs::state::LockReply> lock_range(const vfs::Node& node,
                                                   const vfs::state::FileKey& file,
@@ -169,6 +178,7 @@ class Services {
     vfs::Result<std::optional<vfs::state::Conflict>> test_lock_range(
         const vfs::Node& node, const vfs::state::FileKey& file,
         const vfs::state::StateOwner& owner, const vfs::state::Lock& want);
+    void unlease_for_mirror(const vfs::Node& node);
     vfs::Result<std::vector<vfs::state::Waiter>> unlock_range(const vfs::Node& node,
                                                               const vfs::state::FileKey& file,
                                                               const vfs::state::StateOwner& owner,

@@ -9,6 +9,7 @@
 #include <climits>
 
 #include "nfs/vfs/durability.h"
+#include "nfs/vfs/lease.h"
 #include "nfs/vfs/names.h"
 #include "nfs/vfs/sys.h"
 
@@ -42,6 +43,16 @@ Result<void> set_size(const Node& node, const struct statx& st, uint64_t size, c
     // (an NFSv4.1 read delegation's, vfs/lease.h), and a worker never waits on a client.
     // An O_NONBLOCK open for writing fails EWOULDBLOCK instead (the caller answers "later")
     // and starts the lease's break. The open checks write permission as truncate(2) does.
+    // A write-leased file (an NFSv4.1 write delegation's, whose holder is the caller: the
+    // others' calls recall it first) is truncated through the lease's own description,
+    // which any open would break (lease.h); the permission is checked as the open would.
+    if (auto leased = leased_file(node.handle)) {
+        auto r = with_identity(id, [&] {
+            return check_syscall(::faccessat(node.fd.get(), "", W_OK, AT_EACCESS | AT_EMPTY_PATH));
+        });
+        if (!r && !(r.error() == EACCES && id.uid == st.stx_uid)) return r;
+        return check_syscall(::ftruncate(leased->fd.get(), length));
+    }
     auto trunc = [&]() -> Result<void> {
         auto fd = sys::reopen(node.fd.get(), O_WRONLY | O_NONBLOCK);
         if (!fd) return fd.failure();

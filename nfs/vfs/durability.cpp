@@ -8,6 +8,7 @@
 #include <cerrno>
 
 #include "nfs/vfs/fd_pressure.h"
+#include "nfs/vfs/lease.h"
 #include "nfs/vfs/sys.h"
 
 namespace nfsrdmad::vfs {
@@ -53,7 +54,11 @@ Result<void> commit_object(const Node& node) {
     struct stat st;
     if (::fstat(node.fd.get(), &st) != 0) return fail(errno);
     if (S_ISDIR(st.st_mode)) return fsync_reopened(node.fd.get(), O_DIRECTORY);
-    if (S_ISREG(st.st_mode)) return fsync_reopened(node.fd.get(), O_NONBLOCK);
+    if (S_ISREG(st.st_mode)) {
+        // A write-leased file is not opened again: that would break the lease (lease.h).
+        if (auto leased = leased_file(node.handle)) return commit_opened(leased->fd);
+        return fsync_reopened(node.fd.get(), O_NONBLOCK);
+    }
     return {};
 }
 

@@ -1,5 +1,9 @@
 #include "nfs/vfs/node.h"
 
+#include <fcntl.h>
+
+#include <cerrno>
+
 #include "nfs/vfs/export.h"
 #include "nfs/vfs/sys.h"
 
@@ -28,6 +32,16 @@ Result<Node> clone(const Node& node) {
     auto fd = sys::dup_fd(node.fd.get());
     if (!fd) return fd.failure();
     return Node{node.exp, std::move(*fd), node.handle};
+}
+
+Result<void> pin_by_path(Node& node) {
+    const int flags = ::fcntl(node.fd.get(), F_GETFL);
+    if (flags < 0) return fail(errno);
+    if (flags & O_PATH) return {};
+    auto fd = sys::reopen(node.fd.get(), O_PATH);
+    if (!fd) return fd.failure();
+    node.fd = std::move(*fd);
+    return {};
 }
 
 }  // namespace nfsrdmad::vfs

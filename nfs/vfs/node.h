@@ -41,4 +41,9 @@ Result<Entry> make_entry(std::shared_ptr<const Export> exp, UniqueFd fd);
 // A second Node for the same object (dup'ed descriptor).
 Result<Node> clone(const Node& node);
 
+// Makes the node's descriptor an O_PATH one if it is not (a create's is the O_RDONLY one
+// the file was made with): the node then pins the object without counting as an open of
+// the file, which a write lease (lease.h) needs of every descriptor but its own.
+Result<void> pin_by_path(Node& node);
+
 }  // namespace nfsrdmad::vfs

@@ -14,6 +14,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 
 namespace nfsrdmad::e2e {
 namespace {
@@ -459,6 +461,95 @@ TEST_F(Nfs4Delegation, ALocalWriterOnTheServerRecallsAReadDelegation) {
     }
     local.join();
     EXPECT_TRUE(opened.load());
+}
+
+TEST_F(Nfs4Delegation, ALocalReaderOnTheServerRecallsAWriteDelegationAndSeesTheHoldersData) {
+    Opened o = OpenIn("wlocal", kBoth, true);
+    ASSERT_EQ(o.status, x4::NFS4_OK);
+    ASSERT_EQ(o.deleg_type, x4::OPEN_DELEGATE_WRITE);
+    // The holder's own WRITE, truncating SETATTR, chmod and COMMIT go through the lease's
+    // description: none of them breaks it (no recall comes, nothing waits).
+    const std::string data = "held data";
+    wire::XdrOut size;
+    size.u64(4);
+    const wire::Bytes size_val = size.take();
+    x4::nfs_argop4 trunc(x4::OP_SETATTR);
+    trunc.opsetattr().stateid = o.open;
+    trunc.opsetattr().obj_attributes.attrmask = {1u << x4::FATTR4_SIZE};
+    trunc.opsetattr().obj_attributes.attr_vals = size_val;
+    wire::XdrOut mode;
+    mode.u32(0640);
+    const wire::Bytes mode_val = mode.take();
+    x4::nfs_argop4 chmod(x4::OP_SETATTR);
+    chmod.opsetattr().obj_attributes.attrmask = {0, 1u << (x4::FATTR4_MODE - 32)};
+    chmod.opsetattr().obj_attributes.attr_vals = mode_val;
+    x4::nfs_argop4 commit(x4::OP_COMMIT);
+    Res r = Compound(
+        {Sequence(), op_putfh(o.fh), op_write(o.deleg, 0, view(data)), trunc, chmod, commit});
+    ASSERT_EQ(r.status(), x4::NFS4_OK) << "the holder's own calls under its write delegation";
+    EXPECT_TRUE(NextCall(*conn_, 500).empty()) << "the holder's own calls recalled its delegation";
+    struct stat st {};
+    ASSERT_EQ(::stat(disk("wlocal").c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, 4);
+    EXPECT_EQ(st.st_mode & 0777, 0640u);
+    // A process on the server opens the file, only to read: the kernel holds it in open(2)
+    // (the delegation's write lease) and the daemon recalls the delegation.
+    std::atomic<bool> opened{false};
+    std::string seen;
+    std::thread local([&] {
+        int fd = ::open(disk("wlocal").c_str(), O_RDONLY);
+        opened = fd >= 0;
+        if (fd < 0) return;
+        char buf[64];
+        const ssize_t n = ::read(fd, buf, sizeof buf);
+        if (n > 0) seen.assign(buf, static_cast<size_t>(n));
+        ::close(fd);
+    });
+    CbCall cb;
+    const bool recalled = NextCbCompound(*conn_, cb);
+    EXPECT_FALSE(opened.load()) << "the local reader did not wait for the write delegation";
+    if (recalled) {
+        ExpectRecall(cb, o.deleg, o.fh);
+        AnswerCbCompound(*conn_, cb, x4::NFS4_OK);
+        // What the holder flushes before it gives the delegation back.
+        const std::string more = "HELD";
+        EXPECT_EQ(Compound({Sequence(), op_putfh(o.fh), op_write(o.deleg, 0, view(more))}).status(),
+                  x4::NFS4_OK);
+        EXPECT_EQ(Compound({Sequence(), op_putfh(o.fh), DelegReturn(o.deleg)}).status(),
+                  x4::NFS4_OK);
+    }
+    local.join();
+    EXPECT_TRUE(opened.load());
+    EXPECT_EQ(seen, "HELD");
+}
+
+// The holder's LOCK under its write delegation (a client that sends its locks while it
+// gives the delegation back): the lock mirror needs a description of the file, which the
+// delegation's lease would make wait; the lease gives way, the lock is granted at once and
+// mirrored (a local process sees it), and the delegation is recalled.
+TEST_F(Nfs4Delegation, TheHoldersLockUnderAWriteDelegationIsGrantedAndRecallsIt) {
+    Opened o = OpenIn("wlock", kBoth, true);
+    ASSERT_EQ(o.status, x4::NFS4_OK);
+    ASSERT_EQ(o.deleg_type, x4::OPEN_DELEGATE_WRITE);
+    const std::string lock_owner = "holder-lock-owner";
+    Res r = Compound({Sequence(), op_putfh(o.fh),
+                      op_lock_new(x4::WRITE_LT, 0, 10, o.open, clientid_, view(lock_owner))});
+    ASSERT_EQ(r.status(), x4::NFS4_OK) << "the holder's LOCK under its write delegation";
+    int fd = ::open(disk("wlock").c_str(), O_RDWR | O_NONBLOCK);
+    ASSERT_GE(fd, 0) << "the lease still stops local opens: " << std::strerror(errno);
+    struct flock fl {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    fl.l_start = 0;
+    fl.l_len = 10;
+    EXPECT_EQ(::fcntl(fd, F_OFD_GETLK, &fl), 0);
+    EXPECT_EQ(fl.l_type, F_WRLCK) << "the client's lock is not mirrored to the file";
+    ::close(fd);
+    CbCall cb;
+    ASSERT_TRUE(NextCbCompound(*conn_, cb));
+    ExpectRecall(cb, o.deleg, o.fh);
+    AnswerCbCompound(*conn_, cb, x4::NFS4_OK);
+    EXPECT_EQ(Compound({Sequence(), op_putfh(o.fh), DelegReturn(o.deleg)}).status(), x4::NFS4_OK);
 }
 
 // A table bound of 16 delegations (half of engine.fd_cache): at three quarters of it the

@@ -1,6 +1,8 @@
 // Unit tests of nfs/vfs I/O and directory listing: read/write/commit through the fd
 // cache, permission checks, readdir paging with cookies.
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <atomic>
@@ -10,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "nfs/vfs/lease.h"
 #include "tests/unit/vfs_test_util.h"
 
 namespace nfsrdmad::vfs::testing {
@@ -69,6 +72,61 @@ TEST_F(IoTest, WriteThenReadRoundTrip) {
     EXPECT_EQ(r->count, 3u);
     EXPECT_TRUE(r->eof);
     EXPECT_EQ(head[2], payload.back());
+}
+
+// A write lease (an NFSv4.1 write delegation's, lease.h): taken only while its description
+// is the file's only one (a created file's node is made O_PATH first), and while held, the
+// daemon's own truncation and fsync go through that description: only an outside open
+// breaks it.
+TEST_F(IoTest, AWriteLeaseIsTheFilesOnlyDescriptionAndOnlyAnOutsideOpenBreaksIt) {
+    // The break is a real-time signal to this process: held pending, not delivered.
+    sigset_t sig;
+    sigemptyset(&sig);
+    sigaddset(&sig, lease_signal());
+    sigaddset(&sig, SIGIO);
+    ASSERT_EQ(pthread_sigmask(SIG_BLOCK, &sig, nullptr), 0);
+    auto e = create(root_, "leased", 0644, CreateHow::Guarded, 0, kUser1234);
+    ASSERT_TRUE(e.ok());
+    auto wf = cache_.get(e->node, OpenFor::Write);
+    ASSERT_TRUE(wf.ok());
+    auto refused = Lease::take_write(*wf);
+    ASSERT_FALSE(refused.ok()) << "a write lease beside the create's own descriptor";
+    EXPECT_EQ(refused.error(), EAGAIN);
+    ASSERT_TRUE(pin_by_path(e->node).ok());
+    EXPECT_EQ(::fcntl(e->node.fd.get(), F_GETFL) & O_PATH, O_PATH);
+    auto lease = Lease::take_write(*wf);
+    ASSERT_TRUE(lease.ok()) << describe_error(lease.error());
+    EXPECT_TRUE((*lease)->write());
+    EXPECT_EQ(leased_file(e->node.handle), *wf);
+
+    ASSERT_TRUE(
+        write(**wf, 0, std::vector<uint8_t>(100, 'x'), StableHow::Unstable, kUser1234).ok());
+    SetAttrs size;
+    size.size = 10;
+    ASSERT_TRUE(setattr(e->node, size, kUser1234).ok());  // truncation and fsync, no open
+    EXPECT_EQ(getattr(**wf)->stx_size, 10u);
+    EXPECT_TRUE(commit_object(e->node).ok());
+    EXPECT_FALSE((*lease)->breaking());
+    // Not the caller's to truncate: the lease's description does not skip the check.
+    SetAttrs other = size;
+    other.size = 5;
+    EXPECT_EQ(setattr(e->node, other, kUser4321).error(), EACCES);
+
+    const int fd = ::open(path("leased").c_str(), O_RDONLY | O_NONBLOCK);
+    const int err = errno;
+    EXPECT_LT(fd, 0) << "an outside open went past the write lease";
+    if (fd >= 0) ::close(fd);
+    EXPECT_EQ(err, EWOULDBLOCK);
+    EXPECT_TRUE((*lease)->breaking());
+    lease->reset();
+    EXPECT_EQ(leased_file(e->node.handle), nullptr);
+    const int again = ::open(path("leased").c_str(), O_RDONLY | O_NONBLOCK);
+    EXPECT_GE(again, 0);
+    if (again >= 0) ::close(again);
+    const struct timespec none {};
+    while (sigtimedwait(&sig, nullptr, &none) > 0) {
+    }
+    ASSERT_EQ(pthread_sigmask(SIG_UNBLOCK, &sig, nullptr), 0);
 }
 
 // read_to_pipe: the same READ, the data spliced into a pipe (TCP's zero-copy path).

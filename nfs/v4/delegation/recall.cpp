@@ -99,28 +99,29 @@ std::optional<Delegation> Services::grant_delegation(const Open& open, const Tar
     if (!held || *held) return std::nullopt;
     const state::Time now = clock.now();
     if (!delegations.may_grant(open.file, open.client, write, now)) return std::nullopt;
-    // A read delegation holds a file lease, so that a local process's write recalls it
-    // (vfs/lease.h). The kernel refuses one while the file is open for writing: the
-    // descriptor cache's writer for the file is let go first (opens keep their own).
-    std::shared_ptr<vfs::Lease> lease;
-    if (!write) {
-        // The open's own descriptor writes (a read-write open, or the cache's writer serving
-        // a read): the kernel refuses a read lease beside it.
-        if (open.fd->writable) return std::nullopt;
-        auto l = vfs::Lease::take_read(*open.fd);
-        if (!l && l.error() == EAGAIN) {
-            files.forget(open.file);
-            l = vfs::Lease::take_read(*open.fd);
-        }
-        if (!l) {
-            if (l.error() != EAGAIN && !lease_warned_.exchange(true))
-                spdlog::warn(
-                    "nfsv4.1: no read delegations: a file lease is refused ({}); the "
-                    "daemon needs CAP_LEASE and a file system with leases",
-                    vfs::describe_error(l.error()));
-            return std::nullopt;
-        }
-        lease = std::move(*l);
+    // A delegation holds a file lease, so that a local process that opens the file in a
+    // way the delegation does not allow recalls it (vfs/lease.h): a writer a read one,
+    // anyone a write one. The kernel refuses a read lease while the file is open for
+    // writing, a write lease while any other description of it is open: the descriptor
+    // cache's one for the file is let go first (opens keep their own).
+    // A read delegation's open must not write (a read-write open, or the cache's writer
+    // serving a read): the kernel refuses a read lease beside it.
+    if (!write && open.fd->writable) return std::nullopt;
+    auto take = [&] {
+        return write ? vfs::Lease::take_write(open.fd) : vfs::Lease::take_read(*open.fd);
+    };
+    auto lease = take();
+    if (!lease && lease.error() == EAGAIN) {
+        files.forget(open.file);
+        lease = take();
+    }
+    if (!lease) {
+        if (lease.error() != EAGAIN && !lease_warned_.exchange(true))
+            spdlog::warn(
+                "nfsv4.1: no delegations: a file lease is refused ({}); the daemon needs "
+                "CAP_LEASE and a file system with leases",
+                vfs::describe_error(lease.error()));
+        return std::nullopt;
     }
     auto sid = clients.new_stateid(open.client, state::StateKind::Delegation);
     if (sid.status != x4::NFS4_OK) return std::nullopt;
@@ -131,7 +132,7 @@ std::optional<Delegation> Services::grant_delegation(const Open& open, const Tar
     d.stateid = sid.stateid;
     d.fd = open.fd;
     d.who = open.who;
-    d.lease = std::move(lease);
+    d.lease = std::move(*lease);
     // §10.4.3: the change attribute at the grant ("sc"), what the holder answers
     // CB_GETATTR with while it holds no changes (a reclaim learns it from the holder).
     if (write && !reclaim)
@@ -280,12 +281,18 @@ void Services::recall_any(state::Time now) {
     }
 }
 
+vfs::Result<std::shared_ptr<const vfs::OpenFile>> Services::open_file(const vfs::Node& node,
+                                                                      vfs::OpenFor need) {
+    if (auto leased = vfs::leased_file(node.handle)) return leased;  // writable: serves both
+    return files.get(node, need);
+}
+
 void Services::lease_broken(int fd) {
     if (auto d = delegations.recall_lease(fd, clock.now())) {
         spdlog::info(
-            "nfsv4.1: a local process wants a file client {:#x} holds a read "
+            "nfsv4.1: a local process wants a file client {:#x} holds a {} "
             "delegation of: recalled",
-            d->client);
+            d->client, d->write ? "write" : "read");
         start_recall(*d);
     }
 }

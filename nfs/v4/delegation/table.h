@@ -55,7 +55,8 @@ struct Delegation {
     std::shared_ptr<const vfs::OpenFile> fd;  // I/O through the delegation stateid
     Caller who;                               // whose OPEN it came with
     std::optional<state::Time> recalled;      // when its recall began
-    // A read delegation's file lease (nfs/vfs/lease.h): local writers recall it.
+    // Its file lease (nfs/vfs/lease.h): a local writer recalls a read delegation, any
+    // local open a write one.
     std::shared_ptr<vfs::Lease> lease;
     // A write delegation's CB_GETATTR record (§10.4.3): the change attribute the holder
     // answers while it holds no changes ("sc": the file's at the grant; for a delegation
@@ -124,6 +125,12 @@ class DelegationTable {
     std::optional<Delegation> recall_lease(int fd, state::Time now);
     // Those whose lease is breaking (SIGIO: the signal queue overflowed), marked recalled.
     std::vector<Delegation> recall_breaking_leases(state::Time now);
+    // The write delegation of `file` gives up its file lease (something of this daemon's
+    // must open the file: the lock mirror), and is marked recalled at `now`: returned
+    // when that is new (the caller starts the recall). The lease is released into
+    // `released`, for the caller to drop outside the table's lock.
+    std::optional<Delegation> drop_write_lease(const vfs::FileHandle& file, state::Time now,
+                                               std::shared_ptr<vfs::Lease>& released);
     // Delegations recalled before `deadline` and still held: taken out of the table, to be
     // revoked.
     std::vector<Delegation> overdue(state::Time deadline);

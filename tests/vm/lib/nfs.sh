@@ -318,6 +318,8 @@ nfsrdmad_stat() {
 #  - read: a file held open for reading on M4 (a read delegation), rewritten through M3;
 #  - write: a file created, written and closed on M4 (the write delegation stays, and the
 #    client need not have flushed), read through M3.
+#  - write, local: the same, read by a process on the server: the delegation's write
+#    lease holds the reader until the client flushed and returned the delegation.
 # The daemon's counters (SIGUSR1) and the client's mountstats (DELEGRETURN) must agree.
 nfs4_delegations() {
     local m4=$1 m3=$2 srv=$3 label=$4 t0 holder got
@@ -372,19 +374,39 @@ os.close(fd)' "$m4/$w"
     note "$label: the v3 mount's calls so far: $(mount_op_summary "$m3" | awk '{printf "%s%s ", $1, $2}')"
     check_eq "$label: the v3 client reads what the v4.1 client wrote under its write delegation" \
         "written under a write delegation" "$got"
+
+    # A process on the server reads a file the client wrote and closed under a write
+    # delegation (kept, its data maybe unflushed): its open(2) waits on the delegation's
+    # write lease (vfs/lease.h) until the client has flushed and given it back. (A file
+    # still open on the client is not flushed by the return: the client writes it back
+    # later under its open, as close-to-open consistency allows.)
+    check "$label: another file created, written and closed on the v4.1 mount" \
+        python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+os.write(fd, b"written and closed under a write delegation\n")
+os.close(fd)' "$m4/$w.local"
+    check_eq "$label: ... it keeps a write delegation of it (daemon)" \
+        1 "$(nfsrdmad_stat nfs4_delegations write)"
+    t0=$(now)
+    got=$(timeout 60 cat "$srv/$w.local")
+    note "$label: local read beside the write delegation: $(since "$t0") s (lease break, recall, flush, return)"
+    check_eq "$label: a local process on the server reads what the client wrote under its write delegation" \
+        "written and closed under a write delegation" "$got"
+    check "$label: ... the daemon recalled the write delegation for it (file lease)" \
+        grep -q "a local process wants a file client .* holds a write delegation of" "$NFSRDMAD_LOG"
     sleep 1
     local returned recalls rets
     returned=$(nfsrdmad_stat nfs4_delegations returned)
     recalls=$(nfsrdmad_stat nfs4_delegations recalls)
     rets=$(mount_op_count "$m4" DELEGRETURN)
     note "$label: $(grep -o 'stats: nfs4_delegations .*' "$NFSRDMAD_LOG" | tail -1); client DELEGRETURN calls: $((rets - rets0))"
-    check "$label: three recalls sent (daemon: recalls)" test $((recalls - recalls0)) -ge 3
+    check "$label: four recalls sent (daemon: recalls)" test $((recalls - recalls0)) -ge 4
     check_eq "$label: the client's DELEGRETURN calls = the daemon's returned delegations" \
         $((rets - rets0)) $((returned - returned0))
-    check "$label: ... at least the three recalled ones" test $((returned - returned0)) -ge 3
+    check "$label: ... at least the four recalled ones" test $((returned - returned0)) -ge 4
     check_eq "$label: none revoked" 0 "$(nfsrdmad_stat nfs4_delegations revoked)"
     check_eq "$label: no recall failed" 0 "$(nfsrdmad_stat nfs4_delegations recall_failures)"
-    rm -f "$srv/$r" "$srv/$r.local" "$srv/$w"
+    rm -f "$srv/$r" "$srv/$r.local" "$srv/$w" "$srv/$w.local"
 }
 
 # nfs4_peer NS ADDR EXPORT PORT CMD: runs CMD (bash; the mount is $P) as a second NFSv4.1
