@@ -10,6 +10,8 @@
 #                                 checked against proto= on its "opts:" line)
 #   mount_op_count MNT OP         how many OP calls (READ, WRITE, ...) the client sent on MNT
 #   mount_op_summary MNT          calls, mean RTT and execute time per operation
+#   rpc_xprt_cut PORT             forces the client's transports (TCP or RDMA) to PORT to
+#                                 disconnect (sysfs dstaddr), as a network fault would
 # Services
 #   rpcbind_start / rpcbind_stop
 #   statd_start / statd_stop      rpc.statd (only where NLM locking is tested)
@@ -424,18 +426,34 @@ nfs4_peer() {
         exit $rc'
 }
 
+# rpc_xprt_cut PORT: the kernel RPC client's transports to PORT, of any kind, disconnect:
+# writing a transport's own destination address back to its sysfs "dstaddr"
+# (/sys/kernel/sunrpc, Linux 5.15+) makes it drop the connection (xprt_force_disconnect:
+# for RDMA, rdma_disconnect) and connect again on its next call. `ss -K` reaches TCP
+# sockets only; this reaches an RDMA connection too. Fails when no transport matched.
+rpc_xprt_cut() {
+    local port=$1 x a n=0
+    for x in /sys/kernel/sunrpc/xprt-switches/switch-*/xprt-*; do
+        [ -r "$x/xprt_info" ] && grep -qx "dst_port=$port" "$x/xprt_info" || continue
+        a=$(cat "$x/dstaddr") && echo "$a" > "$x/dstaddr" && n=$((n + 1))
+    done
+    echo "rpc_xprt_cut: $n transport(s) to port $port disconnected"
+    [ "$n" -gt 0 ]
+}
+
 # nfs4_two_clients M4 SRV NS ADDR EXPORT PORT LABEL [CUT]: delegations between two NFSv4.1
 # client identities: this host's mount M4 (over TCP or RDMA: the recalls go over its
 # transport) and a peer client in network namespace NS reaching the daemon over TCP at ADDR
 # (nfs4_peer). The daemon runs with write delegations (nfs4_deleg_config); SRV is the
-# export on the server's side. CUT (1, the default; 0 skips it) cuts M4's TCP connection to
-# 127.0.0.1:$NFSRDMAD_PORT.
+# export on the server's side. CUT: 1 (the default) cuts M4's TCP connection to
+# 127.0.0.1:$NFSRDMAD_PORT (ss -K); xprt:P cuts M4's transports to port P whatever they
+# are (rpc_xprt_cut: an RDMA connection); 0 skips the cut.
 #  - the peer's write recalls this host's read delegation (CB_RECALL over this host's
 #    connection), and both see the peer's data;
 #  - the peer's stat of a file this host writes under a write delegation (still open, data
 #    maybe unflushed) is answered through CB_GETATTR (RFC 8881 §10.4.3): the holder's size,
 #    the delegation kept; the peer's read then recalls it and reads the holder's data;
-#  - this host's TCP connection is cut (ss -K) under a held read delegation: the client
+#  - this host's connection is cut under a held read delegation: the client
 #    reconnects, hears CB_PATH_DOWN on SEQUENCE, binds the new connection to its session's
 #    backchannel (BIND_CONN_TO_SESSION), and the peer's write recalls it over the new one.
 nfs4_two_clients() {
@@ -488,7 +506,7 @@ os.close(fd)' "$m4/$g" &
     wait $holder
 
     # 3. The connection cut under a held read delegation.
-    if [ "$cut" != 1 ]; then
+    if [ "$cut" = 0 ]; then
         check_eq "$label: no recall failed, none revoked" "$failures0 0" \
             "$(nfsrdmad_stat nfs4_delegations recall_failures) $(nfsrdmad_stat nfs4_delegations revoked)"
         rm -f "$srv/$f" "$srv/$g"
@@ -501,8 +519,13 @@ os.close(fd)' "$m4/$g" &
     check_eq "$label: a read delegation held before the cut" 1 "$(nfsrdmad_stat nfs4_delegations held)"
     binds0=$(mount_op_count "$m4" BIND_CONN_TO_SESSION)
     ups0=$(grep -c "callback path to client .* up" "$NFSRDMAD_LOG")
-    check "$label: this host's connection to the daemon cut (ss -K)" \
-        ss -K dst 127.0.0.1 dport = :"$NFSRDMAD_PORT"
+    if [ "${cut#xprt:}" != "$cut" ]; then
+        check "$label: this host's connection to the daemon cut (sysfs dstaddr)" \
+            rpc_xprt_cut "${cut#xprt:}"
+    else
+        check "$label: this host's connection to the daemon cut (ss -K)" \
+            ss -K dst 127.0.0.1 dport = :"$NFSRDMAD_PORT"
+    fi
     check "$label: ... the daemon saw it close (callback path down)" \
         wait_for 10 grep -q "callback path to client .* down: its connection closed" "$NFSRDMAD_LOG"
     local who

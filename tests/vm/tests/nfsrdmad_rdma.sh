@@ -463,7 +463,8 @@ if check "nfsrdmad starts with write delegations and RDMA" nfsrdmad_start "$EXPO
     # A second v4.1 client identity (a network namespace with a UTS name of its own,
     # routed to $RXE_IP over a veth pair, mounting over TCP: rxe serves the first namespace
     # only) conflicts with this host's delegations: the recalls and CB_GETATTR go over this
-    # host's RDMA connection (lib/nfs.sh nfs4_two_clients, without the TCP cut).
+    # host's RDMA connection, also after that connection is cut under a held delegation
+    # (lib/nfs.sh nfs4_two_clients, rpc_xprt_cut).
     peer_ns_up() {
         modprobe veth 2>/dev/null
         ip netns add v4peer && ip link add vp0 type veth peer name vp1 &&
@@ -474,7 +475,7 @@ if check "nfsrdmad starts with write delegations and RDMA" nfsrdmad_start "$EXPO
     }
     if check "a second client: network namespace v4peer, 10.78.0.2 -> $RXE_IP" peer_ns_up; then
         nfs4_two_clients $MNT4 "$EXPORT" v4peer "$RXE_IP" "$EXPORT" "$NFSRDMAD_PORT" \
-            "v4.1/rdma two clients" 0
+            "v4.1/rdma two clients" "xprt:$RDMA_PORT"
     fi
     ip netns del v4peer 2>/dev/null
     dump_stats
