@@ -91,6 +91,10 @@ x4::nfsstat4 do_lock(Compound& c, const x4::LOCK4args& a, std::optional<vs::Conf
     if (st != x4::NFS4_OK) return st;
     if (type == vs::LockType::Write && !(open.access & x4::OPEN4_SHARE_ACCESS_WRITE))
         return x4::NFS4ERR_OPENMODE;
+    // §10.4.1: another client's delegation of the file is recalled first: its holder may
+    // hold locks it has not sent (a write lock, any; a read lock, a write delegation's).
+    if (rq.svc.delegation_conflict(cur->node.handle, rq.clientid, type == vs::LockType::Write))
+        return x4::NFS4ERR_DELAY;
 
     if (a.reclaim) {
         auto owner = rq.svc.clients.ownerid(rq.clientid);

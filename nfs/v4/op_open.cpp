@@ -123,8 +123,9 @@ x4::nfsstat4 create(Request& rq, const Target& dir, std::string_view name, x4::c
     out.created = !existed;
     out.attrset = set;
     // A created file's node holds the descriptor it was made with, which would keep a
-    // write delegation's lease from being taken (vfs/lease.h).
-    if (auto r = vfs::pin_by_path(e->node); !r) return to_nfsstat4(r.error());
+    // write delegation's lease from being taken (vfs/lease.h). Where it fails, the file
+    // only gets no write delegation.
+    if (rq.svc.options.write_delegations) (void)vfs::pin_by_path(e->node);
     out.file = Target{};
     out.file.node = std::move(e->node);
     out.file.who = dir.who;

@@ -51,7 +51,9 @@ Result<void> set_size(const Node& node, const struct statx& st, uint64_t size, c
             return check_syscall(::faccessat(node.fd.get(), "", W_OK, AT_EACCESS | AT_EMPTY_PATH));
         });
         if (!r && !(r.error() == EACCES && id.uid == st.stx_uid)) return r;
-        return check_syscall(::ftruncate(leased->fd.get(), length));
+        // As the caller: root's CAP_FSETID would keep setuid and setgid bits.
+        return with_identity(id,
+                             [&] { return check_syscall(::ftruncate(leased->fd.get(), length)); });
     }
     auto trunc = [&]() -> Result<void> {
         auto fd = sys::reopen(node.fd.get(), O_WRONLY | O_NONBLOCK);

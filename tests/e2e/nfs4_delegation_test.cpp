@@ -552,6 +552,37 @@ TEST_F(Nfs4Delegation, TheHoldersLockUnderAWriteDelegationIsGrantedAndRecallsIt)
     EXPECT_EQ(Compound({Sequence(), op_putfh(o.fh), DelegReturn(o.deleg)}).status(), x4::NFS4_OK);
 }
 
+// The holder opens its write-delegated file again (as the Linux client does after a
+// CLOSE): nothing new is granted, and nothing recalled (no lock probe drops the lease).
+// Another client's LOCKT then recalls it (its holder may hold locks it has not sent):
+// NFS4ERR_DELAY until it is back, then the test's answer.
+TEST_F(Nfs4Delegation, AnotherClientsLocktRecallsAWriteDelegationTheHoldersReopenDoesNot) {
+    Opened o = OpenIn("wreopen", kBoth, true);
+    ASSERT_EQ(o.status, x4::NFS4_OK);
+    ASSERT_EQ(o.deleg_type, x4::OPEN_DELEGATE_WRITE);
+    Opened again = OpenIn("wreopen", kBoth, false);
+    ASSERT_EQ(again.status, x4::NFS4_OK);
+    EXPECT_EQ(again.deleg_type, x4::OPEN_DELEGATE_NONE);
+    EXPECT_TRUE(NextCall(*conn_, 500).empty()) << "the holder's own OPEN recalled its delegation";
+
+    const std::string lock_owner = "other-lock-owner";
+    auto lockt = [&] {
+        Swap(other_);
+        Res r = Compound({Sequence(), op_putfh(o.fh),
+                          op_lockt(x4::READ_LT, 0, 10, clientid_, view(lock_owner))});
+        Swap(other_);
+        return r.status();
+    };
+    EXPECT_EQ(lockt(), x4::NFS4ERR_DELAY);
+    CbCall cb;
+    ASSERT_TRUE(NextCbCompound(*conn_, cb));
+    ExpectRecall(cb, o.deleg, o.fh);
+    AnswerCbCompound(*conn_, cb, x4::NFS4_OK);
+    EXPECT_EQ(lockt(), x4::NFS4ERR_DELAY) << "answered while the delegation is out";
+    ASSERT_EQ(Compound({Sequence(), op_putfh(o.fh), DelegReturn(o.deleg)}).status(), x4::NFS4_OK);
+    EXPECT_EQ(lockt(), x4::NFS4_OK);
+}
+
 // A table bound of 16 delegations (half of engine.fd_cache): at three quarters of it the
 // server asks the client holding them to give half back (CB_RECALL_ANY, §20.6), once in a
 // while, not every sweep.

@@ -101,10 +101,13 @@ TEST_F(IoTest, AWriteLeaseIsTheFilesOnlyDescriptionAndOnlyAnOutsideOpenBreaksIt)
 
     ASSERT_TRUE(
         write(**wf, 0, std::vector<uint8_t>(100, 'x'), StableHow::Unstable, kUser1234).ok());
+    ASSERT_EQ(::chmod(path("leased").c_str(), 06755), 0);
     SetAttrs size;
     size.size = 10;
     ASSERT_TRUE(setattr(e->node, size, kUser1234).ok());  // truncation and fsync, no open
     EXPECT_EQ(getattr(**wf)->stx_size, 10u);
+    // Truncated as the caller, not as root: the setuid and setgid bits go, as with truncate(2).
+    EXPECT_EQ(getattr(**wf)->stx_mode & 06000, 0u);
     EXPECT_TRUE(commit_object(e->node).ok());
     EXPECT_FALSE((*lease)->breaking());
     // Not the caller's to truncate: the lease's description does not skip the check.

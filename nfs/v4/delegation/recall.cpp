@@ -85,6 +85,9 @@ std::optional<Delegation> Services::grant_delegation(const Open& open, const Tar
     auto [access, deny, others] = opens.share_except(open.file, open.stateid.other);
     if (deny || (write ? others != 0 : (access & x4::OPEN4_SHARE_ACCESS_WRITE) != 0))
         return std::nullopt;
+    // A write delegation of the file is out (the holder's own OPEN again): none beside it,
+    // and not the lock probe below, which would make it give up its lease.
+    if (vfs::leased_file(open.file)) return std::nullopt;
     // A holder takes its byte-range locks locally (the Linux client caches them under a
     // delegation): none while anyone else holds a lock on the file, here, through NLM or
     // in a local process (Options::lock_files).
@@ -139,6 +142,8 @@ std::optional<Delegation> Services::grant_delegation(const Open& open, const Tar
         if (auto st = vfs::getattr(*open.fd)) d.change = change_of(*st);
     delegations.put(d);
     ++delegation_stats.granted;
+    // A break that came between the lease and put() found no delegation to recall.
+    if (d.lease->breaking()) lease_broken(d.lease->fd());
     // The grant that fills the table to three quarters sends CB_RECALL_ANY now, not at the
     // next sweep (one lease away when no delegation was held at the last one). Only that
     // one: recall_any() scans the table, the sweep (every second while any is held) does
@@ -289,6 +294,14 @@ vfs::Result<std::shared_ptr<const vfs::OpenFile>> Services::open_file(const vfs:
 
 void Services::lease_broken(int fd) {
     if (auto d = delegations.recall_lease(fd, clock.now())) {
+        // §8.4.3: a holder whose lease has run out (a courtesy client) is not waited for.
+        if (clients.may_reap(d->client) && reap_client(d->client)) {
+            spdlog::info(
+                "nfsv4.1: client {:#x} reaped: lease expired, a local process wants a "
+                "file it holds a delegation of",
+                d->client);
+            return;
+        }
         spdlog::info(
             "nfsv4.1: a local process wants a file client {:#x} holds a {} "
             "delegation of: recalled",
