@@ -8,6 +8,7 @@
 // never answers loses the delegation a lease after the recall: NFS4ERR_DELEG_REVOKED,
 // SEQ4_STATUS_RECALLABLE_STATE_REVOKED until FREE_STATEID.
 #include "tests/e2e/nfs4_callback_fixture.h"
+#include "tests/shared/ofd_lock.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -537,11 +538,7 @@ TEST_F(Nfs4Delegation, TheHoldersLockUnderAWriteDelegationIsGrantedAndRecallsIt)
     ASSERT_EQ(r.status(), x4::NFS4_OK) << "the holder's LOCK under its write delegation";
     int fd = ::open(disk("wlock").c_str(), O_RDWR | O_NONBLOCK);
     ASSERT_GE(fd, 0) << "the lease still stops local opens: " << std::strerror(errno);
-    struct flock fl {};
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = 0;
-    fl.l_len = 10;
+    struct flock fl = test_os::write_lock_range(0, 10);
     EXPECT_EQ(::fcntl(fd, F_OFD_GETLK, &fl), 0);
     EXPECT_EQ(fl.l_type, F_WRLCK) << "the client's lock is not mirrored to the file";
     ::close(fd);

@@ -21,6 +21,7 @@
 //   bad input                              -> GARBAGE_ARGS, STALE_FH, FAILED; nothing held
 // First (libnfs's AUTH_* macros): see nfs4_fixture.h.
 #include "tests/e2e/nfs4_fixture.h"
+#include "tests/shared/ofd_lock.h"
 #include "xdr/nlm_prot.h"
 
 #include <arpa/inet.h>
@@ -790,21 +791,13 @@ TEST_F(Nlm, ALocalProcessSeesTheLock) {
     ASSERT_EQ(LockCall(Lock("host-a", 9, 10, 20), true), xn::NLM4_GRANTED);
     const int fd = ::open(daemon_->on_disk("locked").c_str(), O_RDWR);
     ASSERT_GE(fd, 0);
-    struct flock fl {};
-    fl.l_type = F_WRLCK;
-    fl.l_whence = SEEK_SET;
-    fl.l_start = 0;
-    fl.l_len = 100;
+    struct flock fl = test_os::write_lock_range(0, 100);
     ASSERT_EQ(::fcntl(fd, F_OFD_GETLK, &fl), 0);
     EXPECT_EQ(fl.l_type, F_WRLCK);
     EXPECT_EQ(fl.l_start, 10);
     EXPECT_EQ(fl.l_len, 20);
     // And the other way: a local process's lock denies the client.
-    struct flock mine {};
-    mine.l_type = F_WRLCK;
-    mine.l_whence = SEEK_SET;
-    mine.l_start = 500;
-    mine.l_len = 10;
+    struct flock mine = test_os::write_lock_range(500, 10);
     ASSERT_EQ(::fcntl(fd, F_OFD_SETLK, &mine), 0);
     EXPECT_EQ(LockCall(Lock("host-b", 1, 505, 1), false), xn::NLM4_DENIED);
     ::close(fd);

@@ -325,6 +325,14 @@ nfsrdmad_stat() {
 # The daemon's counters (SIGUSR1) and the client's mountstats (DELEGRETURN) must agree.
 nfs4_delegations() {
     local m4=$1 m3=$2 srv=$3 label=$4 t0 holder got
+    # write_closed F TEXT: F created read-write, TEXT written, F closed (a read-write open:
+    # a write delegation comes with it, and the client keeps it after the close).
+    write_closed() {
+        python3 -c 'import os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+os.write(fd, (sys.argv[2] + "\n").encode())
+os.close(fd)' "$1" "$2"
+    }
     local r=deleg-read-$$ w=deleg-write-$$
     local returned0 rets0 recalls0
     returned0=$(nfsrdmad_stat nfs4_delegations returned)
@@ -364,10 +372,7 @@ local append" "$(cat "$m4/$r.local")"
     # Written and closed under a write delegation: the client keeps the delegation after
     # the close (and need not have flushed: with one, close only starts the writeback).
     check "$label: a file created, written and closed read-write on the v4.1 mount" \
-        python3 -c 'import os, sys
-fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
-os.write(fd, b"written under a write delegation\n")
-os.close(fd)' "$m4/$w"
+        write_closed "$m4/$w" "written under a write delegation"
     check_eq "$label: ... it keeps a write delegation of it (daemon)" \
         1 "$(nfsrdmad_stat nfs4_delegations write)"
     t0=$(now)
@@ -383,10 +388,7 @@ os.close(fd)' "$m4/$w"
     # still open on the client is not flushed by the return: the client writes it back
     # later under its open, as close-to-open consistency allows.)
     check "$label: another file created, written and closed on the v4.1 mount" \
-        python3 -c 'import os, sys
-fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
-os.write(fd, b"written and closed under a write delegation\n")
-os.close(fd)' "$m4/$w.local"
+        write_closed "$m4/$w.local" "written and closed under a write delegation"
     check_eq "$label: ... it keeps a write delegation of it (daemon)" \
         1 "$(nfsrdmad_stat nfs4_delegations write)"
     t0=$(now)
