@@ -139,8 +139,8 @@ void Services::release(const Blocked& b, const vs::OwnerLocks& before) {
     if (auto ref = exports->snapshot()->find_by_handle(b.fh))
         if (auto n = vfs::ExportTable::open(*ref)) node = std::move(*n);
     if (!node) {
-        // No descriptor to mirror the unlock with: all of the owner's locks on the file go
-        // (its OFD description closes with them).
+        // No descriptor to mirror the restored types with: all of the owner's locks on
+        // the file go.
         wake(locks.release_owner(b.file, b.owner));
         return;
     }
@@ -175,8 +175,7 @@ void Services::undo_grant(const vfs::Node& node, const vs::FileKey& file,
     // Then the bytes of the range that were not held are unlocked (the gaps of `before`,
     // sorted and disjoint).
     auto unlock = [&](uint64_t first, uint64_t last) {
-        if (auto u = locks.unlock(file, owner, vs::ByteRange{first, last}, m ? &*m : nullptr))
-            add(std::move(*u));
+        if (auto u = locks.unlock(file, owner, vs::ByteRange{first, last})) add(std::move(*u));
     };
     uint64_t pos = lock.range.first;
     bool done = false;

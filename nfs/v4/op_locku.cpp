@@ -33,7 +33,7 @@ x4::nfsstat4 locku(Compound& c, const x4::LOCKU4args& a, state::Stateid& out) {
     if (!ls || ls->client != rq.clientid || !(ls->file == file)) return x4::NFS4ERR_BAD_STATEID;
     vs::ByteRange range;
     if (auto st = lock_range_of(a.offset, a.length, range); st != x4::NFS4_OK) return st;
-    auto u = rq.svc.unlock_range(cur->node, file, ls->owner, range);
+    auto u = rq.svc.locks.unlock(file, ls->owner, range);
     if (!u) return u.error() == ENOLCK ? x4::NFS4ERR_LOCK_RANGE : to_nfsstat4(u.error());
     rq.svc.pass_woken(std::move(*u));
     auto b = rq.svc.clients.bump_stateid(rq.clientid, r.stateid);

@@ -68,27 +68,15 @@ bool Services::reap_lock_holder(const vfs::state::Conflict& c) {
     return true;
 }
 
-void Services::unlease_for_mirror(const vfs::Node& node) {
-    if (delegations.empty() || !vfs::leased_file(node.handle)) return;
-    std::shared_ptr<vfs::Lease> released;
-    auto d = delegations.drop_write_lease(node.handle, clock.now(), released);
-    released.reset();
-    if (!d) return;
-    spdlog::debug(
-        "nfsv4.1: a byte-range lock on a file client {:#x} holds a write delegation of: its "
-        "lease is dropped for the lock mirror, and it is recalled",
-        d->client);
-    start_recall(*d);
-}
-
 vfs::Result<vfs::state::LockReply> Services::lock_range(const vfs::Node& node,
                                                         const vfs::state::FileKey& file,
                                                         const vfs::state::StateOwner& owner,
                                                         const vfs::state::Lock& want) {
     std::optional<vfs::state::OfdMirror> m;
+    std::shared_ptr<const vfs::OpenFile> leased;  // kept open for the call
     if (options.lock_files) {
-        unlease_for_mirror(node);
-        m.emplace(node.fd.get(), options.lock_files);
+        leased = vfs::leased_file(node.handle);
+        m.emplace(node.fd.get(), options.lock_files, leased ? leased->fd.get() : -1);
     }
     for (size_t reaped = 0;; ++reaped) {
         auto r = locks.lock(file, owner, want, std::nullopt, m ? &*m : nullptr);
@@ -101,22 +89,15 @@ vfs::Result<std::optional<vfs::state::Conflict>> Services::test_lock_range(
     const vfs::Node& node, const vfs::state::FileKey& file, const vfs::state::StateOwner& owner,
     const vfs::state::Lock& want) {
     std::optional<vfs::state::OfdMirror> m;
+    std::shared_ptr<const vfs::OpenFile> leased;
     if (options.lock_files) {
-        unlease_for_mirror(node);
-        m.emplace(node.fd.get(), options.lock_files);
+        leased = vfs::leased_file(node.handle);
+        m.emplace(node.fd.get(), options.lock_files, leased ? leased->fd.get() : -1);
     }
     for (size_t reaped = 0;; ++reaped) {
         auto r = locks.test(file, owner, want, m ? &*m : nullptr);
         if (!r || !*r || reaped == kMaxCourtesyReaps || !reap_lock_holder(**r)) return r;
     }
-}
-
-vfs::Result<std::vector<vfs::state::Waiter>> Services::unlock_range(
-    const vfs::Node& node, const vfs::state::FileKey& file, const vfs::state::StateOwner& owner,
-    vfs::state::ByteRange range) {
-    std::optional<vfs::state::OfdMirror> m;
-    if (options.lock_files) m.emplace(node.fd.get(), options.lock_files);
-    return locks.unlock(file, owner, range, m ? &*m : nullptr);
 }
 
 size_t Services::reap_oldest_courtesy(size_t n) {

@@ -167,23 +167,17 @@ class Services {
     // the answer as is. At most kMaxCourtesyReaps clients go per request. `node` is the
     // file: with Options::lock_files set, the locks are mirrored to it (and a local
     // process's lock in the way is a conflict with no owner).
-    // A write delegation's lease on the file gives way first: the mirror opens the file,
-    // which would break it and wait (unlease_for_mirror: the delegation is recalled instead;
-    // the Linux client locks locally under a delegation and sends its locks while it
-    // gives the delegation back).
+    // Under a write delegation's lease the mirror works on the leased description
+    // (ofd_mirror.h): the holder's locks, which the Linux client sends while it gives the
+    // delegation back, are on the file before a local process waiting on the lease goes on.
     static constexpr size_t kMaxCourtesyReaps = 16;
     vfs::Result<vfs::state::LockReply> lock_range(const vfs::Node& node,
                                                   const vfs::state::FileKey& file,
                                                   const vfs::state::StateOwner& owner,
                                                   const vfs::state::Lock& want);
     vfs::Result<std::optional<vfs::state::Conflict>> test_lock_range(
-        const vfs::Node& node, const vfs::state::FileKey& file,
-        const vfs::state::StateOwner& owner, const vfs::state::Lock& want);
-    void unlease_for_mirror(const vfs::Node& node);
-    vfs::Result<std::vector<vfs::state::Waiter>> unlock_range(const vfs::Node& node,
-                                                              const vfs::state::FileKey& file,
-                                                              const vfs::state::StateOwner& owner,
-                                                              vfs::state::ByteRange range);
+        const vfs::Node& node, const vfs::state::FileKey& file, const vfs::state::StateOwner& owner,
+        const vfs::state::Lock& want);
     // Reaps up to `n` courtesy clients (every client whose lease has run out, whether the
     // sweep has seen it yet or not), the longest expired first; how many went.
     size_t reap_oldest_courtesy(size_t n);

@@ -524,29 +524,42 @@ TEST_F(Nfs4Delegation, ALocalReaderOnTheServerRecallsAWriteDelegationAndSeesTheH
     EXPECT_EQ(seen, "HELD");
 }
 
-// The holder's LOCK under its write delegation (a client that sends its locks while it
-// gives the delegation back): the lock mirror needs a description of the file, which the
-// delegation's lease would make wait; the lease gives way, the lock is granted at once and
-// mirrored (a local process sees it), and the delegation is recalled.
-TEST_F(Nfs4Delegation, TheHoldersLockUnderAWriteDelegationIsGrantedAndRecallsIt) {
+// A local process opens a write-delegated file and wants a lock on it; the holder, as the
+// Linux client does, sends the lock it kept to itself while it gives the delegation back.
+// The lock is mirrored onto the leased description (no open, so the lease holds): the
+// local process gets in only after DELEGRETURN, and then finds the client's lock there.
+TEST_F(Nfs4Delegation, TheHoldersLockSentDuringTheRecallIsOnTheFileBeforeALocalOpenerGetsIn) {
     Opened o = OpenIn("wlock", kBoth, true);
     ASSERT_EQ(o.status, x4::NFS4_OK);
     ASSERT_EQ(o.deleg_type, x4::OPEN_DELEGATE_WRITE);
-    const std::string lock_owner = "holder-lock-owner";
-    Res r = Compound({Sequence(), op_putfh(o.fh),
-                      op_lock_new(x4::WRITE_LT, 0, 10, o.open, clientid_, view(lock_owner))});
-    ASSERT_EQ(r.status(), x4::NFS4_OK) << "the holder's LOCK under its write delegation";
-    int fd = ::open(disk("wlock").c_str(), O_RDWR | O_NONBLOCK);
-    ASSERT_GE(fd, 0) << "the lease still stops local opens: " << std::strerror(errno);
-    struct flock fl = test_os::write_lock_range(0, 10);
-    EXPECT_EQ(::fcntl(fd, F_OFD_GETLK, &fl), 0);
-    EXPECT_EQ(fl.l_type, F_WRLCK) << "the client's lock is not mirrored to the file";
-    ::close(fd);
+    std::atomic<bool> opened{false};
+    std::atomic<int> lock_errno{-1};
+    std::thread local([&] {
+        int fd = ::open(disk("wlock").c_str(), O_RDWR);
+        opened = fd >= 0;
+        if (fd < 0) return;
+        struct flock fl = test_os::write_lock_range(0, 10);
+        lock_errno = ::fcntl(fd, F_OFD_SETLK, &fl) == 0 ? 0 : errno;
+        ::close(fd);
+    });
     CbCall cb;
-    ASSERT_TRUE(NextCbCompound(*conn_, cb));
-    ExpectRecall(cb, o.deleg, o.fh);
-    AnswerCbCompound(*conn_, cb, x4::NFS4_OK);
-    EXPECT_EQ(Compound({Sequence(), op_putfh(o.fh), DelegReturn(o.deleg)}).status(), x4::NFS4_OK);
+    const bool recalled = NextCbCompound(*conn_, cb);
+    EXPECT_TRUE(recalled) << "the local open did not recall the write delegation";
+    if (recalled) {
+        ExpectRecall(cb, o.deleg, o.fh);
+        AnswerCbCompound(*conn_, cb, x4::NFS4_OK);
+        const std::string lock_owner = "holder-lock-owner";
+        Res r = Compound({Sequence(), op_putfh(o.fh),
+                          op_lock_new(x4::WRITE_LT, 0, 10, o.open, clientid_, view(lock_owner))});
+        EXPECT_EQ(r.status(), x4::NFS4_OK) << "the holder's LOCK during the recall";
+        EXPECT_TRUE(NextCall(*conn_, 300).empty()) << "a second recall";
+        EXPECT_FALSE(opened.load()) << "the LOCK let the local opener in before DELEGRETURN";
+        EXPECT_EQ(Compound({Sequence(), op_putfh(o.fh), DelegReturn(o.deleg)}).status(),
+                  x4::NFS4_OK);
+    }
+    local.join();
+    EXPECT_TRUE(opened.load());
+    EXPECT_EQ(lock_errno.load(), EAGAIN) << "the local process locked before the client's lock";
 }
 
 // The holder opens its write-delegated file again (as the Linux client does after a

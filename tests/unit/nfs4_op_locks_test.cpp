@@ -386,12 +386,21 @@ TEST_F(Nfs4LocksLocal, ClientEndDropsItsLocalLocksAndBudgetBoundsThem) {
     x4::stateid4 og = open("g");
     ASSERT_EQ(seq(at("g", {lock_new(x4::WRITE_LT, 0, 10, og, "o1")})).status(), x4::NFS4_OK);
     ASSERT_EQ(seq(at("g", {lock_new(x4::WRITE_LT, 10, 10, og, "o2")})).status(), x4::NFS4_OK);
+    EXPECT_EQ(budget_->in_use(), 2u) << "one description per file, whatever its owners";
+    for (const char* name : {"h", "i"}) {
+        write_file(name, "z");
+        x4::stateid4 o = open(name);
+        ASSERT_EQ(seq(at(name, {lock_new(x4::WRITE_LT, 0, 1, o, "o1")})).status(), x4::NFS4_OK);
+    }
     EXPECT_EQ(budget_->in_use(), 4u);
-    // The client's fifth description is past its share (4): denied, nothing recorded.
-    Reply over = seq(at("g", {lock_new(x4::WRITE_LT, 20, 10, og, "o3")}));
+    // The client's fifth file is past its share (4): denied, nothing recorded.
+    write_file("j", "z");
+    x4::stateid4 oj = open("j");
+    Reply over = seq(at("j", {lock_new(x4::WRITE_LT, 0, 1, oj, "o3")}));
     EXPECT_EQ(over.status(), x4::NFS4ERR_DENIED);
-    EXPECT_EQ(local_probe("g", F_WRLCK, 20, 10), F_UNLCK);
-    EXPECT_EQ(program_->services().lock_states.size(), 4u);
+    EXPECT_EQ(local_probe("j", F_WRLCK, 0, 0), F_UNLCK);
+    EXPECT_EQ(program_->services().lock_states.size(), 6u);
+    EXPECT_EQ(budget_->in_use(), 4u);
 
     // The client goes (DESTROY_CLIENTID path: forget_client): every description closes.
     program_->services().forget_client(a_.clientid);

@@ -100,6 +100,18 @@ TEST(ByteRangeTest, ToEofRangesNeverWrap) {
 
 // --- the table ---------------------------------------------------------------------
 
+// What a mirror must unlock when an owner lets go: the bytes nobody else covers.
+TEST(ByteRangeTest, UncoveredListsTheGapsInOrder) {
+    using V = std::vector<ByteRange>;
+    EXPECT_EQ(uncovered({0, 99}, {}), (V{{0, 99}}));
+    EXPECT_EQ(uncovered({0, 99}, {{50, 59}, {10, 19}, {15, 24}}), (V{{0, 9}, {25, 49}, {60, 99}}));
+    EXPECT_EQ(uncovered({10, 19}, {{0, 10}, {19, 30}}), (V{{11, 18}}));
+    EXPECT_EQ(uncovered({10, 19}, {{0, 100}}), V{});
+    EXPECT_EQ(uncovered({10, 19}, {{0, 5}, {30, 40}}), (V{{10, 19}}));
+    EXPECT_EQ(uncovered({5, kToEof}, {{7, kToEof}}), (V{{5, 6}}));
+    EXPECT_EQ(uncovered({0, kToEof}, {{0, 0}, {kToEof, kToEof}}), (V{{1, kToEof - 1}}));
+}
+
 TEST(LockTableTest, ReadLocksShareWriteLocksExcludeAndTheHolderIsNamed) {
     LockTable t;
     const auto a = v4(1, "a"), b = v4(2, "b");

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -213,8 +214,7 @@ TEST_F(OfdMirrorTest, LockHeldByAForkedChildDeniesWithUnknownHolder) {
 TEST_F(OfdMirrorTest, UnlockSplitAndReleaseReachTheKernel) {
     const auto a = owner(1, 'a');
     ASSERT_FALSE(lock(a, Lock{{0, 99}, W})->denied);
-    auto m = mirror();
-    ASSERT_TRUE(table_.unlock(key_of_file_, a, {40, 59}, &m).ok());
+    ASSERT_TRUE(table_.unlock(key_of_file_, a, {40, 59}).ok());
     EXPECT_EQ(local_getlk(F_WRLCK, 40, 20).type, F_UNLCK);
     const Seen left = local_getlk(F_WRLCK, 0, 100);
     EXPECT_EQ(left.start, 0);
@@ -223,14 +223,15 @@ TEST_F(OfdMirrorTest, UnlockSplitAndReleaseReachTheKernel) {
     EXPECT_EQ(budget_->in_use(), 1u);
 
     // The last unlock closes the description.
-    ASSERT_TRUE(table_.unlock(key_of_file_, a, {0, kToEof}, &m).ok());
+    ASSERT_TRUE(table_.unlock(key_of_file_, a, {0, kToEof}).ok());
     EXPECT_EQ(local_getlk(F_WRLCK, 0, 0).type, F_UNLCK);
     EXPECT_EQ(budget_->in_use(), 0u);
 
-    // Releasing a client closes its descriptions: no mirror needed.
+    // Releasing a client closes the file's description: no mirror needed.
     ASSERT_FALSE(lock(a, Lock{{0, 9}, W})->denied);
     ASSERT_FALSE(lock(owner(1, 'b'), Lock{{20, 29}, R})->denied);
-    EXPECT_EQ(budget_->in_use(a.client()), 2u);
+    EXPECT_EQ(budget_->in_use(a.client()), 1u);  // one file, whatever its owners
+    EXPECT_EQ(budget_->in_use(), 1u);
     EXPECT_EQ(local_getlk(F_WRLCK, 0, 0).type, F_WRLCK);
     table_.release_client(a.client());
     EXPECT_EQ(local_getlk(F_WRLCK, 0, 0).type, F_UNLCK);
@@ -252,18 +253,82 @@ TEST_F(OfdMirrorTest, UpgradeMovesReadLocksToAWritableDescription) {
     EXPECT_EQ(budget_->in_use(), 1u);
 }
 
-TEST_F(OfdMirrorTest, OwnersInTheTableUseSeparateDescriptions) {
-    const auto a = owner(1, 'a'), b = owner(2, 'b', Protocol::Nlm);
+// One description holds the union of the table's owners: bytes two owners read-lock stay
+// locked in the kernel when one of them lets go, by unlock or by release.
+TEST_F(OfdMirrorTest, OwnersInTheTableShareOneDescriptionHoldingTheirUnion) {
+    const auto a = owner(1, 'a'), b = owner(2, 'b', Protocol::Nlm), c = owner(3, 'c');
     ASSERT_FALSE(lock(a, Lock{{0, 9}, R})->denied);
     ASSERT_FALSE(lock(b, Lock{{5, 14}, R})->denied);
-    EXPECT_EQ(budget_->in_use(), 2u);
+    EXPECT_EQ(budget_->in_use(), 1u);
+    EXPECT_EQ(budget_->in_use(a.client()), 1u);
+    EXPECT_EQ(budget_->in_use(b.client()), 1u);
     auto r = lock(b, Lock{{0, 14}, W});  // the table names the holder first
     ASSERT_TRUE(r.ok() && r->denied);
     EXPECT_EQ(r->denied->owner, a);
-    auto m = mirror();
-    ASSERT_TRUE(table_.unlock(key_of_file_, a, {0, kToEof}, &m).ok());
+
+    ASSERT_TRUE(table_.unlock(key_of_file_, a, {0, kToEof}).ok());
+    EXPECT_EQ(budget_->in_use(a.client()), 0u);
+    Seen kept = local_getlk(F_WRLCK, 0, 0);
+    EXPECT_EQ(kept.type, F_RDLCK);
+    EXPECT_EQ(kept.start, 5) << "a's unlock took b's bytes 5..9 off the file";
+    EXPECT_EQ(kept.len, 10);
     EXPECT_FALSE(lock(b, Lock{{0, 14}, W})->denied);
     EXPECT_EQ(local_getlk(F_RDLCK, 0, 0).len, 15);
+
+    // Back to reads; c shares 10..19; b's release leaves c's bytes, and only those.
+    ASSERT_FALSE(lock(b, Lock{{0, 14}, R})->denied);
+    ASSERT_FALSE(lock(c, Lock{{10, 19}, R})->denied);
+    table_.release_client(b.client());
+    kept = local_getlk(F_WRLCK, 0, 0);
+    EXPECT_EQ(kept.type, F_RDLCK);
+    EXPECT_EQ(kept.start, 10);
+    EXPECT_EQ(kept.len, 10);
+    EXPECT_EQ(budget_->in_use(), 1u);
+    table_.release_owner(key_of_file_, c);
+    EXPECT_EQ(local_getlk(F_WRLCK, 0, 0).type, F_UNLCK);
+    EXPECT_EQ(budget_->in_use(), 0u);
+}
+
+// Under a write lease the mirror must not open the file: it works on the leased
+// description it is given (a dup of it), whose locks then outlive the caller's copy, and
+// are unlocked, not only closed, when the file's last owner goes.
+TEST_F(OfdMirrorTest, AWritableDescriptionGivenIsUsedNotReopened) {
+    int leased = ::open(path("f").c_str(), O_RDWR | O_CLOEXEC);
+    ASSERT_GE(leased, 0);
+    ASSERT_EQ(::fcntl(leased, F_SETLEASE, F_WRLCK), 0) << std::strerror(errno);
+    const auto a = owner(1, 'a');
+    OfdMirror m(file_.fd.get(), budget_, leased);
+    auto r = table_.lock(key_of_file_, a, Lock{{0, 9}, R}, std::nullopt, &m);
+    ASSERT_TRUE(r.ok()) << describe_error(r.error());
+    ASSERT_FALSE(r->denied);
+    auto t = table_.test(key_of_file_, owner(2, 'b'), Lock{{20, 29}, W}, &m);
+    ASSERT_TRUE(t.ok()) << describe_error(t.error());
+    EXPECT_FALSE(t->has_value());
+    EXPECT_EQ(::fcntl(leased, F_GETLEASE), F_WRLCK) << "the mirror opened the file";
+    ASSERT_EQ(::fcntl(leased, F_SETLEASE, F_UNLCK), 0);
+
+    // The lock is on the leased description itself: its own probe sees nothing.
+    struct flock fl {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    ASSERT_EQ(::fcntl(leased, F_OFD_GETLK, &fl), 0);
+    EXPECT_EQ(fl.l_type, F_UNLCK);
+    EXPECT_EQ(local_getlk(F_WRLCK, 0, 0).type, F_RDLCK);
+    // An upgrade needs no new description: it is writable.
+    ASSERT_FALSE(table_.lock(key_of_file_, a, Lock{{0, 9}, W}, std::nullopt, &m)->denied);
+    EXPECT_EQ(local_getlk(F_RDLCK, 0, 0).type, F_WRLCK);
+    // The slot's close must unlock: the caller's copy keeps the description open.
+    ASSERT_TRUE(table_.unlock(key_of_file_, a, {0, kToEof}).ok());
+    EXPECT_EQ(budget_->in_use(), 0u);
+    EXPECT_EQ(local_getlk(F_WRLCK, 0, 0).type, F_UNLCK);
+
+    // Locked again, then the caller's copy closes (the delegation's open goes): the
+    // locks stay with the mirror's dup.
+    ASSERT_FALSE(table_.lock(key_of_file_, a, Lock{{0, 9}, W}, std::nullopt, &m)->denied);
+    ::close(leased);
+    EXPECT_EQ(local_getlk(F_RDLCK, 0, 0).type, F_WRLCK);
+    table_.release_owner(a);
+    EXPECT_EQ(local_getlk(F_RDLCK, 0, 0).type, F_UNLCK);
 }
 
 TEST_F(OfdMirrorTest, BudgetPerClientFailsWithEnolck) {
@@ -283,6 +348,9 @@ TEST_F(OfdMirrorTest, BudgetPerClientFailsWithEnolck) {
         table_.lock(state::FileKey::of(*d), owner(2, 'b'), Lock{{0, 0}, W}, std::nullopt, &mg);
     ASSERT_TRUE(other.ok());
     EXPECT_FALSE(other->denied);
+    // The share counts files, not owners: another owner of the client on its file is fine.
+    EXPECT_FALSE(lock(owner(1, 'c'), Lock{{5, 5}, W})->denied);
+    EXPECT_EQ(budget_->in_use(a.client()), 1u);
 }
 
 TEST_F(OfdMirrorTest, BytesBeyondTheKernelsOffsetsAreTheTablesAlone) {
@@ -315,7 +383,7 @@ TEST_F(OfdMirrorTest, ConcurrentOwnersNeverSeeAPhantomLocalHolder) {
                     ASSERT_TRUE(r->denied->owner.has_value()) << "phantom holder";
                 }
                 if (i % 5 == 0) {
-                    ASSERT_TRUE(table_.unlock(key_of_file_, o, {0, 31}, &m).ok());
+                    ASSERT_TRUE(table_.unlock(key_of_file_, o, {0, 31}).ok());
                 }
                 if (i % 7 == 0) table_.release_owner(key_of_file_, o);
                 if (i % 11 == 0) table_.release_client(o.client());

@@ -178,22 +178,6 @@ std::vector<Delegation> DelegationTable::recall_breaking_leases(state::Time now)
     return out;
 }
 
-std::optional<Delegation> DelegationTable::drop_write_lease(const vfs::FileHandle& file,
-                                                            state::Time now,
-                                                            std::shared_ptr<vfs::Lease>& released) {
-    std::lock_guard l(mu_);
-    auto it = by_file_.find(key_of(file));
-    if (it == by_file_.end()) return std::nullopt;
-    for (const Other& o : it->second) {
-        Delegation& d = by_id_.at(o);
-        if (!d.lease || !d.lease->write()) continue;
-        by_lease_.erase(d.lease->fd());
-        released = std::move(d.lease);
-        if (mark_recalled(d, now)) return d;
-    }
-    return std::nullopt;
-}
-
 template <class Pred>
 std::vector<Delegation> DelegationTable::erase_where(Pred&& pred) {
     std::vector<Other> ids;

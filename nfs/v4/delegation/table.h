@@ -125,12 +125,6 @@ class DelegationTable {
     std::optional<Delegation> recall_lease(int fd, state::Time now);
     // Those whose lease is breaking (SIGIO: the signal queue overflowed), marked recalled.
     std::vector<Delegation> recall_breaking_leases(state::Time now);
-    // The write delegation of `file` gives up its file lease (something of this daemon's
-    // must open the file: the lock mirror), and is marked recalled at `now`: returned
-    // when that is new (the caller starts the recall). The lease is released into
-    // `released`, for the caller to drop outside the table's lock.
-    std::optional<Delegation> drop_write_lease(const vfs::FileHandle& file, state::Time now,
-                                               std::shared_ptr<vfs::Lease>& released);
     // Delegations recalled before `deadline` and still held: taken out of the table, to be
     // revoked.
     std::vector<Delegation> overdue(state::Time deadline);

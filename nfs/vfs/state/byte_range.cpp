@@ -57,4 +57,19 @@ const Lock* first_conflict(std::span<const Lock> held, ByteRange range, LockType
     return nullptr;
 }
 
+std::vector<ByteRange> uncovered(ByteRange range, std::vector<ByteRange> covered) {
+    std::sort(covered.begin(), covered.end(),
+              [](const ByteRange& a, const ByteRange& b) { return a.first < b.first; });
+    std::vector<ByteRange> gaps;
+    uint64_t next = range.first;  // the first byte not yet known to be covered
+    for (const ByteRange& c : covered) {
+        if (!c.overlaps(range) || c.last < next) continue;
+        if (c.first > next) gaps.push_back({next, c.first - 1});
+        if (c.last >= range.last) return gaps;  // covered to the end (never wraps)
+        next = c.last + 1;
+    }
+    gaps.push_back({next, range.last});
+    return gaps;
+}
+
 }  // namespace nfsrdmad::vfs::state

@@ -67,4 +67,7 @@ OwnerLocks apply_lock(std::span<const Lock> held, ByteRange range, std::optional
 // The first of `held` that a request for `range`/`type` by another owner conflicts with.
 const Lock* first_conflict(std::span<const Lock> held, ByteRange range, LockType type);
 
+// The parts of `range` that none of `covered` (any order, may overlap) touches, sorted.
+std::vector<ByteRange> uncovered(ByteRange range, std::vector<ByteRange> covered);
+
 }  // namespace nfsrdmad::vfs::state

@@ -114,18 +114,49 @@ std::vector<Waiter> LockTable::wake(FileState& fs) {
     return woken;
 }
 
+Result<void> LockTable::unmirror(FileState& fs, std::span<const Lock> freed,
+                                 const StateOwner* except) {
+    if (!fs.slot) return {};
+    for (const Lock& f : freed) {
+        std::vector<ByteRange> kept;
+        for (const OwnerEntry& e : fs.owners) {
+            if (except && e.owner == *except) continue;
+            for (const Lock& l : e.locks)
+                if (l.range.overlaps(f.range)) kept.push_back(l.range);
+        }
+        for (const ByteRange& gap : uncovered(f.range, std::move(kept)))
+            if (auto r = fs.slot->unlock(gap); !r) return r;
+    }
+    return {};
+}
+
+void LockTable::settle(FileState& fs, const ClientKey& client) {
+    if (!fs.slot) return;
+    if (fs.owners.empty()) {
+        fs.slot.reset();  // closes it now, under the file's mutex
+        return;
+    }
+    const bool stays = std::any_of(fs.owners.begin(), fs.owners.end(),
+                                   [&](const OwnerEntry& e) { return e.owner.client() == client; });
+    if (!stays) fs.slot->left(client);
+}
+
 Result<LockReply> LockTable::lock(const FileKey& file, const StateOwner& owner, const Lock& want,
                                   std::optional<uint64_t> wait_cookie, LockMirror* mirror) {
     if (want.range.first > want.range.last) return fail(EINVAL);
     Shard& sh = shards_.of(file);
     std::lock_guard guard(sh.mu);
-    std::unique_ptr<MirrorSlot> fresh;  // closed (if unused) with the mutex still held
     FileState& fs = sh.files[file];
     LockReply reply;
+    // A slot the mirror created for a lock that is not granted goes again at once.
+    auto drop_unused_slot = [&] {
+        if (fs.owners.empty()) fs.slot.reset();
+    };
 
     auto deny = [&](Conflict c) -> Result<LockReply> {
         reply.denied = std::move(c);
         if (wait_cookie) reply.queued = enqueue(fs, file, owner, want, *wait_cookie);
+        drop_unused_slot();
         sh.erase_if_empty(file);
         return std::move(reply);
     };
@@ -145,11 +176,17 @@ Result<LockReply> LockTable::lock(const FileKey& file, const StateOwner& owner, 
             return fail(ENOLCK);
         }
         if (mirror) {
-            auto m = mirror->lock(known ? entry->slot : fresh, owner, held, want);
+            auto all_locks = [&] {
+                OwnerLocks out;
+                for (const OwnerEntry& e : fs.owners)
+                    out.insert(out.end(), e.locks.begin(), e.locks.end());
+                return out;
+            };
+            auto m = mirror->lock(fs.slot, owner, all_locks, want);
             if (!m || *m) {
                 adjust_locks(owner, -delta);
-                fresh.reset();
                 if (!m) {
+                    drop_unused_slot();
                     sh.erase_if_empty(file);
                     return m.failure();
                 }
@@ -160,7 +197,7 @@ Result<LockReply> LockTable::lock(const FileKey& file, const StateOwner& owner, 
         if (known) {
             entry->locks = std::move(next);
         } else {
-            fs.owners.push_back(OwnerEntry{owner, std::move(next), std::move(fresh)});
+            fs.owners.push_back(OwnerEntry{owner, std::move(next)});
         }
         if (freed) reply.woken = wake(fs);
     }
@@ -184,16 +221,14 @@ Result<std::optional<Conflict>> LockTable::test(const FileKey& file, const State
     auto f = sh.files.find(file);
     if (f != sh.files.end()) {
         if (auto c = table_conflict(f->second, owner, want)) return c;
-        for (const OwnerEntry& e : f->second.owners) {
-            if (e.owner == owner) slot = e.slot.get();
-        }
+        slot = f->second.slot.get();  // holds the table's locks: only outsiders show
     }
     if (mirror) return mirror->test(slot, want);
     return std::optional<Conflict>{};
 }
 
 Result<std::vector<Waiter>> LockTable::unlock(const FileKey& file, const StateOwner& owner,
-                                              ByteRange range, LockMirror* mirror) {
+                                              ByteRange range) {
     if (range.first > range.last) return fail(EINVAL);
     Shard& sh = shards_.of(file);
     std::lock_guard guard(sh.mu);
@@ -208,15 +243,17 @@ Result<std::vector<Waiter>> LockTable::unlock(const FileKey& file, const StateOw
     const auto delta =
         static_cast<ptrdiff_t>(next.size()) - static_cast<ptrdiff_t>(entry->locks.size());
     if (delta > 0 && !adjust_locks(owner, delta)) return fail(ENOLCK);
-    if (mirror && entry->slot) {
-        if (auto r = mirror->unlock(*entry->slot, range); !r) {
-            if (delta > 0) adjust_locks(owner, -delta);
-            return r.failure();
-        }
+    const Lock freed[] = {Lock{range, LockType::Read}};
+    if (auto r = unmirror(fs, freed, &owner); !r) {
+        if (delta > 0) adjust_locks(owner, -delta);
+        return r.failure();
     }
     if (delta < 0) adjust_locks(owner, delta);
     entry->locks = std::move(next);
-    if (entry->locks.empty()) fs.owners.erase(entry);  // closes its slot
+    if (entry->locks.empty()) {
+        fs.owners.erase(entry);
+        settle(fs, owner.client());
+    }
     std::vector<Waiter> woken = wake(fs);
     sh.erase_if_empty(file);
     return woken;
@@ -240,15 +277,22 @@ bool LockTable::cancel_wait(const FileKey& file, const StateOwner& owner, const 
 template <class Pred>
 std::vector<Waiter> LockTable::drop_if(FileState& fs, Pred pred, bool waiters_too) {
     bool changed = false;
+    std::vector<OwnerEntry> gone;
     for (auto it = fs.owners.begin(); it != fs.owners.end();) {
         if (!pred(it->owner)) {
             ++it;
             continue;
         }
         adjust_locks(it->owner, -static_cast<ptrdiff_t>(it->locks.size()));
-        it = fs.owners.erase(it);  // closes its slot now, under the file's mutex
+        gone.push_back(std::move(*it));
+        it = fs.owners.erase(it);
         changed = true;
     }
+    // Off the mirror now, under the file's mutex. A failure (the kernel's ENOLCK on a
+    // split) leaves bytes locked there until the slot closes with the file's last owner.
+    if (!fs.owners.empty())
+        for (const OwnerEntry& e : gone) (void)unmirror(fs, e.locks, nullptr);
+    for (const OwnerEntry& e : gone) settle(fs, e.owner.client());
     if (waiters_too) {
         for (auto it = fs.waiters.begin(); it != fs.waiters.end();) {
             if (!pred(it->owner)) {

@@ -29,10 +29,16 @@
 // cover that case.
 //
 // The table is the authority. An optional LockMirror (ofd_mirror.h) is told every
-// granted change before it is recorded and may veto it with a conflict of its own;
-// each (file, owner) has one MirrorSlot, destroyed when the owner holds no more locks
-// on the file, or its locks are released — under the file's mutex, so that whatever
-// the slot holds (OFD locks) is gone before another owner can be granted those bytes.
+// granted change before it is recorded and may veto it with a conflict of its own.
+// Each file has one MirrorSlot, which holds the union of every owner's locks there (the
+// owners of the table never conflict with each other, so the union is well defined: a
+// byte is write-locked by at most one owner, read-locked by any number). Bytes an unlock
+// or a release frees are taken off the slot (MirrorSlot::unlock) only where no other
+// owner still holds them, and the slot is destroyed with the file's last owner — under
+// the file's mutex, so that whatever the slot holds (OFD locks) is gone before another
+// party can be granted those bytes. One slot per file, not per owner, so that it can be
+// a description that already exists (a write lease's: ofd_mirror.h) and keeps
+// the locks when that description's other holder lets go.
 //
 // Thread-safe: files are spread over shards, each with its own mutex, held across the
 // mirror's calls for that file only; counters have their own short-held mutex.
@@ -46,6 +52,7 @@
 #include <span>
 #include <vector>
 
+#include "nfs/vfs/function_ref.h"
 #include "nfs/vfs/result.h"
 #include "nfs/vfs/state/byte_range.h"
 #include "nfs/vfs/state/file_shards.h"
@@ -66,27 +73,32 @@ struct Waiter {
     uint64_t cookie = 0;  // the caller's, returned as given
 };
 
-// A mirror's per-(file, owner) object (e.g. an open file description).
+// A mirror's per-file object (e.g. an open file description), holding the union of
+// every owner's locks on the file. Called under the file's mutex.
 class MirrorSlot {
   public:
     virtual ~MirrorSlot() = default;
+    // No owner holds `range` any more (an unlock or a release, before it is recorded).
+    virtual Result<void> unlock(ByteRange range) = 0;
+    // `client` holds no more locks on the file.
+    virtual void left(const ClientKey& client) = 0;
 };
 
 // Applies the table's decisions elsewhere (the file system). Called under the file's
 // mutex. Must not block.
 class LockMirror {
   public:
-    // Before `want` is recorded for `owner`, who holds `held` on the file now. `slot` is
-    // the owner's slot on this file, null until the mirror creates one. A conflict (or an
-    // error) leaves the table unchanged.
+    // Before `want` is recorded for `owner`. No other owner of the table holds bytes of
+    // want.range that conflict with it, so afterwards the union there is exactly `want`.
+    // `slot` is the file's, null until the mirror creates one; `held` lists every
+    // owner's locks on the file now (for a mirror that must move them). A conflict (or
+    // an error) leaves the table unchanged.
     virtual Result<std::optional<Conflict>> lock(std::unique_ptr<MirrorSlot>& slot,
                                                  const StateOwner& owner,
-                                                 std::span<const Lock> held, const Lock& want) = 0;
-    // Before `range` of the slot's owner is unlocked in the table. An error leaves the
-    // table unchanged.
-    virtual Result<void> unlock(MirrorSlot& slot, ByteRange range) = 0;
+                                                 FunctionRef<OwnerLocks()> held,
+                                                 const Lock& want) = 0;
     // Whether something outside the table would conflict with `want`; slot is the
-    // testing owner's, or null if it holds nothing on the file.
+    // file's, or null if nobody holds a lock there.
     virtual Result<std::optional<Conflict>> test(const MirrorSlot* slot, const Lock& want) = 0;
 
   protected:
@@ -125,9 +137,9 @@ class LockTable {
                                          const Lock& want, LockMirror* mirror = nullptr) const;
 
     // LOCKU / NLM4_UNLOCK. Unlocking bytes not held is not an error. Returns woken waiters.
-    // Errors: ENOLCK (the split would pass a bound), the mirror's errors.
+    // Errors: ENOLCK (the split would pass a bound), the mirror slot's errors.
     Result<std::vector<Waiter>> unlock(const FileKey& file, const StateOwner& owner,
-                                       ByteRange range, LockMirror* mirror = nullptr);
+                                       ByteRange range);
 
     // NLM4_CANCEL: removes the owner's waiter for exactly `lock`; false if none.
     bool cancel_wait(const FileKey& file, const StateOwner& owner, const Lock& lock);
@@ -149,11 +161,11 @@ class LockTable {
     struct OwnerEntry {
         StateOwner owner;
         OwnerLocks locks;
-        std::unique_ptr<MirrorSlot> slot;
     };
     struct FileState {
         std::vector<OwnerEntry> owners;
-        std::deque<Waiter> waiters;  // FIFO
+        std::deque<Waiter> waiters;        // FIFO
+        std::unique_ptr<MirrorSlot> slot;  // while an owner holds locks here
         bool empty() const { return owners.empty() && waiters.empty(); }
     };
     using Shard = FileShards<FileState>::Shard;
@@ -165,6 +177,13 @@ class LockTable {
     bool enqueue(FileState& fs, const FileKey& file, const StateOwner& owner, const Lock& want,
                  uint64_t cookie);
     std::vector<Waiter> wake(FileState& fs);
+    // Takes the bytes of `freed` that no owner but `except` holds off the file's mirror
+    // slot (if any): before an unlock, or after a release erased the owners it drops.
+    static Result<void> unmirror(FileState& fs, std::span<const Lock> freed,
+                                 const StateOwner* except);
+    // After owner entries of `client` were erased: the slot goes with the file's last
+    // owner, and is told when the client has no owner left on the file.
+    static void settle(FileState& fs, const ClientKey& client);
     // Drops every owner entry and waiter `pred` selects; returns woken waiters.
     template <class Pred>
     std::vector<Waiter> drop_if(FileState& fs, Pred pred, bool waiters_too);

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cassert>
 #include <cerrno>
 #include <cstdint>
 #include <limits>
@@ -75,53 +77,84 @@ Result<UniqueFd> open_description(int path_fd, bool writable) {
 }
 
 struct OfdSlot final : MirrorSlot {
-    OfdSlot(UniqueFd f, bool w, std::shared_ptr<OfdBudget> b, ClientKey c)
-        : fd(std::move(f)), writable(w), budget(std::move(b)), client(c) {}
-    ~OfdSlot() override { budget->release(client); }
+    OfdSlot(UniqueFd f, bool w, std::shared_ptr<OfdBudget> b)
+        : fd(std::move(f)), writable(w), budget(std::move(b)) {}
+    ~OfdSlot() override {
+        // Closing a dup drops nothing while the description it shares stays open.
+        (void)set_lock(fd.get(), F_UNLCK, KernelRange{0, 0});
+        for (const ClientKey& c : clients) budget->leave(c);
+        budget->close();
+    }
 
-    UniqueFd fd;  // closing it drops every OFD lock it holds
+    Result<void> unlock(ByteRange range) override {
+        const auto k = kernel_range(range);
+        if (!k) return {};
+        auto done = set_lock(fd.get(), F_UNLCK, *k);
+        if (!done) return done.failure();
+        return {};
+    }
+    void left(const ClientKey& client) override {
+        auto it = std::find(clients.begin(), clients.end(), client);
+        if (it == clients.end()) return;
+        clients.erase(it);
+        budget->leave(client);
+    }
+    bool has(const ClientKey& client) const {
+        return std::find(clients.begin(), clients.end(), client) != clients.end();
+    }
+
+    UniqueFd fd;  // holds the union of the table's locks on the file
     bool writable;
     std::shared_ptr<OfdBudget> budget;
-    ClientKey client;
+    std::vector<ClientKey> clients;  // charged for this file (OfdBudget::try_join)
 };
 
-// A WRITE lock needs a description open for writing. The owner's READ locks move to a
-// new O_RDWR description before the old one is closed, so no local writer can slip in.
-Result<void> make_writable(OfdSlot& slot, int path_fd, std::span<const Lock> held) {
-    auto fresh = open_description(path_fd, true);
-    if (!fresh) return fresh.failure();
+// A WRITE lock needs a description open for writing. The READ locks move to a new O_RDWR
+// description before the old one is closed, so no local writer can slip in.
+Result<void> make_writable(OfdSlot& slot, UniqueFd fresh, std::span<const Lock> held) {
     for (const Lock& l : held) {
         auto k = kernel_range(l.range);
         if (!k) continue;
-        auto r = set_lock(fresh->get(), flock_type(l.type), *k);
+        auto r = set_lock(fresh.get(), flock_type(l.type), *k);
         if (!r) return r.failure();
         if (!*r) return fail(EAGAIN);  // cannot happen: the old description holds them
     }
-    slot.fd = std::move(*fresh);
+    slot.fd = std::move(fresh);
     slot.writable = true;
     return {};
 }
 
 }  // namespace
 
-bool OfdBudget::try_acquire(const ClientKey& client) {
+bool OfdBudget::try_open() {
     std::lock_guard lock(mu_);
-    size_t& mine = per_client_[client];
-    if (total_ >= total_max_ || mine >= per_client_max_) {
-        if (mine == 0) per_client_.erase(client);
-        return false;
-    }
-    ++mine;
+    if (total_ >= total_max_) return false;
     ++total_;
     return true;
 }
 
-void OfdBudget::release(const ClientKey& client) {
+void OfdBudget::close() {
+    std::lock_guard lock(mu_);
+    assert(total_ > 0);
+    --total_;
+}
+
+bool OfdBudget::try_join(const ClientKey& client) {
+    std::lock_guard lock(mu_);
+    size_t& mine = per_client_[client];
+    if (mine >= per_client_max_) {
+        if (mine == 0) per_client_.erase(client);
+        return false;
+    }
+    ++mine;
+    return true;
+}
+
+void OfdBudget::leave(const ClientKey& client) {
     std::lock_guard lock(mu_);
     auto it = per_client_.find(client);
     if (it == per_client_.end()) return;
     if (--it->second == 0) per_client_.erase(it);
-    --total_;
 }
 
 size_t OfdBudget::in_use() const {
@@ -135,26 +168,51 @@ size_t OfdBudget::in_use(const ClientKey& client) const {
     return it == per_client_.end() ? 0 : it->second;
 }
 
+Result<UniqueFd> OfdMirror::description(bool writable) const {
+    if (writable_fd_ >= 0) return sys::dup_fd(writable_fd_);  // opening would break its lease
+    return open_description(path_fd_, writable);
+}
+
 Result<std::optional<Conflict>> OfdMirror::lock(std::unique_ptr<MirrorSlot>& slot,
-                                                const StateOwner& owner, std::span<const Lock> held,
-                                                const Lock& want) {
+                                                const StateOwner& owner,
+                                                FunctionRef<OwnerLocks()> held, const Lock& want) {
     const auto k = kernel_range(want.range);
     if (!k) return std::optional<Conflict>{};  // beyond what the kernel can lock
     const bool write = want.type == LockType::Write;
     if (!slot) {
-        if (!budget_->try_acquire(owner.client())) return fail(ENOLCK);
-        auto fd = open_description(path_fd_, write);
+        if (!budget_->try_open()) return fail(ENOLCK);
+        auto fd = description(write);
         if (!fd) {
-            budget_->release(owner.client());
+            budget_->close();
             return fd.failure();
         }
-        slot = std::make_unique<OfdSlot>(std::move(*fd), write, budget_, owner.client());
+        slot = std::make_unique<OfdSlot>(std::move(*fd), write || writable_fd_ >= 0, budget_);
     }
     auto& s = static_cast<OfdSlot&>(*slot);
+    // The client's share is charged on its first lock on the file, and given back if
+    // that lock is not granted (a fresh slot then goes too: lock_table.h).
+    const ClientKey client = owner.client();
+    const bool joins = !s.has(client);
+    if (joins) {
+        if (!budget_->try_join(client)) return fail(ENOLCK);
+        s.clients.push_back(client);
+    }
+    auto undo = [&] {
+        if (joins) s.left(client);
+    };
     if (write && !s.writable) {
-        if (auto r = make_writable(s, path_fd_, held); !r) return r.failure();
+        auto fresh = description(true);
+        if (!fresh) {
+            undo();
+            return fresh.failure();
+        }
+        if (auto moved = make_writable(s, std::move(*fresh), held()); !moved) {
+            undo();
+            return moved.failure();
+        }
     }
     auto done = set_lock(s.fd.get(), flock_type(want.type), *k);
+    if (!done || !*done) undo();
     if (!done) return done.failure();
     if (*done) return std::optional<Conflict>{};
     // A local holder. Name it if it is still there; either way the request is denied.
@@ -163,19 +221,12 @@ Result<std::optional<Conflict>> OfdMirror::lock(std::unique_ptr<MirrorSlot>& slo
     return std::optional<Conflict>{Conflict{std::nullopt, want}};
 }
 
-Result<void> OfdMirror::unlock(MirrorSlot& slot, ByteRange range) {
-    const auto k = kernel_range(range);
-    if (!k) return {};
-    auto done = set_lock(static_cast<OfdSlot&>(slot).fd.get(), F_UNLCK, *k);
-    if (!done) return done.failure();
-    return {};
-}
-
 Result<std::optional<Conflict>> OfdMirror::test(const MirrorSlot* slot, const Lock& want) {
     const auto k = kernel_range(want.range);
     if (!k) return std::optional<Conflict>{};
-    // The owner's own description, so that its own locks are not reported.
+    // The file's own description, so that the table's locks are not reported.
     if (slot) return get_lock(static_cast<const OfdSlot*>(slot)->fd.get(), want.type, *k);
+    if (writable_fd_ >= 0) return get_lock(writable_fd_, want.type, *k);
     auto temp = open_description(path_fd_, false);
     if (!temp) return temp.failure();
     return get_lock(temp->get(), want.type, *k);

@@ -8,21 +8,30 @@
 // request never waits for a local process; the protocol's own blocking-lock machinery
 // (waiters, client polling) applies.
 //
-// One open file description per (file, lock owner) that holds locks there, because
-// OFD locks of one description never conflict with each other: it lives in the table's
-// MirrorSlot for that owner, is opened on the owner's first lock (O_RDONLY for a READ
-// lock, O_RDWR for a WRITE lock; a READ-only description is replaced by an O_RDWR one,
-// with the owner's locks carried over, on the first WRITE lock), and is closed when the
-// owner holds no more locks on the file or is released (release_owner/_client/_file).
-// Closing it is what drops its locks in the kernel, exactly "release everything of
-// this owner on this file".
+// One open file description per file that holds locks, whoever holds them (NFSv4.1
+// owners and NLM hosts alike): it lives in the table's MirrorSlot for that file and holds
+// the union of their locks (lock_table.h), since OFD locks of one description never
+// conflict with each other and the table keeps its owners from conflicting. It is opened
+// on the file's first lock (O_RDONLY for a READ lock, O_RDWR for a WRITE lock; a
+// READ-only description is replaced by an O_RDWR one, with the locks carried over, on the
+// first WRITE lock); bytes no owner holds any more are unlocked on it; it is closed with
+// the file's last owner, after an unlock of everything (it may be a dup, below, whose
+// close alone would drop nothing).
 //
-// Descriptions are budgeted (OfdBudget: in total and per client; past it, lock() fails
-// with ENOLCK like the table's own bounds) and opened like every other vfs descriptor,
-// through open_reclaiming() (fd_pressure.h): on EMFILE the idle cached descriptors are
-// closed first. They are not reclaimable themselves (closing one would drop locks), so
-// the daemon must count the budget in FdReserve. A test() by an owner without a
-// description uses a temporary one, closed before returning.
+// Under a write delegation's lease (lease.h) the file must not be opened at all: any
+// open(2), this daemon's too, breaks the lease. The caller then passes the leased
+// read-write description (`writable_fd`) and the slot is a dup of it. The holder's
+// locks, which the Linux client keeps to itself under the delegation and sends while it
+// gives it back, are thus on the file before the lease goes, and a local process woken by
+// the lease's release finds them there. The description outlives the lease (and the
+// open it came from) for as long as the file has locks.
+//
+// Descriptions are budgeted (OfdBudget: in total, and per client the files it locks;
+// past either, lock() fails with ENOLCK like the table's own bounds) and opened like every other
+// vfs descriptor, through open_reclaiming() (fd_pressure.h): on EMFILE the idle cached descriptors
+// are closed first. They are not reclaimable themselves (closing one would drop locks), so the
+// daemon must count the budget in FdReserve. A test() by an owner without a description uses a
+// temporary one, closed before returning.
 //
 // The kernel's offsets are signed (OFFSET_MAX = 2^63-1): a range is mirrored clipped to
 // [0, 2^63-1] (to EOF when it reaches that far), and bytes beyond it are the table's
@@ -39,18 +48,22 @@
 #include <unordered_map>
 
 #include "nfs/vfs/state/lock_table.h"
+#include "nfs/vfs/unique_fd.h"
 
 namespace nfsrdmad::vfs::state {
 
-// How many lock descriptions may be open, in all and per client. Thread-safe.
+// How many lock descriptions (files with locks) may be open in all, and on how many of
+// them one client may hold locks. Thread-safe.
 class OfdBudget {
   public:
     OfdBudget(size_t total, size_t per_client) : total_max_(total), per_client_max_(per_client) {}
 
-    bool try_acquire(const ClientKey& client);
-    void release(const ClientKey& client);
-    size_t in_use() const;
-    size_t in_use(const ClientKey& client) const;
+    bool try_open();  // one description more
+    void close();
+    bool try_join(const ClientKey& client);  // one file more for `client`
+    void leave(const ClientKey& client);
+    size_t in_use() const;                         // descriptions
+    size_t in_use(const ClientKey& client) const;  // files of the client's
 
   private:
     const size_t total_max_;
@@ -61,21 +74,25 @@ class OfdBudget {
 };
 
 // The mirror for one request on one file. path_fd: any descriptor of the file (a
-// Node's O_PATH fd), kept by the caller for the duration of the call. Errors: ENOLCK
-// (budget), EISDIR/EINVAL (not a regular file), and the reopen's (EROFS, ETXTBSY for an
-// O_RDWR description, EWOULDBLOCK while a local lease is being broken, EMFILE).
+// Node's O_PATH fd), kept by the caller for the duration of the call. writable_fd: the
+// file's write-leased description, or -1 (then a description is opened from path_fd).
+// Errors: ENOLCK (budget), EISDIR/EINVAL (not a regular file), and the reopen's (EROFS,
+// ETXTBSY for an O_RDWR description, EWOULDBLOCK while a local lease is being broken,
+// EMFILE).
 class OfdMirror final : public LockMirror {
   public:
-    OfdMirror(int path_fd, std::shared_ptr<OfdBudget> budget)
-        : path_fd_(path_fd), budget_(std::move(budget)) {}
+    OfdMirror(int path_fd, std::shared_ptr<OfdBudget> budget, int writable_fd = -1)
+        : path_fd_(path_fd), writable_fd_(writable_fd), budget_(std::move(budget)) {}
 
     Result<std::optional<Conflict>> lock(std::unique_ptr<MirrorSlot>& slot, const StateOwner& owner,
-                                         std::span<const Lock> held, const Lock& want) override;
-    Result<void> unlock(MirrorSlot& slot, ByteRange range) override;
+                                         FunctionRef<OwnerLocks()> held, const Lock& want) override;
     Result<std::optional<Conflict>> test(const MirrorSlot* slot, const Lock& want) override;
 
   private:
+    Result<UniqueFd> description(bool writable) const;
+
     const int path_fd_;
+    const int writable_fd_;
     std::shared_ptr<OfdBudget> budget_;
 };
 
