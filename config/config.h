@@ -77,11 +77,9 @@ struct Nfs4Tuning {
     std::string domain = "localdomain";    // owner@domain mapping (§5.9); numeric ids always work
     uint32_t max_clients = 4096;           // client records, confirmed and not
     // Delegations (RFC 8881 §10.2) granted on OPEN when the client can be called back;
-    // write delegations for opens that read and write (off by default: the holder's locks,
-    // sent while it gives the delegation back, are mirrored to the file only after its
-    // lease is dropped, and a local process waiting on the lease can take one first).
+    // write delegations for opens that read and write.
     bool delegations = true;
-    bool write_delegations = false;
+    bool write_delegations = true;
 };
 
 // Byte-range locks (the `locks:` section; NFSv4.1 and NLM). Granted locks are

@@ -64,8 +64,9 @@ struct Options {
     std::shared_ptr<rpc::BackChannels> back_channels;
     std::chrono::milliseconds callback_timeout{10000};  // a callback unanswered this long fails
     // Delegations (RFC 8881 §10.2) granted on OPEN when the client's callback path is up;
-    // write delegations for opens that read and write (off by default: config.h says
-    // why). At most max_delegations in all.
+    // write delegations for opens that read and write (the daemon's default is on,
+    // config.h; off here, for the tests that build Services themselves). At most
+    // max_delegations in all.
     bool delegations = true;
     bool write_delegations = false;
     size_t max_delegations = 65536;

@@ -299,7 +299,7 @@ nfs4_config() {
     printf 'nfsv4:\n  enabled: true\n  lease_time: 15\n' > /tmp/nfsrdmad-v4.yaml
     echo /tmp/nfsrdmad-v4.yaml
 }
-# nfs4_deleg_config: the same with write delegations too (off by default).
+# nfs4_deleg_config: the same with write delegations said explicitly (on by default).
 nfs4_deleg_config() {
     printf 'nfsv4:\n  enabled: true\n  lease_time: 15\n  write_delegations: true\n' > /tmp/nfsrdmad-v4d.yaml
     echo /tmp/nfsrdmad-v4d.yaml
@@ -741,11 +741,13 @@ nfs4_restart_under_mount() {
     shift 2
     echo "written before the restart" > "$M/held"
     exec 8>> "$M/held"
-    # Another process holds a write lock on the whole file across the restart.
+    # Another process holds a write lock on the whole file across the restart. It opens
+    # write-only: a read-write open would get a write delegation, under which the Linux
+    # client keeps the lock to itself (and its flock below would not conflict with it).
     rm -f /tmp/v4lockheld /tmp/v4lockrelease
     python3 - "$M/held" << 'PY' &
 import fcntl, os, sys, time
-fd = os.open(sys.argv[1], os.O_RDWR)
+fd = os.open(sys.argv[1], os.O_WRONLY)
 fcntl.lockf(fd, fcntl.LOCK_EX, 0, 0)
 open("/tmp/v4lockheld", "w").close()
 while not os.path.exists("/tmp/v4lockrelease"):
