@@ -103,13 +103,19 @@ TEST(ByteRangeTest, ToEofRangesNeverWrap) {
 // What a mirror must unlock when an owner lets go: the bytes nobody else covers.
 TEST(ByteRangeTest, UncoveredListsTheGapsInOrder) {
     using V = std::vector<ByteRange>;
-    EXPECT_EQ(uncovered({0, 99}, {}), (V{{0, 99}}));
-    EXPECT_EQ(uncovered({0, 99}, {{50, 59}, {10, 19}, {15, 24}}), (V{{0, 9}, {25, 49}, {60, 99}}));
-    EXPECT_EQ(uncovered({10, 19}, {{0, 10}, {19, 30}}), (V{{11, 18}}));
-    EXPECT_EQ(uncovered({10, 19}, {{0, 100}}), V{});
-    EXPECT_EQ(uncovered({10, 19}, {{0, 5}, {30, 40}}), (V{{10, 19}}));
-    EXPECT_EQ(uncovered({5, kToEof}, {{7, kToEof}}), (V{{5, 6}}));
-    EXPECT_EQ(uncovered({0, kToEof}, {{0, 0}, {kToEof, kToEof}}), (V{{1, kToEof - 1}}));
+    auto gaps = [](ByteRange r, V covered) {
+        return uncovered(r, merge_ranges(std::move(covered)));
+    };
+    EXPECT_EQ(merge_ranges({{50, 59}, {10, 19}, {15, 24}, {25, 30}, {kToEof, kToEof}}),
+              (V{{10, 30}, {50, 59}, {kToEof, kToEof}}));
+    EXPECT_EQ(gaps({0, 99}, {}), (V{{0, 99}}));
+    EXPECT_EQ(gaps({0, 99}, {{50, 59}, {10, 19}, {15, 24}}), (V{{0, 9}, {25, 49}, {60, 99}}));
+    EXPECT_EQ(gaps({10, 19}, {{0, 10}, {19, 30}}), (V{{11, 18}}));
+    EXPECT_EQ(gaps({10, 19}, {{0, 100}}), V{});
+    EXPECT_EQ(gaps({10, 19}, {{0, 5}, {30, 40}}), (V{{10, 19}}));
+    EXPECT_EQ(gaps({5, kToEof}, {{7, kToEof}}), (V{{5, 6}}));
+    EXPECT_EQ(gaps({0, kToEof}, {{0, 0}, {kToEof, kToEof}}), (V{{1, kToEof - 1}}));
+    EXPECT_EQ(gaps({100, 200}, {{0, 5}, {300, 400}}), (V{{100, 200}}));
 }
 
 TEST(LockTableTest, ReadLocksShareWriteLocksExcludeAndTheHolderIsNamed) {

@@ -57,16 +57,30 @@ const Lock* first_conflict(std::span<const Lock> held, ByteRange range, LockType
     return nullptr;
 }
 
-std::vector<ByteRange> uncovered(ByteRange range, std::vector<ByteRange> covered) {
-    std::sort(covered.begin(), covered.end(),
+std::vector<ByteRange> merge_ranges(std::vector<ByteRange> ranges) {
+    std::sort(ranges.begin(), ranges.end(),
               [](const ByteRange& a, const ByteRange& b) { return a.first < b.first; });
+    std::vector<ByteRange> out;
+    for (const ByteRange& r : ranges) {
+        if (!out.empty() && (out.back().last == kToEof || r.first <= out.back().last + 1)) {
+            out.back().last = std::max(out.back().last, r.last);
+        } else {
+            out.push_back(r);
+        }
+    }
+    return out;
+}
+
+std::vector<ByteRange> uncovered(ByteRange range, std::span<const ByteRange> merged) {
     std::vector<ByteRange> gaps;
+    // The first merged range that reaches into `range`; those after it start later.
+    auto it = std::lower_bound(merged.begin(), merged.end(), range.first,
+                               [](const ByteRange& c, uint64_t v) { return c.last < v; });
     uint64_t next = range.first;  // the first byte not yet known to be covered
-    for (const ByteRange& c : covered) {
-        if (!c.overlaps(range) || c.last < next) continue;
-        if (c.first > next) gaps.push_back({next, c.first - 1});
-        if (c.last >= range.last) return gaps;  // covered to the end (never wraps)
-        next = c.last + 1;
+    for (; it != merged.end() && it->first <= range.last; ++it) {
+        if (it->first > next) gaps.push_back({next, it->first - 1});
+        if (it->last >= range.last) return gaps;  // covered to the end (never wraps)
+        next = it->last + 1;
     }
     gaps.push_back({next, range.last});
     return gaps;

@@ -67,7 +67,9 @@ OwnerLocks apply_lock(std::span<const Lock> held, ByteRange range, std::optional
 // The first of `held` that a request for `range`/`type` by another owner conflicts with.
 const Lock* first_conflict(std::span<const Lock> held, ByteRange range, LockType type);
 
-// The parts of `range` that none of `covered` (any order, may overlap) touches, sorted.
-std::vector<ByteRange> uncovered(ByteRange range, std::vector<ByteRange> covered);
+// `ranges` sorted, with overlapping and touching ones merged.
+std::vector<ByteRange> merge_ranges(std::vector<ByteRange> ranges);
+// The parts of `range` that none of `merged` (merge_ranges' result) covers, sorted.
+std::vector<ByteRange> uncovered(ByteRange range, std::span<const ByteRange> merged);
 
 }  // namespace nfsrdmad::vfs::state

@@ -116,17 +116,25 @@ std::vector<Waiter> LockTable::wake(FileState& fs) {
 
 Result<void> LockTable::unmirror(FileState& fs, std::span<const Lock> freed,
                                  const StateOwner* except) {
-    if (!fs.slot) return {};
+    if (!fs.slot || freed.empty()) return {};
+    // What the other owners keep within the span of the freed bytes, merged once.
+    ByteRange span{freed.front().range.first, freed.front().range.last};
     for (const Lock& f : freed) {
-        std::vector<ByteRange> kept;
-        for (const OwnerEntry& e : fs.owners) {
-            if (except && e.owner == *except) continue;
-            for (const Lock& l : e.locks)
-                if (l.range.overlaps(f.range)) kept.push_back(l.range);
-        }
-        for (const ByteRange& gap : uncovered(f.range, std::move(kept)))
-            if (auto r = fs.slot->unlock(gap); !r) return r;
+        span.first = std::min(span.first, f.range.first);
+        span.last = std::max(span.last, f.range.last);
     }
+    std::vector<ByteRange> kept;
+    for (const OwnerEntry& e : fs.owners) {
+        if (except && e.owner == *except) continue;
+        for (const Lock& l : e.locks)
+            if (l.range.overlaps(span)) kept.push_back(l.range);
+    }
+    kept = merge_ranges(std::move(kept));
+    // A failure part-way leaves the kernel holding less than the table (gaps already
+    // unlocked); only the kernel's ENOLCK on a split can cause it.
+    for (const Lock& f : freed)
+        for (const ByteRange& gap : uncovered(f.range, kept))
+            if (auto r = fs.slot->unlock(gap); !r) return r;
     return {};
 }
 
@@ -149,8 +157,9 @@ Result<LockReply> LockTable::lock(const FileKey& file, const StateOwner& owner, 
     FileState& fs = sh.files[file];
     LockReply reply;
     // A slot the mirror created for a lock that is not granted goes again at once.
+    const bool had_slot = fs.slot != nullptr;
     auto drop_unused_slot = [&] {
-        if (fs.owners.empty()) fs.slot.reset();
+        if (!had_slot) fs.slot.reset();
     };
 
     auto deny = [&](Conflict c) -> Result<LockReply> {

@@ -201,6 +201,8 @@ Result<std::optional<Conflict>> OfdMirror::lock(std::unique_ptr<MirrorSlot>& slo
         if (joins) s.left(client);
     };
     if (write && !s.writable) {
+        // Never under a lease: the kernel grants none while a read-only slot is open.
+        assert(writable_fd_ < 0);
         auto fresh = description(true);
         if (!fresh) {
             undo();
