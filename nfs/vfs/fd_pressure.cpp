@@ -37,12 +37,6 @@ void remove_fd_reclaimer(FdReclaimer* r) {
     v.erase(std::remove(v.begin(), v.end(), r), v.end());
 }
 
-// Not under UBSan's vptr check: it runs exactly when the process is out of descriptors,
-// and the check's first look at a type probes memory through a pipe(2), which then fails
-// with EMFILE and makes every live reclaimer look like an object with an invalid vptr.
-#if defined(__GNUC__)
-__attribute__((no_sanitize("vptr")))
-#endif
 size_t reclaim_fds(size_t want) {
     size_t freed = 0;
     std::lock_guard lock(g_mu);
