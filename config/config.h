@@ -97,6 +97,15 @@ struct LockTuning {
     std::string nsm_name;
 };
 
+// RPCSEC_GSS with Kerberos V5 (the `kerberos:` section). On when an export lists a krb5
+// flavor, or when the section is given.
+struct KerberosTuning {
+    bool configured = false;                  // the section was given
+    std::string keytab = "/etc/krb5.keytab";  // the service keys (nfs/<host>)
+    uint32_t max_contexts = 65536;            // server-wide
+    uint32_t seq_window = 4096;               // RFC 2203 §5.2.3.1, sent to clients
+};
+
 // How reactor threads wait for completions: sleep on events, busy-poll (one core per
 // reactor at 100%), or poll while busy and sleep when idle.
 enum class EngineMode { Event, Poll, Adaptive };
@@ -108,6 +117,7 @@ struct Config {
     TcpTuning tcp_tuning;
     Nfs4Tuning nfs4;
     LockTuning locks;
+    KerberosTuning kerberos;
     EngineMode engine_mode = EngineMode::Adaptive;
     uint32_t spin_us = 50;           // adaptive: keep polling this long after the last completion
     uint16_t mount_port = 20048;     // MOUNT gets its own TCP listener, same address as tcp[0]

@@ -137,6 +137,7 @@ class Loader {
     void tcp_tuning(const Val& v);
     void nfs4(const Val& v);
     void locks(const Val& v);
+    void kerberos(const Val& v);
     std::optional<TcpListener> tcp_listener(const Val& v, const std::string& kind = "TCP");
     void engine(const Val& v);
     void logging(const Val& v);
@@ -244,7 +245,8 @@ std::optional<uint64_t> Loader::number(const Val& v, std::string_view what, uint
 
 void Loader::root(const Val& v) {
     if (!is_map(v, "the top level", true)) return;
-    Keys keys = {"listeners", "engine", "logging", "state_dir", "exports", "rdma", "tcp", "nfsv4", "locks"};
+    Keys keys = {"listeners", "engine", "logging", "state_dir", "exports",
+                 "rdma",      "tcp",    "nfsv4",   "locks",     "kerberos"};
     for_each_key(v, "at top level", keys, [&](std::string_view key, const Val& val) {
         if (key == "listeners") {
             listeners(val);
@@ -260,6 +262,8 @@ void Loader::root(const Val& v) {
             nfs4(val);
         } else if (key == "locks") {
             locks(val);
+        } else if (key == "kerberos") {
+            kerberos(val);
         } else if (key == "state_dir") {
             auto s = text(val, "'state_dir'");
             if (s && s->empty()) {
@@ -418,6 +422,27 @@ void Loader::locks(const Val& v) {
     });
     if (t.max_files_per_client > t.max_files)
         error(v.mark, "'max_files_per_client' must not exceed 'max_files'");
+}
+
+// The `kerberos:` section.
+void Loader::kerberos(const Val& v) {
+    if (!is_map(v, "'kerberos'", true)) return;
+    Keys keys = {"keytab", "max_contexts", "seq_window"};
+    auto& k = cfg_.kerberos;
+    k.configured = true;
+    for_each_key(v, "in kerberos", keys, [&](std::string_view key, const Val& val) {
+        if (key == "keytab") {
+            auto s = text(val, "'keytab'");
+            if (s && s->empty())
+                error(val.mark, "'keytab' must not be empty");
+            else if (s)
+                k.keytab = *s;
+        } else if (key == "max_contexts") {
+            if (auto n = number(val, "'max_contexts'", 1, 10000000)) k.max_contexts = uint32_t(*n);
+        } else if (auto n = number(val, "'seq_window'", 32, 65536)) {
+            k.seq_window = uint32_t(*n);
+        }
+    });
 }
 
 void Loader::tcp_list(const Val& v) {

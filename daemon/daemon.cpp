@@ -27,6 +27,7 @@
 #include "transport/engine/reactor.h"
 #include "transport/engine/worker_pool.h"
 #include "transport/rdma/server.h"
+#include "transport/rpc/auth/gss/gss.h"
 #include "transport/rpc/back_channel.h"
 #include "transport/rpc/dispatcher.h"
 #include "transport/rpc/rpcbind.h"
@@ -88,10 +89,12 @@ void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* 
     const auto& t = tcp.counters();
     spdlog::info(
         "stats: rpc calls={} dropped={} garbage_args={} auth_errors={} prog_unavail={} "
-        "prog_mismatch={} proc_unavail={} system_errors={} drc_replays={} drc_entries={}",
+        "prog_mismatch={} proc_unavail={} system_errors={} drc_replays={} drc_entries={} "
+        "control_calls={} protected_bytes={} inlined_payload_bytes={}",
         c.calls.load(), c.dropped.load(), c.garbage_args.load(), c.auth_errors.load(),
         c.prog_unavail.load(), c.prog_mismatch.load(), c.proc_unavail.load(),
-        c.system_errors.load(), c.cache_replays.load(), d.reply_cache().size());
+        c.system_errors.load(), c.cache_replays.load(), d.reply_cache().size(),
+        c.control_calls.load(), c.protected_bytes.load(), c.inlined_payload_bytes.load());
     spdlog::info(
         "stats: tcp accepted={} closed={} rejected={} idle_closed={} accept_errors={} "
         "records={} oversize={} bytes_in={} bytes_out={} payload_spliced_bytes={} "
@@ -231,6 +234,33 @@ void arm_sweep(engine::Reactor& reactor, engine::WorkerPool& workers,
     });
 }
 
+// RPCSEC_GSS (RFC 2203) when an export lists a krb5 flavor or the `kerberos:` section is
+// given. Without service keys it stays off, said at error level: krb5 mounts are then
+// refused (AUTH_BADCRED), AUTH_SYS ones go on.
+void add_gss_flavor(const config::Config& cfg, rpc::Dispatcher& dispatcher) {
+    bool wanted = cfg.kerberos.configured;
+    for (const auto& e : cfg.exports)
+        for (const auto& rule : e.clients)
+            for (config::SecFlavor f : rule.sec)
+                if (f == config::SecFlavor::Krb5 || f == config::SecFlavor::Krb5i ||
+                    f == config::SecFlavor::Krb5p)
+                    wanted = true;
+    if (!wanted) return;
+    rpc::GssOptions o;
+    o.keytab = cfg.kerberos.keytab;
+    o.max_contexts = cfg.kerberos.max_contexts;
+    o.seq_window = cfg.kerberos.seq_window;
+    std::string why;
+    auto gss = rpc::make_auth_gss(o, &why);
+    if (!gss) {
+        spdlog::error("rpcsec_gss: off: {}; Kerberos mounts will be refused", why);
+        return;
+    }
+    dispatcher.auth().add(std::move(gss));
+    spdlog::info("rpcsec_gss: on (keytab {}, window {}, at most {} contexts)", o.keytab,
+                 o.seq_window, o.max_contexts);
+}
+
 }  // namespace
 
 int run(config::Config cfg, const Options& opts) {
@@ -279,6 +309,7 @@ int run(config::Config cfg, const Options& opts) {
     auto registry = std::make_shared<vfs::ExportRegistry>(table);
 
     rpc::Dispatcher dispatcher;
+    add_gss_flavor(cfg, dispatcher);
     auto mounts = std::make_shared<nfs::mount::MountProgram>(registry);
     dispatcher.add(mounts);
     auto nfs3 = std::make_shared<nfs::v3::Nfs3Program>(registry, fd_cache);

@@ -2,8 +2,9 @@
 // export's rule for this client accepts, in its order. Both consume the current
 // filehandle (§2.6.3.1.1.8): after them there is none.
 //
-// Only AUTH_SYS and AUTH_NONE are offered for now; Kerberos flavors (RPCSEC_GSS with
-// an OID and a service) come with RPCSEC_GSS. Pseudo directories take AUTH_SYS.
+// Kerberos flavors go as RPCSEC_GSS with the krb5 mechanism's OID and the service
+// (rpcsec_gss_info); AUTH_SYS and AUTH_NONE as themselves. Pseudo directories take
+// AUTH_SYS.
 #include "nfs/common/authorize.h"
 #include "nfs/v4/lookup.h"
 #include "nfs/v4/names.h"
@@ -13,6 +14,35 @@
 namespace nfsrdmad::nfs::v4 {
 
 namespace {
+
+// 1.2.840.113554.1.2.2, the Kerberos V5 mechanism (RFC 4121 §1), its DER contents
+// without tag and length, as the Linux client compares them.
+constexpr uint8_t kKrb5Oid[] = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x12, 0x01, 0x02, 0x02};
+
+void add_flavor(x4::SECINFO4resok& out, uint32_t f) {
+    x4::rpc_gss_svc_t svc;
+    switch (f) {
+        case vfs::kAuthSys:
+        case vfs::kAuthNone:
+            out.emplace_back(f);
+            return;
+        case vfs::kAuthKrb5:
+            svc = x4::RPC_GSS_SVC_NONE;
+            break;
+        case vfs::kAuthKrb5i:
+            svc = x4::RPC_GSS_SVC_INTEGRITY;
+            break;
+        case vfs::kAuthKrb5p:
+            svc = x4::RPC_GSS_SVC_PRIVACY;
+            break;
+        default:
+            return;
+    }
+    x4::secinfo4& s = out.emplace_back(x4::RPCSEC_GSS);
+    s.flavor_info().oid = kKrb5Oid;
+    s.flavor_info().qop = 0;
+    s.flavor_info().service = svc;
+}
 
 x4::nfsstat4 flavors_of(Request& rq, const Target& t, x4::SECINFO4resok& out) {
     out.clear();
@@ -24,8 +54,7 @@ x4::nfsstat4 flavors_of(Request& rq, const Target& t, x4::SECINFO4resok& out) {
     const vfs::ClientRule* rule = peer ? client_rule(*t.node.exp, *peer) : nullptr;
     if (!rule) return x4::NFS4ERR_ACCESS;
     if (rule->flavors.empty()) out.emplace_back(vfs::kAuthSys);
-    for (uint32_t f : rule->flavors)
-        if (f == vfs::kAuthSys || f == vfs::kAuthNone) out.emplace_back(f);
+    for (uint32_t f : rule->flavors) add_flavor(out, f);
     return out.empty() ? x4::NFS4ERR_ACCESS : x4::NFS4_OK;
 }
 

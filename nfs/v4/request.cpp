@@ -144,6 +144,7 @@ void Request::restore_saved() {
 std::string Request::principal() const {
     const auto& c = ctx.header.cred;
     if (c.flavor == vfs::kAuthSys) return "sys:" + std::to_string(c.sys.uid);
+    if (!c.principal.empty()) return "krb5:" + c.principal;  // any of its services
     return "none";
 }
 

@@ -73,7 +73,7 @@ class Request {
     // to nobody unless it is root.
     const rpc::Credential& cred() const { return ctx.header.cred; }
     // Who the client owner is for EXCHANGE_ID's principal check (§2.4.1):
-    // "sys:<uid>" for AUTH_SYS, "none" for AUTH_NONE (a GSS principal later).
+    // "sys:<uid>" for AUTH_SYS, "krb5:<principal>" for RPCSEC_GSS, "none" for AUTH_NONE.
     std::string principal() const;
     state::ConnId conn() const { return ctx.header.peer ? ctx.header.peer->conn : 0; }
 

@@ -152,8 +152,8 @@ Reply ParseReply(const Bytes& record) {
         return bad("msg_type is " + std::to_string(r.msg_type) + ", not REPLY");
     if (!in.u32(&r.reply_stat)) return bad("missing reply_stat");
     if (r.reply_stat == kMsgAccepted) {
-        Bytes verf;
-        if (!in.u32(&r.verf_flavor) || !in.opaque(&verf, 400)) return bad("bad reply verifier");
+        if (!in.u32(&r.verf_flavor) || !in.opaque(&r.verf_body, 400))
+            return bad("bad reply verifier");
         if (!in.u32(&r.accept_stat)) return bad("missing accept_stat");
         if (r.accept_stat == kProgMismatch) {
             if (!in.u32(&r.mismatch_low) || !in.u32(&r.mismatch_high))

@@ -96,6 +96,7 @@ struct Reply {
     uint32_t reply_stat = 0;
     // MSG_ACCEPTED
     uint32_t verf_flavor = 0;
+    Bytes verf_body;
     uint32_t accept_stat = 0;
     uint32_t mismatch_low = 0, mismatch_high = 0;  // PROG_MISMATCH or RPC_MISMATCH
     Bytes results;                                 // SUCCESS: the procedure's results

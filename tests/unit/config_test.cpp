@@ -268,7 +268,7 @@ TEST(ConfigErrors, UnknownKeyInExport) {
 TEST(ConfigErrors, UnknownKeyAtTopLevelAndInSections) {
     EXPECT_EQ(one_error("state_dir: /x\nexport: []\n"),
               "t.yaml:2:1: unknown key 'export' at top level (expected one of: listeners, engine, "
-              "logging, state_dir, exports, rdma, tcp, nfsv4, locks)");
+              "logging, state_dir, exports, rdma, tcp, nfsv4, locks, kerberos)");
     EXPECT_EQ(
         one_error("engine:\n  thread: 2\n"),
         "t.yaml:2:3: unknown key 'thread' in engine (expected one of: threads, workers, mode, "
@@ -630,6 +630,24 @@ TEST(ConfigNfs4, DefaultsAndLimits) {
     EXPECT_FALSE(load("nfsv4: {domain: \"\"}\n").errors.empty());
     EXPECT_FALSE(load("nfsv4: {enabled: maybe}\n").errors.empty());
     EXPECT_FALSE(load("nfsv4: {bogus: 1}\n").errors.empty());
+}
+
+TEST(ConfigKerberos, DefaultsAndLimits) {
+    Config d = good("");
+    EXPECT_FALSE(d.kerberos.configured);
+    EXPECT_EQ(d.kerberos.keytab, "/etc/krb5.keytab");
+    EXPECT_EQ(d.kerberos.seq_window, 4096u);
+    EXPECT_EQ(d.kerberos.max_contexts, 65536u);
+    Config c = good("kerberos: {keytab: /etc/nfs.keytab, seq_window: 128, max_contexts: 10}\n");
+    EXPECT_TRUE(c.kerberos.configured);
+    EXPECT_EQ(c.kerberos.keytab, "/etc/nfs.keytab");
+    EXPECT_EQ(c.kerberos.seq_window, 128u);
+    EXPECT_EQ(c.kerberos.max_contexts, 10u);
+    EXPECT_TRUE(good("kerberos: {}\n").kerberos.configured);
+    EXPECT_FALSE(load("kerberos: {keytab: ''}\n").errors.empty());
+    EXPECT_FALSE(load("kerberos: {seq_window: 8}\n").errors.empty());
+    EXPECT_FALSE(load("kerberos: {max_contexts: 0}\n").errors.empty());
+    EXPECT_FALSE(load("kerberos: {realm: X}\n").errors.empty());
 }
 
 TEST(ConfigLocks, DefaultsAndLimits) {

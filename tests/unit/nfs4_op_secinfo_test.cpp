@@ -61,6 +61,33 @@ TEST_F(Nfs4Secinfo, SecinfoConsumesTheFilehandle) {
     EXPECT_EQ(seq({put_root(), secinfo("nope")}).status(), x4::NFS4ERR_NOENT);
 }
 
+// Kerberos flavors go as RPCSEC_GSS with the krb5 OID and the service, in the export's
+// order (RFC 8881 §18.29.3, §2.6.3.1.1.1).
+class Nfs4SecinfoKrb5 : public Nfs4Secinfo {
+  protected:
+    void adjust_rule(vfs::ClientRule& r) override {
+        r.flavors = {vfs::kAuthKrb5p, vfs::kAuthKrb5i, vfs::kAuthKrb5, vfs::kAuthSys};
+    }
+};
+
+TEST_F(Nfs4SecinfoKrb5, KerberosFlavorsCarryTheOidAndTheService) {
+    Reply r = seq({put_root(), secinfo("d")});
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    const auto& l = r.op(2).opsecinfo().resok4();
+    ASSERT_EQ(l.size(), 4u);
+    const std::vector<uint8_t> krb5_oid = {0x2a, 0x86, 0x48, 0x86, 0xf7, 0x12, 0x01, 0x02, 0x02};
+    const x4::rpc_gss_svc_t want[] = {x4::RPC_GSS_SVC_PRIVACY, x4::RPC_GSS_SVC_INTEGRITY,
+                                      x4::RPC_GSS_SVC_NONE};
+    for (size_t i = 0; i < 3; ++i) {
+        ASSERT_EQ(l[i].flavor(), x4::RPCSEC_GSS) << i;
+        const auto& info = l[i].flavor_info();
+        EXPECT_EQ(std::vector<uint8_t>(info.oid.begin(), info.oid.end()), krb5_oid);
+        EXPECT_EQ(info.qop, 0u);
+        EXPECT_EQ(info.service, want[i]);
+    }
+    EXPECT_EQ(l[3].flavor(), 1u);
+}
+
 TEST_F(Nfs4Secinfo, ParentStyle) {
     // pynfs SECNN3: the pseudo root has no parent.
     EXPECT_EQ(seq({op_putrootfh(), no_name(x4::SECINFO_STYLE4_PARENT)}).status(),

@@ -60,6 +60,8 @@ using namespace nfsrdmad::test_nfs4;  // op_putfh(), op_open(), ... (tests/share
 
 class Nfs4OpsFixture : public vfs::testing::VfsFixture {
   protected:
+    // A subclass's changes to the export's one client rule.
+    virtual void adjust_rule(vfs::ClientRule&) {}
     void SetUp() override {
         VfsFixture::SetUp();
         // The export as a client sees it: read-write, no root squashing, any port.
@@ -67,6 +69,7 @@ class Nfs4OpsFixture : public vfs::testing::VfsFixture {
         rule.read_write = true;
         rule.squash = vfs::ClientRule::None;
         rule.secure = false;
+        adjust_rule(rule);
         std::string why;
         auto t = vfs::ExportTable::create({vfs::ExportSpec{export_dir_, 0, {rule}}}, key_, &why);
         ASSERT_TRUE(t.ok()) << why;
@@ -90,7 +93,7 @@ class Nfs4OpsFixture : public vfs::testing::VfsFixture {
     virtual Options options() const { return {}; }
 
     // The credential calls go out with: AUTH_SYS root unless changed.
-    rpc::Credential cred{vfs::kAuthSys, {0, "test", 0, 0, {}}};
+    rpc::Credential cred{vfs::kAuthSys, {0, "test", 0, 0, {}}, {}};
 
     // One COMPOUND with exactly these operations.
     Reply raw(std::vector<x4::nfs_argop4> ops, uint32_t minorversion = 1) {

@@ -27,9 +27,18 @@ struct AuthSys {
     std::vector<uint32_t> gids;
 };
 
+// RPCSEC_GSS calls carry the pseudo-flavor of their service (RFC 2623 §2.2), so that
+// exports list and check them like any flavor.
+inline constexpr uint32_t kAuthGssKrb5 = 390003;   // krb5: authentication only
+inline constexpr uint32_t kAuthGssKrb5i = 390004;  // krb5i: integrity
+inline constexpr uint32_t kAuthGssKrb5p = 390005;  // krb5p: privacy
+
 struct Credential {
-    uint32_t flavor = 0;  // AUTH_NONE (0) or AUTH_SYS (1)
-    AuthSys sys;
+    // AUTH_NONE (0), AUTH_SYS (1), or for RPCSEC_GSS (auth/gss/gss.h) the service's
+    // pseudo-flavor above; RPCSEC_GSS (6) itself only for its control calls.
+    uint32_t flavor = 0;
+    AuthSys sys;            // AUTH_SYS as sent; RPCSEC_GSS: the identity the principal maps to
+    std::string principal;  // RPCSEC_GSS: "alice@REALM"
 };
 
 struct Peer {

@@ -12,6 +12,48 @@ namespace nfsrdmad::rpc {
 
 namespace x = xdr::rpc;
 
+namespace {
+
+// Buffers as the transport's allocator gives them, but never a pipe to splice into:
+// a procedure then reads file data into memory, where the flavor can wrap it.
+class PlainBuffer final : public PayloadBuffer {
+  public:
+    explicit PlainBuffer(std::unique_ptr<PayloadBuffer> b) : b_(std::move(b)) {}
+    uint8_t* data() override { return b_->data(); }
+    size_t capacity() const override { return b_->capacity(); }
+
+  private:
+    std::unique_ptr<PayloadBuffer> b_;
+};
+
+}  // namespace
+
+std::unique_ptr<PayloadBuffer> Dispatcher::PlainAllocator::allocate(size_t bytes) {
+    auto b = inner_.allocate(bytes);
+    if (!b) return nullptr;
+    return std::make_unique<PlainBuffer>(std::move(b));
+}
+
+// The reply's out-of-line segments copied into its inline bytes, where they stand in the
+// XDR stream; returns how many bytes were copied.
+size_t Dispatcher::inline_payloads(Reply& r) {
+    size_t copied = 0;
+    for (const auto& seg : r.payloads) copied += seg.data.size();
+    std::vector<uint8_t> flat;
+    flat.reserve(r.bytes.size() + copied);
+    size_t cursor = 0;
+    for (const auto& seg : r.payloads) {
+        flat.insert(flat.end(), r.bytes.begin() + static_cast<ptrdiff_t>(cursor),
+                    r.bytes.begin() + static_cast<ptrdiff_t>(seg.offset));
+        flat.insert(flat.end(), seg.data.begin(), seg.data.end());
+        cursor = seg.offset;  // the XDR pad is in the inline bytes
+    }
+    flat.insert(flat.end(), r.bytes.begin() + static_cast<ptrdiff_t>(cursor), r.bytes.end());
+    r.bytes = std::move(flat);
+    r.payloads.clear();
+    return copied;
+}
+
 void Dispatcher::add(std::shared_ptr<Program> p) {
     std::string why;
     if (!programs_.add(std::move(p), &why)) throw std::invalid_argument(why);
@@ -55,6 +97,8 @@ std::optional<Reply> Dispatcher::dispatch(const Message& msg, const Peer& peer,
         case AuthFlavor::Verdict::Drop:
             counters_.dropped++;
             return std::nullopt;
+        case AuthFlavor::Verdict::Control:
+            return control(*flavor, auth, h, msg.bytes.subspan(dc.args_offset));
         case AuthFlavor::Verdict::Accept:
             break;
     }
@@ -109,7 +153,10 @@ std::optional<Reply> Dispatcher::dispatch(const Message& msg, const Peer& peer,
         }
     }
     size_t stat_offset = 0;
-    auto reply = run(msg, h, args, dc.args_offset, prog, verf, alloc, stat_offset);
+    // Results the flavor wraps are made in plain memory, none spliced.
+    PlainAllocator plain(alloc);
+    PayloadAllocator& use = flavor->protects(auth) ? plain : alloc;
+    auto reply = run(msg, h, args, dc.args_offset, prog, verf, use, stat_offset);
     if (key) {
         // Denied replies (stat_offset npos) and replies with out-of-line payload are not kept.
         if (reply && reply->payloads.empty() && stat_offset != std::string::npos)
@@ -121,13 +168,46 @@ std::optional<Reply> Dispatcher::dispatch(const Message& msg, const Peer& peer,
     return protect(std::move(*reply), stat_offset, *flavor, auth);
 }
 
+std::optional<Reply> Dispatcher::control(const AuthFlavor& flavor, const CallAuth& auth,
+                                         const CallHeader& h, std::span<const uint8_t> args) {
+    counters_.control_calls++;
+    AuthFlavor::ControlReply c = flavor.control(auth, h.proc, args);
+    Reply r;
+    switch (c.verdict.verdict) {
+        case AuthFlavor::Verdict::Reject:
+            counters_.auth_errors++;
+            encode_auth_error(r.bytes, h.xid, c.verdict.auth_stat);
+            return r;
+        case AuthFlavor::Verdict::Drop:
+            counters_.dropped++;
+            return std::nullopt;
+        default:
+            break;
+    }
+    if (c.garbage) {
+        counters_.garbage_args++;
+        encode_accepted(r.bytes, h.xid, x::GARBAGE_ARGS, c.verf);
+        return r;
+    }
+    encode_accepted(r.bytes, h.xid, x::SUCCESS, c.verf);
+    r.bytes.insert(r.bytes.end(), c.results.begin(), c.results.end());
+    return r;
+}
+
 std::optional<Reply> Dispatcher::protect(Reply r, size_t stat_offset, const AuthFlavor& flavor,
                                          const CallAuth& auth) {
     // Only a successful call's results are wrapped (RFC 2203 §5.3.3.2).
     bool success = stat_offset != std::string::npos && r.bytes.size() >= stat_offset + 4 &&
                    r.bytes[stat_offset] == 0 && r.bytes[stat_offset + 1] == 0 &&
                    r.bytes[stat_offset + 2] == 0 && r.bytes[stat_offset + 3] == x::SUCCESS;
-    if (success && !flavor.wrap_results(auth, r.bytes, stat_offset + 4)) {
+    if (!success) return r;
+    if (flavor.protects(auth)) {
+        // The wrap covers every byte of the results: out-of-line payload comes inline
+        // (the one copy of payload integrity and privacy cost, counted apart).
+        if (!r.payloads.empty()) counters_.inlined_payload_bytes += inline_payloads(r);
+        counters_.protected_bytes += r.bytes.size() - stat_offset - 4;
+    }
+    if (!flavor.wrap_results(auth, r.bytes, stat_offset + 4)) {
         counters_.system_errors++;
         spdlog::warn("rpc: auth flavor {} could not protect a reply's results", flavor.number());
         return std::nullopt;

@@ -38,8 +38,10 @@ public:
 
     struct Counters {
         std::atomic<uint64_t> calls{0}, dropped{0}, garbage_args{0}, auth_errors{0},
-            prog_unavail{0}, prog_mismatch{0}, proc_unavail{0}, system_errors{0},
-            cache_replays{0};
+            prog_unavail{0}, prog_mismatch{0}, proc_unavail{0}, system_errors{0}, cache_replays{0},
+            control_calls{0},          // answered by the flavor (RPCSEC_GSS context calls)
+            protected_bytes{0},        // results wrapped for integrity or privacy
+            inlined_payload_bytes{0};  // out-of-line payload copied inline to be wrapped
     };
     const Counters& counters() const { return counters_; }
     const ReplyCache& reply_cache() const { return cache_; }
@@ -51,6 +53,17 @@ private:
                              size_t& stat_offset);
     std::optional<Reply> protect(Reply r, size_t stat_offset, const AuthFlavor& flavor,
                                  const CallAuth& auth);
+    std::optional<Reply> control(const AuthFlavor& flavor, const CallAuth& auth,
+                                 const CallHeader& h, std::span<const uint8_t> args);
+    static size_t inline_payloads(Reply& r);
+    class PlainAllocator final : public PayloadAllocator {
+      public:
+        explicit PlainAllocator(PayloadAllocator& inner) : inner_(inner) {}
+        std::unique_ptr<PayloadBuffer> allocate(size_t bytes) override;
+
+      private:
+        PayloadAllocator& inner_;
+    };
 
     ProgramRegistry programs_;
     AuthStage auth_;

@@ -7,9 +7,10 @@
 //   reply header ◄─ reply_verifier
 //
 // AUTH_NONE and AUTH_SYS (RFC 5531 §8.2, appendix A) are flavors here; RPCSEC_GSS
-// (RFC 2203) plugs in the same way, with integrity and privacy in unwrap/wrap and its
-// context table behind `CallAuth::context`, without the programs (nfs/) changing: they
-// see only the Credential.
+// (RFC 2203, auth/gss/gss.h) plugs in the same way, with integrity and privacy in
+// unwrap/wrap, its context calls in control(), and its context table behind
+// `CallAuth::context`, without the programs (nfs/) changing: they see only the
+// Credential.
 #pragma once
 
 #include <cstdint>
@@ -47,10 +48,18 @@ struct CallAuth {
 
 class AuthFlavor {
   public:
-    enum class Verdict { Accept, Reject, Drop };
+    // Control: the call is the flavor's own (RPCSEC_GSS INIT, CONTINUE_INIT, DESTROY:
+    // RFC 2203 §5.2, §5.4), answered by control() instead of a program.
+    enum class Verdict { Accept, Reject, Drop, Control };
     struct Result {
         Verdict verdict = Verdict::Accept;
         uint32_t auth_stat = 0;  // for Reject (RFC 5531 §9 auth_stat)
+    };
+    struct ControlReply {
+        Result verdict;        // Accept: a SUCCESS reply with `verf` and `results`
+        bool garbage = false;  // the arguments do not decode: GARBAGE_ARGS
+        OpaqueAuth verf;
+        std::vector<uint8_t> results;
     };
 
     virtual ~AuthFlavor() = default;
@@ -73,6 +82,15 @@ class AuthFlavor {
     virtual bool wrap_results(const CallAuth&, std::vector<uint8_t>& /*reply*/,
                               size_t /*results_offset*/) const {
         return true;
+    }
+    // Whether wrap_results() must see every byte of the results: then no payload is
+    // spliced or placed out of line (RFC 8166 §8.2.2: nothing is DDP-eligible under
+    // integrity or privacy), and the dispatcher copies out-of-line payload inline first.
+    virtual bool protects(const CallAuth&) const { return false; }
+    // A Control call to procedure `proc` with these arguments.
+    virtual ControlReply control(const CallAuth&, uint32_t /*proc*/,
+                                 std::span<const uint8_t> /*args*/) const {
+        return {{Verdict::Reject, 1 /* AUTH_BADCRED */}, false, {}, {}};
     }
 };
 

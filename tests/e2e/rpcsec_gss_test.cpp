@@ -1,0 +1,552 @@
+// End-to-end RPCSEC_GSS (RFC 2203) with Kerberos V5 against the real daemon, over TCP.
+//
+// The test builds a Kerberos realm of its own (MIT krb5-kdc from Debian: kdb5_util,
+// kadmin.local, krb5kdc on a free loopback port, in a temporary directory), with the
+// service key nfs/localhost in the daemon's keytab and the user keys alice and bob in a
+// client keytab (MIT's initiator takes initial tickets from KRB5_CLIENT_KTNAME). The
+// realm's auth_to_local maps alice to the local user "daemon" (uid 1 on Debian); bob maps
+// to nobody, so he acts as the anonymous id. Missing Kerberos programs fail the test.
+//
+// A hand-built client (rpc_wire.h plus GSS-API) creates contexts (RPCSEC_GSS_INIT), calls
+// NFSv3 NULL, GETATTR and CREATE with the services none (krb5), integrity (krb5i) and
+// privacy (krb5p), checks every reply verifier (the MIC of the sequence number, of the
+// window after INIT), and sends what a server must refuse: a replayed sequence number
+// (no reply), an unknown handle and a broken header MIC (RPCSEC_GSS_CREDPROBLEM), a
+// number past MAXSEQ (RPCSEC_GSS_CTXPROBLEM), a destroyed context (CREDPROBLEM), an
+// INIT to another procedure (AUTH_BADCRED), and a flavor the export does not list
+// (AUTH_TOOWEAK).
+#include <gssapi/gssapi.h>
+#include <gssapi/gssapi_krb5.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/e2e/daemon_fixture.h"
+#include "tests/e2e/rpc_wire.h"
+
+namespace nfsrdmad::e2e {
+namespace {
+
+using wire::Bytes;
+using wire::XdrIn;
+using wire::XdrOut;
+
+constexpr uint32_t kRpcsecGss = 6;
+constexpr uint32_t kGssData = 0, kGssInit = 1, kGssDestroy = 3;
+constexpr uint32_t kSvcNone = 1, kSvcIntegrity = 2, kSvcPrivacy = 3;
+constexpr uint32_t kCredProblem = 13, kCtxProblem = 14;
+constexpr uint32_t kNfs3Getattr = 1, kNfs3Create = 8;
+constexpr const char* kRealm = "NFSRDMAD.TEST";
+
+// Runs a shell command; its output goes to `log`. True when it exits 0.
+bool Run(const std::string& cmd, const std::string& log) {
+    const std::string full = "(" + cmd + ") >>'" + log + "' 2>&1";
+    const int rc = std::system(full.c_str());
+    return rc != -1 && WIFEXITED(rc) && WEXITSTATUS(rc) == 0;
+}
+
+// A Kerberos realm for one test: KDC database, keytabs, a running krb5kdc.
+class Realm {
+  public:
+    ::testing::AssertionResult Start() {
+        for (const char* tool :
+             {"/usr/sbin/krb5kdc", "/usr/sbin/kdb5_util", "/usr/sbin/kadmin.local"})
+            if (::access(tool, X_OK) != 0)
+                return ::testing::AssertionFailure()
+                       << tool << " is missing: install krb5-kdc and krb5-admin-server "
+                       << "(scripts/install-deps.sh does)";
+        dir_ = MakeTempDir("krb5");
+        log_ = dir_ + "/setup.log";
+        const uint16_t port = PickFreePorts(1)[0];
+        std::ofstream(dir_ + "/krb5.conf")
+            << "[libdefaults]\n default_realm = " << kRealm
+            << "\n dns_lookup_kdc = false\n dns_lookup_realm = false\n rdns = false\n"
+            << " dns_canonicalize_hostname = false\n udp_preference_limit = 1\n"
+            << "[realms]\n " << kRealm << " = {\n  kdc = 127.0.0.1:" << port
+            << "\n  auth_to_local = RULE:[1:$1@$0](alice@" << kRealm
+            << ")s/.*/daemon/\n  auth_to_local = DEFAULT\n }\n"
+            << "[domain_realm]\n localhost = " << kRealm << "\n";
+        std::ofstream(dir_ + "/kdc.conf")
+            << "[kdcdefaults]\n kdc_ports = " << port << "\n kdc_tcp_ports = " << port << "\n"
+            << "[realms]\n " << kRealm << " = {\n  database_name = " << dir_
+            << "/principal\n  key_stash_file = " << dir_ << "/stash\n  max_life = 10h\n }\n";
+        ::setenv("KRB5_CONFIG", (dir_ + "/krb5.conf").c_str(), 1);
+        ::setenv("KRB5_KDC_PROFILE", (dir_ + "/kdc.conf").c_str(), 1);
+        ::setenv("KRB5_CLIENT_KTNAME", client_keytab().c_str(), 1);
+        // A collection of caches: alice's and bob's tickets side by side.
+        ::mkdir((dir_ + "/cc").c_str(), 0700);
+        ::setenv("KRB5CCNAME", ("DIR:" + dir_ + "/cc").c_str(), 1);
+        const std::string kadmin = "/usr/sbin/kadmin.local -r " + std::string(kRealm) + " -q ";
+        const bool ok =
+            Run("/usr/sbin/kdb5_util create -s -r " + std::string(kRealm) + " -P master", log_) &&
+            Run(kadmin + "'addprinc -randkey nfs/localhost'", log_) &&
+            Run(kadmin + "'ktadd -k " + server_keytab() + " nfs/localhost'", log_) &&
+            Run(kadmin + "'addprinc -randkey alice'", log_) &&
+            Run(kadmin + "'addprinc -randkey bob'", log_) &&
+            Run(kadmin + "'ktadd -k " + client_keytab() + " alice bob'", log_);
+        if (!ok)
+            return ::testing::AssertionFailure() << "realm setup failed:\n" << TailFile(log_, 30);
+        kdc_ = ::fork();
+        if (kdc_ == 0) {
+            const std::string out = dir_ + "/kdc.log";
+            FILE* f = std::freopen(out.c_str(), "a", stdout);
+            (void)f;
+            ::dup2(1, 2);
+            ::execl("/usr/sbin/krb5kdc", "krb5kdc", "-n", static_cast<char*>(nullptr));
+            ::_exit(127);
+        }
+        for (int i = 0; i < 100; ++i) {
+            if (CanConnect(port)) return ::testing::AssertionSuccess();
+            ::usleep(50000);
+        }
+        return ::testing::AssertionFailure() << "krb5kdc did not listen on " << port << ":\n"
+                                             << TailFile(dir_ + "/kdc.log", 20);
+    }
+    ~Realm() {
+        if (kdc_ > 0) {
+            ::kill(kdc_, SIGTERM);
+            ::waitpid(kdc_, nullptr, 0);
+        }
+        if (!dir_.empty() && !::getenv("NFSRDMAD_E2E_KEEP"))
+            (void)std::system(("rm -rf '" + dir_ + "'").c_str());
+    }
+    std::string server_keytab() const { return dir_ + "/server.keytab"; }
+    std::string client_keytab() const { return dir_ + "/client.keytab"; }
+
+  private:
+    std::string dir_, log_;
+    pid_t kdc_ = -1;
+};
+
+std::string GssText(OM_uint32 major, OM_uint32 minor) {
+    std::string t;
+    for (auto [code, type] :
+         {std::pair{major, GSS_C_GSS_CODE}, std::pair{minor, GSS_C_MECH_CODE}}) {
+        OM_uint32 ctx = 0, m = 0;
+        gss_buffer_desc b{0, nullptr};
+        if (gss_display_status(&m, code, type, GSS_C_NO_OID, &ctx, &b) == GSS_S_COMPLETE) {
+            t += std::string(static_cast<const char*>(b.value), b.length) + "; ";
+            gss_release_buffer(&m, &b);
+        }
+    }
+    return t;
+}
+
+Bytes Be32(uint32_t v) {
+    return {uint8_t(v >> 24), uint8_t(v >> 16), uint8_t(v >> 8), uint8_t(v)};
+}
+
+wire::Reply Broken(std::string why) {
+    wire::Reply r;
+    r.parse_error = std::move(why);
+    return r;
+}
+
+// How GssClient::Call builds its call.
+struct CallOptions {
+    uint32_t gss_proc = kGssData;
+    uint32_t service = kSvcNone;
+    std::optional<uint32_t> seq;  // default: the next one
+    std::optional<Bytes> handle;  // default: the context's
+    bool break_mic = false;
+
+    static CallOptions Service(uint32_t s) {
+        CallOptions o;
+        o.service = s;
+        return o;
+    }
+    static CallOptions Seq(uint32_t s) {
+        CallOptions o;
+        o.seq = s;
+        return o;
+    }
+    static CallOptions Handle(Bytes h) {
+        CallOptions o;
+        o.handle = std::move(h);
+        return o;
+    }
+    static CallOptions BrokenMic() {
+        CallOptions o;
+        o.break_mic = true;
+        return o;
+    }
+    static CallOptions Destroy() {
+        CallOptions o;
+        o.gss_proc = kGssDestroy;
+        return o;
+    }
+};
+
+// The client's side of one RPCSEC_GSS context over one TCP connection.
+class GssClient {
+  public:
+    ~GssClient() {
+        OM_uint32 m = 0;
+        if (ctx_ != GSS_C_NO_CONTEXT) gss_delete_sec_context(&m, &ctx_, GSS_C_NO_BUFFER);
+        if (cred_ != GSS_C_NO_CREDENTIAL) gss_release_cred(&m, &cred_);
+    }
+
+    // Connects and creates a context as `user` (alice or bob) for nfs@localhost.
+    ::testing::AssertionResult Establish(uint16_t port, const std::string& user,
+                                         uint32_t init_proc = 0) {
+        std::string why;
+        conn_ = wire::Conn::Open(port, &why);
+        if (!conn_) return ::testing::AssertionFailure() << "connect: " << why;
+        OM_uint32 minor = 0;
+        gss_name_t me = GSS_C_NO_NAME, target = GSS_C_NO_NAME;
+        std::string u = user + "@" + kRealm;
+        gss_buffer_desc ub{u.size(), u.data()};
+        if (gss_import_name(&minor, &ub, GSS_C_NT_USER_NAME, &me) != GSS_S_COMPLETE)
+            return ::testing::AssertionFailure() << "gss_import_name " << u;
+        OM_uint32 major = gss_acquire_cred(&minor, me, GSS_C_INDEFINITE, GSS_C_NO_OID_SET,
+                                           GSS_C_INITIATE, &cred_, nullptr, nullptr);
+        gss_release_name(&minor, &me);
+        if (major != GSS_S_COMPLETE)
+            return ::testing::AssertionFailure()
+                   << "no credential for " << u << ": " << GssText(major, minor);
+        std::string svc = "nfs@localhost";
+        gss_buffer_desc sb{svc.size(), svc.data()};
+        gss_import_name(&minor, &sb, GSS_C_NT_HOSTBASED_SERVICE, &target);
+        gss_buffer_desc in{0, nullptr};
+        Bytes token_in;
+        for (int round = 0; round < 4; ++round) {
+            gss_buffer_desc out{0, nullptr};
+            major = gss_init_sec_context(&minor, cred_, &ctx_, target, GSS_C_NO_OID,
+                                         GSS_C_MUTUAL_FLAG | GSS_C_INTEG_FLAG | GSS_C_CONF_FLAG, 0,
+                                         GSS_C_NO_CHANNEL_BINDINGS, &in, nullptr, &out, nullptr,
+                                         nullptr);
+            if (GSS_ERROR(major)) {
+                gss_release_name(&minor, &target);
+                return ::testing::AssertionFailure()
+                       << "gss_init_sec_context: " << GssText(major, minor);
+            }
+            if (out.length == 0) break;  // complete, nothing more to send
+            Bytes tok(static_cast<uint8_t*>(out.value),
+                      static_cast<uint8_t*>(out.value) + out.length);
+            gss_release_buffer(&minor, &out);
+            // RPCSEC_GSS_INIT to the NFS program's NULL procedure (§5.2.2).
+            wire::Call c;
+            c.xid = next_xid_++;
+            c.prog = kNfsProgram;
+            c.vers = 3;
+            c.proc = init_proc;
+            c.cred_flavor = kRpcsecGss;
+            c.cred_body = CredBody(kGssInit, 0, kSvcNone, handle_);
+            c.args = XdrOut().opaque(tok).take();
+            wire::Reply r = Exchange(wire::EncodeCall(c));
+            last_ = r;
+            if (r.reply_stat != wire::kMsgAccepted || r.accept_stat != wire::kSuccess)
+                return ::testing::AssertionFailure() << "INIT: " << r.Describe();
+            XdrIn res(r.results);
+            uint32_t gmaj = 0, gmin = 0;
+            if (!res.opaque(&handle_, 1024) || !res.u32(&gmaj) || !res.u32(&gmin) ||
+                !res.u32(&window_) || !res.opaque(&token_in, 65536))
+                return ::testing::AssertionFailure() << "rpc_gss_init_res undecodable";
+            if (gmaj != GSS_S_COMPLETE && gmaj != GSS_S_CONTINUE_NEEDED)
+                return ::testing::AssertionFailure() << "server: " << GssText(gmaj, gmin);
+            in = gss_buffer_desc{token_in.size(), token_in.data()};
+            init_verf_ = r.verf_body;
+            if (gmaj == GSS_S_COMPLETE && token_in.empty()) break;
+        }
+        gss_release_name(&minor, &target);
+        if (handle_.empty()) return ::testing::AssertionFailure() << "no handle";
+        // §5.2.3.1: the verifier of the completing reply is the MIC of seq_window.
+        if (!VerifyMic(Be32(window_), init_verf_))
+            return ::testing::AssertionFailure() << "the INIT reply's verifier does not verify";
+        return ::testing::AssertionSuccess();
+    }
+
+    // rpc_gss_cred_vers_1_t behind the version word.
+    static Bytes CredBody(uint32_t proc, uint32_t seq, uint32_t service, const Bytes& handle) {
+        return XdrOut().u32(1).u32(proc).u32(seq).u32(service).opaque(handle).take();
+    }
+
+    std::optional<wire::Reply> Call(uint32_t proc, const Bytes& args, CallOptions o = CallOptions(),
+                                    int timeout_ms = 5000) {
+        const uint32_t seq = o.seq ? *o.seq : next_seq_++;
+        last_seq_ = seq;
+        last_service_ = o.service;
+        XdrOut h;
+        h.u32(next_xid_++).u32(wire::kCall).u32(2).u32(kNfsProgram).u32(3).u32(proc);
+        h.u32(kRpcsecGss)
+            .opaque(CredBody(o.gss_proc, seq, o.service, o.handle ? *o.handle : handle_));
+        Bytes header = h.take();
+        Bytes mic = Mic(header);
+        if (o.break_mic && !mic.empty()) mic[mic.size() / 2] ^= 0xff;
+        XdrOut m;
+        m.raw(header).u32(kRpcsecGss).opaque(mic);
+        Bytes body = Be32(seq);
+        body.insert(body.end(), args.begin(), args.end());
+        if (o.gss_proc != kGssData) {
+            // DESTROY: void arguments
+        } else if (o.service == kSvcNone) {
+            m.raw(args);
+        } else if (o.service == kSvcIntegrity) {
+            m.opaque(body).opaque(Mic(body));
+        } else {
+            m.opaque(Wrap(body));
+        }
+        std::string why;
+        if (!conn_->SendRecord(m.bytes(), &why)) return Broken(why);
+        Bytes rec;
+        auto st = conn_->RecvRecord(&rec, timeout_ms, &why);
+        if (st == wire::Conn::Recv::kTimeout) return std::nullopt;
+        if (st != wire::Conn::Recv::kOk) return Broken("recv: " + why);
+        return wire::ParseReply(rec);
+    }
+
+    // The results of an accepted reply, checked and unwrapped as the last call's service
+    // says; its verifier must be the MIC of the last call's sequence number.
+    ::testing::AssertionResult Results(const wire::Reply& r, Bytes* out) {
+        if (!r.parse_error.empty() || r.reply_stat != wire::kMsgAccepted)
+            return ::testing::AssertionFailure() << r.Describe();
+        if (r.verf_flavor != kRpcsecGss || !VerifyMic(Be32(last_seq_), r.verf_body))
+            return ::testing::AssertionFailure()
+                   << "reply verifier is not the MIC of seq " << last_seq_;
+        if (r.accept_stat != wire::kSuccess)
+            return ::testing::AssertionFailure() << "accept_stat " << r.accept_stat;
+        Bytes body;
+        XdrIn in(r.results);
+        if (last_service_ == kSvcNone) {
+            *out = r.results;
+            return ::testing::AssertionSuccess();
+        }
+        if (last_service_ == kSvcIntegrity) {
+            Bytes mic;
+            if (!in.opaque(&body, 1 << 24) || !in.opaque(&mic, 4096))
+                return ::testing::AssertionFailure() << "rpc_gss_integ_data undecodable";
+            if (!VerifyMic(body, mic))
+                return ::testing::AssertionFailure() << "the results' checksum does not verify";
+        } else {
+            Bytes wrapped;
+            if (!in.opaque(&wrapped, 1 << 24) || !Unwrap(wrapped, &body))
+                return ::testing::AssertionFailure() << "rpc_gss_priv_data does not unwrap";
+        }
+        if (body.size() < 4 || Bytes(body.begin(), body.begin() + 4) != Be32(last_seq_))
+            return ::testing::AssertionFailure() << "the results carry another sequence number";
+        out->assign(body.begin() + 4, body.end());
+        return ::testing::AssertionSuccess();
+    }
+
+    const Bytes& handle() const { return handle_; }
+    uint32_t window() const { return window_; }
+    uint32_t next_seq() const { return next_seq_; }
+    const wire::Reply& last() const { return last_; }
+
+  private:
+    wire::Reply Exchange(const Bytes& msg) {
+        std::string why;
+        if (!conn_->SendRecord(msg, &why)) return Broken(why);
+        Bytes rec;
+        if (conn_->RecvRecord(&rec, 10000, &why) != wire::Conn::Recv::kOk)
+            return Broken("recv: " + why);
+        return wire::ParseReply(rec);
+    }
+    Bytes Mic(const Bytes& msg) {
+        OM_uint32 minor = 0;
+        gss_buffer_desc in{msg.size(), const_cast<uint8_t*>(msg.data())}, out{0, nullptr};
+        if (gss_get_mic(&minor, ctx_, GSS_C_QOP_DEFAULT, &in, &out) != GSS_S_COMPLETE) return {};
+        Bytes b(static_cast<uint8_t*>(out.value), static_cast<uint8_t*>(out.value) + out.length);
+        gss_release_buffer(&minor, &out);
+        return b;
+    }
+    bool VerifyMic(const Bytes& msg, const Bytes& mic) {
+        OM_uint32 minor = 0;
+        gss_buffer_desc m{msg.size(), const_cast<uint8_t*>(msg.data())};
+        gss_buffer_desc t{mic.size(), const_cast<uint8_t*>(mic.data())};
+        return gss_verify_mic(&minor, ctx_, &m, &t, nullptr) == GSS_S_COMPLETE;
+    }
+    Bytes Wrap(const Bytes& msg) {
+        OM_uint32 minor = 0;
+        int conf = 0;
+        gss_buffer_desc in{msg.size(), const_cast<uint8_t*>(msg.data())}, out{0, nullptr};
+        if (gss_wrap(&minor, ctx_, 1, GSS_C_QOP_DEFAULT, &in, &conf, &out) != GSS_S_COMPLETE)
+            return {};
+        Bytes b(static_cast<uint8_t*>(out.value), static_cast<uint8_t*>(out.value) + out.length);
+        gss_release_buffer(&minor, &out);
+        return b;
+    }
+    bool Unwrap(const Bytes& msg, Bytes* body) {
+        OM_uint32 minor = 0;
+        int conf = 0;
+        gss_buffer_desc in{msg.size(), const_cast<uint8_t*>(msg.data())}, out{0, nullptr};
+        if (gss_unwrap(&minor, ctx_, &in, &out, &conf, nullptr) != GSS_S_COMPLETE || !conf)
+            return false;
+        body->assign(static_cast<uint8_t*>(out.value),
+                     static_cast<uint8_t*>(out.value) + out.length);
+        gss_release_buffer(&minor, &out);
+        return true;
+    }
+
+    std::unique_ptr<wire::Conn> conn_;
+    gss_cred_id_t cred_ = GSS_C_NO_CREDENTIAL;
+    gss_ctx_id_t ctx_ = GSS_C_NO_CONTEXT;
+    Bytes handle_, init_verf_;
+    uint32_t window_ = 0;
+    uint32_t next_xid_ = 0x4a550000;
+    uint32_t next_seq_ = 1;
+    uint32_t last_seq_ = 0, last_service_ = kSvcNone;
+    wire::Reply last_;
+};
+
+// GETATTR3args / CREATE3args (UNCHECKED, mode 0644) on a handle.
+Bytes GetattrArgs(const Fh& fh) {
+    return XdrOut().opaque(fh.data.data(), fh.size()).take();
+}
+Bytes CreateArgs(const Fh& dir, const std::string& name) {
+    XdrOut a;
+    a.opaque(dir.data.data(), dir.size()).str(name).u32(0 /* UNCHECKED */);
+    a.u32(1).u32(0644).u32(0).u32(0).u32(0).u32(0).u32(0);  // sattr3: the mode only
+    return a.take();
+}
+
+class RpcsecGss : public DaemonTest {
+  protected:
+    void SetUp() override {
+        ASSERT_TRUE(realm_.Start());
+        DaemonTest::SetUp();
+        if (HasFatalFailure()) return;
+        ASSERT_EQ(::chmod(daemon_->export_dir().c_str(), 0777), 0);
+    }
+    DaemonOptions Options() override {
+        DaemonOptions o;
+        o.export_options = "rw,no_root_squash,insecure,sec=krb5:krb5i:krb5p:sys";
+        o.extra_exports.push_back({"private", "rw,insecure,sec=krb5p"});
+        o.config_yaml = "kerberos: {keytab: " + realm_.server_keytab() + "}\n";
+        return o;
+    }
+    // NFSv3 status of a GETATTR's or CREATE's results.
+    static uint32_t Nfs3Status(const Bytes& results) {
+        uint32_t st = 0xffffffff;
+        XdrIn(results).u32(&st);
+        return st;
+    }
+
+    Realm realm_;
+};
+
+TEST_F(RpcsecGss, ContextCreationAndNullWithTheMicOfTheWindowAndOfTheSequence) {
+    GssClient c;
+    ASSERT_TRUE(c.Establish(daemon_->nfs_port(), "alice"));
+    EXPECT_EQ(c.handle().size(), 16u);
+    EXPECT_EQ(c.window(), 4096u) << "a large window (krb5p over RDMA)";
+    auto r = c.Call(0, {});
+    ASSERT_TRUE(r.has_value()) << "no reply to NULL";
+    Bytes res;
+    ASSERT_TRUE(c.Results(*r, &res));
+    EXPECT_TRUE(res.empty());
+}
+
+TEST_F(RpcsecGss, GetattrUnderKrb5Krb5iAndKrb5p) {
+    GssClient c;
+    ASSERT_TRUE(c.Establish(daemon_->nfs_port(), "alice"));
+    for (uint32_t svc : {kSvcNone, kSvcIntegrity, kSvcPrivacy}) {
+        SCOPED_TRACE("service " + std::to_string(svc));
+        auto r = c.Call(kNfs3Getattr, GetattrArgs(root_), CallOptions::Service(svc));
+        ASSERT_TRUE(r.has_value());
+        Bytes res;
+        ASSERT_TRUE(c.Results(*r, &res));
+        XdrIn in(res);
+        uint32_t status = 1, type = 0;
+        ASSERT_TRUE(in.u32(&status) && in.u32(&type));
+        EXPECT_EQ(status, 0u);
+        EXPECT_EQ(type, 2u) << "NF3DIR";
+    }
+    // The export that lists krb5p only refuses the weaker services (RFC 2623 §2.3).
+    Fh priv;
+    ASSERT_NO_FATAL_FAILURE(FetchRootHandle(&priv, daemon_->extra_export_dir("private")));
+    auto weak = c.Call(kNfs3Getattr, GetattrArgs(priv), CallOptions::Service(kSvcIntegrity));
+    ASSERT_TRUE(weak.has_value());
+    EXPECT_EQ(weak->reply_stat, wire::kMsgDenied);
+    EXPECT_EQ(weak->auth_stat, wire::kAuthTooweak);
+    auto strong = c.Call(kNfs3Getattr, GetattrArgs(priv), CallOptions::Service(kSvcPrivacy));
+    ASSERT_TRUE(strong.has_value());
+    Bytes res;
+    ASSERT_TRUE(c.Results(*strong, &res));
+    EXPECT_EQ(Nfs3Status(res), 0u);
+}
+
+TEST_F(RpcsecGss, PrincipalsActAsTheirLocalUserOrAsNobody) {
+    GssClient alice, bob;
+    ASSERT_TRUE(alice.Establish(daemon_->nfs_port(), "alice"));
+    ASSERT_TRUE(bob.Establish(daemon_->nfs_port(), "bob"));
+    auto a =
+        alice.Call(kNfs3Create, CreateArgs(root_, "by-alice"), CallOptions::Service(kSvcPrivacy));
+    auto b = bob.Call(kNfs3Create, CreateArgs(root_, "by-bob"), CallOptions::Service(kSvcNone));
+    ASSERT_TRUE(a.has_value() && b.has_value());
+    Bytes ra, rb;
+    ASSERT_TRUE(alice.Results(*a, &ra));
+    ASSERT_TRUE(bob.Results(*b, &rb));
+    EXPECT_EQ(Nfs3Status(ra), 0u);
+    EXPECT_EQ(Nfs3Status(rb), 0u);
+    struct stat st {};
+    ASSERT_EQ(::stat(disk("by-alice").c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 1u) << "alice@" << kRealm << " maps to the local user daemon";
+    ASSERT_EQ(::stat(disk("by-bob").c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 65534u) << "bob has no local user: the anonymous id";
+}
+
+TEST_F(RpcsecGss, ReplaysAndForgeriesAreRefusedAsTheRfcSays) {
+    GssClient c;
+    ASSERT_TRUE(c.Establish(daemon_->nfs_port(), "alice"));
+    Bytes res;
+    auto first = c.Call(0, {}, CallOptions::Seq(5000));
+    ASSERT_TRUE(first.has_value());
+    ASSERT_TRUE(c.Results(*first, &res));
+    // The same number again, and one below the window: dropped, no reply (§5.3.3.1).
+    EXPECT_FALSE(c.Call(0, {}, CallOptions::Seq(5000), 1000).has_value())
+        << "a replay was answered";
+    EXPECT_FALSE(c.Call(0, {}, CallOptions::Seq(5000 - 4096), 1000).has_value())
+        << "a number below the window was answered";
+    // Inside the window and new: answered.
+    auto late = c.Call(0, {}, CallOptions::Seq(4000));
+    ASSERT_TRUE(late.has_value());
+    EXPECT_TRUE(c.Results(*late, &res));
+
+    auto unknown = c.Call(0, {}, CallOptions::Handle(Bytes(16, 0xab)));
+    ASSERT_TRUE(unknown.has_value());
+    EXPECT_EQ(unknown->reply_stat, wire::kMsgDenied);
+    EXPECT_EQ(unknown->auth_stat, kCredProblem);
+    auto forged = c.Call(0, {}, CallOptions::BrokenMic());
+    ASSERT_TRUE(forged.has_value());
+    EXPECT_EQ(forged->auth_stat, kCredProblem);
+    auto far = c.Call(0, {}, CallOptions::Seq(0x80000001u));  // past MAXSEQ
+    ASSERT_TRUE(far.has_value());
+    EXPECT_EQ(far->auth_stat, kCtxProblem);
+    // Past MAXSEQ the context is gone: a good call now hears CREDPROBLEM.
+    auto after = c.Call(0, {});
+    ASSERT_TRUE(after.has_value());
+    EXPECT_EQ(after->auth_stat, kCredProblem);
+}
+
+TEST_F(RpcsecGss, DestroyEndsTheContext) {
+    GssClient c;
+    ASSERT_TRUE(c.Establish(daemon_->nfs_port(), "alice"));
+    auto d = c.Call(0, {}, CallOptions::Destroy());
+    ASSERT_TRUE(d.has_value());
+    Bytes res;
+    ASSERT_TRUE(c.Results(*d, &res)) << "DESTROY's reply";
+    auto gone = c.Call(0, {});
+    ASSERT_TRUE(gone.has_value());
+    EXPECT_EQ(gone->reply_stat, wire::kMsgDenied);
+    EXPECT_EQ(gone->auth_stat, kCredProblem);
+}
+
+TEST_F(RpcsecGss, InitToAnotherProcedureIsABadCredential) {
+    GssClient c;
+    EXPECT_FALSE(c.Establish(daemon_->nfs_port(), "alice", kNfs3Getattr));
+    EXPECT_EQ(c.last().reply_stat, wire::kMsgDenied);
+    EXPECT_EQ(c.last().auth_stat, wire::kAuthBadcred);
+}
+
+}  // namespace
+}  // namespace nfsrdmad::e2e

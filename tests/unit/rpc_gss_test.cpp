@@ -1,0 +1,90 @@
+// RPCSEC_GSS pieces that need no Kerberos (the exchange itself is e2e_rpcsec_gss_test):
+// the replay window (RFC 2203 §5.3.3.1) and the credential's XDR (§5.3.1).
+#include <gtest/gtest.h>
+
+#include "transport/rpc/auth/gss/seq_window.h"
+#include "xdr/rpcsec_gss_prot.h"
+
+namespace nfsrdmad::rpc::gss {
+namespace {
+
+using V = SeqWindow::Verdict;
+
+TEST(SeqWindowTest, EachNumberOnceWithinTheWindow) {
+    SeqWindow w(8);
+    EXPECT_EQ(w.accept(0), V::New);
+    EXPECT_EQ(w.accept(0), V::Replay);
+    EXPECT_EQ(w.accept(3), V::New);
+    EXPECT_EQ(w.accept(1), V::New);  // late, still inside
+    EXPECT_EQ(w.accept(1), V::Replay);
+    EXPECT_EQ(w.accept(2), V::New);
+    EXPECT_EQ(w.accept(3), V::Replay);
+}
+
+TEST(SeqWindowTest, TheWindowMovesUpAndForgetsWhatFallsOut) {
+    SeqWindow w(8);
+    EXPECT_EQ(w.accept(10), V::New);
+    EXPECT_EQ(w.accept(2), V::TooOld);   // 10 - 2 = 8: out
+    EXPECT_EQ(w.accept(3), V::New);      // 7 below: the oldest still in
+    EXPECT_EQ(w.accept(12), V::New);     // moves by two
+    EXPECT_EQ(w.accept(4), V::TooOld);   // fell out with the move
+    EXPECT_EQ(w.accept(11), V::New);     // passed over, never seen
+    EXPECT_EQ(w.accept(10), V::Replay);  // still inside, seen
+    // A jump past the whole window forgets everything below it.
+    EXPECT_EQ(w.accept(100), V::New);
+    EXPECT_EQ(w.accept(93), V::New);
+    EXPECT_EQ(w.accept(92), V::TooOld);
+    EXPECT_EQ(w.accept(100), V::Replay);
+}
+
+TEST(SeqWindowTest, SlotsReusedAfterAMoveAreUnseen) {
+    SeqWindow w(4);
+    for (uint32_t s = 0; s < 4; ++s) EXPECT_EQ(w.accept(s), V::New);
+    // 4..6 take the slots of 0..2: they must not look seen.
+    EXPECT_EQ(w.accept(6), V::New);
+    EXPECT_EQ(w.accept(4), V::New);
+    EXPECT_EQ(w.accept(5), V::New);
+    EXPECT_EQ(w.accept(3), V::Replay);  // still inside, seen before the move
+    EXPECT_EQ(w.accept(2), V::TooOld);
+}
+
+TEST(SeqWindowTest, TheFullRangeOfNumbers) {
+    SeqWindow w(4096);
+    EXPECT_EQ(w.accept(0x80000000u), V::New);  // MAXSEQ itself
+    EXPECT_EQ(w.accept(0x80000000u - 4095), V::New);
+    EXPECT_EQ(w.accept(0x80000000u - 4096), V::TooOld);
+    EXPECT_EQ(w.size(), 4096u);
+}
+
+TEST(RpcsecGssXdrTest, CredentialRoundTripAndRefusals) {
+    namespace g = xdr::rpcsec_gss;
+    const uint8_t handle[] = {1, 2, 3, 4, 5};
+    g::rpc_gss_cred_t c(g::RPCSEC_GSS_VERS_1);
+    c.vers_1().gss_proc = g::RPCSEC_GSS_DATA;
+    c.vers_1().seq_num = 7;
+    c.vers_1().service = g::rpc_gss_svc_integrity;
+    c.vers_1().handle = handle;
+    std::vector<uint8_t> out;
+    xdr::Encoder e(out);
+    g::xdr_encode(e, c);
+    const std::vector<uint8_t> want = {0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 7, 0, 0,
+                                       0, 2, 0, 0, 0, 5, 1, 2, 3, 4, 5, 0, 0, 0};
+    EXPECT_EQ(out, want);
+    xdr::Decoder d(out);
+    g::rpc_gss_cred_t back;
+    ASSERT_TRUE(g::xdr_decode(d, back));
+    EXPECT_EQ(back.vers_1().seq_num, 7u);
+    EXPECT_EQ(back.vers_1().handle.size(), 5u);
+
+    std::vector<uint8_t> v2 = want;
+    v2[3] = 2;  // version 2 does not exist
+    xdr::Decoder d2(v2);
+    EXPECT_FALSE(g::xdr_decode(d2, back));
+    std::vector<uint8_t> svc = want;
+    svc[15] = 4;  // no such service
+    xdr::Decoder d3(svc);
+    EXPECT_FALSE(g::xdr_decode(d3, back));
+}
+
+}  // namespace
+}  // namespace nfsrdmad::rpc::gss
