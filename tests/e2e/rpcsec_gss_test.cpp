@@ -41,10 +41,10 @@ using wire::XdrIn;
 using wire::XdrOut;
 
 constexpr uint32_t kRpcsecGss = 6;
-constexpr uint32_t kGssData = 0, kGssInit = 1, kGssDestroy = 3;
+constexpr uint32_t kGssData = 0, kGssInit = 1, kGssContinueInit = 2, kGssDestroy = 3;
 constexpr uint32_t kSvcNone = 1, kSvcIntegrity = 2, kSvcPrivacy = 3;
 constexpr uint32_t kCredProblem = 13, kCtxProblem = 14;
-constexpr uint32_t kNfs3Getattr = 1, kNfs3Create = 8;
+constexpr uint32_t kNfs3Getattr = 1, kNfs3Read = 6, kNfs3Create = 8;
 constexpr const char* kRealm = "NFSRDMAD.TEST";
 
 // Runs a shell command; its output goes to `log`. True when it exits 0.
@@ -258,6 +258,8 @@ class GssClient {
             if (gmaj == GSS_S_COMPLETE && token_in.empty()) break;
         }
         gss_release_name(&minor, &target);
+        if (major != GSS_S_COMPLETE)
+            return ::testing::AssertionFailure() << "the client's side is not complete";
         if (handle_.empty()) return ::testing::AssertionFailure() << "no handle";
         // §5.2.3.1: the verifier of the completing reply is the MIC of seq_window.
         if (!VerifyMic(Be32(window_), init_verf_))
@@ -276,7 +278,8 @@ class GssClient {
         last_seq_ = seq;
         last_service_ = o.service;
         XdrOut h;
-        h.u32(next_xid_++).u32(wire::kCall).u32(2).u32(kNfsProgram).u32(3).u32(proc);
+        const uint32_t xid = next_xid_++;
+        h.u32(xid).u32(wire::kCall).u32(2).u32(kNfsProgram).u32(3).u32(proc);
         h.u32(kRpcsecGss)
             .opaque(CredBody(o.gss_proc, seq, o.service, o.handle ? *o.handle : handle_));
         Bytes header = h.take();
@@ -301,7 +304,12 @@ class GssClient {
         auto st = conn_->RecvRecord(&rec, timeout_ms, &why);
         if (st == wire::Conn::Recv::kTimeout) return std::nullopt;
         if (st != wire::Conn::Recv::kOk) return Broken("recv: " + why);
-        return wire::ParseReply(rec);
+        wire::Reply r = wire::ParseReply(rec);
+        // A late answer to an earlier call must not pass for this one's.
+        if (r.parse_error.empty() && r.xid != xid)
+            return Broken("a reply to xid " + std::to_string(r.xid) + ", not " +
+                          std::to_string(xid));
+        return r;
     }
 
     // The results of an accepted reply, checked and unwrapped as the last call's service
@@ -335,6 +343,18 @@ class GssClient {
             return ::testing::AssertionFailure() << "the results carry another sequence number";
         out->assign(body.begin() + 4, body.end());
         return ::testing::AssertionSuccess();
+    }
+
+    // RPCSEC_GSS_CONTINUE_INIT on this context's handle with `token`.
+    wire::Reply ContinueInit(const Bytes& token) {
+        wire::Call c;
+        c.xid = next_xid_++;
+        c.prog = kNfsProgram;
+        c.vers = 3;
+        c.cred_flavor = kRpcsecGss;
+        c.cred_body = CredBody(kGssContinueInit, 0, kSvcNone, handle_);
+        c.args = XdrOut().opaque(token).take();
+        return Exchange(wire::EncodeCall(c));
     }
 
     const Bytes& handle() const { return handle_; }
@@ -546,6 +566,63 @@ TEST_F(RpcsecGss, InitToAnotherProcedureIsABadCredential) {
     EXPECT_FALSE(c.Establish(daemon_->nfs_port(), "alice", kNfs3Getattr));
     EXPECT_EQ(c.last().reply_stat, wire::kMsgDenied);
     EXPECT_EQ(c.last().auth_stat, wire::kAuthBadcred);
+}
+
+// READ under integrity and privacy: the data goes inside the wrapped results, read into
+// memory (never spliced) and copied inline once, counted apart from payload copies.
+TEST_F(RpcsecGss, ReadUnderKrb5iAndKrb5pCarriesTheFilesBytesInsideTheWrap) {
+    std::string content(100000, '\0');
+    for (size_t i = 0; i < content.size(); ++i) content[i] = static_cast<char>('a' + i % 23);
+    ASSERT_TRUE(WriteFile(disk("data"), content));
+    GssClient c;
+    ASSERT_TRUE(c.Establish(daemon_->nfs_port(), "alice"));
+    // LOOKUP3args: the directory's handle and the name.
+    auto l = c.Call(3, XdrOut().opaque(root_.data.data(), root_.size()).str("data").take());
+    ASSERT_TRUE(l.has_value());
+    Bytes lres;
+    ASSERT_TRUE(c.Results(*l, &lres));
+    XdrIn li(lres);
+    uint32_t st = 1;
+    Bytes fh;
+    ASSERT_TRUE(li.u32(&st) && st == 0 && li.opaque(&fh, 64));
+    for (uint32_t svc : {kSvcIntegrity, kSvcPrivacy}) {
+        SCOPED_TRACE("service " + std::to_string(svc));
+        auto r = c.Call(kNfs3Read, XdrOut().opaque(fh).u64(0).u32(65536).take(),
+                        CallOptions::Service(svc));
+        ASSERT_TRUE(r.has_value());
+        Bytes res;
+        ASSERT_TRUE(c.Results(*r, &res));
+        XdrIn in(res);
+        uint32_t status = 1, follows = 0, count = 0, eof = 1;
+        Bytes data;
+        ASSERT_TRUE(in.u32(&status) && in.u32(&follows));
+        ASSERT_EQ(status, 0u);
+        if (follows) {
+            ASSERT_TRUE(in.skip(84));  // fattr3
+        }
+        ASSERT_TRUE(in.u32(&count) && in.u32(&eof) && in.opaque(&data, 1 << 20));
+        EXPECT_EQ(count, 65536u);
+        EXPECT_EQ(eof, 0u);
+        EXPECT_TRUE(data == Bytes(content.begin(), content.begin() + 65536))
+            << "the READ data inside the wrap is not the file's";
+    }
+    auto inlined = daemon_->StatsCounter("rpc", "inlined_payload_bytes");
+    ASSERT_TRUE(inlined.has_value());
+    EXPECT_GE(*inlined, 2u * 65536u) << "READ data was not copied inline for the wrap";
+}
+
+// CONTINUE_INIT for a complete context (no MIC, any caller): refused, and the context
+// goes on working.
+TEST_F(RpcsecGss, ContinueInitCannotTouchACompleteContext) {
+    GssClient c;
+    ASSERT_TRUE(c.Establish(daemon_->nfs_port(), "alice"));
+    wire::Reply r = c.ContinueInit(Bytes(40, 0x60));
+    EXPECT_EQ(r.reply_stat, wire::kMsgDenied) << r.Describe();
+    EXPECT_EQ(r.auth_stat, kCredProblem);
+    auto still = c.Call(0, {});
+    ASSERT_TRUE(still.has_value());
+    Bytes res;
+    EXPECT_TRUE(c.Results(*still, &res)) << "the context was lost";
 }
 
 }  // namespace

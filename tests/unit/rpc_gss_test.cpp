@@ -2,6 +2,7 @@
 // the replay window (RFC 2203 §5.3.3.1) and the credential's XDR (§5.3.1).
 #include <gtest/gtest.h>
 
+#include "transport/rpc/auth/gss/contexts.h"
 #include "transport/rpc/auth/gss/seq_window.h"
 #include "xdr/rpcsec_gss_prot.h"
 
@@ -84,6 +85,45 @@ TEST(RpcsecGssXdrTest, CredentialRoundTripAndRefusals) {
     svc[15] = 4;  // no such service
     xdr::Decoder d3(svc);
     EXPECT_FALSE(g::xdr_decode(d3, back));
+}
+
+// The table's bounds: each makes room by letting go of the context that expires first
+// among those it counts; handles are random and never repeat.
+TEST(ContextTableTest, BoundsInAllPerPrincipalAndWhileIncomplete) {
+    ContextTable t({/*max=*/4, /*per_principal=*/2, /*incomplete=*/1});
+    const auto now = Clock::now();
+    auto make = [] { return std::make_shared<Context>(64); };
+    auto at = [&](int s) { return now + std::chrono::seconds(100 + s); };
+
+    auto i1 = t.insert(make(), at(1), {}, false);
+    auto i2 = t.insert(make(), at(2), {}, false);  // the one incomplete slot: i1 goes
+    EXPECT_EQ(i1.size(), 16u);
+    EXPECT_NE(i1, i2);
+    EXPECT_FALSE(t.find(i1));
+    EXPECT_TRUE(t.find(i2));
+
+    auto a1 = t.insert(make(), at(30), "a@R", true);
+    auto a2 = t.insert(make(), at(10), "a@R", true);
+    auto a3 = t.insert(make(), at(20), "a@R", true);  // a's two: a2 (expires first) goes
+    EXPECT_TRUE(t.find(a1));
+    EXPECT_FALSE(t.find(a2));
+    EXPECT_TRUE(t.find(a3));
+    EXPECT_EQ(t.size(), 3u);
+
+    // An incomplete context completes: counted for its principal from then on.
+    ASSERT_TRUE(t.complete(i2, at(40), "b@R"));
+    auto b2 = t.insert(make(), at(50), "b@R", true);
+    EXPECT_EQ(t.size(), 4u);
+    auto c1 = t.insert(make(), at(60), "c@R", true);  // full: the first to expire (a3) goes
+    EXPECT_FALSE(t.find(a3));
+    EXPECT_TRUE(t.find(a1) && t.find(i2) && t.find(b2) && t.find(c1));
+    EXPECT_EQ(t.size(), 4u);
+
+    t.erase(c1);
+    EXPECT_FALSE(t.find(c1));
+    auto gone = t.insert(make(), now - std::chrono::seconds(1), "d@R", true);
+    EXPECT_FALSE(t.find(gone)) << "an expired context is found";
+    EXPECT_EQ(t.size(), 3u);
 }
 
 }  // namespace

@@ -8,58 +8,101 @@
 namespace nfsrdmad::rpc::gss {
 namespace {
 
-uint64_t random_u64() {
-    uint64_t v = 0;
-    if (::getrandom(&v, sizeof v, 0) != sizeof v)
-        v = static_cast<uint64_t>(Clock::now().time_since_epoch().count());
-    return v;
-}
-
 std::string key_of(std::span<const uint8_t> h) {
     return std::string(reinterpret_cast<const char*>(h.data()), h.size());
 }
 
 }  // namespace
 
-ContextTable::ContextTable(size_t max_contexts)
-    : max_(std::max<size_t>(max_contexts, 1)), boot_(random_u64()) {}
+ContextTable::ContextTable(Limits limits) : limits_(limits) {}
 
-std::vector<uint8_t> ContextTable::insert(std::shared_ptr<Context> c, Clock::time_point expires) {
-    std::lock_guard l(mu_);
-    if (by_handle_.size() >= max_) {
-        auto first = std::min_element(
-            by_handle_.begin(), by_handle_.end(),
-            [](const auto& a, const auto& b) { return a.second.expires < b.second.expires; });
-        by_handle_.erase(first);
+std::string ContextTable::fresh_handle() const {
+    std::string h(16, '\0');
+    for (;;) {
+        size_t got = 0;
+        while (got < h.size()) {
+            const ssize_t n = ::getrandom(h.data() + got, h.size() - got, 0);
+            if (n > 0) got += static_cast<size_t>(n);
+        }
+        if (!by_handle_.count(h)) return h;
     }
-    std::vector<uint8_t> h(16);
-    const uint64_t n = next_++;
-    std::memcpy(h.data(), &n, 8);
-    std::memcpy(h.data() + 8, &boot_, 8);
-    by_handle_[key_of(h)] = Entry{std::move(c), expires};
-    return h;
+}
+
+void ContextTable::index(const std::string& key, const Entry& e) {
+    all_.emplace(e.expires, key);
+    if (e.principal.empty())
+        incomplete_.emplace(e.expires, key);
+    else
+        by_principal_[e.principal].emplace(e.expires, key);
+}
+
+void ContextTable::erase_locked(const std::string& key) {
+    auto it = by_handle_.find(key);
+    if (it == by_handle_.end()) return;
+    const Entry& e = it->second;
+    all_.erase({e.expires, key});
+    if (e.principal.empty()) {
+        incomplete_.erase({e.expires, key});
+    } else if (auto p = by_principal_.find(e.principal); p != by_principal_.end()) {
+        p->second.erase({e.expires, key});
+        if (p->second.empty()) by_principal_.erase(p);
+    }
+    by_handle_.erase(it);
+}
+
+void ContextTable::make_room(const std::string& principal, bool complete) {
+    if (!complete && incomplete_.size() >= limits_.incomplete)
+        erase_locked(incomplete_.begin()->second);
+    if (complete) {
+        auto p = by_principal_.find(principal);
+        if (p != by_principal_.end() && p->second.size() >= limits_.per_principal)
+            erase_locked(p->second.begin()->second);
+    }
+    if (by_handle_.size() >= limits_.max && !all_.empty()) erase_locked(all_.begin()->second);
+}
+
+std::vector<uint8_t> ContextTable::insert(std::shared_ptr<Context> c, Clock::time_point expires,
+                                          const std::string& principal, bool complete) {
+    std::lock_guard l(mu_);
+    make_room(principal, complete);
+    const std::string key = fresh_handle();
+    Entry e{std::move(c), expires, complete ? principal : std::string()};
+    index(key, e);
+    by_handle_.emplace(key, std::move(e));
+    return std::vector<uint8_t>(key.begin(), key.end());
+}
+
+bool ContextTable::complete(std::span<const uint8_t> handle, Clock::time_point expires,
+                            const std::string& principal) {
+    std::lock_guard l(mu_);
+    const std::string key = key_of(handle);
+    auto it = by_handle_.find(key);
+    if (it == by_handle_.end()) return false;
+    Entry e = it->second;
+    erase_locked(key);
+    make_room(principal, true);
+    e.expires = expires;
+    e.principal = principal;
+    index(key, e);
+    by_handle_.emplace(key, std::move(e));
+    return true;
 }
 
 std::shared_ptr<Context> ContextTable::find(std::span<const uint8_t> handle) {
     std::lock_guard l(mu_);
-    auto it = by_handle_.find(key_of(handle));
+    const std::string key = key_of(handle);
+    auto it = by_handle_.find(key);
     if (it == by_handle_.end()) return nullptr;
     if (it->second.expires <= Clock::now()) {
-        by_handle_.erase(it);
+        erase_locked(key);
         return nullptr;
     }
     return it->second.ctx;
 }
 
-void ContextTable::set_expiry(std::span<const uint8_t> handle, Clock::time_point expires) {
-    std::lock_guard l(mu_);
-    auto it = by_handle_.find(key_of(handle));
-    if (it != by_handle_.end()) it->second.expires = expires;
-}
-
 void ContextTable::erase(std::span<const uint8_t> handle) {
     std::lock_guard l(mu_);
-    by_handle_.erase(key_of(handle));
+    erase_locked(key_of(handle));
 }
 
 size_t ContextTable::size() const {

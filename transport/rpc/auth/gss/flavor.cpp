@@ -28,6 +28,7 @@ struct GssCall {
     g::rpc_gss_service_t service = g::rpc_gss_svc_none;
     uint32_t seq = 0;
     std::vector<uint8_t> handle;
+    OpaqueAuth verf;  // DATA, DESTROY: the reply's, made while the call is checked
 };
 
 std::array<uint8_t, 4> be32(uint32_t v) {
@@ -48,7 +49,7 @@ uint32_t pseudo_flavor(g::rpc_gss_service_t s) {
 class RpcsecGss final : public AuthFlavor {
   public:
     RpcsecGss(const GssOptions& o, std::shared_ptr<gss::AcceptorCred> cred)
-        : options_(o), cred_(std::move(cred)), table_(o.max_contexts) {}
+        : options_(o), cred_(std::move(cred)), table_({o.max_contexts, 256, 1024}) {}
 
     uint32_t number() const override { return x::RPCSEC_GSS; }
 
@@ -69,8 +70,11 @@ class RpcsecGss final : public AuthFlavor {
             // §5.2.2: the verifier of a creation call is AUTH_NONE.
             if (raw.verf_flavor != x::AUTH_NONE) return {Verdict::Reject, x::AUTH_BADVERF};
             if (c.gss_proc == g::RPCSEC_GSS_CONTINUE_INIT) {
+                // Only a context still being built: a complete one is never handed to
+                // gss_accept_sec_context again (nor lost when that fails).
                 call->ctx = table_.find(c.handle);
-                if (!call->ctx) return {Verdict::Reject, x::RPCSEC_GSS_CREDPROBLEM};
+                if (!call->ctx || call->ctx->ready.load(std::memory_order_acquire))
+                    return {Verdict::Reject, x::RPCSEC_GSS_CREDPROBLEM};
             }
             return {Verdict::Control, 0};
         }
@@ -90,6 +94,12 @@ class RpcsecGss final : public AuthFlavor {
             }
             if (ctx.window.accept(c.seq_num) != gss::SeqWindow::Verdict::New)
                 return {Verdict::Drop, 0};  // a replay, or older than the window
+            // The reply's verifier, the MIC of the sequence number: made now, so that a
+            // context that can no longer make one is refused, not answered unverifiably.
+            std::vector<uint8_t> mic;
+            if (!ctx.sec.get_mic(be32(c.seq_num), mic).ok())
+                return {Verdict::Reject, x::RPCSEC_GSS_CREDPROBLEM};
+            call->verf = OpaqueAuth{x::RPCSEC_GSS, std::move(mic)};
         }
         if (c.gss_proc == g::RPCSEC_GSS_DESTROY) return {Verdict::Control, 0};
         out.cred.flavor = pseudo_flavor(c.service);
@@ -99,8 +109,7 @@ class RpcsecGss final : public AuthFlavor {
     }
 
     OpaqueAuth reply_verifier(const CallAuth& a) const override {
-        const GssCall& call = *static_cast<const GssCall*>(a.context.get());
-        return mic_of(*call.ctx, call.seq);
+        return static_cast<const GssCall*>(a.context.get())->verf;
     }
 
     bool protects(const CallAuth& a) const override {
@@ -173,14 +182,14 @@ class RpcsecGss final : public AuthFlavor {
                          std::span<const uint8_t> args) const override {
         const GssCall& call = *static_cast<const GssCall*>(a.context.get());
         ControlReply r;
-        if (call.proc == g::RPCSEC_GSS_DESTROY) {  // §5.4: verified like DATA above
-            r.verf = mic_of(*call.ctx, call.seq);
-            table_.erase(call.handle);
-            return r;
-        }
-        // §5.2.2: creation calls go to the NULL procedure.
+        // §5.2.2, §5.4: creation and destruction calls go to the NULL procedure.
         if (proc != 0) {
             r.verdict = {Verdict::Reject, x::AUTH_BADCRED};
+            return r;
+        }
+        if (call.proc == g::RPCSEC_GSS_DESTROY) {  // verified like DATA (accept())
+            r.verf = call.verf;
+            table_.erase(call.handle);
             return r;
         }
         xdr::Decoder d(args);
@@ -202,36 +211,37 @@ class RpcsecGss final : public AuthFlavor {
         res.gss_minor = st.minor;
         res.gss_token = token;
         std::vector<uint8_t> handle = call.handle;
+        std::vector<uint8_t> mic;
         if (st.major == GSS_S_COMPLETE) {
-            {
-                std::lock_guard l(ctx->mu);
+            std::lock_guard l(ctx->mu);
+            if (!ctx->sec.krb5()) {
+                st.major = res.gss_major = GSS_S_BAD_MECH;
+            } else if (!ctx->sec.get_mic(be32(options_.seq_window), mic).ok()) {
+                st.major = res.gss_major = GSS_S_FAILURE;
+            } else {
                 ctx->principal = ctx->sec.principal();
                 ctx->identity =
                     gss::identity_of(ctx->sec.local_name(), options_.anon_uid, options_.anon_gid);
             }
+        }
+        if (st.major == GSS_S_COMPLETE) {
             ctx->ready.store(true, std::memory_order_release);
             const auto expires = Clock::now() + std::chrono::seconds(ctx->sec.lifetime());
-            if (call.ctx)
-                table_.set_expiry(handle, expires);
-            else
-                handle = table_.insert(ctx, expires);
+            if (!call.ctx)
+                handle = table_.insert(ctx, expires, ctx->principal, true);
+            else if (!table_.complete(handle, expires, ctx->principal))
+                handle = table_.insert(ctx, expires, ctx->principal, true);  // it went meanwhile
             res.handle = handle;
             res.seq_window = options_.seq_window;
             // §5.2.3.1: the verifier is the MIC of the window.
-            std::vector<uint8_t> mic;
-            std::lock_guard l(ctx->mu);
-            if (ctx->sec.get_mic(be32(options_.seq_window), mic).ok())
-                r.verf = OpaqueAuth{x::RPCSEC_GSS, std::move(mic)};
+            r.verf = OpaqueAuth{x::RPCSEC_GSS, std::move(mic)};
             spdlog::debug("rpcsec_gss: context for {} (uid {}), {} s", ctx->principal,
                           ctx->identity.uid, ctx->sec.lifetime());
         } else if (st.major == GSS_S_CONTINUE_NEEDED) {
-            if (call.ctx)
-                table_.set_expiry(handle, Clock::now() + kIncompleteLife);
-            else
-                handle = table_.insert(ctx, Clock::now() + kIncompleteLife);
+            if (!call.ctx) handle = table_.insert(ctx, Clock::now() + kIncompleteLife, {}, false);
             res.handle = handle;
         } else {
-            if (call.ctx) table_.erase(call.handle);
+            if (call.ctx) table_.erase(call.handle);  // an incomplete one (accept())
             spdlog::info("rpcsec_gss: context creation failed: {}", st.text());
         }
         xdr::Encoder e(r.results);
@@ -240,13 +250,6 @@ class RpcsecGss final : public AuthFlavor {
     }
 
   private:
-    static OpaqueAuth mic_of(Context& ctx, uint32_t v) {
-        std::vector<uint8_t> mic;
-        std::lock_guard l(ctx.mu);
-        if (!ctx.sec.get_mic(be32(v), mic).ok()) return {};
-        return OpaqueAuth{x::RPCSEC_GSS, std::move(mic)};
-    }
-
     const GssOptions options_;
     std::shared_ptr<gss::AcceptorCred> cred_;
     mutable gss::ContextTable table_;

@@ -15,7 +15,10 @@
 // handle, or a header MIC that does not verify: RPCSEC_GSS_CREDPROBLEM (the client then
 // builds a new context); a sequence number past MAXSEQ: RPCSEC_GSS_CTXPROBLEM; a replay
 // or a number below the window: dropped, no reply; an INIT not to procedure 0, a bad
-// version or service: AUTH_BADCRED; a verifier of the wrong flavor: AUTH_BADVERF.
+// version or service: AUTH_BADCRED; a verifier of the wrong flavor: AUTH_BADVERF; a
+// CONTINUE_INIT for a context that is complete: RPCSEC_GSS_CREDPROBLEM (the context
+// stays). Only Kerberos V5 is accepted (no SPNEGO). Contexts are bounded in all, per
+// principal and while incomplete (contexts.h).
 #pragma once
 
 #include <cstddef>

@@ -4,6 +4,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <vector>
 
 namespace nfsrdmad::rpc::gss {
@@ -16,8 +17,11 @@ AuthSys identity_of(const std::string& local_name, uint32_t anon_uid, uint32_t a
     struct passwd pw {};
     struct passwd* found = nullptr;
     std::vector<char> buf(16384);
-    if (::getpwnam_r(local_name.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found)
-        return id;
+    int rc;
+    while ((rc = ::getpwnam_r(local_name.c_str(), &pw, buf.data(), buf.size(), &found)) == ERANGE &&
+           buf.size() < (1u << 24))
+        buf.resize(buf.size() * 2);
+    if (rc != 0 || !found) return id;
     id.uid = pw.pw_uid;
     id.gid = pw.pw_gid;
     std::vector<gid_t> groups(64);

@@ -3,6 +3,8 @@
 #include <gssapi/gssapi_ext.h>
 #include <gssapi/gssapi_krb5.h>
 
+#include <cstring>
+
 namespace nfsrdmad::rpc::gss {
 namespace {
 
@@ -49,8 +51,10 @@ std::shared_ptr<AcceptorCred> AcceptorCred::acquire(const std::string& keytab, S
         st.minor = 0;
         if (st.major != GSS_S_COMPLETE) return nullptr;
     }
-    st.major = gss_acquire_cred(&minor, GSS_C_NO_NAME, GSS_C_INDEFINITE, GSS_C_NO_OID_SET,
-                                GSS_C_ACCEPT, &c->cred_, nullptr, nullptr);
+    gss_OID_desc krb5 = *gss_mech_krb5;
+    gss_OID_set_desc only_krb5{1, &krb5};
+    st.major = gss_acquire_cred(&minor, GSS_C_NO_NAME, GSS_C_INDEFINITE, &only_krb5, GSS_C_ACCEPT,
+                                &c->cred_, nullptr, nullptr);
     st.minor = minor;
     if (st.major != GSS_S_COMPLETE) return nullptr;
     return c;
@@ -82,6 +86,11 @@ Status SecContext::accept(const AcceptorCred& cred, std::span<const uint8_t> tok
         lifetime_ = time_rec;
     }
     return st;
+}
+
+bool SecContext::krb5() const {
+    return mech_ != GSS_C_NO_OID && mech_->length == gss_mech_krb5->length &&
+           std::memcmp(mech_->elements, gss_mech_krb5->elements, mech_->length) == 0;
 }
 
 std::string SecContext::principal() const {

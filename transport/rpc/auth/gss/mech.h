@@ -19,12 +19,15 @@ namespace nfsrdmad::rpc::gss {
 struct Status {
     uint32_t major = GSS_S_COMPLETE;
     uint32_t minor = 0;
-    bool ok() const { return major == GSS_S_COMPLETE; }
+    // No routine or calling error. Supplementary bits (GSS_S_DUPLICATE_TOKEN,
+    // GSS_S_UNSEQ_TOKEN, ...) are not failures here: RPCSEC_GSS keeps its own window.
+    bool ok() const { return !GSS_ERROR(major); }
     std::string text() const;  // gss_display_status of both codes
 };
 
 // The acceptor's credential: the service keys of a keytab (any principal in it, so
-// nfs/<host> under whichever host name the client used).
+// nfs/<host> under whichever host name the client used), for the Kerberos V5 mechanism
+// only (no SPNEGO: every context is krb5, as the pseudo-flavors say).
 class AcceptorCred {
   public:
     // keytab "" = the library's default (KRB5_KTNAME, else /etc/krb5.keytab).
@@ -57,6 +60,8 @@ class SecContext {
     std::string principal() const;
     std::string local_name() const;
     uint32_t lifetime() const { return lifetime_; }
+    // Whether the mechanism negotiated is Kerberos V5 (RFC 4121).
+    bool krb5() const;
 
     Status verify_mic(std::span<const uint8_t> msg, std::span<const uint8_t> mic) const;
     Status get_mic(std::span<const uint8_t> msg, std::vector<uint8_t>& mic) const;
