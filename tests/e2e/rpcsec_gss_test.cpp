@@ -216,6 +216,13 @@ class GssClient {
         std::string svc = "nfs@localhost";
         gss_buffer_desc sb{svc.size(), svc.data()};
         gss_import_name(&minor, &sb, GSS_C_NT_HOSTBASED_SERVICE, &target);
+        struct NameGuard {
+            gss_name_t& n;
+            ~NameGuard() {
+                OM_uint32 m = 0;
+                if (n != GSS_C_NO_NAME) gss_release_name(&m, &n);
+            }
+        } release_target{target};
         gss_buffer_desc in{0, nullptr};
         Bytes token_in;
         for (int round = 0; round < 4; ++round) {
@@ -225,7 +232,6 @@ class GssClient {
                                          GSS_C_NO_CHANNEL_BINDINGS, &in, nullptr, &out, nullptr,
                                          nullptr);
             if (GSS_ERROR(major)) {
-                gss_release_name(&minor, &target);
                 return ::testing::AssertionFailure()
                        << "gss_init_sec_context: " << GssText(major, minor);
             }
@@ -257,7 +263,6 @@ class GssClient {
             init_verf_ = r.verf_body;
             if (gmaj == GSS_S_COMPLETE && token_in.empty()) break;
         }
-        gss_release_name(&minor, &target);
         if (major != GSS_S_COMPLETE)
             return ::testing::AssertionFailure() << "the client's side is not complete";
         if (handle_.empty()) return ::testing::AssertionFailure() << "no handle";

@@ -36,7 +36,7 @@ void ContextTable::index(const std::string& key, const Entry& e) {
         by_principal_[e.principal].emplace(e.expires, key);
 }
 
-void ContextTable::erase_locked(const std::string& key) {
+void ContextTable::erase_locked(std::string key) {
     auto it = by_handle_.find(key);
     if (it == by_handle_.end()) return;
     const Entry& e = it->second;

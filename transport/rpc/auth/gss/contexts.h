@@ -81,7 +81,7 @@ class ContextTable {
     using Index = std::set<std::pair<Clock::time_point, std::string>>;  // (expiry, handle)
 
     void index(const std::string& key, const Entry& e);
-    void erase_locked(const std::string& key);
+    void erase_locked(std::string key);  // a copy: callers pass keys held by the indexes
     void make_room(const std::string& principal, bool complete);
     std::string fresh_handle() const;
 

@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 
 #include <array>
+#include <atomic>
 #include <cstring>
 
 #include "transport/rpc/auth/gss/contexts.h"
@@ -242,7 +243,7 @@ class RpcsecGss final : public AuthFlavor {
             res.handle = handle;
         } else {
             if (call.ctx) table_.erase(call.handle);  // an incomplete one (accept())
-            spdlog::info("rpcsec_gss: context creation failed: {}", st.text());
+            log_failure(st);
         }
         xdr::Encoder e(r.results);
         g::xdr_encode(e, res);
@@ -250,7 +251,28 @@ class RpcsecGss final : public AuthFlavor {
     }
 
   private:
+    // Context creation failures (a wrong keytab, a clock skew, a stray client): at most
+    // one line per 10 s, since any client can cause them at will.
+    void log_failure(const gss::Status& st) const {
+        const int64_t now =
+            std::chrono::duration_cast<std::chrono::seconds>(Clock::now().time_since_epoch())
+                .count();
+        int64_t last = last_failure_log_.load();
+        if (last != 0 && now - last < 10) {
+            ++failures_held_back_;
+            return;
+        }
+        if (!last_failure_log_.compare_exchange_strong(last, now)) {
+            ++failures_held_back_;
+            return;
+        }
+        spdlog::info("rpcsec_gss: context creation failed: {} ({} more since the last report)",
+                     st.text(), failures_held_back_.exchange(0));
+    }
+
     const GssOptions options_;
+    mutable std::atomic<int64_t> last_failure_log_{0};
+    mutable std::atomic<uint64_t> failures_held_back_{0};
     std::shared_ptr<gss::AcceptorCred> cred_;
     mutable gss::ContextTable table_;
 };
