@@ -84,12 +84,12 @@ struct Nfs4Tuning {
 
 // Byte-range locks (the `locks:` section; NFSv4.1 and NLM). Granted locks are
 // also taken on the file with Linux open file description locks, so local processes on
-// the server see them and theirs stop clients, as with the kernel nfsd. Each (file, lock
-// owner) holding locks keeps one descriptor open: bounded in all and per client; past
-// the bound a lock is denied (the client retries).
+// the server see them and theirs stop clients, as with the kernel nfsd. Each file with
+// locks keeps one descriptor open, whoever holds them: bounded in all, and per client by
+// the files it locks; past the bound a lock is denied (the client retries).
 struct LockTuning {
     bool local = true;                  // mirror granted locks to the file (OFD locks)
-    uint32_t max_files = 4096;          // descriptors held for that, in all
+    uint32_t max_files = 4096;          // descriptors held for that (files), in all
     uint32_t max_files_per_client = 512;
     // The name this server gives in NSM's SM_NOTIFY after a restart (as `sm-notify -v`):
     // clients' statd match it against the name or address they watch this server by.
