@@ -14,6 +14,7 @@
 #include "config/load.h"
 #include "daemon/exports.h"
 #include "daemon/fd_limits.h"
+#include "daemon/kerberos.h"
 #include "daemon/memlock.h"
 #include "daemon/signals.h"
 #include "nfs/mount/mount_program.h"
@@ -238,14 +239,9 @@ void arm_sweep(engine::Reactor& reactor, engine::WorkerPool& workers,
 // given. Without service keys it stays off, said at error level: krb5 mounts are then
 // refused (AUTH_BADCRED), AUTH_SYS ones go on.
 void add_gss_flavor(const config::Config& cfg, rpc::Dispatcher& dispatcher) {
-    bool wanted = cfg.kerberos.configured;
-    for (const auto& e : cfg.exports)
-        for (const auto& rule : e.clients)
-            for (config::SecFlavor f : rule.sec)
-                if (f == config::SecFlavor::Krb5 || f == config::SecFlavor::Krb5i ||
-                    f == config::SecFlavor::Krb5p)
-                    wanted = true;
-    if (!wanted) return;
+    if (!kerberos_wanted(cfg)) return;
+    for (const auto& f : check_keytab(cfg))
+        if (!f.error) spdlog::warn("rpcsec_gss: {}", f.text);
     rpc::GssOptions o;
     o.keytab = cfg.kerberos.keytab;
     o.max_contexts = cfg.kerberos.max_contexts;

@@ -10,6 +10,7 @@
 #include "config/load.h"
 #include "config/overrides.h"
 #include "daemon/daemon.h"
+#include "daemon/kerberos.h"
 
 #ifndef NFSRDMAD_VERSION
 #define NFSRDMAD_VERSION "0.0.0"
@@ -23,6 +24,13 @@ int check_config(const std::string& path) {
     auto r = config::load_file(path);
     for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.str().c_str());
     if (!r.config) return 1;
+    bool failed = false;
+    for (const auto& f : daemon::check_keytab(*r.config)) {
+        std::fprintf(stderr, "%s: %s: %s\n", path.c_str(), f.error ? "error" : "warning",
+                     f.text.c_str());
+        failed = failed || f.error;
+    }
+    if (failed) return 1;
     std::printf("%s: OK (%zu export(s))\n", path.c_str(), r.config->exports.size());
     return 0;
 }

@@ -7,7 +7,7 @@ packages=(
   libspdlog-dev libcli11-dev libyaml-cpp-dev libtirpc-dev libgtest-dev
   libibverbs-dev librdmacm-dev liburing-dev
   libnfs-dev libnfs-utils rpcbind nfs-common
-  libkrb5-dev krb5-kdc krb5-admin-server   # RPCSEC_GSS; the tests run a KDC of their own
+  libkrb5-dev krb5-kdc krb5-admin-server krb5-user   # RPCSEC_GSS; the tests run a KDC of their own
   clang libclang-rt-14-dev   # the fuzz build: libclang_rt.fuzzer-x86_64.a (Debian 12)
 )
 

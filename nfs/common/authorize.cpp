@@ -87,7 +87,7 @@ Verdict authorize(const vfs::Export& exp, const rpc::CallHeader& h, Caller& out)
     from_client.uid = h.cred.sys.uid;
     from_client.gid = h.cred.sys.gid;
     from_client.groups = h.cred.sys.gids;
-    out.id = vfs::squash(*out.rule, std::move(from_client), h.cred.flavor);
+    out.id = vfs::squash(*out.rule, std::move(from_client), h.cred.flavor, h.cred.anonymous);
     out.read_write = out.rule->read_write;
     return Verdict::Ok;
 }

@@ -94,7 +94,8 @@ rpc::Outcome MountProcedures::mnt(MountProgram& p, rpc::CallContext& ctx) {
     } else if (exp) {
         vfs::Identity from_client{ctx.header.cred.sys.uid, ctx.header.cred.sys.gid,
                                   ctx.header.cred.sys.gids};
-        auto id = vfs::squash(*rule, from_client, ctx.header.cred.flavor);
+        auto id =
+            vfs::squash(*rule, from_client, ctx.header.cred.flavor, ctx.header.cred.anonymous);
         res.set_fhs_status(walk(*exp, rest, id, node));
         for (uint32_t f : rule->flavors) flavors.push_back(static_cast<int32_t>(f));
         if (flavors.empty()) flavors.push_back(vfs::kAuthSys);

@@ -93,8 +93,8 @@ bool flavor_allowed(const ClientRule& rule, uint32_t flavor) {
     return false;
 }
 
-Identity squash(const ClientRule& rule, Identity id, uint32_t flavor) {
-    if (flavor == kAuthNone || rule.squash == ClientRule::All) {
+Identity squash(const ClientRule& rule, Identity id, uint32_t flavor, bool anonymous) {
+    if (flavor == kAuthNone || anonymous || rule.squash == ClientRule::All) {
         return Identity{rule.anonuid, rule.anongid, {}};
     }
     if (rule.squash == ClientRule::Root) {

@@ -25,9 +25,11 @@ bool matches(const ClientRule::Match& m, const sockaddr* peer, std::string_view 
 bool flavor_allowed(const ClientRule& rule, uint32_t flavor);
 
 // Credentials to act with (cf. exports(5)):
-//   AUTH_NONE callers and Squash::All -> anonuid/anongid, no supplementary groups;
+//   AUTH_NONE callers, anonymous ones (a Kerberos principal with no local user) and
+//   Squash::All -> anonuid/anongid, no supplementary groups;
 //   Squash::Root -> uid 0 becomes anonuid, gid 0 (primary or supplementary) anongid;
 //   Squash::None -> unchanged.
-Identity squash(const ClientRule& rule, Identity from_client, uint32_t flavor = kAuthSys);
+Identity squash(const ClientRule& rule, Identity from_client, uint32_t flavor = kAuthSys,
+                bool anonymous = false);
 
 }  // namespace nfsrdmad::vfs

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -89,10 +90,13 @@ class Realm {
         const bool ok =
             Run("/usr/sbin/kdb5_util create -s -r " + std::string(kRealm) + " -P master", log_) &&
             Run(kadmin + "'addprinc -randkey nfs/localhost'", log_) &&
-            Run(kadmin + "'ktadd -k " + server_keytab() + " nfs/localhost'", log_) &&
+            Run(kadmin + "'addprinc -randkey nfs/" + HostName() + "'", log_) &&
+            Run(kadmin + "'ktadd -k " + server_keytab() + " nfs/localhost nfs/" + HostName() + "'",
+                log_) &&
             Run(kadmin + "'addprinc -randkey alice'", log_) &&
             Run(kadmin + "'addprinc -randkey bob'", log_) &&
-            Run(kadmin + "'ktadd -k " + client_keytab() + " alice bob'", log_);
+            Run(kadmin + "'addprinc -randkey host/client.test'", log_) &&
+            Run(kadmin + "'ktadd -k " + client_keytab() + " alice bob host/client.test'", log_);
         if (!ok)
             return ::testing::AssertionFailure() << "realm setup failed:\n" << TailFile(log_, 30);
         kdc_ = ::fork();
@@ -120,6 +124,16 @@ class Realm {
             (void)std::system(("rm -rf '" + dir_ + "'").c_str());
     }
     std::string server_keytab() const { return dir_ + "/server.keytab"; }
+    // This host's name as krb5_sname_to_principal makes it with dns_canonicalize_hostname
+    // off (the realm's krb5.conf): gethostname(), lower case.
+    static std::string HostName() {
+        char h[256] = {};
+        ::gethostname(h, sizeof h - 1);
+        std::string s = h;
+        for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        return s;
+    }
+    std::string dir() const { return dir_; }
     std::string client_keytab() const { return dir_ + "/client.keytab"; }
 
   private:
@@ -441,11 +455,13 @@ class RpcsecGss : public DaemonTest {
         DaemonTest::SetUp();
         if (HasFatalFailure()) return;
         ASSERT_EQ(::chmod(daemon_->export_dir().c_str(), 0777), 0);
+        ASSERT_EQ(::chmod(daemon_->extra_export_dir("squashed").c_str(), 0777), 0);
     }
     DaemonOptions Options() override {
         DaemonOptions o;
         o.export_options = "rw,no_root_squash,insecure,sec=krb5:krb5i:krb5p:sys";
         o.extra_exports.push_back({"private", "rw,insecure,sec=krb5p"});
+        o.extra_exports.push_back({"squashed", "rw,insecure,anonuid=4242,anongid=4243,sec=krb5"});
         o.config_yaml = "kerberos: {keytab: " + realm_.server_keytab() + "}\n";
         return o;
     }
@@ -518,6 +534,72 @@ TEST_F(RpcsecGss, PrincipalsActAsTheirLocalUserOrAsNobody) {
     EXPECT_EQ(st.st_uid, 1u) << "alice@" << kRealm << " maps to the local user daemon";
     ASSERT_EQ(::stat(disk("by-bob").c_str(), &st), 0);
     EXPECT_EQ(st.st_uid, 65534u) << "bob has no local user: the anonymous id";
+}
+
+// A machine principal of the realm (the client's root, through its gssd) acts as root,
+// which the export's root squash decides on; one with no local user at all acts as the
+// export's anonuid and anongid.
+TEST_F(RpcsecGss, MachinePrincipalsActAsRootWhereTheExportAllowsRootOthersAsItsAnonId) {
+    GssClient host, bob;
+    ASSERT_TRUE(host.Establish(daemon_->nfs_port(), "host/client.test"));
+    ASSERT_TRUE(bob.Establish(daemon_->nfs_port(), "bob"));
+    Fh squashed;
+    ASSERT_NO_FATAL_FAILURE(FetchRootHandle(&squashed, daemon_->extra_export_dir("squashed")));
+    struct Case {
+        GssClient* who;
+        const Fh* dir;
+        std::string disk_dir, name;
+        uint32_t uid, gid;
+        const char* why;
+    };
+    const std::string sq = daemon_->extra_export_dir("squashed");
+    const Case cases[] = {
+        {&host, &root_, daemon_->export_dir(), "by-host", 0, 0, "no_root_squash: root"},
+        {&host, &squashed, sq, "by-host", 4242, 4243, "root_squash: the anonymous id"},
+        {&bob, &squashed, sq, "by-bob", 4242, 4243, "no local user: the export's anon id"},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.disk_dir + "/" + c.name + ": " + c.why);
+        auto r =
+            c.who->Call(kNfs3Create, CreateArgs(*c.dir, c.name), CallOptions::Service(kSvcNone));
+        ASSERT_TRUE(r.has_value());
+        Bytes res;
+        ASSERT_TRUE(c.who->Results(*r, &res));
+        ASSERT_EQ(Nfs3Status(res), 0u);
+        struct stat st {};
+        ASSERT_EQ(::stat((c.disk_dir + "/" + c.name).c_str(), &st), 0);
+        EXPECT_EQ(st.st_uid, c.uid);
+        EXPECT_EQ(st.st_gid, c.gid);
+    }
+}
+
+// `nfsrdmad check-config` on the keytab a Kerberos config names: fine with nfs/<this
+// host>, a warning without it, an error (exit 1) when it cannot be read.
+TEST_F(RpcsecGss, CheckConfigReportsAKeytabWithoutTheHostsServiceKey) {
+    auto check = [&](const std::string& keytab, std::string* out) {
+        const std::string yaml = realm_.dir() + "/check.yaml";
+        std::ofstream(yaml) << "kerberos: {keytab: " << keytab << "}\n";
+        std::string why;
+        const std::string cmd = "'" + DaemonBinary(&why) + "' check-config '" + yaml + "' 2>&1";
+        FILE* p = ::popen(cmd.c_str(), "r");
+        if (!p) return -1;
+        char buf[4096];
+        size_t n;
+        while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
+        const int rc = ::pclose(p);
+        return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    };
+    std::string out;
+    EXPECT_EQ(check(realm_.server_keytab(), &out), 0) << out;
+    EXPECT_EQ(out.find("warning"), std::string::npos) << out;
+    out.clear();
+    EXPECT_EQ(check(realm_.client_keytab(), &out), 0) << out;
+    EXPECT_NE(out.find("warning"), std::string::npos) << out;
+    EXPECT_NE(out.find("no key for nfs/" + Realm::HostName()), std::string::npos) << out;
+    EXPECT_NE(out.find("alice@"), std::string::npos) << "names what it holds: " << out;
+    out.clear();
+    EXPECT_EQ(check(realm_.dir() + "/no-such.keytab", &out), 1) << out;
+    EXPECT_NE(out.find("error"), std::string::npos) << out;
 }
 
 TEST_F(RpcsecGss, ReplaysAndForgeriesAreRefusedAsTheRfcSays) {

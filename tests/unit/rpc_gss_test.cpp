@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "transport/rpc/auth/gss/contexts.h"
+#include "transport/rpc/auth/gss/identity.h"
 #include "transport/rpc/auth/gss/seq_window.h"
 #include "xdr/rpcsec_gss_prot.h"
 
@@ -124,6 +125,35 @@ TEST(ContextTableTest, BoundsInAllPerPrincipalAndWhileIncomplete) {
     auto gone = t.insert(make(), now - std::chrono::seconds(1), "d@R", true);
     EXPECT_FALSE(t.find(gone)) << "an expired context is found";
     EXPECT_EQ(t.size(), 3u);
+}
+
+TEST(GssIdentityTest, MachinePrincipalsAreHostOrNfsOfTheDefaultRealm) {
+    EXPECT_TRUE(is_machine_principal("nfs/client.example.com@EXAMPLE.COM", "EXAMPLE.COM"));
+    EXPECT_TRUE(is_machine_principal("host/client@EXAMPLE.COM", "EXAMPLE.COM"));
+    EXPECT_FALSE(is_machine_principal("nfs/client@OTHER.ORG", "EXAMPLE.COM")) << "another realm";
+    EXPECT_FALSE(is_machine_principal("nfs/client@EXAMPLE.COM", "")) << "no default realm";
+    EXPECT_FALSE(is_machine_principal("alice@EXAMPLE.COM", "EXAMPLE.COM"));
+    EXPECT_FALSE(is_machine_principal("root/client@EXAMPLE.COM", "EXAMPLE.COM"));
+    EXPECT_FALSE(is_machine_principal("nfs/a/b@EXAMPLE.COM", "EXAMPLE.COM")) << "3 components";
+    EXPECT_FALSE(is_machine_principal("nfs/@EXAMPLE.COM", "EXAMPLE.COM")) << "no host";
+    EXPECT_FALSE(is_machine_principal("nfs\\/x@EXAMPLE.COM", "EXAMPLE.COM")) << "quoted slash";
+    EXPECT_FALSE(is_machine_principal("nfs/client", "EXAMPLE.COM")) << "no realm";
+}
+
+TEST(GssIdentityTest, LocalUserElseRootForMachinesElseAnonymous) {
+    // A local user comes from NSS (root exists on every system).
+    auto root_user = identity_for("admin@EXAMPLE.COM", "root", "EXAMPLE.COM");
+    ASSERT_TRUE(root_user.has_value());
+    EXPECT_EQ(root_user->uid, 0u);
+    EXPECT_FALSE(identity_for("x@EXAMPLE.COM", "no-such-user-nfsrdmad", "EXAMPLE.COM"))
+        << "a local name NSS does not know: anonymous";
+    auto machine = identity_for("host/client@EXAMPLE.COM", "", "EXAMPLE.COM");
+    ASSERT_TRUE(machine.has_value());
+    EXPECT_EQ(machine->uid, 0u);
+    EXPECT_EQ(machine->gid, 0u);
+    EXPECT_TRUE(machine->gids.empty());
+    EXPECT_FALSE(identity_for("host/client@OTHER.ORG", "", "EXAMPLE.COM"));
+    EXPECT_FALSE(identity_for("bob@EXAMPLE.COM", "", "EXAMPLE.COM"));
 }
 
 }  // namespace

@@ -465,6 +465,8 @@ TEST(Policy, Squash) {
     r.squash = ClientRule::None;
     EXPECT_EQ(squash(r, root_caller), root_caller);
     EXPECT_EQ(squash(r, user, kAuthNone), (Identity{65534, 65533, {}}));
+    // A Kerberos principal with no local user acts as the export's anonymous id.
+    EXPECT_EQ(squash(r, user, kAuthSys, /*anonymous=*/true), (Identity{65534, 65533, {}}));
 }
 
 TEST(Policy, Flavors) {

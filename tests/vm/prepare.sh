@@ -60,7 +60,8 @@ HOST_PACKAGES=(
     rdmacm-utils        # rping
     perftest            # ib_send_lat, ib_write_bw (self-check extras, bench)
     nfs-kernel-server   # rpc.nfsd, rpc.mountd, exportfs (the kernel nfsd baseline)
-    nfs-common          # mount.nfs, rpc.statd
+    nfs-common          # mount.nfs, rpc.statd, rpc.gssd
+    krb5-kdc krb5-admin-server krb5-user   # the GSS group's realm: krb5kdc, kadmin.local, kinit
     nfs4-acl-tools      # nfs4_getfacl, nfs4_setfacl: NFSv4 ACLs through the kernel client
     rpcbind
     fio                 # bench/vm

@@ -39,6 +39,9 @@ struct Credential {
     uint32_t flavor = 0;
     AuthSys sys;            // AUTH_SYS as sent; RPCSEC_GSS: the identity the principal maps to
     std::string principal;  // RPCSEC_GSS: "alice@REALM"
+    // RPCSEC_GSS: the principal has no local user; it acts as the export's anonuid and
+    // anongid, whatever `sys` holds.
+    bool anonymous = false;
 };
 
 struct Peer {

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -47,7 +48,7 @@ struct Context {
     SecContext sec;
     SeqWindow window;
     // Written before `ready` is set, read-only after:
-    AuthSys identity;                // uid, gid and groups the principal maps to
+    std::optional<AuthSys> identity;  // uid, gid and groups it maps to; none: anonymous
     std::string principal;           // "alice@REALM"
     std::atomic<bool> ready{false};  // complete: DATA calls may use it
 };

@@ -7,6 +7,7 @@
 
 #include "transport/rpc/auth/gss/contexts.h"
 #include "transport/rpc/auth/gss/gss.h"
+#include "transport/rpc/auth/gss/host_keys.h"
 #include "transport/rpc/auth/gss/identity.h"
 #include "xdr/rpc_prot.h"
 #include "xdr/rpcsec_gss_prot.h"
@@ -49,8 +50,11 @@ uint32_t pseudo_flavor(g::rpc_gss_service_t s) {
 
 class RpcsecGss final : public AuthFlavor {
   public:
-    RpcsecGss(const GssOptions& o, std::shared_ptr<gss::AcceptorCred> cred)
-        : options_(o), cred_(std::move(cred)), table_({o.max_contexts, 256, 1024}) {}
+    RpcsecGss(const GssOptions& o, std::shared_ptr<gss::AcceptorCred> cred, std::string realm)
+        : options_(o),
+          realm_(std::move(realm)),
+          cred_(std::move(cred)),
+          table_({o.max_contexts, 256, 1024}) {}
 
     uint32_t number() const override { return x::RPCSEC_GSS; }
 
@@ -104,7 +108,13 @@ class RpcsecGss final : public AuthFlavor {
         }
         if (c.gss_proc == g::RPCSEC_GSS_DESTROY) return {Verdict::Control, 0};
         out.cred.flavor = pseudo_flavor(c.service);
-        out.cred.sys = ctx.identity;
+        if (ctx.identity) {
+            out.cred.sys = *ctx.identity;
+        } else {  // the export's anonymous id applies (Credential::anonymous)
+            out.cred.sys.uid = options_.anon_uid;
+            out.cred.sys.gid = options_.anon_gid;
+            out.cred.anonymous = true;
+        }
         out.cred.principal = ctx.principal;
         return {};
     }
@@ -221,8 +231,7 @@ class RpcsecGss final : public AuthFlavor {
                 st.major = res.gss_major = GSS_S_FAILURE;
             } else {
                 ctx->principal = ctx->sec.principal();
-                ctx->identity =
-                    gss::identity_of(ctx->sec.local_name(), options_.anon_uid, options_.anon_gid);
+                ctx->identity = gss::identity_for(ctx->principal, ctx->sec.local_name(), realm_);
             }
         }
         if (st.major == GSS_S_COMPLETE) {
@@ -236,8 +245,10 @@ class RpcsecGss final : public AuthFlavor {
             res.seq_window = options_.seq_window;
             // §5.2.3.1: the verifier is the MIC of the window.
             r.verf = OpaqueAuth{x::RPCSEC_GSS, std::move(mic)};
-            spdlog::debug("rpcsec_gss: context for {} (uid {}), {} s", ctx->principal,
-                          ctx->identity.uid, ctx->sec.lifetime());
+            spdlog::debug("rpcsec_gss: context for {} ({}), {} s", ctx->principal,
+                          ctx->identity ? "uid " + std::to_string(ctx->identity->uid)
+                                        : std::string("anonymous"),
+                          ctx->sec.lifetime());
         } else if (st.major == GSS_S_CONTINUE_NEEDED) {
             if (!call.ctx) handle = table_.insert(ctx, Clock::now() + kIncompleteLife, {}, false);
             res.handle = handle;
@@ -271,6 +282,7 @@ class RpcsecGss final : public AuthFlavor {
     }
 
     const GssOptions options_;
+    const std::string realm_;  // machine principals of this realm act as root (identity.h)
     mutable std::atomic<int64_t> last_failure_log_{0};
     mutable std::atomic<uint64_t> failures_held_back_{0};
     std::shared_ptr<gss::AcceptorCred> cred_;
@@ -289,7 +301,7 @@ std::unique_ptr<AuthFlavor> make_auth_gss(const GssOptions& options, std::string
                    ": " + st.text();
         return nullptr;
     }
-    return std::make_unique<RpcsecGss>(options, std::move(cred));
+    return std::make_unique<RpcsecGss>(options, std::move(cred), gss::default_realm());
 }
 
 }  // namespace nfsrdmad::rpc

@@ -1,0 +1,185 @@
+#!/bin/bash
+# nfsrdmad_gss.sh - guest test group: RPCSEC_GSS (Kerberos V5) under the Linux kernel client.
+#
+# A KDC runs in the guest (lib/krb5.sh: realm VMTEST.TEST, /etc/krb5.keytab with
+# nfs/<host> and host/<host>); rpc.gssd runs on the client side, which is the same host.
+# nfsrdmad listens on TCP 2049 and RDMA 20049 of the Soft-RoCE address, which /etc/hosts
+# names $KRB5_HOST; gssd builds every context over TCP 2049, also for proto=rdma mounts.
+# Exports: $EXPORT (sec krb5p:krb5i:krb5:sys, no_root_squash) and $STRICT (sec krb5p only,
+# root squashed).
+#
+# Asserts, for sec=krb5, krb5i, krb5p x vers=3, 4.1 x proto=tcp, rdma (12 mounts):
+#  - the mount (root: the client's machine credential) uses that flavor and transport;
+#  - a user who ran kinit (alice) writes $BIG_MB MiB; the file lands with alice's uid; after
+#    a remount (cold cache) alice reads it back with the same md5;
+#  - a 5 000-entry directory lists completely;
+#  - root (the machine principal nfs/<host>) creates a file owned by root (no_root_squash);
+#  - a user without a ticket (carol) is refused, and alice still works after that;
+#  - over RDMA (RFC 8166 §8.2.2 and how the Linux client applies it): krb5 keeps direct data
+#    placement (WRITE data in read chunks, READ data in write chunks); with krb5i and krb5p
+#    nothing is DDP-eligible: WRITEs come as RDMA_NOMSG long calls, READ replies through
+#    reply chunks, and no write chunk is used;
+# and then: $STRICT refuses sec=krb5 and sec=sys mounts for v3 and v4.1; a krb5p mount of it
+# works and its root is squashed to 65534; the daemon copied no payload outside the
+# RPCSEC_GSS wraps (rdma payload_memcpy_bytes 0) and counted the ones inside them
+# (rpc inlined_payload_bytes); the daemon exits 0.
+# Env: NFSRDMAD_BIN (required), BIG_MB (64), MANY (5000).
+source "$VMTEST_LIB/common.sh"
+source "$VMTEST_LIB/nfs.sh"
+source "$VMTEST_LIB/rxe.sh"
+source "$VMTEST_LIB/krb5.sh"
+
+BIG_MB=${BIG_MB:-64}
+MANY=${MANY:-5000}
+EXPORT=/srv/export
+STRICT=/srv/strict
+MNT=/mnt/gss
+RDMA_PORT=20049
+ALICE=2001
+CAROL=2003
+
+counter() {  # GROUP NAME: NAME= in the daemon's last "stats: GROUP" line
+    grep -o "stats: $1 .*" "$NFSRDMAD_LOG" | tail -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+dump_stats() { kill -USR1 "$NFSRDMAD_PID" && sleep 1; }
+
+gss_opts() {  # PROTO VERS SEC
+    local o
+    if [ "$1" = rdma ]; then o="proto=rdma,port=$RDMA_PORT"; else o="proto=tcp,port=$NFSRDMAD_PORT"; fi
+    o="vers=$2,$o,sec=$3,soft,timeo=300,retrans=2"
+    [ "$2" = 3 ] && o="$o,mountport=$NFSRDMAD_MOUNT_PORT,mountproto=tcp,nolock"
+    echo "$o"
+}
+
+# The mount's sec= as the client reports it
+mount_sec() { grep " $1 " /proc/mounts | tail -1 | tr ',' '\n' | sed -n 's/^sec=//p'; }
+
+no_ticket_refused() {  # DIR: carol (no ticket) cannot list DIR
+    if as_user $CAROL ls "$1" > /dev/null 2> /tmp/carol.err; then
+        echo "carol, who has no ticket, listed $1" >&2
+        return 1
+    fi
+    echo "  refused: $(head -1 /tmp/carol.err)"
+}
+
+one_mount() {  # PROTO VERS SEC
+    local proto=$1 vers=$2 sec=$3 l="$1 v$2 $3" o t0 before_msg before_nomsg before_wc before_rc before_rdc
+    o=$(gss_opts "$proto" "$vers" "$sec")
+    check "$l: mount" nfs_mount "$KRB5_HOST:$EXPORT" "$MNT" "$o" 120 || {
+        tail -15 "$VMTEST_OUT/gssd.log" | sed 's/^/  gssd: /'; tail -15 "$NFSRDMAD_LOG" | sed 's/^/  nfsrdmad: /'
+        return 1; }
+    check "$l: transport" assert_mount_transport "$MNT" "$proto"
+    check_eq "$l: flavor (/proc/mounts sec=)" "$(mount_sec "$MNT")" "$sec"
+    if [ "$proto" = rdma ]; then
+        dump_stats
+        before_nomsg=$(counter rdma calls_nomsg); before_rc=$(counter rdma read_chunks)
+        before_wc=$(counter rdma write_chunks); before_rdc=$(counter rdma reply_chunks)
+    fi
+    t0=$(now)
+    check "$l: alice writes $BIG_MB MiB" as_user $ALICE dd if=/tmp/big of="$MNT/alice/big" bs=1M conv=fsync status=none
+    note "write: $(since "$t0") s"
+    check_eq "$l: alice's file has her uid on the server" "$(stat -c %u "$EXPORT/alice/big")" $ALICE
+    check "$l: root (machine credential) creates a file" touch "$MNT/by-root"
+    check_eq "$l: root's file is root's (no_root_squash)" "$(stat -c %u "$EXPORT/by-root" 2>&1)" 0
+    rm -f "$EXPORT/by-root"
+    nfs_umount "$MNT"
+    check "$l: remount" nfs_mount "$KRB5_HOST:$EXPORT" "$MNT" "$o" 120 || return 1
+    t0=$(now)
+    check_eq "$l: alice reads it back (md5)" "$(as_user $ALICE md5sum < "$MNT/alice/big" | cut -d' ' -f1)" "$BIG_MD5"
+    note "read: $(since "$t0") s"
+    t0=$(now)
+    check_eq "$l: $MANY-entry listing (ls -l)" "$(as_user $ALICE ls -l "$MNT/many" | grep -c '^-')" "$MANY"
+    note "listing: $(since "$t0") s"
+    check "$l: a user without a ticket is refused" no_ticket_refused "$MNT/many"
+    check "$l: alice still works" as_user $ALICE stat "$MNT/alice/big"
+    if [ "$proto" = rdma ]; then
+        dump_stats
+        local nomsg=$(($(counter rdma calls_nomsg) - before_nomsg)) rc=$(($(counter rdma read_chunks) - before_rc))
+        local wc=$(($(counter rdma write_chunks) - before_wc)) rdc=$(($(counter rdma reply_chunks) - before_rdc))
+        note "rdma: nomsg=$nomsg read_chunks=$rc write_chunks=$wc reply_chunks=$rdc"
+        if [ "$sec" = krb5 ]; then
+            check "$l: WRITE data placed directly (read chunks)" test "$rc" -ge "$BIG_MB"
+            check "$l: READ data placed directly (write chunks)" test "$wc" -ge "$BIG_MB"
+        else
+            check "$l: WRITEs are RDMA_NOMSG long calls (no DDP)" test "$nomsg" -ge "$BIG_MB"
+            check "$l: READ replies come back in reply chunks" test "$rdc" -ge "$BIG_MB"
+            check_eq "$l: no write chunk (no DDP)" "$wc" 0
+        fi
+    fi
+    # removed through the mount: the daemon's descriptor cache lets go of it (a local rm
+    # would leave its blocks held by the cached descriptor until evicted)
+    check "$l: alice removes her file" as_user $ALICE rm "$MNT/alice/big"
+    nfs_umount "$MNT"
+}
+
+mount_refused() {  # SRC OPTS
+    if timeout -k 5 60 mount -t nfs -o "$2" "$1" "$MNT" 2> /tmp/mount.err; then
+        echo "mount $1 with $2 succeeded" >&2
+        nfs_umount "$MNT"
+        return 1
+    fi
+    echo "  refused: $(tail -1 /tmp/mount.err)"
+}
+
+# ------------------------------------------------------------------------------ main
+step "setup"
+check "rxe device up" rxe_setup || { vm_summary; exit 1; }
+check "export on ext4" make_ext4 "$EXPORT" 400 || { vm_summary; exit 1; }
+check "strict export on ext4" make_ext4 "$STRICT" 64 || { vm_summary; exit 1; }
+nfs_client_modules
+load_modules rpcrdma
+check "Kerberos realm and KDC" krb5_realm_start "$RXE_IP" || { vm_summary; exit 1; }
+check "user alice (uid $ALICE) with a keytab" krb5_user_add alice $ALICE
+check "user carol (uid $CAROL), no ticket" krb5_user_add carol $CAROL
+check "alice runs kinit" krb5_kinit alice $ALICE
+check "rpc.gssd" gssd_start || { vm_summary; exit 1; }
+check "rpcbind" rpcbind_start
+mkdir -p "$EXPORT/alice" "$EXPORT/many" && chown $ALICE:$ALICE "$EXPORT/alice"
+chmod 1777 "$STRICT"
+(cd "$EXPORT/many" && seq -f 'f%05g' "$MANY" | xargs touch)
+head -c $((BIG_MB << 20)) /dev/urandom > /tmp/big
+BIG_MD5=$(md5sum < /tmp/big | cut -d' ' -f1)
+
+step "nfsrdmad with Kerberos exports"
+NFSRDMAD_ADDR=$RXE_IP
+NFSRDMAD_EXPORT_OPTS="rw,no_root_squash,sec=krb5p:krb5i:krb5:sys"
+check "nfsrdmad starts" nfsrdmad_start "$EXPORT" --export "$STRICT=rw,sec=krb5p" \
+    --rdma "$RXE_IP:$RDMA_PORT" || { vm_summary; exit 1; }
+check "listening on the rxe device" wait_for 20 grep -q "rdma: listening on $RXE_IP:$RDMA_PORT" "$NFSRDMAD_LOG"
+check "RPCSEC_GSS is on" grep -q "rpcsec_gss: on" "$NFSRDMAD_LOG"
+check "no keytab warning (nfs/$KRB5_HOST is in it)" bash -c "! grep -q 'rpcsec_gss: kerberos.keytab' '$NFSRDMAD_LOG'"
+
+for proto in tcp rdma; do
+    for vers in 3 4.1; do
+        for sec in krb5 krb5i krb5p; do
+            step "$proto v$vers sec=$sec"
+            one_mount "$proto" "$vers" "$sec"
+        done
+    done
+done
+
+step "an export that allows krb5p only"
+for vers in 3 4.1; do
+    for sec in krb5 sys; do
+        check "v$vers: sec=$sec is refused" mount_refused "$KRB5_HOST:$STRICT" "$(gss_opts tcp $vers $sec)"
+    done
+    if check "v$vers: sec=krb5p mounts" nfs_mount "$KRB5_HOST:$STRICT" "$MNT" "$(gss_opts rdma $vers krb5p)" 120; then
+        check "v$vers: alice creates a file" as_user $ALICE touch "$MNT/alice-$vers"
+        check_eq "v$vers: with her uid" "$(stat -c %u "$STRICT/alice-$vers" 2>&1)" $ALICE
+        check "v$vers: root creates a file" touch "$MNT/root-$vers"
+        check_eq "v$vers: root is squashed (root_squash)" "$(stat -c %u "$STRICT/root-$vers" 2>&1)" 65534
+        nfs_umount "$MNT"
+    fi
+done
+
+step "counters and shutdown"
+dump_stats
+grep "stats: rpc \|stats: rdma " "$NFSRDMAD_LOG" | tail -2 | sed 's/^/    /'
+check_eq "no payload copied outside the wraps (rdma payload_memcpy_bytes)" "$(counter rdma payload_memcpy_bytes)" 0
+check "payload copied into the krb5i/krb5p wraps is counted (rpc inlined_payload_bytes)" \
+    test "$(counter rpc inlined_payload_bytes)" -ge $((4 * BIG_MB << 20))
+check "contexts were built (gssd log)" grep -q "creating context" "$VMTEST_OUT/gssd.log"
+check "no ucma 'changed security contexts' in the kernel log" bash -c '! dmesg | grep -q "changed security contexts"'
+check "nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop
+gssd_stop
+vm_summary
