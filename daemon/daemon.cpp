@@ -118,9 +118,10 @@ void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* 
         const auto n = v4.clients.totals();
         spdlog::info(
             "stats: nfs4 clients={} sessions={} stateids={} opens={} lock_stateids={} "
-            "locked_files={} cache_entries={} cache_evictions={} cache_reclaimed={}",
+            "locked_files={} cache_entries={} cache_evictions={} cache_reclaimed={} mach_cred={}",
             n.clients, n.sessions, n.stateids, v4.opens.size(), v4.lock_states.size(),
-            v4.locks.file_count(), v4.files.size(), v4.files.evictions(), v4.files.reclaimed());
+            v4.locks.file_count(), v4.files.size(), v4.files.evictions(), v4.files.reclaimed(),
+            n.mach_cred);
         const auto& d = v4.delegation_stats;
         spdlog::info(
             "stats: nfs4_delegations held={} write={} granted={} recalls={} recall_failures={} "

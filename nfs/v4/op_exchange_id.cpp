@@ -40,6 +40,7 @@ OpResult op_exchange_id(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     ea.verifier = a.eia_clientowner.co_verifier;
     ea.ownerid.assign(a.eia_clientowner.co_ownerid.begin(), a.eia_clientowner.co_ownerid.end());
     ea.principal = rq.principal();
+    ea.integrity_protected = rq.integrity_protected();
     ea.flags = a.eia_flags;
     ea.how = a.eia_state_protect.spa_how();
     if (ea.how == x4::SP4_MACH_CRED) {

@@ -148,6 +148,11 @@ std::string Request::principal() const {
     return "none";
 }
 
+bool Request::integrity_protected() const {
+    const uint32_t f = ctx.header.cred.flavor;
+    return f == rpc::kAuthGssKrb5i || f == rpc::kAuthGssKrb5p;
+}
+
 x4::nfsstat4 to_nfsstat4(int err) {
     switch (err) {
         case 0:

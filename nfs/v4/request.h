@@ -75,6 +75,9 @@ class Request {
     // Who the client owner is for EXCHANGE_ID's principal check (§2.4.1):
     // "sys:<uid>" for AUTH_SYS, "krb5:<principal>" for RPCSEC_GSS, "none" for AUTH_NONE.
     std::string principal() const;
+    // RPCSEC_GSS with integrity or privacy (krb5i, krb5p): what SP4_MACH_CRED requires of
+    // EXCHANGE_ID (RFC 8881 §18.35.3).
+    bool integrity_protected() const;
     state::ConnId conn() const { return ctx.header.peer ? ctx.header.peer->conn : 0; }
 
     // Decodes an operation's arguments (every byte of a COMPOUND is consumed by its

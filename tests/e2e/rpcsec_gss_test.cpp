@@ -15,6 +15,9 @@
 // number past MAXSEQ (RPCSEC_GSS_CTXPROBLEM), a destroyed context (CREDPROBLEM), an
 // INIT to another procedure (AUTH_BADCRED), and a flavor the export does not list
 // (AUTH_TOOWEAK).
+// Before the system RPC headers, whose AUTH_* macros would rename its constants.
+#include "xdr/nfs4_prot.h"
+
 #include <gssapi/gssapi.h>
 #include <gssapi/gssapi_krb5.h>
 #include <sys/stat.h>
@@ -40,6 +43,7 @@ namespace {
 using wire::Bytes;
 using wire::XdrIn;
 using wire::XdrOut;
+namespace x4 = xdr::nfs4;
 
 constexpr uint32_t kRpcsecGss = 6;
 constexpr uint32_t kGssData = 0, kGssInit = 1, kGssContinueInit = 2, kGssDestroy = 3;
@@ -172,6 +176,7 @@ struct CallOptions {
     std::optional<uint32_t> seq;  // default: the next one
     std::optional<Bytes> handle;  // default: the context's
     bool break_mic = false;
+    uint32_t version = 3;  // of the NFS program: 4 for COMPOUND (procedure 1)
 
     static CallOptions Service(uint32_t s) {
         CallOptions o;
@@ -186,6 +191,12 @@ struct CallOptions {
     static CallOptions Handle(Bytes h) {
         CallOptions o;
         o.handle = std::move(h);
+        return o;
+    }
+    static CallOptions V4(uint32_t s) {
+        CallOptions o;
+        o.service = s;
+        o.version = 4;
         return o;
     }
     static CallOptions BrokenMic() {
@@ -298,7 +309,7 @@ class GssClient {
         last_service_ = o.service;
         XdrOut h;
         const uint32_t xid = next_xid_++;
-        h.u32(xid).u32(wire::kCall).u32(2).u32(kNfsProgram).u32(3).u32(proc);
+        h.u32(xid).u32(wire::kCall).u32(2).u32(kNfsProgram).u32(o.version).u32(proc);
         h.u32(kRpcsecGss)
             .opaque(CredBody(o.gss_proc, seq, o.service, o.handle ? *o.handle : handle_));
         Bytes header = h.take();
@@ -600,6 +611,56 @@ TEST_F(RpcsecGss, CheckConfigReportsAKeytabWithoutTheHostsServiceKey) {
     out.clear();
     EXPECT_EQ(check(realm_.dir() + "/no-such.keytab", &out), 1) << out;
     EXPECT_NE(out.find("error"), std::string::npos) << out;
+}
+
+// SP4_MACH_CRED (RFC 8881 §18.35.3): granted to an EXCHANGE_ID sent with integrity or
+// privacy, as the Linux client sends it with its machine credential (it falls back to
+// SP4_NONE silently when refused); refused without.
+TEST_F(RpcsecGss, Sp4MachCredIsGrantedToAnIntegrityProtectedExchangeId) {
+    GssClient host;
+    ASSERT_TRUE(host.Establish(daemon_->nfs_port(), "host/client.test"));
+    auto exchange = [&](uint32_t service, x4::COMPOUND4res* out) {
+        x4::nfs_argop4 ex(x4::OP_EXCHANGE_ID);
+        auto& ea = ex.opexchange_id();
+        const std::string owner = "gss-mach-cred-" + std::to_string(service);
+        ea.eia_clientowner.co_ownerid = {reinterpret_cast<const uint8_t*>(owner.data()),
+                                         owner.size()};
+        ea.eia_clientowner.co_verifier = {1, 2, 3, 4, 5, 6, 7, 8};
+        ea.eia_state_protect.set_spa_how(x4::SP4_MACH_CRED);
+        auto& ops = ea.eia_state_protect.spa_mach_ops();
+        // What the Linux client asks for: the six of §18.35.3 enforced.
+        ops.spo_must_enforce = {0, 0};
+        for (uint32_t op : {x4::OP_EXCHANGE_ID, x4::OP_CREATE_SESSION, x4::OP_DESTROY_SESSION,
+                            x4::OP_DESTROY_CLIENTID, x4::OP_BIND_CONN_TO_SESSION})
+            ops.spo_must_enforce[op / 32] |= 1u << (op % 32);
+        x4::COMPOUND4args a;
+        a.minorversion = 1;
+        a.argarray.push_back(std::move(ex));
+        Bytes args;
+        xdr::Encoder e(args);
+        x4::xdr_encode(e, a);
+        auto r = host.Call(1, args, CallOptions::V4(service));
+        if (!r.has_value()) return ::testing::AssertionFailure() << "no reply";
+        Bytes res;
+        if (!host.Results(*r, &res)) return ::testing::AssertionFailure() << "bad results";
+        xdr::Decoder d(res);
+        if (!x4::xdr_decode(d, *out)) return ::testing::AssertionFailure() << "bad COMPOUND4res";
+        return ::testing::AssertionSuccess();
+    };
+    x4::COMPOUND4res protected_res, plain_res;
+    ASSERT_TRUE(exchange(kSvcIntegrity, &protected_res));
+    ASSERT_EQ(protected_res.status, x4::NFS4_OK);
+    const auto& ok = protected_res.resarray.at(0).opexchange_id().eir_resok4();
+    ASSERT_EQ(ok.eir_state_protect.spr_how(), x4::SP4_MACH_CRED);
+    const auto& enforced = ok.eir_state_protect.spr_mach_ops().spo_must_enforce;
+    auto has = [&](uint32_t op) {
+        return op / 32 < enforced.size() && (enforced[op / 32] >> (op % 32)) & 1u;
+    };
+    EXPECT_TRUE(has(x4::OP_EXCHANGE_ID));
+    EXPECT_TRUE(has(x4::OP_CREATE_SESSION));
+    EXPECT_TRUE(has(x4::OP_DESTROY_CLIENTID));
+    ASSERT_TRUE(exchange(kSvcNone, &plain_res));
+    EXPECT_EQ(plain_res.status, x4::NFS4ERR_INVAL) << "SP4_MACH_CRED without integrity";
 }
 
 TEST_F(RpcsecGss, ReplaysAndForgeriesAreRefusedAsTheRfcSays) {

@@ -284,7 +284,9 @@ size_t ClientTable::client_count() const {
 
 ClientTable::Totals ClientTable::totals() const {
     std::lock_guard lock(mu_);
-    return {records_.size(), sessions_.size(), stateids_.size()};
+    Totals t{records_.size(), sessions_.size(), stateids_.size(), 0};
+    for (const auto& [id, r] : records_) t.mach_cred += r.how == x4::SP4_MACH_CRED;
+    return t;
 }
 
 bool ClientTable::confirmed(ClientId id) const {

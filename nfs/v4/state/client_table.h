@@ -169,6 +169,7 @@ class ClientTable {
     // For the daemon's statistics: client records (confirmed or not), sessions, stateids.
     struct Totals {
         size_t clients = 0, sessions = 0, stateids = 0;
+        size_t mach_cred = 0;  // clients whose state SP4_MACH_CRED protects
     };
     Totals totals() const;
 

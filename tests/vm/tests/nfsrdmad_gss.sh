@@ -19,6 +19,9 @@
 #    placement (WRITE data in read chunks, READ data in write chunks); with krb5i and krb5p
 #    nothing is DDP-eligible: WRITEs come as RDMA_NOMSG long calls, READ replies through
 #    reply chunks, and no write chunk is used;
+# then a v4.1 krb5i mount over RDMA negotiates SP4_MACH_CRED (the client's machine
+# credential) and keeps its delegations working over the backchannel (recalls for a v3
+# mount's write and for local processes: lib/nfs.sh nfs4_delegations);
 # and then: $STRICT refuses sec=krb5 and sec=sys mounts for v3 and v4.1; a krb5p mount of it
 # works and its root is squashed to 65534; the daemon copied no payload outside the
 # RPCSEC_GSS wraps (rdma payload_memcpy_bytes 0) and counted the ones inside them
@@ -157,6 +160,20 @@ for proto in tcp rdma; do
         done
     done
 done
+
+step "NFSv4.1 on krb5i over RDMA: SP4_MACH_CRED and the backchannel"
+# The client's lease operations use its machine credential with krb5i, whatever the mount's
+# sec=, and ask for SP4_MACH_CRED (falling back to SP4_NONE silently if refused); its
+# callbacks go over the backchannel with AUTH_SYS, as it asks in CREATE_SESSION.
+M3=/mnt/gss-v3
+if check "v4.1 krb5i mount over RDMA" nfs_mount "$KRB5_HOST:$EXPORT" "$MNT" "$(gss_opts rdma 4.1 krb5i)" 120 &&
+    check "v3 krb5 mount over TCP beside it" nfs_mount "$KRB5_HOST:$EXPORT" "$M3" "$(gss_opts tcp 3 krb5)" 120; then
+    dump_stats
+    check "the client's state is protected by SP4_MACH_CRED (daemon: nfs4 mach_cred)" \
+        test "$(counter nfs4 mach_cred)" -ge 1
+    nfs4_delegations "$MNT" "$M3" "$EXPORT" "krb5i over rdma"
+fi
+nfs_umount "$M3"; nfs_umount "$MNT"
 
 step "an export that allows krb5p only"
 for vers in 3 4.1; do
