@@ -29,6 +29,7 @@
 #include "transport/engine/worker_pool.h"
 #include "transport/rdma/server.h"
 #include "transport/rpc/auth/gss/gss.h"
+#include "transport/rpc/auth/gss/host_keys.h"
 #include "transport/rpc/back_channel.h"
 #include "transport/rpc/dispatcher.h"
 #include "transport/rpc/rpcbind.h"
@@ -58,7 +59,9 @@ void log_exports(const vfs::ExportTable& t) {
 
 // SIGHUP: re-read the file (and the command line's additions). A bad new
 // configuration is rejected as a whole and the running one stays.
-void reload(const Options& opts, const vfs::HandleKey& key, vfs::ExportRegistry& registry) {
+// `gss_on`: RPCSEC_GSS was turned on at start; it is never turned on by a reload.
+void reload(const Options& opts, const vfs::HandleKey& key, vfs::ExportRegistry& registry,
+            bool gss_on) {
     config::Config cfg;
     if (opts.config_path) {
         auto loaded = config::load_file(*opts.config_path);
@@ -82,6 +85,11 @@ void reload(const Options& opts, const vfs::HandleKey& key, vfs::ExportRegistry&
     registry.replace(table);
     spdlog::info("reload: exports replaced");
     log_exports(*table);
+    if (kerberos_wanted(cfg) && !gss_on)
+        spdlog::warn(
+            "reload: the configuration asks for Kerberos (a krb5 flavor or the kerberos "
+            "section), but RPCSEC_GSS is off since start: Kerberos mounts are refused until "
+            "nfsrdmad is restarted");
 }
 
 void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* rdma,
@@ -91,11 +99,12 @@ void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* 
     spdlog::info(
         "stats: rpc calls={} dropped={} garbage_args={} auth_errors={} prog_unavail={} "
         "prog_mismatch={} proc_unavail={} system_errors={} drc_replays={} drc_entries={} "
-        "control_calls={} protected_bytes={} inlined_payload_bytes={}",
+        "control_calls={} protected_bytes={} inlined_payload_bytes={} unwrapped_bytes={}",
         c.calls.load(), c.dropped.load(), c.garbage_args.load(), c.auth_errors.load(),
         c.prog_unavail.load(), c.prog_mismatch.load(), c.proc_unavail.load(),
         c.system_errors.load(), c.cache_replays.load(), d.reply_cache().size(),
-        c.control_calls.load(), c.protected_bytes.load(), c.inlined_payload_bytes.load());
+        c.control_calls.load(), c.protected_bytes.load(), c.inlined_payload_bytes.load(),
+        c.unwrapped_bytes.load());
     spdlog::info(
         "stats: tcp accepted={} closed={} rejected={} idle_closed={} accept_errors={} "
         "records={} oversize={} bytes_in={} bytes_out={} payload_spliced_bytes={} "
@@ -238,9 +247,9 @@ void arm_sweep(engine::Reactor& reactor, engine::WorkerPool& workers,
 
 // RPCSEC_GSS (RFC 2203) when an export lists a krb5 flavor or the `kerberos:` section is
 // given. Without service keys it stays off, said at error level: krb5 mounts are then
-// refused (AUTH_BADCRED), AUTH_SYS ones go on.
-void add_gss_flavor(const config::Config& cfg, rpc::Dispatcher& dispatcher) {
-    if (!kerberos_wanted(cfg)) return;
+// refused (AUTH_BADCRED), AUTH_SYS ones go on. True when RPCSEC_GSS is on.
+bool add_gss_flavor(const config::Config& cfg, rpc::Dispatcher& dispatcher) {
+    if (!kerberos_wanted(cfg)) return false;
     for (const auto& f : check_keytab(cfg))
         if (!f.error) spdlog::warn("rpcsec_gss: {}", f.text);
     rpc::GssOptions o;
@@ -251,11 +260,17 @@ void add_gss_flavor(const config::Config& cfg, rpc::Dispatcher& dispatcher) {
     auto gss = rpc::make_auth_gss(o, &why);
     if (!gss) {
         spdlog::error("rpcsec_gss: off: {}; Kerberos mounts will be refused", why);
-        return;
+        return false;
     }
     dispatcher.auth().add(std::move(gss));
-    spdlog::info("rpcsec_gss: on (keytab {}, window {}, at most {} contexts)", o.keytab,
-                 o.seq_window, o.max_contexts);
+    const std::string realm = rpc::gss::default_realm();
+    spdlog::info("rpcsec_gss: on (keytab {}, window {}, at most {} contexts, realm {})", o.keytab,
+                 o.seq_window, o.max_contexts, realm.empty() ? "none" : realm);
+    if (realm.empty())
+        spdlog::warn(
+            "rpcsec_gss: krb5.conf names no default realm: machine principals "
+            "(host/, nfs/) act as the exports' anonymous id, not as root");
+    return true;
 }
 
 }  // namespace
@@ -306,7 +321,7 @@ int run(config::Config cfg, const Options& opts) {
     auto registry = std::make_shared<vfs::ExportRegistry>(table);
 
     rpc::Dispatcher dispatcher;
-    add_gss_flavor(cfg, dispatcher);
+    const bool gss_on = add_gss_flavor(cfg, dispatcher);
     auto mounts = std::make_shared<nfs::mount::MountProgram>(registry);
     dispatcher.add(mounts);
     auto nfs3 = std::make_shared<nfs::v3::Nfs3Program>(registry, fd_cache);
@@ -552,7 +567,7 @@ int run(config::Config cfg, const Options& opts) {
                         nfs4->services().check_leases();
                 });
         } else if (s == Signal::Reload) {
-            reload(opts, *key, *registry);
+            reload(opts, *key, *registry, gss_on);
         } else if (s == Signal::DumpStats) {
             dump_stats(dispatcher, server, rdma_server.get(), *nfs3, nfs4.get(), nofile.soft);
         } else {

@@ -21,6 +21,11 @@ std::vector<KeytabFinding> check_keytab(const config::Config& cfg) {
     const std::string& path = cfg.kerberos.keytab;
     const auto r = rpc::gss::inspect_keytab(path);
     const std::string where = "kerberos.keytab " + (path.empty() ? "(default)" : path);
+    if (r.permission) {  // check-config run by another user than the daemon's (root)
+        out.push_back({false, where + ": cannot be read by this user (" + r.error +
+                                  "): not checked; the daemon must be able to read it"});
+        return out;
+    }
     if (!r.error.empty()) {
         out.push_back({true, where + ": cannot be used: " + r.error +
                                  "; Kerberos mounts will be refused (add the service key "

@@ -12,6 +12,8 @@
 #                        [--proto rdma|tcp] [--mem SIZE] [--build DIR] [--vm-dir DIR] [--out DIR]
 #        bench/vm/run.sh --deleg [--deleg-files N] [--deleg-size BYTES] [--passes P]
 #                        [--build DIR] [--vm-dir DIR] [--out DIR]
+#        bench/vm/run.sh --gss [--gss-vers 3|4.1] [--proto rdma|tcp] [--size SIZE]
+#                        [--runtime SECONDS] [--build DIR] [--vm-dir DIR] [--out DIR]
 #   --build DIR    CMake build tree (default <repo>/build): daemon DIR/daemon/nfsrdmad, VM
 #                  files in DIR/vm (tests/vm/prepare.sh makes them if needed)
 #   --size SIZE    file size of the data jobs (default 128M)
@@ -37,6 +39,12 @@
 #                  delegations opens locally. Opens/s per configuration, ratios nfsrdmad/knfsd,
 #                  and the OPEN/CLOSE/READ/DELEGRETURN calls of the mount and the delegations the
 #                  server holds, to show whether delegations were in fact used. ~5-8 minutes.
+# Kerberos mode (issue 12; guest-gss.sh), kernel nfsd and nfsrdmad on one boot, a KDC, gssd
+# and (for the kernel nfsd) svcgssd in the guest:
+#   --gss          sequential 1 MiB write and read and 4 KiB random read with sec=sys, krb5,
+#                  krb5i and krb5p, NFS --gss-vers (4.1) over --proto (rdma): MiB/s or IOPS and
+#                  the server's CPU seconds per GiB, side by side. ~8-10 minutes at the defaults
+#                  --size 64M --runtime 10.
 # Env: NFSRDMAD_BIN overrides the daemon path. Takes ~6-10 minutes on a 2-core host.
 set -euo pipefail
 
@@ -47,14 +55,16 @@ set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 BUILD=$REPO/build
-SIZE=128M RUNTIME=15 NRFILES=1000 OUT= VM_DIR= LOAD=0 DELEG=0
+SIZE=128M RUNTIME=15 NRFILES=1000 OUT= VM_DIR= LOAD=0 DELEG=0 GSS=0 GSS_VERS=4.1 SIZE_SET=0 RUNTIME_SET=0
 DELEG_FILES=200 DELEG_SIZE=4096 PASSES=10
 CLIENTS=16 MB=2 DEPTH=128 THREADS=4 FILES=500 PROTO=rdma MEM=3G
 while [ $# -gt 0 ]; do
     case "$1" in
         --build) BUILD=$2; shift 2 ;;
-        --size) SIZE=$2; shift 2 ;;
-        --runtime) RUNTIME=$2; shift 2 ;;
+        --size) SIZE=$2; SIZE_SET=1; shift 2 ;;
+        --runtime) RUNTIME=$2; RUNTIME_SET=1; shift 2 ;;
+        --gss) GSS=1; shift ;;
+        --gss-vers) GSS_VERS=$2; shift 2 ;;
         --nrfiles) NRFILES=$2; shift 2 ;;
         --out) OUT=$2; shift 2 ;;
         --vm-dir) VM_DIR=$2; shift 2 ;;
@@ -84,7 +94,15 @@ case "$PROTO" in rdma|tcp) ;; *) echo "bench/vm/run.sh: --proto rdma or tcp" >&2
 # Other work on the host skews everything (the VM's 2 vCPUs are emulated on its cores).
 echo "host load average before the run: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"
 rc=0
-if [ $DELEG = 1 ]; then
+if [ $GSS = 1 ]; then
+    OUT=${OUT:-$BUILD/bench-vm-gss}
+    [ $SIZE_SET = 1 ] || SIZE=64M
+    [ $RUNTIME_SET = 1 ] || RUNTIME=10
+    "$REPO/tests/vm/boot.sh" --vm-dir "$VM_DIR" --run-dir "$OUT" --mem 3G --timeout 3600 \
+        -e "NFSRDMAD_BIN=$BIN" -e "BENCH_SIZE=$SIZE" -e "BENCH_RUNTIME=$RUNTIME" \
+        -e "GSS_VERS=$GSS_VERS" -e "GSS_PROTO=$PROTO" \
+        "$HERE/guest-gss.sh" "$HERE/jobs" "$HERE/table.py" || rc=$?
+elif [ $DELEG = 1 ]; then
     OUT=${OUT:-$BUILD/bench-vm-deleg}
     "$REPO/tests/vm/boot.sh" --vm-dir "$VM_DIR" --run-dir "$OUT" --mem 2G --timeout 1800 \
         -e "NFSRDMAD_BIN=$BIN" -e "DELEG_FILES=$DELEG_FILES" -e "DELEG_SIZE=$DELEG_SIZE" \

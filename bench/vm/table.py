@@ -4,6 +4,7 @@
 Usage: table.py RESULTS_DIR
        table.py --load RESULTS_DIR CLIENTS MB DEPTH THREADS FILES PROTO
        table.py --deleg RESULTS_DIR
+       table.py --gss RESULTS_DIR VERS PROTO
 RESULTS_DIR holds one fio JSON file per (configuration, job): CONFIG.JOB.json, where CONFIG is
 nfsrdmad-tcp, knfsd-tcp, nfsrdmad-rdma, knfsd-rdma for NFSv3 and the same with a -v4.1 suffix for
 NFSv4.1, and an optional CONFIG.na file whose text says why that configuration did not run. One
@@ -20,6 +21,11 @@ job (CONFIG.cold.json, CONFIG.warm.json) and CONFIG.ops.json: the mount's cumula
 calls before, after the cold pass and after the warm passes, the server's delegation counters
 before and after. Rows per transport: opens/s and the calls that show whether delegations were
 used; ratio = nfsrdmad / knfsd for "with" and for "without".
+
+--gss: the Kerberos mode (guest-gss.sh): per configuration SERVER-FLAVOR (FLAVOR sys, krb5,
+krb5i, krb5p) the fio JSON of the data jobs and CONFIG.JOB.cpu.json (server and VM CPU ticks
+during the job). Rows per job and flavor: throughput, and the server's CPU seconds per GiB
+moved; ratio = nfsrdmad / knfsd (higher is better for throughput, lower for CPU).
 """
 import json
 import os
@@ -335,7 +341,64 @@ def deleg_table(results):
     print("\n".join(lines))
 
 
+GSS_FLAVORS = ["sys", "krb5", "krb5i", "krb5p"]
+GSS_JOBS = [j for j in JOBS if j[0] in ("seq-write", "seq-read", "rand-read")]
+
+
+def gss_cpu_per_gib(results, config, job, direction):
+    cpu = read_json(os.path.join(results, f"{config}.{job}.cpu.json"))
+    try:
+        with open(os.path.join(results, f"{config}.{job}.json")) as f:
+            moved = json.load(f)["jobs"][0][direction]["io_bytes"]
+    except (OSError, ValueError, KeyError, IndexError):
+        return None
+    if not cpu or not moved:
+        return None
+    return cpu["server"] / cpu["hz"] / (moved / float(1 << 30))
+
+
+def gss_table(results, vers, proto):
+    def ratio(a, b):
+        return f"{a / b:.2f}" if a is not None and b else "-"
+
+    head = ["job", "sec", "nfsrdmad", "knfsd", "ratio", "CPU s/GiB nfsrdmad", "knfsd", "ratio"]
+    rows = []
+    for job, label, unit, direction, what in GSS_JOBS:
+        for flavor in GSS_FLAVORS:
+            ours, theirs = f"nfsrdmad-{flavor}", f"knfsd-{flavor}"
+            a = value(results, ours, job, direction, what)
+            b = value(results, theirs, job, direction, what)
+            ca = gss_cpu_per_gib(results, ours, job, direction)
+            cb = gss_cpu_per_gib(results, theirs, job, direction)
+            na_a, na_b = na_reason(results, ours), na_reason(results, theirs)
+            rows.append([f"{label} ({unit})", flavor, "n/a" if na_a else fmt(a),
+                         "n/a" if na_b else fmt(b), ratio(a, b),
+                         f"{ca:.2f}" if ca is not None else "-",
+                         f"{cb:.2f}" if cb is not None else "-", ratio(ca, cb)])
+    widths = [max(len(str(r[i])) for r in rows + [head]) for i in range(len(head))]
+    lines = [f"RPCSEC_GSS, NFS v{vers} over {proto}: nfsrdmad vs the kernel nfsd", ""]
+    for n, r in enumerate([head] + rows):
+        lines.append("  ".join(str(c).ljust(widths[i]) for i, c in enumerate(r)).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    for flavor in GSS_FLAVORS:
+        for server in ("nfsrdmad", "knfsd"):
+            why = na_reason(results, f"{server}-{flavor}")
+            if why:
+                lines.append(f"{server} {flavor}: n/a: {why}")
+    lines.append("")
+    lines.append("ratio = nfsrdmad / knfsd: higher is better for throughput, lower for CPU s/GiB (the "
+                 "server's own CPU time per GiB the job moved: the daemon's process, which includes "
+                 "its reactors' polling, against the nfsd threads only, without the kernel's RDMA "
+                 "completion work). Kernel client, same ext4 export, O_DIRECT, root under the "
+                 "client's machine credential; emulated (TCG): compare ratios, not values.")
+    print("\n".join(lines))
+
+
 def main():
+    if sys.argv[1] == "--gss":
+        gss_table(sys.argv[2], sys.argv[3], sys.argv[4])
+        return
     if sys.argv[1] == "--load":
         load_table(*sys.argv[2:9])
         return

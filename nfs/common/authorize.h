@@ -23,7 +23,10 @@ enum class Verdict {
     InsecurePort,  // a `secure` rule matches a call from port >= 1024: PERM, as knfsd answers
 };
 
-Verdict authorize(const vfs::Export& exp, const rpc::CallHeader& h, Caller& out);
+// `any_flavor`: the export's sec= list is not checked (NFSv4.1 operations a client's
+// SP4_MACH_CRED allows with its machine credential).
+Verdict authorize(const vfs::Export& exp, const rpc::CallHeader& h, Caller& out,
+                  bool any_flavor = false);
 
 // The client rule only (MOUNT: the flavors to offer, whether it may mount at all).
 const vfs::ClientRule* client_rule(const vfs::Export& exp, const rpc::Peer& peer);

@@ -30,9 +30,12 @@ struct Scan {
     size_t at = 0;  // the operation where it stops
 };
 
-Scan scan(const OpTable& ops, xdr::Decoder d, size_t count) {
+// `opnums`: the numbers of the operations that decode (Compound::opnums).
+Scan scan(const OpTable& ops, xdr::Decoder d, size_t count, std::vector<uint32_t>& opnums) {
     Scan s;
     size_t n = std::min(count, kMaxDecodedOps);
+    opnums.clear();
+    opnums.reserve(n);
     for (size_t i = 0; i < n; ++i) {
         xdr::Decoder at = d;
         uint32_t opnum = d.get_u32();
@@ -41,6 +44,7 @@ Scan scan(const OpTable& ops, xdr::Decoder d, size_t count) {
         x4::nfs_argop4 op;
         if (!x4::xdr_decode(at, op)) return {Scan::BadXdr, i};
         d = at;
+        opnums.push_back(opnum);
     }
     // Beyond what any session allows: SEQUENCE answers TOO_MANY_OPS first (§2.10.6.4)
     // and a COMPOUND without one stops at its first operation; this is a backstop.
@@ -95,7 +99,7 @@ CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args
         res.patch_u32(start, x4::NFS4ERR_MINOR_VERS_MISMATCH);
         return CompoundOutcome::Done;
     }
-    Scan s = scan(ops, args, count);
+    Scan s = scan(ops, args, count, c.opnums);
     if (s.stop == Scan::Garbage) return CompoundOutcome::Garbage;
 
     c.op_count = count;
@@ -112,6 +116,7 @@ CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args
             break;
         }
         uint32_t opnum = args.get_u32();
+        c.opnum = opnum;
         const OpEntry* found = ops.find(opnum);
         if (s.stop == Scan::TooMany && s.at == i && !found) {
             res.put_u32(x4::OP_ILLEGAL);

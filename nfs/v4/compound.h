@@ -56,6 +56,8 @@ struct Compound {
     std::optional<x4::stateid4> current_stateid, saved_stateid;
 
     size_t op_index = 0;       // of the operation running
+    uint32_t opnum = 0;        // the operation running (OP_*)
+    std::vector<uint32_t> opnums;  // of every operation that decodes, in order
     size_t op_count = 0;       // operations in the request
     size_t request_bytes = 0;  // the RPC call as encoded (SEQUENCE: ca_maxrequestsize)
 

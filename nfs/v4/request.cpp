@@ -53,7 +53,22 @@ Request::Request(rpc::CallContext& ctx, Services& svc)
 }
 
 x4::nfsstat4 Request::admit(const vfs::Export& exp, Caller& who) {
-    switch (authorize(exp, ctx.header, who)) {
+    Verdict v = authorize(exp, ctx.header, who);
+    // RFC 8881 §18.35.3: the operations of a client's spo_must_allow may be performed with
+    // its machine credential. The Linux client does so with CLOSE, LOCKU, DELEGRETURN and
+    // OPEN_DOWNGRADE (krb5i, whatever the mount's sec=), on files of exports that may not
+    // list krb5i, in COMPOUNDs where other operations come first (PUTFH, GETATTR,
+    // DELEGRETURN). As the Linux server (nfsd4_spo_must_allow), a COMPOUND with such an
+    // operation here or further on passes the export's sec= list; its client rule, squash
+    // and access still apply.
+    const std::span<const uint32_t> rest =
+        compound.op_index < compound.opnums.size()
+            ? std::span<const uint32_t>(compound.opnums).subspan(compound.op_index)
+            : std::span<const uint32_t>();
+    if (v == Verdict::WeakAuth && clientid != 0 && integrity_protected() &&
+        svc.clients.mach_allowed(clientid, rest, principal()))
+        v = authorize(exp, ctx.header, who, /*any_flavor=*/true);
+    switch (v) {
         case Verdict::Ok:
             return x4::NFS4_OK;
         case Verdict::NotAllowed:

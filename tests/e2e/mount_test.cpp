@@ -511,6 +511,31 @@ TEST_F(ConfigReloadTest, StartsFromYamlAndReloadsExportsOnSighup) {
     EXPECT_TRUE(MountIs(Mnt3(m->get(), added), MNT3_OK)) << "previous exports stay in force";
 }
 
+// RPCSEC_GSS is turned on at start only: a reload that brings the first krb5 export says
+// that Kerberos mounts wait for a restart, and keeps serving the new exports.
+TEST_F(ConfigReloadTest, AReloadThatAddsTheFirstKerberosExportSaysARestartIsNeeded) {
+    std::string yaml, why;
+    ASSERT_TRUE(ReadFile(daemon_->config_path(), &yaml, &why)) << why;
+    const std::string rule = "clients: [\"*\"]}";
+    const size_t at = yaml.find(rule);
+    ASSERT_NE(at, std::string::npos) << yaml;
+    yaml.replace(at, rule.size(), "clients: [{match: \"*\", sec: [krb5, sys]}]}");
+    ASSERT_TRUE(WriteFile(daemon_->config_path(), yaml, &why)) << why;
+    ASSERT_TRUE(daemon_->Reload());
+    bool said = false;
+    for (int i = 0; i < 50 && !said; ++i) {
+        std::string log;
+        said = ReadFile(daemon_->log_path(), &log) &&
+               log.find("RPCSEC_GSS is off") != std::string::npos &&
+               log.find("restarted") != std::string::npos;
+        if (!said) ::usleep(100000);
+    }
+    EXPECT_TRUE(said) << daemon_->log_tail(20);
+    auto m = RpcConn::Connect(daemon_->mount_port(), kMountProgram, 3, &why);
+    ASSERT_TRUE(m != nullptr) << why;
+    EXPECT_TRUE(MountIs(Mnt3(m->get(), daemon_->export_dir()), MNT3_OK)) << "AUTH_SYS still mounts";
+}
+
 // ---- exports(5) secure / insecure
 // ---------------------------------------------------------------- Raw RPC over sockets whose
 // source port the test chooses: the primary export is `secure` (the default), "open" is `insecure`.

@@ -2,10 +2,13 @@
 //
 // The test builds a Kerberos realm of its own (MIT krb5-kdc from Debian: kdb5_util,
 // kadmin.local, krb5kdc on a free loopback port, in a temporary directory), with the
-// service key nfs/localhost in the daemon's keytab and the user keys alice and bob in a
-// client keytab (MIT's initiator takes initial tickets from KRB5_CLIENT_KTNAME). The
-// realm's auth_to_local maps alice to the local user "daemon" (uid 1 on Debian); bob maps
-// to nobody, so he acts as the anonymous id. Missing Kerberos programs fail the test.
+// service keys nfs/localhost and nfs/<this host> in the daemon's keytab and the keys of
+// alice, bob and the machine host/client.test in a client keytab (MIT's initiator takes
+// initial tickets from KRB5_CLIENT_KTNAME). The realm's auth_to_local maps alice to the
+// local user "daemon" (uid 1 on Debian); bob maps to "bob", whom NSS does not know, so he
+// acts as the export's anonymous id; host/client.test is a machine principal (root, then
+// the export's root squash). NFSv4.1 COMPOUNDs check SP4_MACH_CRED. Missing Kerberos
+// programs fail the test.
 //
 // A hand-built client (rpc_wire.h plus GSS-API) creates contexts (RPCSEC_GSS_INIT), calls
 // NFSv3 NULL, GETATTR and CREATE with the services none (krb5), integrity (krb5i) and
@@ -36,6 +39,7 @@
 
 #include "tests/e2e/daemon_fixture.h"
 #include "tests/e2e/rpc_wire.h"
+#include "tests/shared/nfs4_ops.h"
 
 namespace nfsrdmad::e2e {
 namespace {
@@ -467,6 +471,7 @@ class RpcsecGss : public DaemonTest {
         if (HasFatalFailure()) return;
         ASSERT_EQ(::chmod(daemon_->export_dir().c_str(), 0777), 0);
         ASSERT_EQ(::chmod(daemon_->extra_export_dir("squashed").c_str(), 0777), 0);
+        ASSERT_EQ(::chmod(daemon_->extra_export_dir("private").c_str(), 0777), 0);
     }
     DaemonOptions Options() override {
         DaemonOptions o;
@@ -628,7 +633,8 @@ TEST_F(RpcsecGss, Sp4MachCredIsGrantedToAnIntegrityProtectedExchangeId) {
         ea.eia_clientowner.co_verifier = {1, 2, 3, 4, 5, 6, 7, 8};
         ea.eia_state_protect.set_spa_how(x4::SP4_MACH_CRED);
         auto& ops = ea.eia_state_protect.spa_mach_ops();
-        // What the Linux client asks for: the six of §18.35.3 enforced.
+        // What the Linux client asks for enforced: five of the six of §18.35.3 (not
+        // DELEGPURGE).
         ops.spo_must_enforce = {0, 0};
         for (uint32_t op : {x4::OP_EXCHANGE_ID, x4::OP_CREATE_SESSION, x4::OP_DESTROY_SESSION,
                             x4::OP_DESTROY_CLIENTID, x4::OP_BIND_CONN_TO_SESSION})
@@ -661,6 +667,103 @@ TEST_F(RpcsecGss, Sp4MachCredIsGrantedToAnIntegrityProtectedExchangeId) {
     EXPECT_TRUE(has(x4::OP_DESTROY_CLIENTID));
     ASSERT_TRUE(exchange(kSvcNone, &plain_res));
     EXPECT_EQ(plain_res.status, x4::NFS4ERR_INVAL) << "SP4_MACH_CRED without integrity";
+}
+
+// One COMPOUND (NFSv4.1) under `service`; false when no decodable reply came.
+bool Compound4(GssClient& c, uint32_t service, std::vector<x4::nfs_argop4> ops,
+               x4::COMPOUND4res* out) {
+    x4::COMPOUND4args a;
+    a.minorversion = 1;
+    a.argarray = std::move(ops);
+    Bytes args;
+    xdr::Encoder e(args);
+    x4::xdr_encode(e, a);
+    auto r = c.Call(1, args, CallOptions::V4(service));
+    Bytes res;
+    if (!r.has_value() || !c.Results(*r, &res)) return false;
+    xdr::Decoder d(res);
+    return x4::xdr_decode(d, *out);
+}
+
+// SP4_MACH_CRED's spo_must_allow (RFC 8881 §18.35.3): the Linux client sends CLOSE, LOCKU,
+// DELEGRETURN and OPEN_DOWNGRADE with its machine credential under krb5i whatever the
+// export lists. They pass an export that takes only krb5p; other operations under the
+// same credential and service still get NFS4ERR_WRONGSEC (other principals: the unit
+// test ClientRecord.MachCredNeedsIntegrityAndEnforcesItsOpList).
+TEST_F(RpcsecGss, OperationsTheMachineCredentialMayPerformPassAnExportsFlavorList) {
+    using namespace test_nfs4;
+    GssClient host;
+    ASSERT_TRUE(host.Establish(daemon_->nfs_port(), "host/client.test"));
+    x4::COMPOUND4res r;
+    {
+        x4::nfs_argop4 ex(x4::OP_EXCHANGE_ID);
+        auto& ea = ex.opexchange_id();
+        static const std::string owner = "gss-must-allow";
+        ea.eia_clientowner.co_ownerid = {reinterpret_cast<const uint8_t*>(owner.data()),
+                                         owner.size()};
+        ea.eia_clientowner.co_verifier = {1, 2, 3, 4, 5, 6, 7, 8};
+        ea.eia_state_protect.set_spa_how(x4::SP4_MACH_CRED);
+        auto& mo = ea.eia_state_protect.spa_mach_ops();
+        mo.spo_must_enforce = {0, 0};
+        mo.spo_must_allow = {0, 0};
+        for (uint32_t op : {x4::OP_EXCHANGE_ID, x4::OP_CREATE_SESSION, x4::OP_DESTROY_SESSION,
+                            x4::OP_DESTROY_CLIENTID, x4::OP_BIND_CONN_TO_SESSION})
+            mo.spo_must_enforce[op / 32] |= 1u << (op % 32);
+        for (uint32_t op : {x4::OP_CLOSE, x4::OP_LOCKU, x4::OP_DELEGRETURN, x4::OP_OPEN_DOWNGRADE})
+            mo.spo_must_allow[op / 32] |= 1u << (op % 32);
+        ASSERT_TRUE(Compound4(host, kSvcIntegrity, {ex}, &r));
+        ASSERT_EQ(r.status, x4::NFS4_OK);
+    }
+    const auto er = r.resarray.at(0).opexchange_id().eir_resok4();
+    ASSERT_EQ(er.eir_state_protect.spr_how(), x4::SP4_MACH_CRED);
+    x4::nfs_argop4 cs(x4::OP_CREATE_SESSION);
+    auto& ca = cs.opcreate_session();
+    ca.csa_clientid = er.eir_clientid;
+    ca.csa_sequence = er.eir_sequenceid;
+    ca.csa_fore_chan_attrs = {0, 1 << 20, 1 << 20, 8192, 16, 8, {}};
+    ca.csa_back_chan_attrs = {0, 4096, 4096, 0, 2, 1, {}};
+    ASSERT_TRUE(Compound4(host, kSvcIntegrity, {cs}, &r));
+    ASSERT_EQ(r.status, x4::NFS4_OK);
+    const x4::sessionid4 session = r.resarray.at(0).opcreate_session().csr_resok4().csr_sessionid;
+    uint32_t seqid = 0;
+    auto sequence = [&] {
+        x4::nfs_argop4 op(x4::OP_SEQUENCE);
+        auto& s = op.opsequence();
+        s.sa_sessionid = session;
+        s.sa_sequenceid = ++seqid;
+        return op;
+    };
+    // The krb5p-only export, through the pseudo file system.
+    std::vector<std::string> names;
+    const std::string path = daemon_->extra_export_dir("private");
+    for (size_t at = 1; at < path.size();) {
+        size_t end = path.find('/', at);
+        if (end == std::string::npos) end = path.size();
+        names.push_back(path.substr(at, end - at));
+        at = end + 1;
+    }
+    auto view = [](const std::string& s) {
+        return std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(s.data()), s.size());
+    };
+    std::vector<x4::nfs_argop4> ops{sequence(), op_putrootfh()};
+    for (const auto& n : names) ops.push_back(op_lookup(view(n)));
+    static const std::string oowner = "machine", fname = "by-machine";
+    ops.push_back(op_open(view(oowner), view(fname), true, x4::OPEN4_SHARE_ACCESS_WRITE));
+    ops.push_back(op_getfh());
+    ASSERT_TRUE(Compound4(host, kSvcPrivacy, std::move(ops), &r));
+    ASSERT_EQ(r.status, x4::NFS4_OK);
+    const size_t n = r.resarray.size();
+    const x4::stateid4 sid = r.resarray.at(n - 2).opopen().resok4().stateid;
+    const Bytes fh(r.resarray.at(n - 1).opgetfh().resok4().object.begin(),
+                   r.resarray.at(n - 1).opgetfh().resok4().object.end());
+
+    ASSERT_TRUE(Compound4(host, kSvcIntegrity, {sequence(), op_putfh(fh), op_getattr({1})}, &r));
+    EXPECT_EQ(r.status, x4::NFS4ERR_WRONGSEC) << "GETATTR is not in spo_must_allow";
+    // As the Linux client orders DELEGRETURN's COMPOUND: an attribute fetch comes first.
+    ASSERT_TRUE(Compound4(host, kSvcIntegrity,
+                          {sequence(), op_putfh(fh), op_getattr({1}), op_close(sid)}, &r));
+    EXPECT_EQ(r.status, x4::NFS4_OK) << "CLOSE with the machine credential under krb5i";
+    EXPECT_EQ(r.resarray.size(), 4u);
 }
 
 TEST_F(RpcsecGss, ReplaysAndForgeriesAreRefusedAsTheRfcSays) {
@@ -757,6 +860,10 @@ TEST_F(RpcsecGss, ReadUnderKrb5iAndKrb5pCarriesTheFilesBytesInsideTheWrap) {
     auto inlined = daemon_->StatsCounter("rpc", "inlined_payload_bytes");
     ASSERT_TRUE(inlined.has_value());
     EXPECT_GE(*inlined, 2u * 65536u) << "READ data was not copied inline for the wrap";
+    // The two READs' arguments (file handle, offset, count) went through the unwrap.
+    auto unwrapped = daemon_->StatsCounter("rpc", "unwrapped_bytes");
+    ASSERT_TRUE(unwrapped.has_value());
+    EXPECT_GE(*unwrapped, 2u * (4 + fh.size() + 8 + 4));
 }
 
 // CONTINUE_INIT for a complete context (no MIC, any caller): refused, and the context

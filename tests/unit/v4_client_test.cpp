@@ -208,6 +208,13 @@ TEST(ClientRecord, MachCredNeedsIntegrityAndEnforcesItsOpList) {
               x4::NFS4ERR_WRONG_CRED);
     EXPECT_EQ(t.check_mach_cred(r.clientid, x4::OP_DESTROY_CLIENTID, "krb5:host/h"), x4::NFS4_OK);
     EXPECT_EQ(t.check_mach_cred(r.clientid, x4::OP_CLOSE, "sys:0"), x4::NFS4_OK);
+    // spo_must_allow: the machine credential may CLOSE (request.cpp lets it past the
+    // export's flavor list); another principal, or an operation not allowed, may not.
+    const std::vector<uint32_t> closing{x4::OP_GETATTR, x4::OP_CLOSE}, reading{x4::OP_GETATTR};
+    EXPECT_TRUE(t.mach_allowed(r.clientid, closing, "krb5:host/h"));
+    EXPECT_FALSE(t.mach_allowed(r.clientid, closing, "krb5:alice@R"));
+    EXPECT_FALSE(t.mach_allowed(r.clientid, reading, "krb5:host/h"));
+    EXPECT_FALSE(t.mach_allowed(r.clientid + 1, closing, "krb5:host/h"));
     EXPECT_EQ(t.destroy_clientid(r.clientid, "sys:0"), x4::NFS4ERR_WRONG_CRED);
     EXPECT_EQ(t.destroy_clientid(r.clientid, "krb5:host/h"), x4::NFS4_OK);
 }

@@ -130,6 +130,7 @@ std::optional<Reply> Dispatcher::dispatch(const Message& msg, const Peer& peer,
         encode_accepted(r.bytes, h.xid, x::GARBAGE_ARGS, verf);
         return r;
     }
+    if (flavor->protects(auth)) counters_.unwrapped_bytes += args.size();
     std::optional<ReplyCache::Key> key;
     if (!info.idempotent) {
         key = ReplyCache::Key{peer.text, h.xid, h.prog, h.vers, h.proc,

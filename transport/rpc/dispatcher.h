@@ -41,7 +41,8 @@ public:
             prog_unavail{0}, prog_mismatch{0}, proc_unavail{0}, system_errors{0}, cache_replays{0},
             control_calls{0},          // answered by the flavor (RPCSEC_GSS context calls)
             protected_bytes{0},        // results wrapped for integrity or privacy
-            inlined_payload_bytes{0};  // out-of-line payload copied inline to be wrapped
+            inlined_payload_bytes{0},  // out-of-line payload copied inline to be wrapped
+            unwrapped_bytes{0};        // arguments checked (krb5i) or decrypted (krb5p)
     };
     const Counters& counters() const { return counters_; }
     const ReplyCache& reply_cache() const { return cache_; }

@@ -162,6 +162,15 @@ Status ClientTable::check_mach_cred(ClientId id, uint32_t op, const std::string&
     return enforced(*r, op, principal) ? x4::NFS4ERR_WRONG_CRED : x4::NFS4_OK;
 }
 
+bool ClientTable::mach_allowed(ClientId id, std::span<const uint32_t> ops,
+                               const std::string& principal) const {
+    std::lock_guard lock(mu_);
+    const Record* r = find(id);
+    if (!r || r->how != x4::SP4_MACH_CRED || principal != r->principal) return false;
+    return std::any_of(ops.begin(), ops.end(),
+                       [&](uint32_t op) { return op_in(r->must_allow, op); });
+}
+
 Status ClientTable::lease_status(ClientId id) const {
     const Record* r = find(id);
     if (!r || !r->confirmed) return x4::NFS4ERR_BAD_STATEID;

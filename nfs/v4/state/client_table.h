@@ -132,6 +132,10 @@ class ClientTable {
     // SP4_MACH_CRED (§2.10.8.3, §18.35.3): an operation in the client's spo_must_enforce from
     // another principal than the machine credential is NFS4ERR_WRONG_CRED.
     Status check_mach_cred(ClientId id, uint32_t op, const std::string& principal) const;
+    // SP4_MACH_CRED (§18.35.3): one of `ops` is in the client's spo_must_allow and
+    // `principal` is its machine credential.
+    bool mach_allowed(ClientId id, std::span<const uint32_t> ops,
+                      const std::string& principal) const;
 
     // Stateids of a client (see StateidTable), plus the lease: a stateid of a client whose
     // lease has expired (a courtesy client not yet renewed) is NFS4ERR_EXPIRED.

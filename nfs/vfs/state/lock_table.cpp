@@ -130,12 +130,13 @@ Result<void> LockTable::unmirror(FileState& fs, std::span<const Lock> freed,
             if (l.range.overlaps(span)) kept.push_back(l.range);
     }
     kept = merge_ranges(std::move(kept));
-    // A failure part-way leaves the kernel holding less than the table (gaps already
-    // unlocked); only the kernel's ENOLCK on a split can cause it.
+    // A failure (only the kernel's ENOLCK on a split can cause one) leaves those bytes
+    // locked there; the other gaps are still unlocked, and the first error is returned.
+    Result<void> first{};
     for (const Lock& f : freed)
         for (const ByteRange& gap : uncovered(f.range, kept))
-            if (auto r = fs.slot->unlock(gap); !r) return r;
-    return {};
+            if (auto r = fs.slot->unlock(gap); !r && first) first = r;
+    return first;
 }
 
 void LockTable::settle(FileState& fs, const ClientKey& client) {
@@ -297,10 +298,14 @@ std::vector<Waiter> LockTable::drop_if(FileState& fs, Pred pred, bool waiters_to
         it = fs.owners.erase(it);
         changed = true;
     }
-    // Off the mirror now, under the file's mutex. A failure (the kernel's ENOLCK on a
-    // split) leaves bytes locked there until the slot closes with the file's last owner.
-    if (!fs.owners.empty())
-        for (const OwnerEntry& e : gone) (void)unmirror(fs, e.locks, nullptr);
+    // Off the mirror now, under the file's mutex, in one pass over what the remaining
+    // owners keep. A failure (the kernel's ENOLCK on a split) leaves bytes locked there
+    // until the slot closes with the file's last owner.
+    if (!fs.owners.empty() && fs.slot) {
+        std::vector<Lock> freed;
+        for (const OwnerEntry& e : gone) freed.insert(freed.end(), e.locks.begin(), e.locks.end());
+        (void)unmirror(fs, freed, nullptr);
+    }
     for (const OwnerEntry& e : gone) settle(fs, e.owner.client());
     if (waiters_too) {
         for (auto it = fs.waiters.begin(); it != fs.waiters.end();) {

@@ -15,7 +15,7 @@
 # Services
 #   rpcbind_start / rpcbind_stop
 #   statd_start / statd_stop      rpc.statd (only where NLM locking is tested)
-#   knfsd_start DIR / knfsd_stop  the kernel nfsd exporting DIR: TCP $KNFSD_PORT, RDMA
+#   knfsd_start DIR / knfsd_stop  the kernel nfsd exporting DIR ($KNFSD_EXPORT_OPTS): TCP $KNFSD_PORT, RDMA
 #                                 $KNFSD_RDMA_PORT, MOUNT on $KNFSD_MOUNTD_PORT; v3 mounts DIR,
 #                                 v4 mounts "/" (DIR is the v4 pseudo-root, fsid=0)
 #   nfsrdmad_start DIR [ARGS...]  our daemon ($NFSRDMAD_BIN) exporting DIR on 127.0.0.1:
@@ -157,7 +157,7 @@ knfsd_start() {
     rpcbind_start || return 1
     # fsid=0: DIR is also the NFSv4 pseudo-root. The guest's / is an overlayfs, which the
     # kernel nfsd cannot export, so the automatic v4 pseudo-root on / would not work.
-    echo "$dir *(rw,no_root_squash,insecure,no_subtree_check,fsid=0)" > /etc/exports
+    echo "$dir *(${KNFSD_EXPORT_OPTS:-rw,no_root_squash,insecure,no_subtree_check,fsid=0})" > /etc/exports
     exportfs -ra || return 1
     rpc.mountd -F -p "$KNFSD_MOUNTD_PORT" &
     MOUNTD_PID=$!

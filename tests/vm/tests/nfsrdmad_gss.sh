@@ -23,7 +23,8 @@
 # credential) and keeps its delegations working over the backchannel (recalls for a v3
 # mount's write and for local processes: lib/nfs.sh nfs4_delegations);
 # and then: $STRICT refuses sec=krb5 and sec=sys mounts for v3 and v4.1; a krb5p mount of it
-# works and its root is squashed to 65534; the daemon copied no payload outside the
+# works and its root is squashed to 65534; over v4.1 the client's CLOSE and LOCKU, sent with
+# its machine credential under krb5i, pass (no open or lock is left behind); the daemon copied no payload outside the
 # RPCSEC_GSS wraps (rdma payload_memcpy_bytes 0) and counted the ones inside them
 # (rpc inlined_payload_bytes); the daemon exits 0.
 # Env: NFSRDMAD_BIN (required), BIG_MB (64), MANY (5000).
@@ -66,13 +67,13 @@ no_ticket_refused() {  # DIR: carol (no ticket) cannot list DIR
 }
 
 one_mount() {  # PROTO VERS SEC
-    local proto=$1 vers=$2 sec=$3 l="$1 v$2 $3" o t0 before_msg before_nomsg before_wc before_rc before_rdc
+    local proto=$1 vers=$2 sec=$3 l="$1 v$2 $3" o t0 before_nomsg before_wc before_rc before_rdc
     o=$(gss_opts "$proto" "$vers" "$sec")
     check "$l: mount" nfs_mount "$KRB5_HOST:$EXPORT" "$MNT" "$o" 120 || {
         tail -15 "$VMTEST_OUT/gssd.log" | sed 's/^/  gssd: /'; tail -15 "$NFSRDMAD_LOG" | sed 's/^/  nfsrdmad: /'
         return 1; }
     check "$l: transport" assert_mount_transport "$MNT" "$proto"
-    check_eq "$l: flavor (/proc/mounts sec=)" "$(mount_sec "$MNT")" "$sec"
+    check_eq "$l: flavor (/proc/mounts sec=)" "$sec" "$(mount_sec "$MNT")"
     if [ "$proto" = rdma ]; then
         dump_stats
         before_nomsg=$(counter rdma calls_nomsg); before_rc=$(counter rdma read_chunks)
@@ -81,17 +82,17 @@ one_mount() {  # PROTO VERS SEC
     t0=$(now)
     check "$l: alice writes $BIG_MB MiB" as_user $ALICE dd if=/tmp/big of="$MNT/alice/big" bs=1M conv=fsync status=none
     note "write: $(since "$t0") s"
-    check_eq "$l: alice's file has her uid on the server" "$(stat -c %u "$EXPORT/alice/big")" $ALICE
+    check_eq "$l: alice's file has her uid on the server" $ALICE "$(stat -c %u "$EXPORT/alice/big")"
     check "$l: root (machine credential) creates a file" touch "$MNT/by-root"
-    check_eq "$l: root's file is root's (no_root_squash)" "$(stat -c %u "$EXPORT/by-root" 2>&1)" 0
+    check_eq "$l: root's file is root's (no_root_squash)" 0 "$(stat -c %u "$EXPORT/by-root" 2>&1)"
     rm -f "$EXPORT/by-root"
     nfs_umount "$MNT"
     check "$l: remount" nfs_mount "$KRB5_HOST:$EXPORT" "$MNT" "$o" 120 || return 1
     t0=$(now)
-    check_eq "$l: alice reads it back (md5)" "$(as_user $ALICE md5sum < "$MNT/alice/big" | cut -d' ' -f1)" "$BIG_MD5"
+    check_eq "$l: alice reads it back (md5)" "$BIG_MD5" "$(as_user $ALICE md5sum "$MNT/alice/big" | cut -d' ' -f1)"
     note "read: $(since "$t0") s"
     t0=$(now)
-    check_eq "$l: $MANY-entry listing (ls -l)" "$(as_user $ALICE ls -l "$MNT/many" | grep -c '^-')" "$MANY"
+    check_eq "$l: $MANY-entry listing (ls -l)" "$MANY" "$(as_user $ALICE ls -l "$MNT/many" | grep -c '^-')"
     note "listing: $(since "$t0") s"
     check "$l: a user without a ticket is refused" no_ticket_refused "$MNT/many"
     check "$l: alice still works" as_user $ALICE stat "$MNT/alice/big"
@@ -106,7 +107,7 @@ one_mount() {  # PROTO VERS SEC
         else
             check "$l: WRITEs are RDMA_NOMSG long calls (no DDP)" test "$nomsg" -ge "$BIG_MB"
             check "$l: READ replies come back in reply chunks" test "$rdc" -ge "$BIG_MB"
-            check_eq "$l: no write chunk (no DDP)" "$wc" 0
+            check_eq "$l: no write chunk (no DDP)" 0 "$wc"
         fi
     fi
     # removed through the mount: the daemon's descriptor cache lets go of it (a local rm
@@ -182,19 +183,38 @@ for vers in 3 4.1; do
     done
     if check "v$vers: sec=krb5p mounts" nfs_mount "$KRB5_HOST:$STRICT" "$MNT" "$(gss_opts rdma $vers krb5p)" 120; then
         check "v$vers: alice creates a file" as_user $ALICE touch "$MNT/alice-$vers"
-        check_eq "v$vers: with her uid" "$(stat -c %u "$STRICT/alice-$vers" 2>&1)" $ALICE
+        check_eq "v$vers: with her uid" $ALICE "$(stat -c %u "$STRICT/alice-$vers" 2>&1)"
         check "v$vers: root creates a file" touch "$MNT/root-$vers"
-        check_eq "v$vers: root is squashed (root_squash)" "$(stat -c %u "$STRICT/root-$vers" 2>&1)" 65534
+        check_eq "v$vers: root is squashed (root_squash)" 65534 "$(stat -c %u "$STRICT/root-$vers" 2>&1)"
+        if [ "$vers" = 4.1 ]; then
+            # The client's CLOSE and LOCKU go with its machine credential under krb5i
+            # (SP4_MACH_CRED's spo_must_allow), which this export does not list: they
+            # must pass all the same, or the open and the lock stay on the server.
+            check "v$vers: alice locks and unlocks a file" as_user $ALICE python3 -c 'import fcntl, sys
+f = open(sys.argv[1], "r+")
+fcntl.lockf(f, fcntl.LOCK_EX)
+fcntl.lockf(f, fcntl.LOCK_UN)
+f.close()' "$MNT/alice-$vers"
+            check "v$vers: a local process locks it after that" python3 -c 'import fcntl, sys
+fcntl.lockf(open(sys.argv[1], "r+"), fcntl.LOCK_EX | fcntl.LOCK_NB)' "$STRICT/alice-$vers"
+        fi
         nfs_umount "$MNT"
+        if [ "$vers" = 4.1 ]; then
+            sleep 1; dump_stats
+            check_eq "v$vers: no open left on the server after the umount (CLOSE passed)" 0 "$(counter nfs4 opens)"
+            check_eq "v$vers: no lock left on the server (LOCKU passed)" 0 "$(counter nfs4 locked_files)"
+        fi
     fi
 done
 
 step "counters and shutdown"
 dump_stats
 grep "stats: rpc \|stats: rdma " "$NFSRDMAD_LOG" | tail -2 | sed 's/^/    /'
-check_eq "no payload copied outside the wraps (rdma payload_memcpy_bytes)" "$(counter rdma payload_memcpy_bytes)" 0
+check_eq "no payload copied outside the wraps (rdma payload_memcpy_bytes)" 0 "$(counter rdma payload_memcpy_bytes)"
 check "payload copied into the krb5i/krb5p wraps is counted (rpc inlined_payload_bytes)" \
     test "$(counter rpc inlined_payload_bytes)" -ge $((4 * BIG_MB << 20))
+check "krb5i/krb5p WRITE arguments went through the unwrap (rpc unwrapped_bytes)" \
+    test "$(counter rpc unwrapped_bytes)" -ge $((8 * BIG_MB << 20))
 check "contexts were built (gssd log)" grep -q "creating context" "$VMTEST_OUT/gssd.log"
 check "no ucma 'changed security contexts' in the kernel log" bash -c '! dmesg | grep -q "changed security contexts"'
 check "nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop

@@ -34,7 +34,9 @@ struct GssOptions {
     std::string keytab;           // "" = KRB5_KTNAME, else /etc/krb5.keytab
     size_t max_contexts = 65536;  // server-wide
     uint32_t seq_window = 4096;   // sent to clients in rpc_gss_init_res
-    uint32_t anon_uid = 65534;    // principals without a local user
+    // What Credential::sys holds for a principal without a local user; the export's
+    // anonuid/anongid apply in its place (Credential::anonymous).
+    uint32_t anon_uid = 65534;
     uint32_t anon_gid = 65534;
 };
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 
 namespace nfsrdmad::rpc::gss {
 
@@ -104,11 +105,12 @@ KeytabReport inspect_keytab(const std::string& path) {
     rc = krb5_kt_start_seq_get(k.get(), kt, &cursor);
     if (rc != 0) {
         r.error = k.message(rc);
+        r.permission = rc == EACCES;
         krb5_kt_close(k.get(), kt);
         return r;
     }
     krb5_keytab_entry entry;
-    while (krb5_kt_next_entry(k.get(), kt, &entry, &cursor) == 0) {
+    while ((rc = krb5_kt_next_entry(k.get(), kt, &entry, &cursor)) == 0) {
         std::string full = k.name(entry.principal, 0);
         if (!full.empty() &&
             std::find(r.principals.begin(), r.principals.end(), full) == r.principals.end())
@@ -120,7 +122,11 @@ KeytabReport inspect_keytab(const std::string& path) {
     }
     krb5_kt_end_seq_get(k.get(), kt, &cursor);
     krb5_kt_close(k.get(), kt);
-    if (r.principals.empty()) r.error = "it holds no keys";
+    if (rc != KRB5_KT_END)
+        r.error = "unreadable after " + std::to_string(r.principals.size()) +
+                  " principal(s): " + k.message(rc);
+    else if (r.principals.empty())
+        r.error = "it holds no keys";
     return r;
 }
 

@@ -2,8 +2,8 @@
 // krb5 API (GSS-API has no call for either): the default realm, whose machine principals
 // act as root where an export allows root (identity.h), and the service keys in the keytab,
 // which `check-config` and start-up check for the key clients ask for, nfs/<this host>
-// (RFC 2203 §5.2.2: the client names the service "nfs@<host>"; its gssd takes <host> from
-// the mount's server name).
+// (the host-based service name "nfs@<host>" of RFC 2623's NFS over RPCSEC_GSS; the Linux
+// client's gssd takes <host> from the mount's server name).
 #pragma once
 
 #include <string>
@@ -16,6 +16,7 @@ std::string default_realm();
 
 struct KeytabReport {
     std::string error;                    // why the keytab could not be read ("" if it was)
+    bool permission = false;              // `error` is a permission denied (not the daemon?)
     std::vector<std::string> principals;  // its distinct principals, in keytab order
     std::string expected;                 // nfs/<this host's canonical name>, without realm
     bool has_expected = false;            // a key for this host: `expected`, or nfs/ of its
