@@ -20,11 +20,12 @@
 #     are VFS leases; generic_add_lease refuses them), restored afterwards.
 #   nfsrdmad without delegations: `nfsv4: {delegations: false}`. nfsrdmad's read delegations
 #     hold a Linux file lease too, so leases-enable is 1 while it runs.
-# Files in /vmtest: jobs/deleg-orc.fio, table.py. Env: NFSRDMAD_BIN, DELEG_FILES (200),
+# Files in /vmtest: jobs/deleg-orc.fio, table.py, cpu.sh. Env: NFSRDMAD_BIN, DELEG_FILES (200),
 # DELEG_SIZE (4096 bytes), DELEG_PASSES (warm passes, 10), DELEG_TRANSPORTS ("tcp rdma").
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/rxe.sh"
 source "$VMTEST_LIB/nfs.sh"
+source /vmtest/cpu.sh  # server_cpu, vm_busy, cpu_json
 
 FILES=${DELEG_FILES:-200} SIZE=${DELEG_SIZE:-4096} PASSES=${DELEG_PASSES:-10}
 read -r -a TRANSPORTS <<< "${DELEG_TRANSPORTS:-tcp rdma}"
@@ -59,30 +60,6 @@ server_delegs() {
         echo "{\"held\": $(cat /proc/fs/nfsd/clients/*/states 2>/dev/null | grep -c 'type: deleg')}"
     fi
 }
-
-# server_cpu SERVER: CPU time (user + system, clock ticks) the server has used so far: the
-# daemon's process (all its threads), or the kernel nfsd's threads (bash builtins only)
-server_cpu() {
-    local f p comm sum=0
-    if [ "$1" = nfsrdmad ]; then
-        read -r -a f < "/proc/$NFSRDMAD_PID/stat" && sum=$((f[13] + f[14]))
-    else
-        for p in /proc/[0-9]*; do
-            read -r comm < "$p/comm" 2> /dev/null || continue
-            [ "$comm" = nfsd ] || continue
-            read -r -a f < "$p/stat" 2> /dev/null && sum=$((sum + f[13] + f[14]))
-        done
-    fi
-    echo $sum
-}
-# vm_busy: CPU time (ticks, all vCPUs) the whole VM has spent not idle so far (/proc/stat)
-vm_busy() {
-    local cpu u n s idle io irq sirq steal
-    read -r cpu u n s idle io irq sirq steal _ < /proc/stat
-    echo $((u + n + s + irq + sirq))
-}
-# cpu_json SERVER: {"server": ticks, "vm": ticks}
-cpu_json() { echo "{\"server\": $(server_cpu "$1"), \"vm\": $(vm_busy)}"; }
 
 # fio_pass CONFIG PHASE LOOPS DIR: the job over DIR, LOOPS passes; fio JSON in $RES
 fio_pass() {

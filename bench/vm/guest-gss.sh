@@ -12,12 +12,13 @@
 # kernel nfsd maps that principal to nobody, nfsrdmad to root). Per configuration
 # SERVER-FLAVOR: one fio JSON per job, and the CPU time of the server (the daemon's process
 # or the nfsd threads) and of the whole VM around each job (CONFIG.JOB.cpu.json).
-# Files in /vmtest: jobs/*.fio, table.py. Env: NFSRDMAD_BIN, GSS_VERS (4.1), GSS_PROTO (rdma),
+# Files in /vmtest: jobs/*.fio, table.py, cpu.sh. Env: NFSRDMAD_BIN, GSS_VERS (4.1), GSS_PROTO (rdma),
 # BENCH_SIZE (128M), BENCH_RUNTIME (15 s per job).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/rxe.sh"
 source "$VMTEST_LIB/nfs.sh"
 source "$VMTEST_LIB/krb5.sh"
+source /vmtest/cpu.sh  # server_cpu, vm_busy
 
 VERS=${GSS_VERS:-4.1} PROTO=${GSS_PROTO:-rdma}
 export SIZE=${BENCH_SIZE:-128M} RUNTIME=${BENCH_RUNTIME:-15}
@@ -29,26 +30,6 @@ RES=$VMTEST_OUT/results
 mkdir -p "$RES"
 # gssd talks to TCP 2049 whatever the mount's port: each server listens there in turn.
 KNFSD_PORT=2049 NFSRDMAD_PORT=2049
-
-# server_cpu SERVER: CPU ticks (user + system) the server has used so far
-server_cpu() {
-    local f p comm sum=0
-    if [ "$1" = nfsrdmad ]; then
-        read -r -a f < "/proc/$NFSRDMAD_PID/stat" && sum=$((f[13] + f[14]))
-    else
-        for p in /proc/[0-9]*; do
-            read -r comm < "$p/comm" 2> /dev/null || continue
-            [ "$comm" = nfsd ] || continue
-            read -r -a f < "$p/stat" 2> /dev/null && sum=$((sum + f[13] + f[14]))
-        done
-    fi
-    echo $sum
-}
-vm_busy() {
-    local cpu u n s idle io irq sirq
-    read -r cpu u n s idle io irq sirq _ < /proc/stat
-    echo $((u + n + s + irq + sirq))
-}
 
 # suite SERVER FLAVOR SRC PORT: mount with sec=FLAVOR, every job, unmount
 suite() {

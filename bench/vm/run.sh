@@ -101,13 +101,13 @@ if [ $GSS = 1 ]; then
     "$REPO/tests/vm/boot.sh" --vm-dir "$VM_DIR" --run-dir "$OUT" --mem 3G --timeout 3600 \
         -e "NFSRDMAD_BIN=$BIN" -e "BENCH_SIZE=$SIZE" -e "BENCH_RUNTIME=$RUNTIME" \
         -e "GSS_VERS=$GSS_VERS" -e "GSS_PROTO=$PROTO" \
-        "$HERE/guest-gss.sh" "$HERE/jobs" "$HERE/table.py" || rc=$?
+        "$HERE/guest-gss.sh" "$HERE/jobs" "$HERE/table.py" "$HERE/cpu.sh" || rc=$?
 elif [ $DELEG = 1 ]; then
     OUT=${OUT:-$BUILD/bench-vm-deleg}
     "$REPO/tests/vm/boot.sh" --vm-dir "$VM_DIR" --run-dir "$OUT" --mem 2G --timeout 1800 \
         -e "NFSRDMAD_BIN=$BIN" -e "DELEG_FILES=$DELEG_FILES" -e "DELEG_SIZE=$DELEG_SIZE" \
         -e "DELEG_PASSES=$PASSES" \
-        "$HERE/guest-deleg.sh" "$HERE/jobs" "$HERE/table.py" || rc=$?
+        "$HERE/guest-deleg.sh" "$HERE/jobs" "$HERE/table.py" "$HERE/cpu.sh" || rc=$?
 elif [ $LOAD = 1 ]; then
     OUT=${OUT:-$BUILD/bench-vm-load}
     "$REPO/tests/vm/boot.sh" --vm-dir "$VM_DIR" --run-dir "$OUT" --mem "$MEM" --timeout 3600 \
