@@ -669,9 +669,10 @@ TEST_F(RpcsecGss, Sp4MachCredIsGrantedToAnIntegrityProtectedExchangeId) {
     EXPECT_EQ(plain_res.status, x4::NFS4ERR_INVAL) << "SP4_MACH_CRED without integrity";
 }
 
-// One COMPOUND (NFSv4.1) under `service`; false when no decodable reply came.
+// One COMPOUND (NFSv4.1) under `service`; false when no decodable reply came. The
+// decoded results view the reply's bytes, which `keep` holds until the next call.
 bool Compound4(GssClient& c, uint32_t service, std::vector<x4::nfs_argop4> ops,
-               x4::COMPOUND4res* out) {
+               x4::COMPOUND4res* out, Bytes* keep) {
     x4::COMPOUND4args a;
     a.minorversion = 1;
     a.argarray = std::move(ops);
@@ -679,9 +680,9 @@ bool Compound4(GssClient& c, uint32_t service, std::vector<x4::nfs_argop4> ops,
     xdr::Encoder e(args);
     x4::xdr_encode(e, a);
     auto r = c.Call(1, args, CallOptions::V4(service));
-    Bytes res;
-    if (!r.has_value() || !c.Results(*r, &res)) return false;
-    xdr::Decoder d(res);
+    keep->clear();
+    if (!r.has_value() || !c.Results(*r, keep)) return false;
+    xdr::Decoder d(*keep);
     return x4::xdr_decode(d, *out);
 }
 
@@ -695,6 +696,7 @@ TEST_F(RpcsecGss, OperationsTheMachineCredentialMayPerformPassAnExportsFlavorLis
     GssClient host;
     ASSERT_TRUE(host.Establish(daemon_->nfs_port(), "host/client.test"));
     x4::COMPOUND4res r;
+    Bytes keep;  // the last reply's bytes, which `r` views
     {
         x4::nfs_argop4 ex(x4::OP_EXCHANGE_ID);
         auto& ea = ex.opexchange_id();
@@ -711,7 +713,7 @@ TEST_F(RpcsecGss, OperationsTheMachineCredentialMayPerformPassAnExportsFlavorLis
             mo.spo_must_enforce[op / 32] |= 1u << (op % 32);
         for (uint32_t op : {x4::OP_CLOSE, x4::OP_LOCKU, x4::OP_DELEGRETURN, x4::OP_OPEN_DOWNGRADE})
             mo.spo_must_allow[op / 32] |= 1u << (op % 32);
-        ASSERT_TRUE(Compound4(host, kSvcIntegrity, {ex}, &r));
+        ASSERT_TRUE(Compound4(host, kSvcIntegrity, {ex}, &r, &keep));
         ASSERT_EQ(r.status, x4::NFS4_OK);
     }
     const auto er = r.resarray.at(0).opexchange_id().eir_resok4();
@@ -722,7 +724,7 @@ TEST_F(RpcsecGss, OperationsTheMachineCredentialMayPerformPassAnExportsFlavorLis
     ca.csa_sequence = er.eir_sequenceid;
     ca.csa_fore_chan_attrs = {0, 1 << 20, 1 << 20, 8192, 16, 8, {}};
     ca.csa_back_chan_attrs = {0, 4096, 4096, 0, 2, 1, {}};
-    ASSERT_TRUE(Compound4(host, kSvcIntegrity, {cs}, &r));
+    ASSERT_TRUE(Compound4(host, kSvcIntegrity, {cs}, &r, &keep));
     ASSERT_EQ(r.status, x4::NFS4_OK);
     const x4::sessionid4 session = r.resarray.at(0).opcreate_session().csr_resok4().csr_sessionid;
     uint32_t seqid = 0;
@@ -750,18 +752,19 @@ TEST_F(RpcsecGss, OperationsTheMachineCredentialMayPerformPassAnExportsFlavorLis
     static const std::string oowner = "machine", fname = "by-machine";
     ops.push_back(op_open(view(oowner), view(fname), true, x4::OPEN4_SHARE_ACCESS_WRITE));
     ops.push_back(op_getfh());
-    ASSERT_TRUE(Compound4(host, kSvcPrivacy, std::move(ops), &r));
+    ASSERT_TRUE(Compound4(host, kSvcPrivacy, std::move(ops), &r, &keep));
     ASSERT_EQ(r.status, x4::NFS4_OK);
     const size_t n = r.resarray.size();
     const x4::stateid4 sid = r.resarray.at(n - 2).opopen().resok4().stateid;
     const Bytes fh(r.resarray.at(n - 1).opgetfh().resok4().object.begin(),
                    r.resarray.at(n - 1).opgetfh().resok4().object.end());
 
-    ASSERT_TRUE(Compound4(host, kSvcIntegrity, {sequence(), op_putfh(fh), op_getattr({1})}, &r));
+    ASSERT_TRUE(
+        Compound4(host, kSvcIntegrity, {sequence(), op_putfh(fh), op_getattr({1})}, &r, &keep));
     EXPECT_EQ(r.status, x4::NFS4ERR_WRONGSEC) << "GETATTR is not in spo_must_allow";
     // As the Linux client orders DELEGRETURN's COMPOUND: an attribute fetch comes first.
     ASSERT_TRUE(Compound4(host, kSvcIntegrity,
-                          {sequence(), op_putfh(fh), op_getattr({1}), op_close(sid)}, &r));
+                          {sequence(), op_putfh(fh), op_getattr({1}), op_close(sid)}, &r, &keep));
     EXPECT_EQ(r.status, x4::NFS4_OK) << "CLOSE with the machine credential under krb5i";
     EXPECT_EQ(r.resarray.size(), 4u);
 }
