@@ -93,7 +93,7 @@ void reload(const Options& opts, const vfs::HandleKey& key, vfs::ExportRegistry&
 }
 
 void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* rdma,
-                const nfs::v3::Nfs3Program& nfs3, nfs::v4::Nfs4Program* nfs4, uint64_t nofile) {
+                const vfs::FdCache& files, nfs::v4::Nfs4Program* nfs4, uint64_t nofile) {
     const auto& c = d.counters();
     const auto& t = tcp.counters();
     spdlog::info(
@@ -114,7 +114,6 @@ void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* 
         t.bytes_out.load(), t.payload_spliced_bytes.load(), t.payload_copied_bytes.load(),
         t.back_calls.load(), t.back_failed.load(), t.stray_replies.load());
     spdlog::info("stats: vfs metadata_commits={}", vfs::metadata_commits());
-    const auto& files = nfs3.files();
     const auto fp = vfs::fd_pressure_stats();
     spdlog::info(
         "stats: fds open={} limit={} cache_capacity={} cache_entries={} cache_evictions={} "
@@ -127,10 +126,9 @@ void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* 
         const auto n = v4.clients.totals();
         spdlog::info(
             "stats: nfs4 clients={} sessions={} stateids={} opens={} lock_stateids={} "
-            "locked_files={} cache_entries={} cache_evictions={} cache_reclaimed={} mach_cred={}",
+            "locked_files={} mach_cred={}",
             n.clients, n.sessions, n.stateids, v4.opens.size(), v4.lock_states.size(),
-            v4.locks.file_count(), v4.files.size(), v4.files.evictions(), v4.files.reclaimed(),
-            n.mach_cred);
+            v4.locks.file_count(), n.mach_cred);
         const auto& d = v4.delegation_stats;
         spdlog::info(
             "stats: nfs4_delegations held={} write={} granted={} recalls={} recall_failures={} "
@@ -324,7 +322,10 @@ int run(config::Config cfg, const Options& opts) {
     const bool gss_on = add_gss_flavor(cfg, dispatcher);
     auto mounts = std::make_shared<nfs::mount::MountProgram>(registry);
     dispatcher.add(mounts);
-    auto nfs3 = std::make_shared<nfs::v3::Nfs3Program>(registry, fd_cache);
+    // One descriptor cache for NFSv3 and NFSv4.1: a file both protocols use is open once,
+    // and fd_cache is the whole budget the limit left for open files.
+    auto files = std::make_shared<vfs::FdCache>(fd_cache);
+    auto nfs3 = std::make_shared<nfs::v3::Nfs3Program>(registry, files);
     dispatcher.add(nfs3);
     // One byte-range lock table for NLM and NFSv4.1: their locks conflict with each
     // other's, and (locks.local) with local processes' through OFD locks on the files.
@@ -357,7 +358,7 @@ int run(config::Config cfg, const Options& opts) {
         o.limits.max_clients = cfg.nfs4.max_clients;
         o.limits.fore = fore_channel(cfg);
         o.domain = cfg.nfs4.domain;
-        o.fd_cache_capacity = fd_cache;
+        o.files = files;
         auto store = vfs::RecoveryStore::open(cfg.state_dir, static_cast<uint32_t>(::time(nullptr)),
                                               &why);
         if (!store) {
@@ -569,7 +570,7 @@ int run(config::Config cfg, const Options& opts) {
         } else if (s == Signal::Reload) {
             reload(opts, *key, *registry, gss_on);
         } else if (s == Signal::DumpStats) {
-            dump_stats(dispatcher, server, rdma_server.get(), *nfs3, nfs4.get(), nofile.soft);
+            dump_stats(dispatcher, server, rdma_server.get(), *files, nfs4.get(), nofile.soft);
         } else {
             break;
         }
@@ -590,7 +591,7 @@ int run(config::Config cfg, const Options& opts) {
         while (rdma_server->connections() > 0 && std::chrono::steady_clock::now() < deadline)
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    dump_stats(dispatcher, server, rdma_server.get(), *nfs3, nfs4.get(), nofile.soft);
+    dump_stats(dispatcher, server, rdma_server.get(), *files, nfs4.get(), nofile.soft);
     reactors.stop();
     workers.shutdown();
     spdlog::info("nfsrdmad stopped");

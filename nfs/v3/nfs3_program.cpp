@@ -42,8 +42,9 @@ constexpr Proc kProcs[] = {
 
 }  // namespace
 
-Nfs3Program::Nfs3Program(std::shared_ptr<vfs::ExportRegistry> exports, size_t fd_cache_capacity)
-    : svc_(std::move(exports), fd_cache_capacity) {}
+Nfs3Program::Nfs3Program(std::shared_ptr<vfs::ExportRegistry> exports,
+                         std::shared_ptr<vfs::FdCache> files)
+    : svc_(std::move(exports), std::move(files)) {}
 
 uint32_t Nfs3Program::number() const { return x::NFS_PROGRAM; }
 

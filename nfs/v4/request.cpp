@@ -17,7 +17,8 @@ state::Limits with_backchannel(state::Limits l, bool backchannel) {
 Services::Services(std::shared_ptr<vfs::ExportRegistry> e, const Options& o)
     : options(o),
       exports(std::move(e)),
-      files(o.fd_cache_capacity),
+      file_cache(o.files ? o.files : std::make_shared<vfs::FdCache>()),
+      files(*file_cache),
       clock(o.clock ? *o.clock : steady_clock),
       recovery(o.recovery_store, clock,
                o.grace_period.count() ? std::chrono::steady_clock::duration(o.grace_period)

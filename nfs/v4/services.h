@@ -38,7 +38,9 @@ namespace nfsrdmad::nfs::v4 {
 struct Options {
     state::Limits limits;                // leases, bounds, channel limits
     std::string domain = "localdomain";  // NFSv4 id mapping (RFC 8881 §5.9)
-    size_t fd_cache_capacity = vfs::FdCache::kDefaultCapacity;
+    // Open regular files for I/O, shared with NFSv3 (nfs3_program.h). Null: one of its
+    // own, of FdCache::kDefaultCapacity.
+    std::shared_ptr<vfs::FdCache> files;
     uint32_t epoch = 0;  // 0: the recovery store's, or the boot time in seconds
     // The lease clock; nullptr: the steady clock. Tests pass one they advance by hand. It
     // must outlive the Services.
@@ -78,7 +80,8 @@ class Services {
 
     const Options options;
     std::shared_ptr<vfs::ExportRegistry> exports;
-    vfs::FdCache files;
+    std::shared_ptr<vfs::FdCache> file_cache;  // options.files, or one of its own
+    vfs::FdCache& files;                       // *file_cache
     state::SteadyClock steady_clock;
     const state::Clock& clock;  // options.clock or steady_clock
     Recovery recovery;

@@ -2,6 +2,7 @@
 #include "tests/e2e/e2e_util.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -465,6 +466,17 @@ std::string Daemon::on_disk(const std::string& rel) const {
     if (!WriteFile(config_, y.str(), &why)) return ::testing::AssertionFailure() << why;
     AppendToLog(log_, "=== e2e: wrote " + config_ + ":\n" + y.str());
     return ::testing::AssertionSuccess();
+}
+
+size_t Daemon::OpenFdCount() const {
+    size_t n = 0;
+    const std::string dir = "/proc/" + std::to_string(pid_) + "/fd";
+    if (DIR* d = ::opendir(dir.c_str())) {
+        while (const dirent* e = ::readdir(d))
+            if (e->d_name[0] != '.') ++n;
+        ::closedir(d);
+    }
+    return n;
 }
 
 std::optional<uint64_t> Daemon::StatsCounter(const std::string& group, const std::string& name) {

@@ -117,6 +117,8 @@ class Daemon {
 
     bool running() const { return pid_ > 0; }
     pid_t pid() const { return pid_; }
+    // The daemon's open descriptors, counted in /proc/<pid>/fd.
+    size_t OpenFdCount() const;
     uint16_t nfs_port() const { return nfs_port_; }
     uint16_t mount_port() const { return mount_port_; }
     const std::string& base_dir() const { return base_; }

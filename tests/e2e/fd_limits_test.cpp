@@ -3,8 +3,6 @@
 // storm of thousands of files succeeds, and at the limit itself the daemon gives back
 // idle cached descriptors, or answers NFS3ERR_JUKEBOX (RFC 1813 §2.6) when nothing can be
 // freed, never NFS3ERR_IO. Descriptors are counted from /proc/<pid>/fd.
-#include <dirent.h>
-
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -24,17 +22,6 @@ namespace nfsrdmad::e2e {
 namespace {
 
 constexpr unsigned long kLimit = 64;
-
-size_t FdCount(pid_t pid) {
-    size_t n = 0;
-    const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
-    if (DIR* d = ::opendir(dir.c_str())) {
-        while (const dirent* e = ::readdir(d))
-            if (e->d_name[0] != '.') ++n;
-        ::closedir(d);
-    }
-    return n;
-}
 
 // The number after `key` in the first line of the log that contains it (0 if none).
 uint64_t LogNumberAfter(const std::string& log, const std::string& key) {
@@ -71,21 +58,21 @@ class FdLimitsTest : public DaemonTest {
     // (accepted connections only: one that is not accepted is closed again, so none
     // waits in the backlog to take a descriptor the daemon frees).
     void FillToLimit() {
-        const pid_t pid = daemon_->pid();
-        while (FdCount(pid) < kLimit) {
-            const size_t before = FdCount(pid);
+        while (daemon_->OpenFdCount() < kLimit) {
+            const size_t before = daemon_->OpenFdCount();
             std::string why;
             auto c = wire::Conn::Open(daemon_->nfs_port(), &why);
             ASSERT_TRUE(c) << why;
-            if (!WaitFor([&] { return FdCount(pid) > before; }, std::chrono::seconds(2))) break;
+            if (!WaitFor([&] { return daemon_->OpenFdCount() > before; }, std::chrono::seconds(2)))
+                break;
             fillers_.push_back(std::move(c));
         }
-        ASSERT_EQ(FdCount(pid), kLimit);
+        ASSERT_EQ(daemon_->OpenFdCount(), kLimit);
     }
     void ReleaseFillers() {
         fillers_.clear();
-        ASSERT_TRUE(WaitFor([&] { return FdCount(daemon_->pid()) < kLimit - 8; },
-                            std::chrono::seconds(10)));
+        ASSERT_TRUE(
+            WaitFor([&] { return daemon_->OpenFdCount() < kLimit - 8; }, std::chrono::seconds(10)));
     }
 
     std::vector<std::unique_ptr<wire::Conn>> fillers_;
@@ -158,7 +145,7 @@ TEST_F(FdLimitsTest, CreateStormOfThousandsOfFilesSucceeds) {
             ASSERT_TRUE(ReadFile(disk(name), &content)) << name;
             ASSERT_EQ(content, name);
         }
-    EXPECT_LE(FdCount(daemon_->pid()), kLimit);
+    EXPECT_LE(daemon_->OpenFdCount(), kLimit);
     EXPECT_LE(Stat("cache_entries"), Stat("cache_capacity"));
     EXPECT_GT(Stat("cache_evictions"), 0u);  // the cache did cycle
 }

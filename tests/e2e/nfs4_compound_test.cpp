@@ -145,6 +145,61 @@ TEST_F(Nfs4Compound, OpenWriteReadCloseAndTheReadIsSpliced) {
     EXPECT_EQ(after.status(), x4::NFS4ERR_BAD_STATEID);
 }
 
+// NFSv3 and NFSv4.1 share one descriptor cache (issue 16): a file an NFSv4.1 client
+// opened and wrote is read over NFSv3 through the same descriptor, not a second one.
+TEST_F(Nfs4Compound, Nfs3ReadsThroughTheDescriptorNfs41Opened) {
+    Establish();
+    if (HasFatalFailure()) return;
+    const std::string name = "shared-fd", owner = "open-owner-2", data = "one file, one fd";
+    auto ops = ToExport();
+    ops.insert(ops.begin(), Sequence());
+    x4::nfs_argop4 open(x4::OP_OPEN);
+    auto& o = open.opopen();
+    o.share_access = x4::OPEN4_SHARE_ACCESS_BOTH;
+    o.share_deny = x4::OPEN4_SHARE_DENY_NONE;
+    o.owner.owner = view(owner);
+    o.openhow.set_opentype(x4::OPEN4_CREATE);
+    o.openhow.how().set_mode(x4::UNCHECKED4);
+    o.claim.set_claim(x4::CLAIM_NULL);
+    o.claim.file() = view(name);
+    ops.push_back(open);
+    ops.push_back(x4::nfs_argop4(x4::OP_GETFH));
+    Res r = Compound(ops);
+    ASSERT_EQ(r.error, "");
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    const x4::stateid4 sid = r.op(ops.size() - 2).opopen().resok4().stateid;
+    auto fh_view = r.op(ops.size() - 1).opgetfh().resok4().object;
+    const Bytes fh(fh_view.begin(), fh_view.end());
+    x4::nfs_argop4 putfh(x4::OP_PUTFH);
+    putfh.opputfh().object = fh;
+    x4::nfs_argop4 write(x4::OP_WRITE);
+    write.opwrite().stateid = sid;
+    write.opwrite().stable = x4::FILE_SYNC4;
+    write.opwrite().data = view(data);
+    Res w = Compound({Sequence(), putfh, write});
+    ASSERT_EQ(w.error, "");
+    ASSERT_EQ(w.status(), x4::NFS4_OK);
+
+    const size_t fds_before = daemon_->OpenFdCount();
+    wire::XdrOut args;  // READ3args (RFC 1813 §3.3.6): file, offset, count
+    args.opaque(fh).u64(0).u32(4096);
+    wire::Reply rd = RpcCall(*conn_, 100003, 3, 6, args.take());
+    ASSERT_EQ(rd.parse_error, "");
+    ASSERT_EQ(rd.accept_stat, wire::kSuccess);
+    wire::XdrIn in(rd.results);
+    uint32_t status = 1, follows = 0, count = 0, eof = 0;
+    ASSERT_TRUE(in.u32(&status));
+    ASSERT_EQ(status, 0u) << "NFSv3 READ of the NFSv4.1 file";
+    ASSERT_TRUE(in.u32(&follows));
+    if (follows) {
+        ASSERT_TRUE(in.skip(84));  // fattr3
+    }
+    Bytes got;
+    ASSERT_TRUE(in.u32(&count) && in.u32(&eof) && in.opaque(&got, 4096));
+    EXPECT_EQ(std::string(got.begin(), got.end()), data);
+    EXPECT_EQ(daemon_->OpenFdCount(), fds_before) << "NFSv3 opened the file a second time";
+}
+
 TEST_F(Nfs4Compound, RetransmissionGetsTheSameBytes) {
     Establish();
     if (HasFatalFailure()) return;
