@@ -16,6 +16,7 @@
 #include "daemon/fd_limits.h"
 #include "daemon/kerberos.h"
 #include "daemon/memlock.h"
+#include "daemon/service_manager.h"
 #include "daemon/signals.h"
 #include "nfs/mount/mount_program.h"
 #include "nfs/nlm/nlm_program.h"
@@ -58,9 +59,9 @@ void log_exports(const vfs::ExportTable& t) {
 }
 
 // SIGHUP: re-read the file (and the command line's additions). A bad new
-// configuration is rejected as a whole and the running one stays.
+// configuration is rejected as a whole and the running one stays (false).
 // `gss_on`: RPCSEC_GSS was turned on at start; it is never turned on by a reload.
-void reload(const Options& opts, const vfs::HandleKey& key, vfs::ExportRegistry& registry,
+bool reload(const Options& opts, const vfs::HandleKey& key, vfs::ExportRegistry& registry,
             bool gss_on) {
     config::Config cfg;
     if (opts.config_path) {
@@ -68,19 +69,19 @@ void reload(const Options& opts, const vfs::HandleKey& key, vfs::ExportRegistry&
         if (!loaded.config) {
             for (auto& e : loaded.errors) spdlog::error("reload: {}", e.str());
             spdlog::error("reload: keeping the current exports");
-            return;
+            return false;
         }
         cfg = *loaded.config;
     }
     if (auto errs = config::apply_overrides(cfg, opts.overrides); !errs.empty()) {
         for (auto& e : errs) spdlog::error("reload: {}", e.str());
-        return;
+        return false;
     }
     std::string why;
     auto table = build_export_table(cfg, key, &why);
     if (!table) {
         spdlog::error("reload: {}; keeping the current exports", why);
-        return;
+        return false;
     }
     registry.replace(table);
     spdlog::info("reload: exports replaced");
@@ -90,6 +91,7 @@ void reload(const Options& opts, const vfs::HandleKey& key, vfs::ExportRegistry&
             "reload: the configuration asks for Kerberos (a krb5 flavor or the kerberos "
             "section), but RPCSEC_GSS is off since start: Kerberos mounts are refused until "
             "nfsrdmad is restarted");
+    return true;
 }
 
 void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* rdma,
@@ -520,12 +522,15 @@ int run(config::Config cfg, const Options& opts) {
     std::optional<rpc::RpcbindRegistration> rpcbind;
     // Every registered program and version; MOUNT on its own port, the rest on the first
     // TCP listener's.
-    rpcbind.emplace(rpc::rpcbind_entries(
-        dispatcher.registry(),
-        [&](uint32_t prog) {
-            return prog == xdr::mount::MOUNT_PROGRAM ? cfg.mount_port : cfg.tcp.front().port;
-        },
-        [&](uint32_t prog) { return nlm_udp && prog == xdr::nlm::NLM_PROG; }));
+    if (!opts.rpcbind)
+        spdlog::info("rpcbind: not asked (--no-rpcbind): clients must name the ports");
+    else
+        rpcbind.emplace(rpc::rpcbind_entries(
+            dispatcher.registry(),
+            [&](uint32_t prog) {
+                return prog == xdr::mount::MOUNT_PROGRAM ? cfg.mount_port : cfg.tcp.front().port;
+            },
+            [&](uint32_t prog) { return nlm_udp && prog == xdr::nlm::NLM_PROG; }));
     // After the listeners and rpcbind: a notified host reclaims at once.
     if (nlm_previous) {
         // The name clients know us by (locks.nsm_name), else the host name.
@@ -553,6 +558,13 @@ int run(config::Config cfg, const Options& opts) {
         });
     }
     spdlog::info("nfsrdmad ready: {} reactor(s), {} worker(s)", reactors.size(), cfg.workers);
+    // Destroyed before the reactors: its watchdog thread posts to them.
+    ServiceManager service;
+    auto serving = [&registry] {
+        return fmt::format("serving {} export(s)", registry->snapshot()->exports().size());
+    };
+    service.ready(serving());
+    service.start_watchdog(reactors);
 
     for (;;) {
         int lease_fd = -1;
@@ -568,7 +580,10 @@ int run(config::Config cfg, const Options& opts) {
                         nfs4->services().check_leases();
                 });
         } else if (s == Signal::Reload) {
-            reload(opts, *key, *registry, gss_on);
+            service.reloading();
+            const bool ok = reload(opts, *key, *registry, gss_on);
+            service.reloaded(ok ? serving()
+                                : serving() + "; the last reload was rejected (see the log)");
         } else if (s == Signal::DumpStats) {
             dump_stats(dispatcher, server, rdma_server.get(), *files, nfs4.get(), nofile.soft);
         } else {
@@ -577,6 +592,7 @@ int run(config::Config cfg, const Options& opts) {
     }
 
     // SIGTERM: stop accepting, let calls in flight finish and their replies go out.
+    service.stopping();
     spdlog::info("shutting down: finishing calls in flight");
     rpcbind.reset();
     server.stop_accepting();
@@ -592,6 +608,7 @@ int run(config::Config cfg, const Options& opts) {
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     dump_stats(dispatcher, server, rdma_server.get(), *files, nfs4.get(), nofile.soft);
+    service.stop_watchdog();
     reactors.stop();
     workers.shutdown();
     spdlog::info("nfsrdmad stopped");

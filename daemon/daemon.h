@@ -13,6 +13,7 @@ namespace nfsrdmad::daemon {
 struct Options {
     std::optional<std::string> config_path;  // re-read on SIGHUP
     config::Overrides overrides;             // re-applied on SIGHUP
+    bool rpcbind = true;                     // register with the system rpcbind
 };
 
 // Returns the process exit status.

@@ -1,11 +1,13 @@
 // nfsrdmad: a userspace NFS server (NFSv3 + MOUNT over TCP; RPC-over-RDMA to come).
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <spdlog/sinks/systemd_sink.h>
+#include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
-#include <spdlog/sinks/syslog_sink.h>
-#include <spdlog/spdlog.h>
 
 #include "config/load.h"
 #include "config/overrides.h"
@@ -35,6 +37,17 @@ int check_config(const std::string& path) {
     return 0;
 }
 
+// systemd connects stdout to the journal and says so in JOURNAL_STREAM ("dev:ino",
+// systemd.exec(5)): log there with each line's priority, so `journalctl -p err` finds the
+// errors. Anywhere else (a terminal, a file, a test's log) lines go to stdout as text.
+bool stdout_is_journal() {
+    const char* js = std::getenv("JOURNAL_STREAM");
+    unsigned long long dev = 0, ino = 0;
+    struct stat st {};
+    return js && std::sscanf(js, "%llu:%llu", &dev, &ino) == 2 && ::fstat(1, &st) == 0 &&
+           st.st_dev == dev && st.st_ino == ino;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -47,7 +60,9 @@ int main(int argc, char** argv) {
     std::string tcp, state_dir;
     uint16_t mount_port = 0;
     app.add_option("--config,-c", config_path, "YAML configuration file")->check(CLI::ExistingFile);
-    app.add_flag("--foreground,-f", foreground, "stay in the foreground, log to stderr");
+    // The daemon never detaches: a service manager or the shell backgrounds it, and no
+    // start-up error is lost with a closed terminal. Kept for older command lines.
+    app.add_flag("--foreground,-f", foreground, "accepted and ignored: always in the foreground");
     app.add_option("--log-level", log_level, "trace, debug, info, warn, error, critical, off");
     app.add_option("--export", ov.exports,
                    "export PATH[=OPTS] (exports(5) options: rw,ro,root_squash,no_root_squash,"
@@ -57,6 +72,9 @@ int main(int argc, char** argv) {
     app.add_option("--rdma", rdma, "RPC-over-RDMA on ADDR:PORT (default 0.0.0.0:20049), or 'off'");
     app.add_option("--mount-port", mount_port, "TCP port of the MOUNT service");
     app.add_option("--state-dir", state_dir, "directory for the handle key and other state");
+    bool no_rpcbind = false;
+    app.add_flag("--no-rpcbind", no_rpcbind,
+                 "do not register with the system rpcbind (clients name the ports)");
 
     std::string check_path;
     auto* check = app.add_subcommand("check-config", "validate a configuration file and exit");
@@ -83,24 +101,23 @@ int main(int argc, char** argv) {
         return 1;
     }
 
-    // Detaching changes directory to /: relative paths must be resolved first.
+    // Paths are kept absolute: the daemon's directory may not stay the same.
     cfg.state_dir = std::filesystem::absolute(cfg.state_dir).lexically_normal().string();
     if (!config_path.empty()) config_path = std::filesystem::absolute(config_path).string();
 
-    // Detach before any thread exists; a daemon logs to syslog.
-    if (!foreground) {
-        if (::daemon(0, 0) != 0) {
-            std::perror("daemon");
-            return 1;
-        }
-        spdlog::set_default_logger(spdlog::syslog_logger_mt("nfsrdmad", "nfsrdmad", LOG_PID));
-    }
+    (void)foreground;
+    const bool journal = stdout_is_journal();
+    if (journal)
+        spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+            "nfsrdmad", std::make_shared<spdlog::sinks::systemd_sink_mt>("nfsrdmad")));
     spdlog::set_level(spdlog::level::from_str(cfg.log_level));
     spdlog::flush_on(spdlog::level::info);  // lines reach a redirected log as they happen
-    spdlog::set_pattern(foreground ? "%Y-%m-%d %H:%M:%S.%e %^%l%$ %v" : "%v");
+    // The journal stamps and ranks each line itself.
+    spdlog::set_pattern(journal ? "%v" : "%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
 
     daemon::Options opts;
     if (!config_path.empty()) opts.config_path = config_path;
     opts.overrides = ov;
+    opts.rpcbind = !no_rpcbind;
     return daemon::run(std::move(cfg), opts);
 }

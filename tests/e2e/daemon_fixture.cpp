@@ -322,6 +322,9 @@ std::string Daemon::on_disk(const std::string& rel) const {
             args.push_back(extra);
         }
     }
+    // The tests name the ports; registering with a system rpcbind would only make
+    // daemons of tests that run at once meet there (tools_test.sh tests rpcbind).
+    args.push_back("--no-rpcbind");
     for (const auto& a : opts_.extra_args) args.push_back(a);
 
     cmdline_.clear();
@@ -336,6 +339,7 @@ std::string Daemon::on_disk(const std::string& rel) const {
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
 
+    std::vector<std::string> env = opts_.env;  // putenv keeps the pointers: copied first
     pid_t parent = ::getpid();
     pid_t pid = ::fork();
     if (pid < 0) {
@@ -360,6 +364,7 @@ std::string Daemon::on_disk(const std::string& rel) const {
             rlimit nofile{opts_.max_open_files, opts_.max_open_files};
             if (::setrlimit(RLIMIT_NOFILE, &nofile) != 0) ::_exit(125);
         }
+        for (auto& e : env) ::putenv(e.data());
         ::execv(argv[0], argv.data());
         std::fprintf(stderr, "e2e: execv(%s) failed: %s\n", argv[0], std::strerror(errno));
         ::_exit(127);

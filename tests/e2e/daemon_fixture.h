@@ -75,6 +75,8 @@ struct DaemonOptions {
     std::string config_yaml;
     // > 0: the daemon's RLIMIT_NOFILE (soft and hard), set between fork and exec.
     unsigned long max_open_files = 0;
+    // NAME=VALUE pairs added to the daemon's environment.
+    std::vector<std::string> env;
 };
 
 // One export entry of the YAML configuration file.

@@ -114,7 +114,9 @@ PRE_NFS="$(rpcinfo -p 127.0.0.1 | awk '$1==100003 || $1==100005' | wc -l)"
     echo "tools_test: note: rpcbind already lists 100003/100005 ($PRE_NFS entries), not ours"
 
 # ---- daemon -----------------------------------------------------------------------------------
-read -r NFSPORT MOUNTPORT < <("$PY" - <<'EOF'
+# two free TCP ports on 127.0.0.1
+pick_ports() {
+    "$PY" - <<'EOF'
 import socket
 socks = []
 for _ in range(2):
@@ -123,7 +125,8 @@ for _ in range(2):
     socks.append(s)
 print(*[s.getsockname()[1] for s in socks])
 EOF
-)
+}
+read -r NFSPORT MOUNTPORT < <(pick_ports)
 [[ -n "$NFSPORT" && -n "$MOUNTPORT" ]] || fatal "could not pick free ports"
 
 echo "hello from nfsrdmad" >"$EXPORT/hello.txt"
@@ -248,6 +251,30 @@ nfs_cp_download() {
     cmp "$WORK/local.bin" "$WORK/down.bin"
 }
 check "nfs-cp download of the uploaded file is identical" nfs_cp_download
+
+# ---- a second daemon on other ports leaves the first one's rpcbind entries alone ----------------
+read -r NFSPORT2 MOUNTPORT2 < <(pick_ports)
+LOG2="$WORK/daemon2.log"
+mkdir -p "$WORK/state2"
+second_daemon_leaves_ours() {
+    "$BIN" --log-level debug --state-dir "$WORK/state2" --rdma off \
+        --tcp "127.0.0.1:$NFSPORT2" --mount-port "$MOUNTPORT2" \
+        --export "$EXPORT=ro,insecure" >"$LOG2" 2>&1 &
+    local pid2=$! rc=0
+    retry 10 port_open "$MOUNTPORT2" || { echo "second daemon did not come up"; cat "$LOG2"; kill -KILL $pid2; return 1; }
+    retry 5 grep -q "registered by another server on port $NFSPORT" "$LOG2" ||
+        { echo "the second daemon did not leave program 100003 to the first:"; grep rpcbind "$LOG2"; rc=1; }
+    kill -TERM $pid2
+    wait $pid2 || { echo "second daemon exit status $?"; rc=1; }
+    grep rpcbind "$LOG2"
+    for e in "100003 3 $NFSPORT" "100005 3 $MOUNTPORT" "100021 4 $NFSPORT"; do
+        # shellcheck disable=SC2086
+        listed $e || { echo "after the second daemon stopped, rpcinfo -p lacks $e:"; rpcinfo -p 127.0.0.1; rc=1; }
+    done
+    return $rc
+}
+check "a second daemon on other ports neither takes nor removes the first one's rpcbind entries" \
+    second_daemon_leaves_ours
 
 # ---- SIGTERM: exit 0 and unregister -----------------------------------------------------------
 sigterm_exits_zero() {

@@ -112,6 +112,7 @@ class ReactorGroup {
     void start();
     void stop();
     Reactor& next();
+    Reactor& at(size_t i) { return *reactors_.at(i); }
     size_t size() const { return reactors_.size(); }
     Mode mode() const { return mode_; }
     std::chrono::microseconds spin() const { return spin_; }

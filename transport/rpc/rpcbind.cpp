@@ -14,28 +14,6 @@
 
 namespace nfsrdmad::rpc {
 
-bool rpcbind_running() {
-    // A quick TCP connect to 127.0.0.1:111; libtirpc itself would wait much longer.
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) return false;
-    sockaddr_in sa{};
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons(111);
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    bool up = false;
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) {
-        up = true;
-    } else if (errno == EINPROGRESS) {
-        pollfd p{fd, POLLOUT, 0};
-        int err = 0;
-        socklen_t len = sizeof err;
-        up = ::poll(&p, 1, 1000) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 &&
-             err == 0;
-    }
-    ::close(fd);
-    return up;
-}
-
 namespace {
 
 // RFC 1833 §2.2: a universal address is "h1.h2.h3.h4.p1.p2" (IPv4) or "::.p1.p2".
@@ -66,7 +44,49 @@ void unset_one(const char* netid, const RpcbindRegistration::Entry& e) {
     freenetconfigent(nc);
 }
 
+// The port rpcbind gives for (prog, vers) over tcp (RPCBPROC_GETADDR), 0 when none.
+uint16_t registered_tcp_port(uint32_t prog, uint32_t vers) {
+    netconfig* nc = getnetconfigent("tcp");
+    if (!nc) return 0;
+    sockaddr_storage ss{};
+    netbuf nb{sizeof ss, 0, &ss};
+    uint16_t port = 0;
+    if (rpcb_getaddr(prog, vers, nc, &nb, "127.0.0.1") && ss.ss_family == AF_INET)
+        port = ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
+    freenetconfigent(nc);
+    return port;
+}
+
+bool tcp_port_answers(uint16_t port) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return false;
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(port);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool up = ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0;
+    if (!up && errno == EINPROGRESS) {
+        pollfd p{fd, POLLOUT, 0};
+        int err = 0;
+        socklen_t len = sizeof err;
+        up = ::poll(&p, 1, 1000) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) == 0 &&
+             err == 0;
+    }
+    ::close(fd);
+    return up;
+}
+
 }  // namespace
+
+bool rpcbind_running() {
+    // A quick TCP connect to 127.0.0.1:111; libtirpc itself would wait much longer.
+    return tcp_port_answers(111);
+}
+
+RpcbindClaim rpcbind_claim(uint16_t ours, uint16_t registered, bool registered_answers) {
+    if (registered == 0 || registered == ours) return RpcbindClaim::Take;
+    return registered_answers ? RpcbindClaim::LeaveToOther : RpcbindClaim::Take;
+}
 
 RpcbindRegistration::RpcbindRegistration(std::vector<Entry> entries) : entries_(std::move(entries)) {
     if (!rpcbind_running()) {
@@ -77,7 +97,20 @@ RpcbindRegistration::RpcbindRegistration(std::vector<Entry> entries) : entries_(
     }
     active_ = true;
     for (auto& e : entries_) {
-        unset_one("tcp", e);  // a stale registration from an earlier run
+        // Another server (a second nfsrdmad, the kernel nfsd) that holds this program and
+        // still answers on its port keeps it; a registration whose port is dead, or ours
+        // from an earlier run, is replaced.
+        const uint16_t held = registered_tcp_port(e.prog, e.vers);
+        if (rpcbind_claim(e.port, held, held && held != e.port && tcp_port_answers(held)) ==
+            RpcbindClaim::LeaveToOther) {
+            spdlog::warn(
+                "rpcbind: program {} version {} is registered by another server on port {}; "
+                "left to it (clients of this one must name port {})",
+                e.prog, e.vers, held, e.port);
+            continue;
+        }
+        e.owned = true;
+        unset_one("tcp", e);
         unset_one("tcp6", e);
         bool v4 = set_one("tcp", e);
         bool v6 = set_one("tcp6", e);
@@ -100,15 +133,19 @@ RpcbindRegistration::RpcbindRegistration(std::vector<Entry> entries) : entries_(
 
 RpcbindRegistration::~RpcbindRegistration() {
     if (!active_) return;
+    size_t n = 0;
     for (auto& e : entries_) {
+        // Only what is still ours: another server may have registered over it since.
+        if (!e.owned || registered_tcp_port(e.prog, e.vers) != e.port) continue;
         unset_one("tcp", e);
         unset_one("tcp6", e);
         if (e.udp) {
             unset_one("udp", e);
             unset_one("udp6", e);
         }
+        ++n;
     }
-    spdlog::info("rpcbind: unregistered");
+    spdlog::info("rpcbind: unregistered {} program version(s)", n);
 }
 
 std::vector<RpcbindRegistration::Entry> rpcbind_entries(

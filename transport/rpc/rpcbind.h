@@ -16,12 +16,16 @@ public:
     struct Entry {
         uint32_t prog, vers;
         uint16_t port;
-        bool udp = false;  // also served over UDP (udp, udp6), on the same port
+        bool udp = false;    // also served over UDP (udp, udp6), on the same port
+        bool owned = false;  // registered by this process (set by the constructor)
     };
-    // Registers each entry for tcp and tcp6 (and udp, udp6). When no rpcbind answers on
-    // localhost, says so in the log and registers nothing.
+    // Registers each entry for tcp and tcp6 (and udp, udp6), unless another server that
+    // still answers holds it (rpcbind_claim). When no rpcbind answers on localhost, says
+    // so in the log and registers nothing.
     explicit RpcbindRegistration(std::vector<Entry> entries);
-    ~RpcbindRegistration();  // unregisters what it registered
+    // Unregisters what it registered and rpcbind still gives with our port: never another
+    // server's entries (a second daemon on other ports, one started since).
+    ~RpcbindRegistration();
     bool active() const { return active_; }
 
 private:
@@ -30,6 +34,12 @@ private:
 };
 
 bool rpcbind_running();
+
+// rpcbind already maps a program version we serve on port `ours` to port `registered`
+// (0: nothing). Ours from an earlier run (same port) or a dead server's is taken over;
+// one whose port still answers (`registered_answers`) belongs to a running server.
+enum class RpcbindClaim { Take, LeaveToOther };
+RpcbindClaim rpcbind_claim(uint16_t ours, uint16_t registered, bool registered_answers);
 
 // What rpcbind is told: every (program, version) the registry holds, at the port
 // `port_of` gives for its program; over UDP too where `over_udp` says so.
