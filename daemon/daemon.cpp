@@ -53,8 +53,8 @@ unsigned reactor_count(const config::Config& cfg) {
 
 void log_exports(const vfs::ExportTable& t) {
     for (const auto& e : t.exports())
-        spdlog::info("export {} (fsid {:#x}, {} client rule(s))", e->path(), e->fsid(),
-                     e->spec().rules.size());
+        spdlog::info("export {} (fsid {:#x} from {}, {} client rule(s))", e->path(), e->fsid(),
+                     e->fsid_source(), e->spec().rules.size());
     if (t.exports().empty()) spdlog::warn("no exports configured: clients can mount nothing");
 }
 

@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdlib>
 
+#include "nfs/vfs/fs_identity.h"
 #include "nfs/vfs/sys.h"
 
 namespace nfsrdmad::vfs {
@@ -51,11 +52,25 @@ Result<void> validate_rule(const ClientRule& rule) {
 
 }  // namespace
 
-uint32_t derive_fsid(std::string_view canonical_path) {
-    const uint64_t h = siphash24(
-        kFsidKey, {reinterpret_cast<const uint8_t*>(canonical_path.data()), canonical_path.size()});
+namespace {
+uint32_t fold_fsid(std::span<const uint8_t> bytes) {
+    const uint64_t h = siphash24(kFsidKey, bytes);
     const uint32_t folded = static_cast<uint32_t>(h) ^ static_cast<uint32_t>(h >> 32);
     return folded == 0 ? 1 : folded;
+}
+}  // namespace
+
+uint32_t derive_fsid(std::string_view canonical_path) {
+    return fold_fsid(
+        {reinterpret_cast<const uint8_t*>(canonical_path.data()), canonical_path.size()});
+}
+
+uint32_t derive_fsid(std::string_view fs_id, const KernelHandle& dir) {
+    std::vector<uint8_t> b(fs_id.begin(), fs_id.end());
+    b.push_back(0);
+    b.push_back(dir.type);
+    b.insert(b.end(), dir.data().begin(), dir.data().end());
+    return fold_fsid(b);
 }
 
 std::string normalize_path(std::string_view path) {
@@ -138,7 +153,15 @@ Result<std::shared_ptr<const ExportTable>> ExportTable::create(std::vector<Expor
                 return r.failure();
             }
         }
-        if (spec.fsid == 0) spec.fsid = derive_fsid(*path);
+        if (spec.fsid != 0) {
+            exp->fsid_source_ = "configured";
+        } else if (auto fs = filesystem_identity(exp->root_.get())) {
+            spec.fsid = derive_fsid(fs->id, *kernel);
+            exp->fsid_source_ = fs->source;
+        } else {
+            spec.fsid = derive_fsid(*path);
+            exp->fsid_source_ = "the path (the filesystem has no UUID this server can read)";
+        }
         exp->spec_ = std::move(spec);
         exp->root_handle_ = exp->encode(*kernel);
 

@@ -48,19 +48,26 @@ struct ClientRule {
 
 struct ExportSpec {
     std::string path;
-    uint32_t fsid = 0;  // 0 = derive_fsid(canonical path)
+    uint32_t fsid = 0;  // 0: derived, from the filesystem's identity or the path
     std::vector<ClientRule> rules;
 };
 
 // A stable fsid for a path: SipHash-2-4 of the path under a fixed key, folded to 32 bits,
-// never 0. Stable across restarts and hosts.
+// never 0. Stable across restarts and hosts. Used when the filesystem has no identity
+// (fs_identity.h).
 uint32_t derive_fsid(std::string_view canonical_path);
+// The fsid of the export directory `dir` (its kernel handle) on the filesystem named
+// `fs_id` (FsIdentity::id): the same wherever that filesystem is mounted, different for
+// two directories of one filesystem.
+uint32_t derive_fsid(std::string_view fs_id, const KernelHandle& dir);
 
 // One served directory. Holds its root open for the lifetime of the table generation.
 class Export : public std::enable_shared_from_this<Export> {
   public:
     const ExportSpec& spec() const { return spec_; }  // spec().fsid is the resolved fsid
     uint32_t fsid() const { return spec_.fsid; }
+    // Where the fsid comes from, for the log: "configured", "uuid ...", "the path".
+    const std::string& fsid_source() const { return fsid_source_; }
     const std::string& path() const { return canonical_path_; }  // realpath of spec.path
     int root_fd() const { return root_.get(); }                  // O_PATH|O_DIRECTORY
     int mount_fd() const { return mount_.get(); }  // O_RDONLY|O_DIRECTORY, for open_by_handle_at
@@ -82,6 +89,7 @@ class Export : public std::enable_shared_from_this<Export> {
     Export() = default;
 
     ExportSpec spec_;
+    std::string fsid_source_;
     std::string canonical_path_;
     UniqueFd root_;
     UniqueFd mount_;

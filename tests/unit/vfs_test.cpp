@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "nfs/vfs/fs_identity.h"
 #include "tests/unit/vfs_test_util.h"
 
 namespace nfsrdmad::vfs::testing {
@@ -294,10 +295,54 @@ TEST_F(HandleTest, HandleOfDroppedExportIsStaleAfterReload) {
 class ExportTableTest : public VfsFixture {};
 
 TEST_F(ExportTableTest, DerivedFsidIsStableAndNonZero) {
-    EXPECT_EQ(exp_->fsid(), derive_fsid(exp_->path()));
     EXPECT_NE(exp_->fsid(), 0u);
     EXPECT_EQ(derive_fsid("/srv/a"), derive_fsid("/srv/a"));
     EXPECT_NE(derive_fsid("/srv/a"), derive_fsid("/srv/b"));
+    KernelHandle d1, d2;
+    d1.size = d2.size = 8;
+    d2.bytes[0] = 1;
+    EXPECT_EQ(derive_fsid("uuid:x", d1), derive_fsid("uuid:x", d1));
+    EXPECT_NE(derive_fsid("uuid:x", d1), derive_fsid("uuid:x", d2));
+    EXPECT_NE(derive_fsid("uuid:x", d1), derive_fsid("uuid:y", d1));
+}
+
+// The fsid comes from the filesystem (its UUID) and the export directory's own handle, not
+// from the path: renamed (as a mount point may be), the export keeps its fsid and the
+// handles clients hold (exportfs(8) uuid fsids). Needs /tmp on a filesystem with a UUID
+// this process can read: ext2/3/4 or btrfs (f_fsid), or any readable block device.
+TEST_F(ExportTableTest, DerivedFsidSurvivesARenamedExportDirectory) {
+    UniqueFd probe(::open(export_dir_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    const auto fs = filesystem_identity(probe.get());
+    ASSERT_TRUE(fs.has_value()) << "/tmp is on a filesystem without a UUID this test can read";
+    ASSERT_EQ(::mkdir(path("a").c_str(), 0755), 0);
+    write_file("a/f", "kept");
+    auto before = make_table({path("a")});
+    ASSERT_NE(before, nullptr);
+    EXPECT_NE(before->exports().at(0)->fsid_source().find(fs->source), std::string::npos);
+    Node a_root = *before->exports().at(0)->root();
+    auto f = lookup(a_root, "f", kRoot);
+    ASSERT_TRUE(f.ok());
+    const FileHandle held = f->node.handle;
+
+    ASSERT_EQ(::rename(path("a").c_str(), path("b").c_str()), 0);
+    auto after = make_table({path("b")});
+    ASSERT_NE(after, nullptr);
+    EXPECT_EQ(after->exports().at(0)->fsid(), before->exports().at(0)->fsid());
+    EXPECT_TRUE(after->resolve(held.data()).ok()) << "a handle from before the rename is stale";
+    EXPECT_NE(after->exports().at(0)->fsid(), derive_fsid(after->exports().at(0)->path()));
+}
+
+// A filesystem without an identity (tmpfs) falls back to the path.
+TEST_F(ExportTableTest, FsidOfAFilesystemWithoutUuidComesFromThePath) {
+    char tmpl[] = "/dev/shm/nfsrdmad_fsid.XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr) << "/dev/shm (tmpfs) is needed";
+    const std::string dir = tmpl;
+    auto t = make_table({dir});
+    ::rmdir(dir.c_str());
+    ASSERT_NE(t, nullptr);
+    const auto& e = t->exports().at(0);
+    EXPECT_EQ(e->fsid(), derive_fsid(e->path()));
+    EXPECT_NE(e->fsid_source().find("path"), std::string::npos) << e->fsid_source();
 }
 
 TEST_F(ExportTableTest, ExplicitFsidIsKept) {
