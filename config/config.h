@@ -37,6 +37,9 @@ struct Export {
     std::string path;  // absolute, normalised: no trailing '/', no "//", no "." or ".."
     std::optional<uint32_t> fsid;
     std::vector<ClientRule> clients;  // in file order; never empty
+    // exports(5) `mp`: served only while the path is a mount point, so an unmounted
+    // filesystem is never served from the empty directory beneath it.
+    bool mountpoint = false;
 };
 
 struct TcpListener {

@@ -560,8 +560,8 @@ std::optional<Export> Loader::export_entry(const Val& v) {
     ClientRule defaults;  // the export's access/squash/...; clients start from these
     std::optional<Val> clients_val;
     bool has_path = false;
-    Keys keys = {"path",    "fsid", "access", "squash", "anonuid",
-                 "anongid", "sec",  "secure", "clients"};
+    Keys keys = {"path",    "fsid",    "mountpoint", "access", "squash",
+                 "anonuid", "anongid", "sec",        "secure", "clients"};
     for_each_key(v, "in export", keys, [&](std::string_view key, const Val& val) {
         if (key == "path") {
             has_path = true;
@@ -581,6 +581,8 @@ std::optional<Export> Loader::export_entry(const Val& v) {
                                     std::to_string(fsids_[uint32_t(*n)].line + 1) + ")");
             }
             if (n) exp.fsid = uint32_t(*n);
+        } else if (key == "mountpoint") {
+            if (auto b = flag(val, "'mountpoint'")) exp.mountpoint = *b;
         } else if (key == "clients") {
             clients_val = val;
         } else {

@@ -13,7 +13,7 @@ namespace {
 
 constexpr std::string_view kSupported =
     "rw, ro, root_squash, no_root_squash, all_squash, secure, insecure, anonuid=N, anongid=N, "
-    "sec=FLAVOR[:FLAVOR...], fsid=N, clients=SPEC";
+    "sec=FLAVOR[:FLAVOR...], fsid=N, mp, clients=SPEC";
 
 bool fail(std::string* why, std::string msg) {
     if (why) *why = std::move(msg);
@@ -25,6 +25,7 @@ std::optional<std::string_view> option_group(std::string_view name) {
     if (name == "rw" || name == "ro") return "access";
     if (name == "root_squash" || name == "no_root_squash" || name == "all_squash") return "squash";
     if (name == "secure" || name == "insecure") return "secure";
+    if (name == "mp") return "mp";
     for (std::string_view n : {"anonuid", "anongid", "sec", "fsid", "clients"}) {
         if (name == n) return n;
     }
@@ -32,7 +33,7 @@ std::optional<std::string_view> option_group(std::string_view name) {
 }
 
 bool takes_value(std::string_view group) {
-    return group != "access" && group != "squash" && group != "secure";
+    return group != "access" && group != "squash" && group != "secure" && group != "mp";
 }
 
 bool parse_sec_value(std::string_view value, std::vector<SecFlavor>& out, std::string* why) {
@@ -74,6 +75,8 @@ bool apply_option(std::string_view name, std::string_view value, Export& exp, Cl
                                               : Squash::None;
     } else if (name == "secure" || name == "insecure") {
         rule.secure = name == "secure";
+    } else if (name == "mp") {
+        exp.mountpoint = true;
     } else if (name == "anonuid") {
         return set_uint32(name, value, rule.anonuid, why);
     } else if (name == "anongid") {

@@ -1,5 +1,9 @@
 #include "daemon/exports.h"
 
+#include <spdlog/spdlog.h>
+
+#include "nfs/vfs/fs_identity.h"
+
 namespace nfsrdmad::daemon {
 
 namespace {
@@ -58,7 +62,24 @@ std::vector<vfs::ExportSpec> to_export_specs(const std::vector<config::Export>& 
 std::shared_ptr<const vfs::ExportTable> build_export_table(const config::Config& cfg,
                                                            const vfs::HandleKey& key,
                                                            std::string* why) {
-    auto table = vfs::ExportTable::create(to_export_specs(cfg.exports), key, why);
+    // exports(5) `mp`: an export whose filesystem is not mounted is left out (its clients'
+    // MOUNT is refused, their handles are stale), not served from the directory beneath,
+    // and the others are served. Mounting it and reloading (SIGHUP) brings it in.
+    std::vector<config::Export> mounted;
+    for (const auto& e : cfg.exports) {
+        if (e.mountpoint) {
+            auto root = vfs::is_mount_root(e.path);
+            if (!root || !*root) {
+                spdlog::error(
+                    "export {}: {} (mp): not served until its filesystem is mounted there and "
+                    "the daemon reloaded",
+                    e.path, root ? "not a mount point" : vfs::describe_error(root.error()));
+                continue;
+            }
+        }
+        mounted.push_back(e);
+    }
+    auto table = vfs::ExportTable::create(to_export_specs(mounted), key, why);
     if (!table) return nullptr;
     return *table;
 }

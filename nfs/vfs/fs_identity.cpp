@@ -1,9 +1,12 @@
 #include "nfs/vfs/fs_identity.h"
 
 #include <blkid/blkid.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
+
+#include <cerrno>
 
 #include <cstdio>
 #include <cstdlib>
@@ -51,6 +54,18 @@ std::optional<FsIdentity> filesystem_identity(int fd) {
     std::snprintf(hex, sizeof hex, "%08x%08x", words[0], words[1]);
     return FsIdentity{std::string("f_fsid:") + hex,
                       std::string(fs.f_type == kExtMagic ? "ext" : "btrfs") + " f_fsid " + hex};
+}
+
+Result<bool> is_mount_root(const std::string& path) {
+    struct statx st {};
+    if (::statx(AT_FDCWD, path.c_str(), AT_NO_AUTOMOUNT, STATX_INO, &st) != 0) return fail(errno);
+    if (st.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT)
+        return (st.stx_attributes & STATX_ATTR_MOUNT_ROOT) != 0;
+    struct statx parent {};
+    if (::statx(AT_FDCWD, (path + "/..").c_str(), AT_NO_AUTOMOUNT, STATX_INO, &parent) != 0)
+        return fail(errno);
+    return st.stx_dev_major != parent.stx_dev_major || st.stx_dev_minor != parent.stx_dev_minor ||
+           st.stx_ino == parent.stx_ino;  // "/": its own parent
 }
 
 }  // namespace nfsrdmad::vfs

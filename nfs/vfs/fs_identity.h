@@ -13,6 +13,8 @@
 #include <optional>
 #include <string>
 
+#include "nfs/vfs/result.h"
+
 namespace nfsrdmad::vfs {
 
 struct FsIdentity {
@@ -25,5 +27,9 @@ struct FsIdentity {
 // UUID, that f_fsid. nullopt for anything else (tmpfs, overlayfs, NFS, a device this
 // process may not read and whose f_fsid is not UUID-derived).
 std::optional<FsIdentity> filesystem_identity(int fd);
+
+// Whether `path` (symlinks followed) is the root of a mount: STATX_ATTR_MOUNT_ROOT, or on
+// kernels without it, a device other than its parent's. For exports(5) `mp`.
+Result<bool> is_mount_root(const std::string& path);
 
 }  // namespace nfsrdmad::vfs

@@ -8,6 +8,9 @@
 #include <string>
 #include <thread>
 
+#include <fstream>
+#include <iterator>
+
 #include <gtest/gtest.h>
 
 #include "tests/e2e/daemon_fixture.h"
@@ -300,6 +303,36 @@ TEST_F(MountTest, MountV1MntDumpUmnt) {
 }
 
 // ---- export options -----------------------------------------------------------------------------
+
+// exports(5) `mp`: an export whose path is not a mount point (its filesystem is not
+// mounted) is left out, so the directory beneath is never served, while the others
+// (here /dev/shm, a tmpfs mount, also with `mp`) are served.
+class MountPointGuardTest : public DaemonTest {
+  protected:
+    MountPointGuardTest() { mount_client_ = false; }
+    DaemonOptions Options() override {
+        DaemonOptions o;
+        o.extra_exports.push_back({"unmounted", "rw,insecure,mp"});
+        o.extra_args = {"--export", "/dev/shm=ro,insecure,mp"};
+        return o;
+    }
+};
+
+TEST_F(MountPointGuardTest, AnExportThatIsNotAMountPointIsNotServed) {
+    std::string why;
+    auto m3 = RpcConn::Connect(daemon_->mount_port(), kMountProgram, 3, &why);
+    ASSERT_TRUE(m3 != nullptr) << why;
+    EXPECT_TRUE(MountRejected(Mnt3(m3->get(), daemon_->extra_export_dir("unmounted"))));
+    MntRes shm = Mnt3(m3->get(), "/dev/shm");
+    EXPECT_EQ(shm.rpc_error, "");
+    EXPECT_EQ(shm.status, MNT3_OK) << "/dev/shm is a mount point (tmpfs) on this host?";
+    MntRes plain = Mnt3(m3->get(), daemon_->export_dir());
+    EXPECT_EQ(plain.status, MNT3_OK) << "an export without mp is served";
+    std::ifstream log(daemon_->log_path());
+    const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("/unmounted: not a mount point (mp)"), std::string::npos)
+        << "the log does not say why the export is left out";
+}
 
 class ExportOptionsTest : public DaemonTest {
   protected:

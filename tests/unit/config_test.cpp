@@ -261,8 +261,8 @@ TEST(ConfigErrors, UnknownKeyInExport) {
     EXPECT_EQ(one_error("exports:\n"
                         "  - path: /srv\n"
                         "    acess: rw\n"),
-              "t.yaml:3:5: unknown key 'acess' in export (expected one of: path, fsid, access, "
-              "squash, anonuid, anongid, sec, secure, clients)");
+              "t.yaml:3:5: unknown key 'acess' in export (expected one of: path, fsid, mountpoint, "
+              "access, squash, anonuid, anongid, sec, secure, clients)");
 }
 
 TEST(ConfigErrors, UnknownKeyAtTopLevelAndInSections) {
@@ -599,6 +599,27 @@ TEST(ConfigOverrides, SecureAndInsecureOptions) {
     EXPECT_EQ(why, "option 'insecure' takes no value");
 }
 
+// exports(5) `mp` on the command line, `mountpoint:` in YAML; off unless asked.
+TEST(ConfigOverrides, MountPointGuard) {
+    std::string why;
+    auto mp = parse_export_option("/srv/x=rw,mp", &why);
+    ASSERT_TRUE(mp) << why;
+    EXPECT_TRUE(mp->mountpoint);
+    auto plain = parse_export_option("/srv/x=rw", &why);
+    ASSERT_TRUE(plain) << why;
+    EXPECT_FALSE(plain->mountpoint);
+    EXPECT_FALSE(parse_export_option("/srv/x=mp=/srv", &why));
+    EXPECT_EQ(why, "option 'mp' takes no value");
+
+    auto r = load_string("exports:\n  - path: /srv/a\n    mountpoint: true\n  - path: /srv/b\n",
+                         "t.yaml");
+    ASSERT_TRUE(r.config);
+    EXPECT_TRUE(r.config->exports.at(0).mountpoint);
+    EXPECT_FALSE(r.config->exports.at(1).mountpoint);
+    auto bad = load_string("exports:\n  - path: /srv/a\n    mountpoint: maybe\n", "t.yaml");
+    EXPECT_FALSE(bad.config);
+}
+
 TEST(ConfigTcp, DefaultsAndLimits) {
     Config d = good("");
     EXPECT_EQ(d.tcp_tuning.max_connections, 1024u);
@@ -757,7 +778,7 @@ TEST(ConfigOverrides, ErrorsAreCollectedAndConfigUnchanged) {
                   "command line: --export /srv/b=fsid=3: fsid 3 is already used by '/srv/a'",
                   "command line: --export /srv/c=bogus: unknown export option 'bogus' (supported: "
                   "rw, ro, root_squash, no_root_squash, all_squash, secure, insecure, anonuid=N, "
-                  "anongid=N, sec=FLAVOR[:FLAVOR...], fsid=N, clients=SPEC)",
+                  "anongid=N, sec=FLAVOR[:FLAVOR...], fsid=N, mp, clients=SPEC)",
               }));
     for (const auto& e : errors) {
         EXPECT_EQ(e.file, "command line");

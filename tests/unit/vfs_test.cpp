@@ -332,6 +332,15 @@ TEST_F(ExportTableTest, DerivedFsidSurvivesARenamedExportDirectory) {
     EXPECT_NE(after->exports().at(0)->fsid(), derive_fsid(after->exports().at(0)->path()));
 }
 
+TEST_F(ExportTableTest, MountRoots) {
+    auto root = is_mount_root("/"), proc = is_mount_root("/proc"), dir = is_mount_root(export_dir_);
+    ASSERT_TRUE(root.ok() && proc.ok() && dir.ok());
+    EXPECT_TRUE(*root);
+    EXPECT_TRUE(*proc);
+    EXPECT_FALSE(*dir);
+    EXPECT_EQ(is_mount_root(base_ + "/none").error(), ENOENT);
+}
+
 // A filesystem without an identity (tmpfs) falls back to the path.
 TEST_F(ExportTableTest, FsidOfAFilesystemWithoutUuidComesFromThePath) {
     char tmpl[] = "/dev/shm/nfsrdmad_fsid.XXXXXX";
