@@ -7,7 +7,6 @@
 #include <sys/sysmacros.h>
 
 #include <cerrno>
-
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

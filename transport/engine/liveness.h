@@ -4,7 +4,7 @@
 // it owns, while the process looks alive. The daemon's watchdog (daemon/service_manager.h)
 // asks in rounds: each round it posts one small task to every reactor, and a reactor that
 // has not run its task by the next round is stalled. Only the watchdog thread calls
-// next_round(); answer() runs on the reactors.
+// next_round(); the tasks it posts run on the reactors.
 #pragma once
 
 #include <atomic>

@@ -83,9 +83,10 @@ bool rpcbind_running() {
     return tcp_port_answers(111);
 }
 
-RpcbindClaim rpcbind_claim(uint16_t ours, uint16_t registered, bool registered_answers) {
+RpcbindClaim rpcbind_claim(uint16_t ours, uint16_t registered, bool registered_answers,
+                           bool other_nfs_server) {
     if (registered == 0 || registered == ours) return RpcbindClaim::Take;
-    return registered_answers ? RpcbindClaim::LeaveToOther : RpcbindClaim::Take;
+    return registered_answers && other_nfs_server ? RpcbindClaim::LeaveToOther : RpcbindClaim::Take;
 }
 
 RpcbindRegistration::RpcbindRegistration(std::vector<Entry> entries) : entries_(std::move(entries)) {
@@ -96,19 +97,32 @@ RpcbindRegistration::RpcbindRegistration(std::vector<Entry> entries) : entries_(
         return;
     }
     active_ = true;
+    // Another NFS server on this host (NFS v3 registered on a live port that is not ours).
+    constexpr uint32_t kNfsProgram = 100003;
+    uint16_t our_nfs = 0;
+    for (const auto& e : entries_)
+        if (e.prog == kNfsProgram) our_nfs = e.port;
+    const uint16_t nfs_held = registered_tcp_port(kNfsProgram, 3);
+    const bool other_nfs = nfs_held && nfs_held != our_nfs && tcp_port_answers(nfs_held);
     for (auto& e : entries_) {
-        // Another server (a second nfsrdmad, the kernel nfsd) that holds this program and
-        // still answers on its port keeps it; a registration whose port is dead, or ours
-        // from an earlier run, is replaced.
+        // Another NFS server (a second nfsrdmad, the kernel nfsd) keeps what it holds and
+        // still answers for; a registration whose port is dead, ours from an earlier run,
+        // or one of a program without another NFS server (the client side's lockd) is
+        // replaced (rpcbind_claim).
         const uint16_t held = registered_tcp_port(e.prog, e.vers);
-        if (rpcbind_claim(e.port, held, held && held != e.port && tcp_port_answers(held)) ==
-            RpcbindClaim::LeaveToOther) {
+        const bool answers = held && held != e.port && tcp_port_answers(held);
+        if (rpcbind_claim(e.port, held, answers, other_nfs) == RpcbindClaim::LeaveToOther) {
             spdlog::warn(
                 "rpcbind: program {} version {} is registered by another server on port {}; "
                 "left to it (clients of this one must name port {})",
                 e.prog, e.vers, held, e.port);
             continue;
         }
+        if (answers)
+            spdlog::info(
+                "rpcbind: program {} version {} was registered on port {}, where no NFS server "
+                "runs (this host's lockd for its own mounts?): taken for port {}",
+                e.prog, e.vers, held, e.port);
         e.owned = true;
         unset_one("tcp", e);
         unset_one("tcp6", e);

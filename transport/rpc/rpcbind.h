@@ -36,10 +36,14 @@ private:
 bool rpcbind_running();
 
 // rpcbind already maps a program version we serve on port `ours` to port `registered`
-// (0: nothing). Ours from an earlier run (same port) or a dead server's is taken over;
-// one whose port still answers (`registered_answers`) belongs to a running server.
+// (0: nothing). Ours from an earlier run (same port) or a dead server's is taken over.
+// One whose port still answers is left to it when another NFS server runs on this host
+// (`other_nfs_server`: NFS registered on a live port not ours; a second nfsrdmad, the
+// kernel nfsd), and taken otherwise: the kernel's lockd of this host's own NFS mounts
+// registers NLM too, and NLM calls to an NFS server host are for its NFS server.
 enum class RpcbindClaim { Take, LeaveToOther };
-RpcbindClaim rpcbind_claim(uint16_t ours, uint16_t registered, bool registered_answers);
+RpcbindClaim rpcbind_claim(uint16_t ours, uint16_t registered, bool registered_answers,
+                           bool other_nfs_server);
 
 // What rpcbind is told: every (program, version) the registry holds, at the port
 // `port_of` gives for its program; over UDP too where `over_udp` says so.
