@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <rpc/pmap_clnt.h>
 #include <rpc/rpc.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -44,17 +45,15 @@ void unset_one(const char* netid, const RpcbindRegistration::Entry& e) {
     freenetconfigent(nc);
 }
 
-// The port rpcbind gives for (prog, vers) over tcp (RPCBPROC_GETADDR), 0 when none.
+// The port rpcbind gives for (prog, vers) over tcp, 0 when none: PMAPPROC_GETPORT
+// (RFC 1833 §3.2), which rpcbind answers from the same table. libtirpc's rpcb_getaddr
+// leaks the reply's strings (LeakSanitizer); pmap_getport frees what it allocates.
 uint16_t registered_tcp_port(uint32_t prog, uint32_t vers) {
-    netconfig* nc = getnetconfigent("tcp");
-    if (!nc) return 0;
-    sockaddr_storage ss{};
-    netbuf nb{sizeof ss, 0, &ss};
-    uint16_t port = 0;
-    if (rpcb_getaddr(prog, vers, nc, &nb, "127.0.0.1") && ss.ss_family == AF_INET)
-        port = ntohs(reinterpret_cast<sockaddr_in*>(&ss)->sin_port);
-    freenetconfigent(nc);
-    return port;
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(111);
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    return pmap_getport(&sa, prog, vers, IPPROTO_TCP);
 }
 
 bool tcp_port_answers(uint16_t port) {
