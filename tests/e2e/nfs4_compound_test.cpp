@@ -33,6 +33,30 @@ using wire::Bytes;
 
 class Nfs4Compound : public Nfs4DaemonTest {
   protected:
+    // OPEN (create, UNCHECKED, read and write) of `name` in the export, by `owner`: its
+    // stateid and handle.
+    void OpenCreate(const std::string& name, const std::string& owner, x4::stateid4* sid,
+                    Bytes* fh) {
+        auto ops = ToExport();
+        ops.insert(ops.begin(), Sequence());
+        x4::nfs_argop4 open(x4::OP_OPEN);
+        auto& o = open.opopen();
+        o.share_access = x4::OPEN4_SHARE_ACCESS_BOTH;
+        o.share_deny = x4::OPEN4_SHARE_DENY_NONE;
+        o.owner.owner = view(owner);
+        o.openhow.set_opentype(x4::OPEN4_CREATE);
+        o.openhow.how().set_mode(x4::UNCHECKED4);
+        o.claim.set_claim(x4::CLAIM_NULL);
+        o.claim.file() = view(name);
+        ops.push_back(open);
+        ops.push_back(x4::nfs_argop4(x4::OP_GETFH));
+        Res r = Compound(ops);
+        ASSERT_EQ(r.error, "");
+        ASSERT_EQ(r.status(), x4::NFS4_OK);
+        *sid = r.op(ops.size() - 2).opopen().resok4().stateid;
+        auto fh_view = r.op(ops.size() - 1).opgetfh().resok4().object;
+        fh->assign(fh_view.begin(), fh_view.end());
+    }
     std::string data_;
 };
 
@@ -86,25 +110,9 @@ TEST_F(Nfs4Compound, OpenWriteReadCloseAndTheReadIsSpliced) {
     std::string data(200000, '\0');
     for (size_t i = 0; i < data.size(); ++i) data[i] = char('a' + i % 23);
 
-    auto ops = ToExport();
-    ops.insert(ops.begin(), Sequence());
-    x4::nfs_argop4 open(x4::OP_OPEN);
-    auto& o = open.opopen();
-    o.share_access = x4::OPEN4_SHARE_ACCESS_BOTH;
-    o.share_deny = x4::OPEN4_SHARE_DENY_NONE;
-    o.owner.owner = view(owner);
-    o.openhow.set_opentype(x4::OPEN4_CREATE);
-    o.openhow.how().set_mode(x4::UNCHECKED4);
-    o.claim.set_claim(x4::CLAIM_NULL);
-    o.claim.file() = view(name);
-    ops.push_back(open);
-    ops.push_back(x4::nfs_argop4(x4::OP_GETFH));
-    Res r = Compound(ops);
-    ASSERT_EQ(r.error, "");
-    ASSERT_EQ(r.status(), x4::NFS4_OK);
-    const x4::stateid4 sid = r.op(ops.size() - 2).opopen().resok4().stateid;
-    auto fh_view = r.op(ops.size() - 1).opgetfh().resok4().object;
-    const Bytes fh(fh_view.begin(), fh_view.end());
+    x4::stateid4 sid{};
+    Bytes fh;
+    ASSERT_NO_FATAL_FAILURE(OpenCreate(name, owner, &sid, &fh));
 
     x4::nfs_argop4 putfh(x4::OP_PUTFH);
     putfh.opputfh().object = fh;
@@ -151,25 +159,9 @@ TEST_F(Nfs4Compound, Nfs3ReadsThroughTheDescriptorNfs41Opened) {
     Establish();
     if (HasFatalFailure()) return;
     const std::string name = "shared-fd", owner = "open-owner-2", data = "one file, one fd";
-    auto ops = ToExport();
-    ops.insert(ops.begin(), Sequence());
-    x4::nfs_argop4 open(x4::OP_OPEN);
-    auto& o = open.opopen();
-    o.share_access = x4::OPEN4_SHARE_ACCESS_BOTH;
-    o.share_deny = x4::OPEN4_SHARE_DENY_NONE;
-    o.owner.owner = view(owner);
-    o.openhow.set_opentype(x4::OPEN4_CREATE);
-    o.openhow.how().set_mode(x4::UNCHECKED4);
-    o.claim.set_claim(x4::CLAIM_NULL);
-    o.claim.file() = view(name);
-    ops.push_back(open);
-    ops.push_back(x4::nfs_argop4(x4::OP_GETFH));
-    Res r = Compound(ops);
-    ASSERT_EQ(r.error, "");
-    ASSERT_EQ(r.status(), x4::NFS4_OK);
-    const x4::stateid4 sid = r.op(ops.size() - 2).opopen().resok4().stateid;
-    auto fh_view = r.op(ops.size() - 1).opgetfh().resok4().object;
-    const Bytes fh(fh_view.begin(), fh_view.end());
+    x4::stateid4 sid{};
+    Bytes fh;
+    ASSERT_NO_FATAL_FAILURE(OpenCreate(name, owner, &sid, &fh));
     x4::nfs_argop4 putfh(x4::OP_PUTFH);
     putfh.opputfh().object = fh;
     x4::nfs_argop4 write(x4::OP_WRITE);
