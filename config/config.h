@@ -124,6 +124,8 @@ struct Config {
     EngineMode engine_mode = EngineMode::Adaptive;
     uint32_t spin_us = 50;           // adaptive: keep polling this long after the last completion
     uint16_t mount_port = 20048;     // MOUNT gets its own TCP listener, same address as tcp[0]
+    // The Prometheus endpoint (`metrics: {listen: ADDR:PORT}`, GET /metrics); none: off.
+    std::optional<TcpListener> metrics;
     unsigned engine_threads = 0;     // 0 = one per core
     unsigned workers = 16;           // disk worker pool size
     uint32_t fd_cache = 0;           // open files kept for READ/WRITE; 0 = from RLIMIT_NOFILE

@@ -138,6 +138,7 @@ class Loader {
     void nfs4(const Val& v);
     void locks(const Val& v);
     void kerberos(const Val& v);
+    void metrics(const Val& v);
     std::optional<TcpListener> tcp_listener(const Val& v, const std::string& kind = "TCP");
     void engine(const Val& v);
     void logging(const Val& v);
@@ -245,8 +246,8 @@ std::optional<uint64_t> Loader::number(const Val& v, std::string_view what, uint
 
 void Loader::root(const Val& v) {
     if (!is_map(v, "the top level", true)) return;
-    Keys keys = {"listeners", "engine", "logging", "state_dir", "exports",
-                 "rdma",      "tcp",    "nfsv4",   "locks",     "kerberos"};
+    Keys keys = {"listeners", "engine", "logging", "state_dir", "exports", "rdma",
+                 "tcp",       "nfsv4",  "locks",   "kerberos",  "metrics"};
     for_each_key(v, "at top level", keys, [&](std::string_view key, const Val& val) {
         if (key == "listeners") {
             listeners(val);
@@ -264,6 +265,8 @@ void Loader::root(const Val& v) {
             locks(val);
         } else if (key == "kerberos") {
             kerberos(val);
+        } else if (key == "metrics") {
+            metrics(val);
         } else if (key == "state_dir") {
             auto s = text(val, "'state_dir'");
             if (s && s->empty()) {
@@ -422,6 +425,21 @@ void Loader::locks(const Val& v) {
     });
     if (t.max_files_per_client > t.max_files)
         error(v.mark, "'max_files_per_client' must not exceed 'max_files'");
+}
+
+// The `metrics:` section: where the Prometheus endpoint listens.
+void Loader::metrics(const Val& v) {
+    if (!is_map(v, "'metrics'", true)) return;
+    Keys keys = {"listen"};
+    for_each_key(v, "in metrics", keys, [&](std::string_view, const Val& val) {
+        auto s = text(val, "'listen'");
+        if (!s) return;
+        std::string why;
+        if (auto l = parse_listener(*s, &why))
+            cfg_.metrics = *l;
+        else
+            error(val.mark, "bad 'listen' in metrics: " + why);
+    });
 }
 
 // The `kerberos:` section.

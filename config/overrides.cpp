@@ -127,7 +127,7 @@ bool apply_options(std::string_view opts, Export& exp, ClientRule& rule, std::st
 
 using ErrorFn = std::function<void(std::string)>;
 
-// --tcp, --rdma, --mount-port, --state-dir, --log-level.
+// --tcp, --rdma, --metrics, --mount-port, --state-dir, --log-level.
 void apply_scalars(Config& out, const Overrides& o, const ErrorFn& error) {
     std::string why;
     if (o.rdma) {
@@ -137,6 +137,15 @@ void apply_scalars(Config& out, const Overrides& o, const ErrorFn& error) {
             out.rdma = {*l};
         } else {
             error("--rdma " + *o.rdma + ": " + why);
+        }
+    }
+    if (o.metrics) {
+        if (*o.metrics == "off") {
+            out.metrics.reset();
+        } else if (auto l = parse_listener(*o.metrics, &why)) {
+            out.metrics = *l;
+        } else {
+            error("--metrics " + *o.metrics + ": " + why);
         }
     }
     if (o.tcp) {

@@ -19,6 +19,7 @@ struct Overrides {
     std::vector<std::string> exports;
     std::optional<std::string> tcp;  // "ADDR:PORT" or "[V6]:PORT"; replaces cfg.tcp
     std::optional<std::string> rdma;  // likewise for cfg.rdma; "off" turns RDMA off
+    std::optional<std::string> metrics;  // likewise for cfg.metrics; "off" turns it off
     std::optional<uint16_t> mount_port;
     std::optional<std::string> state_dir;
     std::optional<std::string> log_level;

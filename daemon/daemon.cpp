@@ -16,6 +16,7 @@
 #include "daemon/fd_limits.h"
 #include "daemon/kerberos.h"
 #include "daemon/memlock.h"
+#include "daemon/metrics.h"
 #include "daemon/service_manager.h"
 #include "daemon/signals.h"
 #include "nfs/mount/mount_program.h"
@@ -495,6 +496,25 @@ int run(config::Config cfg, const Options& opts) {
         stop_everything();
         return 1;
     }
+    // Asked for and not served is a start-up error, as for any listener. Reads what it
+    // reports until it is reset, before the transports and programs go.
+    std::unique_ptr<MetricsEndpoint> metrics;
+    if (cfg.metrics) {
+        std::string why;
+        metrics = MetricsEndpoint::start(
+            cfg.metrics->address, cfg.metrics->port,
+            {dispatcher, server, rdma_server.get(), *files, nfs4.get(), nofile.soft}, &why);
+        if (!metrics) {
+            spdlog::error("metrics: cannot listen on {}", why);
+            stop_everything();
+            return 1;
+        }
+        spdlog::info("metrics: Prometheus endpoint on http://{}:{}/metrics",
+                     cfg.metrics->address.find(':') != std::string::npos
+                         ? "[" + cfg.metrics->address + "]"
+                         : cfg.metrics->address,
+                     metrics->port());
+    }
     // NLM over UDP too (XNFS: clients' lockd and rpc.statd may call that way), on the NFS
     // ports. NFS itself stays on TCP and RDMA. Not fatal: NLM over TCP still works.
     udp::Server udp_server(reactors.next(), workers, dispatcher, {{xdr::nlm::NLM_PROG}});
@@ -594,6 +614,8 @@ int run(config::Config cfg, const Options& opts) {
     // SIGTERM: stop accepting, let calls in flight finish and their replies go out.
     service.stopping();
     spdlog::info("shutting down: finishing calls in flight");
+    // civetweb's stop waits out its listener's poll (up to 2 s): overlapped with the drain.
+    std::thread metrics_stop([&metrics] { metrics.reset(); });
     rpcbind.reset();
     server.stop_accepting();
     if (rdma_server) rdma_server->stop_accepting();
@@ -608,6 +630,7 @@ int run(config::Config cfg, const Options& opts) {
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     dump_stats(dispatcher, server, rdma_server.get(), *files, nfs4.get(), nofile.soft);
+    metrics_stop.join();
     service.stop_watchdog();
     reactors.stop();
     workers.shutdown();

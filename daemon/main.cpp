@@ -70,6 +70,9 @@ int main(int argc, char** argv) {
     app.add_option("--tcp", tcp, "listen for NFS on ADDR:PORT (IPv6: [ADDR]:PORT)");
     std::string rdma;
     app.add_option("--rdma", rdma, "RPC-over-RDMA on ADDR:PORT (default 0.0.0.0:20049), or 'off'");
+    std::string metrics;
+    app.add_option("--metrics", metrics,
+                   "serve Prometheus metrics on ADDR:PORT (GET /metrics), or 'off' (default)");
     app.add_option("--mount-port", mount_port, "TCP port of the MOUNT service");
     app.add_option("--state-dir", state_dir, "directory for the handle key and other state");
     bool no_rpcbind = false;
@@ -85,6 +88,7 @@ int main(int argc, char** argv) {
 
     if (!tcp.empty()) ov.tcp = tcp;
     if (!rdma.empty()) ov.rdma = rdma;
+    if (!metrics.empty()) ov.metrics = metrics;
     if (mount_port) ov.mount_port = mount_port;
     if (!state_dir.empty()) ov.state_dir = state_dir;
     if (!log_level.empty()) ov.log_level = log_level;

@@ -10,6 +10,7 @@ packages=(
   libkrb5-dev krb5-kdc krb5-admin-server krb5-user   # RPCSEC_GSS; the tests run a KDC of their own
   libblkid-dev     # filesystem UUIDs for the exports' fsids (nfs/vfs/fs_identity.h)
   libsystemd-dev   # Type=notify, the watchdog and journald priorities (daemon/service_manager.h)
+  prometheus-cpp-dev   # the metrics endpoint (daemon/metrics.h); brings libcurl4-openssl-dev
   clang libclang-rt-14-dev   # the fuzz build: libclang_rt.fuzzer-x86_64.a (Debian 12)
 )
 

@@ -48,7 +48,13 @@ rpc::ProcedureInfo MountProgram::procedure(uint32_t vers, uint32_t proc) const {
     // Version 2 (RFC 1094's MOUNT with PATHCONF) is not offered: versions() leaves it out,
     // so the registry answers PROG_MISMATCH before it gets here.
     if (vers == 2 || proc > 5) return {};
-    return {true, true, names[proc]};
+    // RFC 1813 §5.2.1: MNT's result begins with mountstat3 (version 1's fhstatus with an
+    // errno of the same values).
+    return {true, true, names[proc], proc == x::MOUNTPROC3_MNT};
+}
+
+rpc::OpStats::StatusName MountProgram::status_name(uint32_t) const {
+    return [](uint32_t s) { return x::enum_name(static_cast<x::mountstat3>(s)); };
 }
 
 rpc::Outcome MountProgram::call(rpc::CallContext& ctx) {

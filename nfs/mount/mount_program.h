@@ -43,7 +43,9 @@ class MountProgram : public rpc::Program {
 
     uint32_t number() const override;
     std::vector<uint32_t> versions() const override { return {1, 3}; }
+    const char* name() const override { return "mountd"; }
     rpc::ProcedureInfo procedure(uint32_t vers, uint32_t proc) const override;
+    rpc::OpStats::StatusName status_name(uint32_t vers) const override;
     rpc::Outcome call(rpc::CallContext& ctx) override;
 
     const MountList& mounts() const { return mounts_; }

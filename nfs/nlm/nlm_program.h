@@ -21,6 +21,7 @@ class NlmProgram : public rpc::Program {
 
     uint32_t number() const override;
     std::vector<uint32_t> versions() const override { return {4}; }
+    const char* name() const override { return "nlockmgr"; }
     rpc::ProcedureInfo procedure(uint32_t vers, uint32_t proc) const override;
     rpc::Outcome call(rpc::CallContext& ctx) override;
 

@@ -50,7 +50,12 @@ uint32_t Nfs3Program::number() const { return x::NFS_PROGRAM; }
 
 rpc::ProcedureInfo Nfs3Program::procedure(uint32_t, uint32_t proc) const {
     if (proc >= std::size(kProcs)) return {};
-    return {true, kProcs[proc].idempotent, kProcs[proc].name};
+    // RFC 1813: every result but NULL's begins with nfsstat3.
+    return {true, kProcs[proc].idempotent, kProcs[proc].name, proc != 0};
+}
+
+rpc::OpStats::StatusName Nfs3Program::status_name(uint32_t) const {
+    return [](uint32_t s) { return x::enum_name(static_cast<x::nfsstat3>(s)); };
 }
 
 rpc::Outcome Nfs3Program::call(rpc::CallContext& ctx) {

@@ -35,7 +35,9 @@ public:
 
   uint32_t number() const override;
   std::vector<uint32_t> versions() const override { return {3}; }
+  const char* name() const override { return "nfs"; }
   rpc::ProcedureInfo procedure(uint32_t vers, uint32_t proc) const override;
+  rpc::OpStats::StatusName status_name(uint32_t vers) const override;
   rpc::Outcome call(rpc::CallContext& ctx) override;
 
   // NFSv4.1's delegations, recalled before NFSv3 touches their files (before serving).

@@ -51,6 +51,7 @@ rpc::Outcome proc_read(Request& rq) {
     res.resok().file_attributes = attrs;
     res.resok().count = r->count;
     res.resok().eof = r->eof;
+    rq.ctx.report.bytes_read += r->count;
     res.resok().data = {buf->data(), r->count};
     rq.ctx.res.add_external(res.resok().data);
     return rq.reply(res);

@@ -25,6 +25,7 @@ rpc::Outcome proc_write(Request& rq) {
                             static_cast<vfs::StableHow>(a.stable), who.id);
         if (r) {
             res.resok().count = r->count;
+            rq.ctx.report.bytes_written += r->count;
             res.resok().committed = static_cast<x::stable_how>(r->committed);
             put_write_verifier(res.resok().verf);
         } else {

@@ -2,6 +2,8 @@
 
 #include "nfs/v4/op_table.h"
 
+#include <chrono>
+
 namespace nfsrdmad::nfs::v4 {
 
 void encode_status_only(xdr::Encoder& res, x4::nfsstat4 status) {
@@ -81,8 +83,48 @@ std::vector<uint8_t> whole_reply(const xdr::Encoder& res, size_t start) {
 
 }  // namespace
 
-CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args,
-                             xdr::Encoder& res) {
+std::shared_ptr<rpc::OpStats> make_op_stats() {
+    std::vector<std::string> names(x4::OP_RECLAIM_COMPLETE + 1);
+    for (uint32_t op = x4::OP_ACCESS; op < names.size(); ++op)
+        if (const char* n = x4::enum_name(static_cast<x4::nfs_opnum4>(op)))
+            names[op] = n + 3;  // without "OP_"
+    // READ and WRITE bytes count in COMPOUND's table (the call's report), not here.
+    return std::make_shared<rpc::OpStats>("nfs", "4.1", std::move(names), nfsstat4_name, false);
+}
+
+const char* nfsstat4_name(uint32_t status) {
+    return x4::enum_name(static_cast<x4::nfsstat4>(status));
+}
+
+namespace {
+
+// Counts one operation when it goes out of scope, with the status it ended with.
+class OpTimer {
+  public:
+    OpTimer(rpc::OpStats* stats, uint32_t opnum, const x4::nfsstat4& status)
+        : stats_(stats), opnum_(opnum), status_(status) {
+        if (stats_) started_ = std::chrono::steady_clock::now();
+    }
+    ~OpTimer() {
+        if (!stats_) return;
+        auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::steady_clock::now() - started_);
+        stats_->record(opnum_, static_cast<uint32_t>(status_), static_cast<uint64_t>(ns.count()));
+    }
+    OpTimer(const OpTimer&) = delete;
+    OpTimer& operator=(const OpTimer&) = delete;
+
+  private:
+    rpc::OpStats* stats_;
+    uint32_t opnum_;
+    const x4::nfsstat4& status_;
+    std::chrono::steady_clock::time_point started_;
+};
+
+}  // namespace
+
+CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args, xdr::Encoder& res,
+                             rpc::OpStats* stats) {
     // COMPOUND4args: tag, minorversion, argarray (RFC 5662).
     auto tag = args.get_opaque(static_cast<uint32_t>(kMaxTagBytes));
     uint32_t minorversion = args.get_u32();
@@ -125,6 +167,7 @@ CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args
             break;
         }
         const OpEntry& op = *found;
+        OpTimer timer(stats, opnum, status);
         const size_t op_start = res.size();
         res.put_u32(opnum);
         auto fail = [&](x4::nfsstat4 st) {

@@ -28,10 +28,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
 
+#include "transport/rpc/op_stats.h"
 #include "xdr/nfs4_prot.h"
 #include "xdr/runtime/xdr.h"
 
@@ -87,8 +89,13 @@ class OpTable;
 enum class CompoundOutcome { Done, Garbage };
 
 // Decodes COMPOUND4args from `args` and appends COMPOUND4res to `res`.
-CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args,
-                             xdr::Encoder& res);
+// `stats`, when given, counts each operation run: its status and how long it took.
+CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args, xdr::Encoder& res,
+                             rpc::OpStats* stats = nullptr);
+
+// A table of the NFSv4.1 operations (RFC 8881 §18) by opnum, with nfsstat4 names.
+std::shared_ptr<rpc::OpStats> make_op_stats();
+const char* nfsstat4_name(uint32_t status);
 
 // Limits of the engine itself, whatever a session allows.
 inline constexpr size_t kMaxTagBytes = 1024;             // NFS4_OPAQUE_LIMIT

@@ -6,7 +6,7 @@
 namespace nfsrdmad::nfs::v4 {
 
 Nfs4Program::Nfs4Program(std::shared_ptr<vfs::ExportRegistry> exports, const Options& o)
-    : svc_(std::move(exports), o), ops_(make_op_table()) {}
+    : svc_(std::move(exports), o), ops_(make_op_table()), op_stats_(make_op_stats()) {}
 
 uint32_t Nfs4Program::number() const {
     return x4::NFS4_PROGRAM;
@@ -21,10 +21,14 @@ rpc::ProcedureInfo Nfs4Program::procedure(uint32_t, uint32_t proc) const {
         case x4::NFSPROC4_NULL:
             return {true, true, "NULL"};
         case x4::NFSPROC4_COMPOUND:
-            return {true, true, "COMPOUND"};
+            return {true, true, "COMPOUND", true};  // COMPOUND4res begins with nfsstat4
         default:
             return {};
     }
+}
+
+rpc::OpStats::StatusName Nfs4Program::status_name(uint32_t) const {
+    return nfsstat4_name;
 }
 
 rpc::Outcome Nfs4Program::call(rpc::CallContext& ctx) {
@@ -35,7 +39,8 @@ rpc::Outcome Nfs4Program::call(rpc::CallContext& ctx) {
     // headers (including security flavor credentials and verifiers) but excludes any RPC
     // transport framing headers": the call as encoded, WRITE data in read chunks included.
     rq.compound.request_bytes = ctx.args.stream_size();
-    if (run_compound(ops_, rq.compound, ctx.args, ctx.res) == CompoundOutcome::Garbage)
+    if (run_compound(ops_, rq.compound, ctx.args, ctx.res, op_stats_.get()) ==
+        CompoundOutcome::Garbage)
         return rpc::Outcome::garbage();
     return rpc::Outcome::ok();
 }

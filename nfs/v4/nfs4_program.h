@@ -18,7 +18,12 @@ class Nfs4Program : public rpc::Program, public DelegationBreaker {
 
     uint32_t number() const override;
     std::vector<uint32_t> versions() const override { return {4}; }
+    const char* name() const override { return "nfs"; }
     rpc::ProcedureInfo procedure(uint32_t vers, uint32_t proc) const override;
+    rpc::OpStats::StatusName status_name(uint32_t vers) const override;
+    std::vector<std::shared_ptr<const rpc::OpStats>> op_stats() const override {
+        return {op_stats_};
+    }
     rpc::Outcome call(rpc::CallContext& ctx) override;
     void connection_closed(uint64_t conn) override;
 
@@ -44,6 +49,7 @@ class Nfs4Program : public rpc::Program, public DelegationBreaker {
   private:
     Services svc_;
     const OpTable ops_;
+    const std::shared_ptr<rpc::OpStats> op_stats_;  // per operation, inside COMPOUND
 };
 
 // Every operation this server knows (op_table.cpp).

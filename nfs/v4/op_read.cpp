@@ -64,6 +64,7 @@ OpResult op_read(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     }
     x4::READ4res out(x4::NFS4_OK);
     out.resok4().eof = r->eof;
+    rq.ctx.report.bytes_read += r->count;
     if (r->count) {
         out.resok4().data = {buf->data(), r->count};
         res.add_external(out.resok4().data);

@@ -45,6 +45,7 @@ OpResult op_write(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     }
     x4::WRITE4res out(x4::NFS4_OK);
     out.resok4().count = r->count;
+    rq.ctx.report.bytes_written += r->count;
     out.resok4().committed = static_cast<x4::stable_how4>(r->committed);
     out.resok4().writeverf = write_verifier();
     x4::xdr_encode(res, out);

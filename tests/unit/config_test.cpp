@@ -71,6 +71,8 @@ TEST(ConfigExample, FullExampleParses) {
     expect_listener(c.tcp[1], "::", 2049);
     expect_listener(c.tcp[2], "127.0.0.1", 12049);
     EXPECT_EQ(c.mount_port, 20048);
+    ASSERT_TRUE(c.metrics);
+    expect_listener(*c.metrics, "127.0.0.1", 9420);
     EXPECT_EQ(c.max_record_size, 1114112u);
     EXPECT_EQ(c.engine_threads, 0u);
     EXPECT_EQ(c.workers, 16u);
@@ -268,7 +270,7 @@ TEST(ConfigErrors, UnknownKeyInExport) {
 TEST(ConfigErrors, UnknownKeyAtTopLevelAndInSections) {
     EXPECT_EQ(one_error("state_dir: /x\nexport: []\n"),
               "t.yaml:2:1: unknown key 'export' at top level (expected one of: listeners, engine, "
-              "logging, state_dir, exports, rdma, tcp, nfsv4, locks, kerberos)");
+              "logging, state_dir, exports, rdma, tcp, nfsv4, locks, kerberos, metrics)");
     EXPECT_EQ(
         one_error("engine:\n  thread: 2\n"),
         "t.yaml:2:3: unknown key 'thread' in engine (expected one of: threads, workers, mode, "
@@ -618,6 +620,32 @@ TEST(ConfigOverrides, MountPointGuard) {
     EXPECT_FALSE(r.config->exports.at(1).mountpoint);
     auto bad = load_string("exports:\n  - path: /srv/a\n    mountpoint: maybe\n", "t.yaml");
     EXPECT_FALSE(bad.config);
+}
+
+// The Prometheus endpoint: off unless `metrics: {listen: ...}` or --metrics names an address.
+TEST(ConfigMetrics, ListenAddressFromYamlAndCommandLine) {
+    EXPECT_FALSE(good("").metrics);
+    Config c = good("metrics:\n  listen: 127.0.0.1:9420\n");
+    ASSERT_TRUE(c.metrics);
+    expect_listener(*c.metrics, "127.0.0.1", 9420);
+    Config v6 = good("metrics: {listen: \"[::1]:9420\"}\n");
+    ASSERT_TRUE(v6.metrics);
+    expect_listener(*v6.metrics, "::1", 9420);
+    EXPECT_EQ(one_error("metrics: {listen: 127.0.0.1}\n"),
+              "t.yaml:1:19: bad 'listen' in metrics: expected ADDR:PORT, e.g. 0.0.0.0:2049");
+    EXPECT_EQ(one_error("metrics: {port: 9420}\n"),
+              "t.yaml:1:11: unknown key 'port' in metrics (expected one of: listen)");
+
+    Overrides o;
+    o.metrics = "0.0.0.0:9500";
+    EXPECT_TRUE(apply_overrides(c, o).empty());
+    ASSERT_TRUE(c.metrics);
+    expect_listener(*c.metrics, "0.0.0.0", 9500);
+    o.metrics = "off";
+    EXPECT_TRUE(apply_overrides(c, o).empty());
+    EXPECT_FALSE(c.metrics);
+    o.metrics = "nowhere";
+    EXPECT_EQ(apply_overrides(c, o).size(), 1u);
 }
 
 TEST(ConfigTcp, DefaultsAndLimits) {

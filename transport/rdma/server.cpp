@@ -290,33 +290,45 @@ size_t Server::connections() {
     return conns_.size();
 }
 
-std::vector<std::string> Server::stats() {
-    const auto& c = counters_;
-    size_t in_use = 0, regs = 0, registered = 0, huge = 0, timeouts = 0, posted = 0;
-    size_t read_bytes = 0, read_waiters = 0;
+Server::Pools Server::pools() {
     std::lock_guard lock(mu_);
+    return pools_locked();
+}
+
+Server::Pools Server::pools_locked() {
+    Pools s;
+    s.open_connections = conns_.size();
     for (auto& [ctx, d] : devices_) {
-        timeouts += d->payloads().wait_timeouts();
-        // Receives posted on the shared queue wait for any peer: not in use by a call.
-        posted += d->receive_queue().posted();
-        read_bytes += d->read_budget().in_flight();
-        read_waiters += d->read_budget().waiting();
+        s.payload_wait_timeouts += d->payloads().wait_timeouts();
+        s.receives_posted += d->receive_queue().posted();
+        s.read_bytes_in_flight += d->read_budget().in_flight();
+        s.read_waiters += d->read_budget().waiting();
         for (auto* p : {&d->receives(), &d->sends(), &d->payloads()}) {
-            in_use += p->in_use();
-            regs += p->registrations();
-            registered += p->registered_bytes();
-            huge += p->huge_page_bytes();
+            s.buffers_in_use += p->in_use();
+            s.registrations += p->registrations();
+            s.registered_bytes += p->registered_bytes();
+            s.huge_page_bytes += p->huge_page_bytes();
         }
     }
+    // Receives posted on the shared queue wait for any peer: not in use by a call.
+    s.buffers_in_use -= s.receives_posted;
+    return s;
+}
+
+std::vector<std::string> Server::stats() {
+    const auto& c = counters_;
+    std::lock_guard lock(mu_);
+    const Pools p = pools_locked();
     std::vector<std::string> lines;
     lines.push_back(fmt::format(
         "rdma connections={} open={} disconnects={} rejected={} credits_granted={} {} "
         "buffers_in_use={} registrations={} registered_bytes={} huge_page_bytes={} "
         "payload_wait_timeouts={} receives_posted={} calls_waiting={} read_bytes_in_flight={} "
         "read_waiters={}",
-        c.connections.load(), conns_.size(), c.disconnects.load(), c.rejected_connections.load(),
-        c.credits_granted.load(), c.format(), in_use - posted, regs, registered, huge, timeouts,
-        posted, c.calls_waiting.load(), read_bytes, read_waiters));
+        c.connections.load(), p.open_connections, c.disconnects.load(),
+        c.rejected_connections.load(), c.credits_granted.load(), c.format(), p.buffers_in_use,
+        p.registrations, p.registered_bytes, p.huge_page_bytes, p.payload_wait_timeouts,
+        p.receives_posted, c.calls_waiting.load(), p.read_bytes_in_flight, p.read_waiters));
     // One line per open connection (its counters are atomics: safe to read from here).
     for (auto& [id, conn] : conns_)
         lines.push_back(fmt::format("rdma-connection {} credits={} read_depth={} {}",

@@ -52,7 +52,17 @@ class Server {
     const verbs::RdmaCounters& counters() const { return counters_; }
     std::vector<std::string> stats();  // the totals, then one line per connection
 
+    // Registered memory and queues now, over every device (metrics gauges).
+    struct Pools {
+        size_t open_connections = 0;
+        size_t buffers_in_use = 0, registrations = 0, registered_bytes = 0, huge_page_bytes = 0;
+        size_t payload_wait_timeouts = 0, receives_posted = 0;
+        size_t read_bytes_in_flight = 0, read_waiters = 0;
+    };
+    Pools pools();
+
   private:
+    Pools pools_locked();
     void on_cm_events();
     void on_tick();  // every second, on the CM reactor: per-connection watchdogs
     void on_connect_request(rdma_cm_id* id, const rdma_conn_param& param);

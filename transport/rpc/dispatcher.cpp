@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <stdexcept>
 #include <string>
 
@@ -157,7 +158,8 @@ std::optional<Reply> Dispatcher::dispatch(const Message& msg, const Peer& peer,
     // Results the flavor wraps are made in plain memory, none spliced.
     PlainAllocator plain(alloc);
     PayloadAllocator& use = flavor->protects(auth) ? plain : alloc;
-    auto reply = run(msg, h, args, dc.args_offset, prog, verf, use, stat_offset);
+    auto reply =
+        run(msg, h, args, dc.args_offset, prog, info, *found.stats, verf, use, stat_offset);
     if (key) {
         // Denied replies (stat_offset npos) and replies with out-of-line payload are not kept.
         if (reply && reply->payloads.empty() && stat_offset != std::string::npos)
@@ -220,8 +222,9 @@ std::optional<Reply> Dispatcher::protect(Reply r, size_t stat_offset, const Auth
 // is MSG_DENIED and has none).
 std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
                                      std::span<const uint8_t> args_bytes, size_t args_offset,
-                                     Program& prog, const OpaqueAuth& verf,
-                                     PayloadAllocator& alloc, size_t& stat_offset) {
+                                     Program& prog, const ProcedureInfo& info, OpStats& stats,
+                                     const OpaqueAuth& verf, PayloadAllocator& alloc,
+                                     size_t& stat_offset) {
     Reply r;
     encode_accepted(r.bytes, h.xid, x::SUCCESS, verf);
     stat_offset = r.bytes.size() - 4;
@@ -232,7 +235,11 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
     if (in_place) args.set_read_chunks(msg.read_chunks);
     xdr::Encoder res(r.bytes);
     CallContext ctx(h, args, res, alloc, r.payload_owners);
+    const auto started = std::chrono::steady_clock::now();
     Outcome out = prog.call(ctx);
+    const auto ns = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                              std::chrono::steady_clock::now() - started)
+                                              .count());
     // RFC 8166 §4.5.2: a read chunk that matches no XDR data item of the arguments is a
     // mismatch between chunk offsets and the Payload stream: GARBAGE_ARGS. (Linux svc_rdma
     // splices each chunk into the arguments at its position, so there a misplaced chunk
@@ -240,20 +247,32 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
     // check before acting (nfs/v3 Request::decode); this catches the rest.
     if (out.kind == Outcome::Success && args.unconsumed_chunks() != 0) out = Outcome::garbage();
     switch (out.kind) {
-        case Outcome::Success:
+        case Outcome::Success: {
             r.payloads = res.externals();
+            uint32_t status = 0;
+            if (info.status_first && r.bytes.size() >= stat_offset + 8) {
+                const uint8_t* p = r.bytes.data() + stat_offset + 4;
+                status = uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
+            }
+            stats.record(h.proc, status, ns);
+            stats.add_bytes(ctx.report.bytes_read, ctx.report.bytes_written);
             return r;
+        }
         case Outcome::Drop:
             counters_.dropped++;
+            stats.record_failure(h.proc, OpStats::Failure::Dropped, ns);
             return std::nullopt;
         case Outcome::GarbageArgs:
             counters_.garbage_args++;
+            stats.record_failure(h.proc, OpStats::Failure::GarbageArgs, ns);
             break;
         case Outcome::SystemErr:
             counters_.system_errors++;
+            stats.record_failure(h.proc, OpStats::Failure::SystemErr, ns);
             break;
         case Outcome::AuthError:
             counters_.auth_errors++;
+            stats.record_failure(h.proc, OpStats::Failure::AuthError, ns);
             break;
     }
     // Replace whatever the handler wrote with the error reply.

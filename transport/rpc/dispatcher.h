@@ -48,22 +48,22 @@ public:
     const ReplyCache& reply_cache() const { return cache_; }
 
 private:
-    std::optional<Reply> run(const Message& msg, const CallHeader& h,
-                             std::span<const uint8_t> args, size_t args_offset, Program& prog,
-                             const OpaqueAuth& verf, PayloadAllocator& alloc,
-                             size_t& stat_offset);
-    std::optional<Reply> protect(Reply r, size_t stat_offset, const AuthFlavor& flavor,
-                                 const CallAuth& auth);
-    std::optional<Reply> control(const AuthFlavor& flavor, const CallAuth& auth,
-                                 const CallHeader& h, std::span<const uint8_t> args);
-    static size_t inline_payloads(Reply& r);
-    class PlainAllocator final : public PayloadAllocator {
-      public:
-        explicit PlainAllocator(PayloadAllocator& inner) : inner_(inner) {}
-        std::unique_ptr<PayloadBuffer> allocate(size_t bytes) override;
+  std::optional<Reply> run(const Message& msg, const CallHeader& h, std::span<const uint8_t> args,
+                           size_t args_offset, Program& prog, const ProcedureInfo& info,
+                           OpStats& stats, const OpaqueAuth& verf, PayloadAllocator& alloc,
+                           size_t& stat_offset);
+  std::optional<Reply> protect(Reply r, size_t stat_offset, const AuthFlavor& flavor,
+                               const CallAuth& auth);
+  std::optional<Reply> control(const AuthFlavor& flavor, const CallAuth& auth, const CallHeader& h,
+                               std::span<const uint8_t> args);
+  static size_t inline_payloads(Reply& r);
+  class PlainAllocator final : public PayloadAllocator {
+    public:
+      explicit PlainAllocator(PayloadAllocator& inner) : inner_(inner) {}
+      std::unique_ptr<PayloadBuffer> allocate(size_t bytes) override;
 
-      private:
-        PayloadAllocator& inner_;
+    private:
+      PayloadAllocator& inner_;
     };
 
     ProgramRegistry programs_;

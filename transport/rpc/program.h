@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "transport/rpc/call.h"
+#include "transport/rpc/op_stats.h"
 #include "xdr/runtime/xdr.h"
 
 namespace nfsrdmad::rpc {
@@ -39,6 +40,7 @@ public:
     const CallHeader& header;
     xdr::Decoder& args;
     xdr::Encoder& res;
+    CallReport report;  // filled by the procedure, counted by the dispatcher
 
     // Memory for a reply payload; it lives until the reply has been sent, as does every
     // other one this call asked for (a COMPOUND may return several). nullptr when the
@@ -60,16 +62,26 @@ struct ProcedureInfo {
     bool exists = false;
     bool idempotent = true;  // false: replies go through the duplicate request cache
     const char* name = "";
+    // The results begin with the protocol's status (nfsstat3, nfsstat4, mountstat3):
+    // the dispatcher counts a non-zero one as an error of this procedure.
+    bool status_first = false;
 };
 
 class Program {
 public:
     virtual ~Program() = default;
     virtual uint32_t number() const = 0;
+    // The program's name as rpcbind knows it (RFC 1833; /etc/rpc): a metrics label.
+    virtual const char* name() const { return ""; }
     // The versions this object serves; the registry keys programs by (number, version),
     // so another object may serve other versions of the same number.
     virtual std::vector<uint32_t> versions() const = 0;
     virtual ProcedureInfo procedure(uint32_t vers, uint32_t proc) const = 0;
+    // Names the values of the status that begins results (ProcedureInfo::status_first).
+    virtual OpStats::StatusName status_name(uint32_t /*vers*/) const { return nullptr; }
+    // Tables of operations inside this program's procedures (NFSv4.1 COMPOUND), beside
+    // the per-procedure table the registry keeps.
+    virtual std::vector<std::shared_ptr<const OpStats>> op_stats() const { return {}; }
     // Runs on a worker thread: may block on disk.
     virtual Outcome call(CallContext& ctx) = 0;
     // A connection (Peer::conn) is gone: state bound to it lets go (NFSv4.1 sessions).

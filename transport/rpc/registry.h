@@ -23,6 +23,7 @@ class ProgramRegistry {
 
     struct Lookup {
         Program* program = nullptr;  // serves (prog, vers)
+        OpStats* stats = nullptr;    // its procedures' counters
         bool known = false;          // some version of prog is registered
         uint32_t low = 0, high = 0;  // its lowest and highest registered versions
     };
@@ -31,11 +32,18 @@ class ProgramRegistry {
     // Every (program, version) pair, ascending: what rpcbind is told.
     std::vector<std::pair<uint32_t, uint32_t>> registrations() const;
 
+    // Every counter table: one per (program, version), then those programs keep.
+    std::vector<std::shared_ptr<const OpStats>> stats() const;
+
     // Tells every program (once each) that connection `conn` is gone.
     void connection_closed(uint64_t conn) const;
 
   private:
-    std::map<std::pair<uint32_t, uint32_t>, std::shared_ptr<Program>> programs_;
+    struct Entry {
+        std::shared_ptr<Program> program;
+        std::shared_ptr<OpStats> stats;
+    };
+    std::map<std::pair<uint32_t, uint32_t>, Entry> programs_;
 };
 
 }  // namespace nfsrdmad::rpc

@@ -496,6 +496,19 @@ class Generator:
         h += [f"    {n} = {v}," for n, v in items]
         h.append("};")
         h.append(f"bool xdr_decode(xdr::Decoder& dd, {name}& v);")
+        # The enumerator's name for logs and metrics labels; nullptr for a value the
+        # declaration does not list.
+        h.append(f"const char* enum_name({name} v);")
+        c.append(f"const char* enum_name({name} v) {{")
+        c.append("    switch (v) {")
+        named = set()
+        for n, v in items:
+            if self.eval(v) not in named:
+                named.add(self.eval(v))
+                c.append(f"    case {n}: return \"{n}\";")
+        c.append("    }")
+        c.append("    return nullptr;")
+        c.append("}")
         # RFC 4506 §4.3: an enum holds only the values its declaration lists; any other
         # value makes the whole item undecodable. (Encoding stays inline: put_i32.)
         c.append(f"bool xdr_decode(xdr::Decoder& dd, {name}& v) {{")

@@ -1,0 +1,270 @@
+#include "daemon/metrics.h"
+
+#include <prometheus/collectable.h>
+#include <prometheus/exposer.h>
+#include <prometheus/metric_family.h>
+
+#include <exception>
+#include <initializer_list>
+#include <utility>
+#include <vector>
+
+#include "daemon/fd_limits.h"
+#include "nfs/v4/nfs4_program.h"
+#include "nfs/vfs/fd_cache.h"
+#include "nfs/vfs/fd_pressure.h"
+#include "transport/rdma/server.h"
+#include "transport/rpc/dispatcher.h"
+#include "transport/tcp/server.h"
+
+namespace nfsrdmad::daemon {
+
+namespace {
+
+namespace prom = prometheus;
+using Labels = std::vector<prom::ClientMetric::Label>;
+
+// The families of one scrape, each made on first use.
+class Families {
+  public:
+    prom::MetricFamily& family(const std::string& name, const std::string& help,
+                               prom::MetricType type) {
+        for (auto& f : out_)
+            if (f.name == name) return f;
+        out_.push_back({name, help, type, {}});
+        return out_.back();
+    }
+    void counter(const std::string& name, const std::string& help, double v, Labels l = {}) {
+        prom::ClientMetric m;
+        m.label = std::move(l);
+        m.counter.value = v;
+        family(name, help, prom::MetricType::Counter).metric.push_back(std::move(m));
+    }
+    void gauge(const std::string& name, const std::string& help, double v, Labels l = {}) {
+        prom::ClientMetric m;
+        m.label = std::move(l);
+        m.gauge.value = v;
+        family(name, help, prom::MetricType::Gauge).metric.push_back(std::move(m));
+    }
+    std::vector<prom::MetricFamily> take() { return std::move(out_); }
+
+  private:
+    std::vector<prom::MetricFamily> out_;
+};
+
+double d(uint64_t v) {
+    return static_cast<double>(v);
+}
+template <class A>
+double d(const A& atomic) {
+    return static_cast<double>(atomic.load(std::memory_order_relaxed));
+}
+
+// Calls, latency and errors per operation, payload bytes per protocol version.
+void op_tables(Families& f, const rpc::ProgramRegistry& programs) {
+    for (const auto& table : programs.stats()) {
+        const auto s = table->snapshot();
+        const Labels base{{"program", table->protocol()}, {"version", table->version()}};
+        for (const auto& op : s.ops) {
+            Labels l = base;
+            l.push_back({"operation", op.name});
+            f.counter("nfsrdmad_calls_total",
+                      "Calls (procedures; NFSv4.1: operations inside COMPOUND) that ran",
+                      d(op.calls), l);
+            prom::ClientMetric m;
+            m.label = l;
+            uint64_t cumulative = 0;
+            for (size_t b = 0; b < rpc::OpStats::kBuckets.size(); ++b) {
+                cumulative += op.buckets[b];
+                m.histogram.bucket.push_back({cumulative, rpc::OpStats::kBuckets[b]});
+            }
+            m.histogram.sample_count = cumulative + op.buckets.back();
+            m.histogram.sample_sum = op.seconds;
+            f.family("nfsrdmad_call_duration_seconds",
+                     "Time a call (or NFSv4.1 operation) ran on a worker, decode to encode",
+                     prom::MetricType::Histogram)
+                .metric.push_back(std::move(m));
+        }
+        for (const auto& e : s.errors) {
+            Labels l = base;
+            l.push_back({"operation", e.op});
+            l.push_back({"status", e.status});
+            f.counter("nfsrdmad_call_errors_total",
+                      "Calls answered with an error: the protocol's status, or the RPC outcome "
+                      "(GARBAGE_ARGS, SYSTEM_ERR, AUTH_ERROR, DROPPED)",
+                      d(e.count), l);
+        }
+        if (table->counts_payload() && table->protocol() == "nfs") {
+            f.counter("nfsrdmad_read_bytes_total", "File data read for clients", d(s.bytes_read),
+                      base);
+            f.counter("nfsrdmad_written_bytes_total", "File data written for clients",
+                      d(s.bytes_written), base);
+        }
+    }
+}
+
+void rpc_counters(Families& f, const rpc::Dispatcher& disp) {
+    const auto& c = disp.counters();
+    f.counter("nfsrdmad_rpc_messages_total", "RPC messages the dispatcher received", d(c.calls));
+    const std::pair<const char*, const std::atomic<uint64_t>*> refused[] = {
+        {"dropped", &c.dropped},
+        {"garbage_args", &c.garbage_args},
+        {"auth_error", &c.auth_errors},
+        {"prog_unavail", &c.prog_unavail},
+        {"prog_mismatch", &c.prog_mismatch},
+        {"proc_unavail", &c.proc_unavail},
+        {"system_err", &c.system_errors}};
+    for (const auto& [reason, v] : refused)
+        f.counter("nfsrdmad_rpc_unsuccessful_total",
+                  "RPC messages not answered with a program's results, by reason (RFC 5531 §9)",
+                  d(*v), {{"reason", reason}});
+    f.counter("nfsrdmad_rpc_drc_replays_total",
+              "Retransmissions answered from the duplicate request cache", d(c.cache_replays));
+    f.gauge("nfsrdmad_rpc_drc_entries", "Replies held in the duplicate request cache",
+            d(disp.reply_cache().size()));
+    f.counter("nfsrdmad_rpc_gss_control_calls_total",
+              "RPCSEC_GSS context calls (INIT, CONTINUE_INIT, DESTROY)", d(c.control_calls));
+    f.counter("nfsrdmad_rpc_gss_protected_bytes_total", "Result bytes wrapped for krb5i or krb5p",
+              d(c.protected_bytes));
+}
+
+void tcp_counters(Families& f, const tcp::Server& server) {
+    const auto& t = server.counters();
+    f.counter("nfsrdmad_tcp_connections_accepted_total", "TCP connections accepted", d(t.accepted));
+    f.counter("nfsrdmad_tcp_connections_closed_total", "TCP connections closed", d(t.closed));
+    f.counter("nfsrdmad_tcp_connections_rejected_total",
+              "TCP connections refused over tcp.max_connections", d(t.rejected));
+    f.counter("nfsrdmad_tcp_connections_idle_closed_total",
+              "TCP connections closed after tcp.idle_timeout", d(t.idle_closed));
+    f.gauge("nfsrdmad_tcp_connections", "Open TCP connections",
+            d(t.accepted) - d(t.closed) - d(t.rejected));
+    f.counter("nfsrdmad_tcp_received_bytes_total", "Bytes received on TCP connections",
+              d(t.bytes_in));
+    f.counter("nfsrdmad_tcp_sent_bytes_total", "Bytes sent on TCP connections", d(t.bytes_out));
+}
+
+void rdma_counters(Families& f, rdma::Server& server) {
+    const auto& c = server.counters();
+    const auto p = server.pools();
+    f.counter("nfsrdmad_rdma_connections_accepted_total", "RPC-over-RDMA connections established",
+              d(c.connections));
+    f.counter("nfsrdmad_rdma_connections_rejected_total",
+              "RDMA connection requests refused at CONNECT_REQUEST", d(c.rejected_connections));
+    f.counter("nfsrdmad_rdma_disconnects_total", "RDMA connections ended", d(c.disconnects));
+    f.gauge("nfsrdmad_rdma_connections", "Open RDMA connections", d(p.open_connections));
+    f.gauge("nfsrdmad_rdma_credits_granted", "The last credit grant sent (RFC 8166 §3.3.1)",
+            d(c.credits_granted));
+    for (const auto& [kind, chunks, bytes] :
+         {std::tuple{"read", &c.read_chunks, &c.read_bytes},
+          std::tuple{"write", &c.write_chunks, &c.write_bytes},
+          std::tuple{"reply", &c.reply_chunks, &c.reply_bytes}}) {
+        f.counter("nfsrdmad_rdma_chunks_total", "RDMA chunks moved, by kind (RFC 8166 §3.4)",
+                  d(*chunks), {{"kind", kind}});
+        f.counter("nfsrdmad_rdma_chunk_bytes_total", "Bytes moved through RDMA chunks, by kind",
+                  d(*bytes), {{"kind", kind}});
+    }
+    f.counter("nfsrdmad_rdma_inline_replies_total", "Replies sent inline in one RDMA Send",
+              d(c.inline_replies));
+    f.counter("nfsrdmad_rdma_errors_total", "RDMA_ERROR replies sent, by kind (RFC 8166 §4.5)",
+              d(c.err_vers), {{"kind", "vers"}});
+    f.counter("nfsrdmad_rdma_errors_total", "RDMA_ERROR replies sent, by kind (RFC 8166 §4.5)",
+              d(c.err_chunk), {{"kind", "chunk"}});
+    f.counter("nfsrdmad_rdma_credit_overruns_total", "Calls past the credits granted",
+              d(c.credit_overruns));
+    f.counter("nfsrdmad_rdma_completion_errors_total", "Work completions with an error status",
+              d(c.completion_errors));
+    f.counter("nfsrdmad_rdma_buffer_waits_total",
+              "Times a call or reply waited for registered memory", d(c.buffer_waits));
+    f.gauge("nfsrdmad_rdma_calls_waiting", "Calls waiting for a payload buffer now",
+            d(c.calls_waiting));
+    f.gauge("nfsrdmad_rdma_buffers_in_use", "Registered buffers held by calls and replies",
+            d(p.buffers_in_use));
+    f.gauge("nfsrdmad_rdma_registered_bytes", "Memory registered with the RDMA devices",
+            d(p.registered_bytes));
+    f.gauge("nfsrdmad_rdma_receives_posted", "Receives posted on the shared receive queues",
+            d(p.receives_posted));
+    f.gauge("nfsrdmad_rdma_read_bytes_in_flight", "Bytes of RDMA Read issued and not complete",
+            d(p.read_bytes_in_flight));
+}
+
+void fd_counters(Families& f, const vfs::FdCache& files, uint64_t limit) {
+    f.gauge("nfsrdmad_open_fds", "File descriptors the daemon holds", d(open_fd_count()));
+    f.gauge("nfsrdmad_max_fds", "RLIMIT_NOFILE (soft) after start-up", d(limit));
+    f.gauge("nfsrdmad_fd_cache_entries", "Open files kept for READ and WRITE", d(files.size()));
+    f.gauge("nfsrdmad_fd_cache_capacity", "Most open files kept", d(files.capacity()));
+    f.counter("nfsrdmad_fd_cache_evictions_total", "Cached open files closed to make room",
+              d(files.evictions()));
+    const auto fp = vfs::fd_pressure_stats();
+    f.counter("nfsrdmad_fd_exhausted_total",
+              "Opens that found no descriptor even after evicting (answered JUKEBOX/DELAY)",
+              d(fp.exhausted));
+}
+
+void nfs4_state(Families& f, nfs::v4::Nfs4Program& nfs4) {
+    auto& v4 = nfs4.services();
+    const auto n = v4.clients.totals();
+    f.gauge("nfsrdmad_nfs4_clients", "NFSv4.1 clients (EXCHANGE_ID) held", d(n.clients));
+    f.gauge("nfsrdmad_nfs4_sessions", "NFSv4.1 sessions", d(n.sessions));
+    f.gauge("nfsrdmad_nfs4_stateids", "NFSv4.1 stateids", d(n.stateids));
+    f.gauge("nfsrdmad_nfs4_opens", "NFSv4.1 open files", d(v4.opens.size()));
+    f.gauge("nfsrdmad_nfs4_locked_files", "Files with NFSv4.1 byte-range locks",
+            d(v4.locks.file_count()));
+    f.gauge("nfsrdmad_nfs4_delegations", "Delegations held by clients", d(v4.delegations.size()));
+    f.counter("nfsrdmad_nfs4_delegation_recalls_total", "Delegations recalled (CB_RECALL)",
+              d(v4.delegation_stats.recalls));
+}
+
+class Collector final : public prom::Collectable {
+  public:
+    explicit Collector(const MetricsSources& s) : s_(s) {}
+    std::vector<prom::MetricFamily> Collect() const override {
+        Families f;
+        op_tables(f, s_.dispatcher.registry());
+        rpc_counters(f, s_.dispatcher);
+        tcp_counters(f, s_.tcp);
+        if (s_.rdma) rdma_counters(f, *s_.rdma);
+        fd_counters(f, s_.files, s_.nofile_limit);
+        if (s_.nfs4) nfs4_state(f, *s_.nfs4);
+        return f.take();
+    }
+
+  private:
+    MetricsSources s_;
+};
+
+class Endpoint final : public MetricsEndpoint {
+  public:
+    Endpoint(std::unique_ptr<prom::Exposer> exposer, std::shared_ptr<Collector> collector)
+        : exposer_(std::move(exposer)), collector_(std::move(collector)) {
+        exposer_->RegisterCollectable(collector_, "/metrics");
+    }
+    ~Endpoint() override { exposer_.reset(); }  // its threads stop before the collector goes
+    uint16_t port() const override {
+        auto ports = exposer_->GetListeningPorts();
+        return ports.empty() ? 0 : static_cast<uint16_t>(ports.front());
+    }
+
+  private:
+    std::unique_ptr<prom::Exposer> exposer_;
+    std::shared_ptr<Collector> collector_;
+};
+
+}  // namespace
+
+std::unique_ptr<MetricsEndpoint> MetricsEndpoint::start(const std::string& address, uint16_t port,
+                                                        const MetricsSources& sources,
+                                                        std::string* why) {
+    const std::string bind =
+        (address.find(':') != std::string::npos ? "[" + address + "]" : address) + ":" +
+        std::to_string(port);
+    try {
+        // Two threads answer scrapes; each scrape reads atomics and takes a few locks.
+        auto exposer = std::make_unique<prom::Exposer>(bind, 2);
+        return std::make_unique<Endpoint>(std::move(exposer), std::make_shared<Collector>(sources));
+    } catch (const std::exception& e) {
+        if (why) *why = bind + ": " + e.what();
+        return nullptr;
+    }
+}
+
+}  // namespace nfsrdmad::daemon

@@ -1,0 +1,88 @@
+// rpc::OpStats: the per-operation counters behind the metrics endpoint.
+#include "transport/rpc/op_stats.h"
+
+#include <gtest/gtest.h>
+
+namespace nfsrdmad::rpc {
+namespace {
+
+const char* status_name(uint32_t s) {
+    switch (s) {
+        case 2:
+            return "ERR_NOENT";
+        case 13:
+            return "ERR_ACCES";
+        default:
+            return nullptr;
+    }
+}
+
+const OpStats::OpSnapshot* find(const OpStats::Snapshot& s, const std::string& name) {
+    for (const auto& o : s.ops)
+        if (o.name == name) return &o;
+    return nullptr;
+}
+
+TEST(OpStats, CountsCallsLatencyBucketsAndErrorsByStatusName) {
+    OpStats t("nfs", "3", {"NULL", "GETATTR", "", "LOOKUP"}, status_name);
+    t.record(1, 0, 30'000);     // 30 µs: the 50 µs bucket
+    t.record(1, 0, 2'000'000);  // 2 ms: the 2.5 ms bucket
+    t.record(3, 2, 10'000);     // LOOKUP, NOENT, 10 µs: the first bucket
+    t.record(3, 2, 10'000);
+    t.record(3, 13, 20'000'000'000);  // 20 s: past every bound
+    const auto s = t.snapshot();
+    ASSERT_EQ(s.ops.size(), 2u);  // only operations called
+    const auto* g = find(s, "GETATTR");
+    ASSERT_NE(g, nullptr);
+    EXPECT_EQ(g->calls, 2u);
+    EXPECT_NEAR(g->seconds, 0.00203, 1e-9);
+    EXPECT_EQ(g->buckets[1], 1u);  // le 50e-6
+    EXPECT_EQ(g->buckets[6], 1u);  // le 2.5e-3
+    const auto* l = find(s, "LOOKUP");
+    ASSERT_NE(l, nullptr);
+    EXPECT_EQ(l->calls, 3u);
+    EXPECT_EQ(l->buckets[0], 2u);
+    EXPECT_EQ(l->buckets.back(), 1u);  // +Inf only
+    ASSERT_EQ(s.errors.size(), 2u);
+    EXPECT_EQ(s.errors[0].op, "LOOKUP");
+    EXPECT_EQ(s.errors[0].status, "ERR_NOENT");
+    EXPECT_EQ(s.errors[0].count, 2u);
+    EXPECT_EQ(s.errors[1].status, "ERR_ACCES");
+}
+
+// Operation numbers the table does not name (a hostile or future op, a gap) count under
+// "other"; statuses the protocol does not list count under "unknown": labels stay bounded.
+TEST(OpStats, UnnamedOperationsAndStatusesStayBounded) {
+    OpStats t("nfs", "3", {"NULL", "GETATTR", ""}, status_name);
+    t.record(2, 0, 1000);
+    t.record(99, 0, 1000);
+    t.record(UINT32_MAX, 0, 1000);
+    for (uint32_t st = 1000; st < 1100; ++st) t.record(1, st, 1000);
+    const auto s = t.snapshot();
+    const auto* other = find(s, "other");
+    ASSERT_NE(other, nullptr);
+    EXPECT_EQ(other->calls, 3u);
+    ASSERT_EQ(s.errors.size(), 1u);
+    EXPECT_EQ(s.errors[0].status, "unknown");
+    EXPECT_EQ(s.errors[0].count, 100u);
+}
+
+TEST(OpStats, RpcFailuresAndPayloadBytes) {
+    OpStats t("mountd", "3", {"NULL", "MNT"});
+    t.record_failure(1, OpStats::Failure::GarbageArgs, 1000);
+    t.record_failure(1, OpStats::Failure::SystemErr, 1000);
+    t.record(1, 5, 1000);  // no status names: the number
+    t.add_bytes(10, 0);
+    t.add_bytes(5, 7);
+    const auto s = t.snapshot();
+    ASSERT_EQ(s.errors.size(), 3u);
+    EXPECT_EQ(s.errors[0].status, "5");
+    EXPECT_EQ(s.errors[1].status, "GARBAGE_ARGS");
+    EXPECT_EQ(s.errors[2].status, "SYSTEM_ERR");
+    EXPECT_EQ(find(s, "MNT")->calls, 3u);
+    EXPECT_EQ(s.bytes_read, 15u);
+    EXPECT_EQ(s.bytes_written, 7u);
+}
+
+}  // namespace
+}  // namespace nfsrdmad::rpc

@@ -1,0 +1,99 @@
+// Per-operation counters of one protocol version: calls, a latency histogram, errors by
+// the protocol's own status, and payload bytes read and written. The dispatcher keeps one
+// table per (program, version) it serves, keyed by procedure; a program whose procedure
+// carries operations of its own (NFSv4.1 COMPOUND) keeps another, keyed by operation.
+// The metrics endpoint and the stats command read them (daemon/metrics.h).
+//
+// Cost on the call path: a few relaxed atomic increments; an error status also takes a
+// mutex (the set of statuses seen is small and bounded by the protocol's enum). Memory
+// is fixed when the table is made: it does not grow with clients or calls.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace nfsrdmad::rpc {
+
+class OpStats {
+  public:
+    // Upper bounds of the latency buckets, in seconds (Prometheus histogram `le`); a
+    // last, implicit bucket holds the rest.
+    static constexpr std::array<double, 16> kBuckets{25e-6,  50e-6,  100e-6, 250e-6, 500e-6, 1e-3,
+                                                     2.5e-3, 5e-3,   10e-3,  25e-3,  50e-3,  100e-3,
+                                                     250e-3, 500e-3, 1.0,    5.0};
+
+    // The name of a status value, nullptr when it has none (shown as its number).
+    using StatusName = const char* (*)(uint32_t status);
+
+    // `names[op]` names operation `op`; an empty name is no operation (not counted).
+    // `payload`: file bytes are counted in this table (a procedure table: its calls
+    // carry a CallReport), not in one of operations inside them.
+    OpStats(std::string protocol, std::string version, std::vector<std::string> names,
+            StatusName status_name = nullptr, bool payload = true);
+    bool counts_payload() const { return payload_; }
+
+    const std::string& protocol() const { return protocol_; }
+    const std::string& version() const { return version_; }
+
+    // One finished operation: its status (0 is success) and how long it ran. An operation
+    // the table does not name is counted as "other" (a hostile op number is not a label).
+    void record(uint32_t op, uint32_t status, uint64_t nanoseconds);
+    // One that ended without a reply of its protocol (RFC 5531 §9 accept_stat or
+    // auth_stat, or no reply at all): an error labelled with that outcome.
+    enum class Failure : uint32_t { GarbageArgs, SystemErr, AuthError, Dropped };
+    void record_failure(uint32_t op, Failure f, uint64_t nanoseconds);
+    void add_bytes(uint64_t read, uint64_t written) {
+        if (read) bytes_read_.fetch_add(read, std::memory_order_relaxed);
+        if (written) bytes_written_.fetch_add(written, std::memory_order_relaxed);
+    }
+
+    struct OpSnapshot {
+        std::string name;
+        uint64_t calls = 0;
+        double seconds = 0;                                   // sum of latencies
+        std::array<uint64_t, kBuckets.size() + 1> buckets{};  // not cumulative
+    };
+    struct ErrorSnapshot {
+        std::string op, status;
+        uint64_t count = 0;
+    };
+    struct Snapshot {
+        std::vector<OpSnapshot> ops;  // those called at least once
+        std::vector<ErrorSnapshot> errors;
+        uint64_t bytes_read = 0, bytes_written = 0;
+    };
+    Snapshot snapshot() const;
+
+  private:
+    struct Slot {
+        std::string name;
+        std::atomic<uint64_t> calls{0}, nanoseconds{0};
+        std::array<std::atomic<uint64_t>, kBuckets.size() + 1> buckets{};
+    };
+    size_t slot_of(uint32_t op) const;
+    void count(size_t slot, uint64_t nanoseconds);
+    std::string status_text(uint64_t key) const;
+
+    std::string protocol_, version_;
+    StatusName status_name_;
+    bool payload_;
+    std::vector<std::unique_ptr<Slot>> slots_;  // by op (null: none); the last is "other"
+    std::atomic<uint64_t> bytes_read_{0}, bytes_written_{0};
+    mutable std::mutex errors_mu_;
+    // (slot, status) -> count; a Failure is kFailure + its value.
+    static constexpr uint64_t kFailure = uint64_t(1) << 32, kUnknown = kFailure - 1;
+    std::map<std::pair<size_t, uint64_t>, uint64_t> errors_;
+};
+
+// What a call reports about itself beyond its reply, for the table of its program.
+struct CallReport {
+    uint64_t bytes_read = 0, bytes_written = 0;  // file payload moved
+};
+
+}  // namespace nfsrdmad::rpc
