@@ -12,6 +12,8 @@
 #include <thread>
 
 #include "config/load.h"
+#include "daemon/control.h"
+#include "daemon/control_answers.h"
 #include "daemon/exports.h"
 #include "daemon/fd_limits.h"
 #include "daemon/kerberos.h"
@@ -577,6 +579,25 @@ int run(config::Config cfg, const Options& opts) {
                       std::chrono::seconds(1));
         });
     }
+    // The admin commands' way in. Not fatal: NFS is served without it, and the log says so.
+    const std::string control_path =
+        (std::filesystem::path(cfg.state_dir) / kControlSocketName).string();
+    std::string control_why;
+    auto control = ControlServer::start(
+        control_path,
+        [src = ControlSources{{dispatcher, server, rdma_server.get(), *files, nfs4.get(),
+                               nofile.soft},
+                              server,
+                              *registry,
+                              mounts->mounts()}](const std::string& request) {
+            return control_answer(request, src);
+        },
+        &control_why);
+    if (!control)
+        spdlog::error(
+            "control: no control socket ({}): nfsrdmad stats, exports, clients and "
+            "log-level cannot reach this daemon",
+            control_why);
     spdlog::info("nfsrdmad ready: {} reactor(s), {} worker(s)", reactors.size(), cfg.workers);
     // Destroyed before the reactors: its watchdog thread posts to them.
     ServiceManager service;
@@ -616,6 +637,7 @@ int run(config::Config cfg, const Options& opts) {
     spdlog::info("shutting down: finishing calls in flight");
     // civetweb's stop waits out its listener's poll (up to 2 s): overlapped with the drain.
     std::thread metrics_stop([&metrics] { metrics.reset(); });
+    control.reset();
     rpcbind.reset();
     server.stop_accepting();
     if (rdma_server) rdma_server->stop_accepting();

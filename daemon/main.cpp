@@ -11,6 +11,8 @@
 
 #include "config/load.h"
 #include "config/overrides.h"
+#include "daemon/admin.h"
+#include "daemon/control.h"
 #include "daemon/daemon.h"
 #include "daemon/kerberos.h"
 
@@ -21,6 +23,8 @@
 using namespace nfsrdmad;
 
 namespace {
+
+constexpr const char* kDefaultConfig = "/etc/nfsrdmad/nfsrdmad.yaml";
 
 int check_config(const std::string& path) {
     auto r = config::load_file(path);
@@ -83,8 +87,47 @@ int main(int argc, char** argv) {
     auto* check = app.add_subcommand("check-config", "validate a configuration file and exit");
     check->add_option("file", check_path, "configuration file")->required();
 
+    // Admin commands: they ask the running daemon through its control socket, found in
+    // the state directory (--state-dir, else the --config file's, else the default file's).
+    bool as_json = false;
+    std::string level;
+    auto admin = [&](const char* name, const char* what) {
+        auto* s = app.add_subcommand(name, what);
+        s->fallthrough();  // --config and --state-dir may follow the command
+        return s;
+    };
+    auto* stats = admin("stats", "calls per operation, errors, bytes (like nfsstat -s)");
+    auto* exports_cmd = admin("exports", "the exports in force and their rules (like exportfs -v)");
+    auto* clients = admin("clients", "open connections, MOUNT's list, NFSv4.1 clients");
+    auto* log_level_cmd = admin("log-level", "set the running daemon's log level");
+    for (auto* s : {stats, exports_cmd, clients, log_level_cmd})
+        s->add_flag("--json", as_json, "print the daemon's answer as JSON");
+    log_level_cmd->add_option("level", level, "trace, debug, info, warn, error, critical, off")
+        ->required();
+
     CLI11_PARSE(app, argc, argv);
     if (*check) return check_config(check_path);
+    for (auto* s : {stats, exports_cmd, clients, log_level_cmd}) {
+        if (!*s) continue;
+        std::string dir = state_dir;
+        if (dir.empty()) {
+            std::string file = config_path;
+            if (file.empty() && std::filesystem::exists(kDefaultConfig)) file = kDefaultConfig;
+            config::Config c;
+            if (!file.empty()) {
+                auto r = config::load_file(file);
+                for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.str().c_str());
+                if (!r.config) return 1;
+                c = *r.config;
+            }
+            dir = c.state_dir;
+        }
+        daemon::AdminCommand cmd;
+        cmd.socket = (std::filesystem::path(dir) / daemon::kControlSocketName).string();
+        cmd.request = s == log_level_cmd ? "log-level " + level : s->get_name();
+        cmd.json = as_json;
+        return daemon::run_admin(cmd);
+    }
 
     if (!tcp.empty()) ov.tcp = tcp;
     if (!rdma.empty()) ov.rdma = rdma;

@@ -217,16 +217,7 @@ void nfs4_state(Families& f, nfs::v4::Nfs4Program& nfs4) {
 class Collector final : public prom::Collectable {
   public:
     explicit Collector(const MetricsSources& s) : s_(s) {}
-    std::vector<prom::MetricFamily> Collect() const override {
-        Families f;
-        op_tables(f, s_.dispatcher.registry());
-        rpc_counters(f, s_.dispatcher);
-        tcp_counters(f, s_.tcp);
-        if (s_.rdma) rdma_counters(f, *s_.rdma);
-        fd_counters(f, s_.files, s_.nofile_limit);
-        if (s_.nfs4) nfs4_state(f, *s_.nfs4);
-        return f.take();
-    }
+    std::vector<prom::MetricFamily> Collect() const override { return collect_metrics(s_); }
 
   private:
     MetricsSources s_;
@@ -250,6 +241,17 @@ class Endpoint final : public MetricsEndpoint {
 };
 
 }  // namespace
+
+std::vector<prometheus::MetricFamily> collect_metrics(const MetricsSources& s) {
+    Families f;
+    op_tables(f, s.dispatcher.registry());
+    rpc_counters(f, s.dispatcher);
+    tcp_counters(f, s.tcp);
+    if (s.rdma) rdma_counters(f, *s.rdma);
+    fd_counters(f, s.files, s.nofile_limit);
+    if (s.nfs4) nfs4_state(f, *s.nfs4);
+    return f.take();
+}
 
 std::unique_ptr<MetricsEndpoint> MetricsEndpoint::start(const std::string& address, uint16_t port,
                                                         const MetricsSources& sources,

@@ -5,9 +5,12 @@
 // and names them after Prometheus conventions (nfsrdmad_*, _total, _seconds, _bytes).
 #pragma once
 
+#include <prometheus/metric_family.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace nfsrdmad {
 namespace rpc {
@@ -38,6 +41,9 @@ struct MetricsSources {
     nfs::v4::Nfs4Program* nfs4 = nullptr;
     uint64_t nofile_limit = 0;
 };
+
+// One reading of every metric (what a scrape answers; `nfsrdmad stats` reads it too).
+std::vector<prometheus::MetricFamily> collect_metrics(const MetricsSources& sources);
 
 class MetricsEndpoint {
   public:

@@ -11,6 +11,7 @@ packages=(
   libblkid-dev     # filesystem UUIDs for the exports' fsids (nfs/vfs/fs_identity.h)
   libsystemd-dev   # Type=notify, the watchdog and journald priorities (daemon/service_manager.h)
   prometheus-cpp-dev   # the metrics endpoint (daemon/metrics.h); brings libcurl4-openssl-dev
+  nlohmann-json3-dev   # the control socket's JSON (daemon/control_answers.h, nfsrdmad stats)
   clang libclang-rt-14-dev   # the fuzz build: libclang_rt.fuzzer-x86_64.a (Debian 12)
 )
 

@@ -290,6 +290,13 @@ size_t Server::connections() {
     return conns_.size();
 }
 
+std::vector<Server::PeerInfo> Server::peers() {
+    std::vector<PeerInfo> out;
+    std::lock_guard lock(mu_);
+    for (auto& [id, conn] : conns_) out.push_back({conn->peer().text, conn->credits()});
+    return out;
+}
+
 Server::Pools Server::pools() {
     std::lock_guard lock(mu_);
     return pools_locked();

@@ -49,6 +49,11 @@ class Server {
     void stop_accepting();
     void disconnect_all();
     size_t connections();
+    struct PeerInfo {
+        std::string peer;  // "ADDR:PORT"
+        uint32_t credits = 0;
+    };
+    std::vector<PeerInfo> peers();
     const verbs::RdmaCounters& counters() const { return counters_; }
     std::vector<std::string> stats();  // the totals, then one line per connection
 

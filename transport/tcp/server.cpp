@@ -129,4 +129,12 @@ size_t Server::connections() {
     return conns_.size();
 }
 
+std::vector<std::string> Server::peers() {
+    std::vector<std::string> out;
+    std::lock_guard lock(mu_);
+    for (auto& w : conns_)
+        if (auto c = w.lock()) out.push_back(c->peer().text);
+    return out;
+}
+
 }  // namespace nfsrdmad::tcp

@@ -39,6 +39,7 @@ class Server {
     void stop_accepting();
     bool idle();  // no call in flight and nothing left to send
     size_t connections();
+    std::vector<std::string> peers();  // "ADDR:PORT" of each open connection
     const TcpCounters& counters() const { return counters_; }
 
   private:
