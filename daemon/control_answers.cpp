@@ -1,8 +1,5 @@
 #include "daemon/control_answers.h"
 
-#include <arpa/inet.h>
-#include <sys/socket.h>
-
 #include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
@@ -47,38 +44,6 @@ json stats(const MetricsSources& s) {
     return {{"metrics", families}};
 }
 
-std::string match_text(const vfs::ClientRule::Match& m) {
-    switch (m.kind) {
-        case vfs::ClientRule::Match::Any:
-            return "*";
-        case vfs::ClientRule::Match::Hostname:
-            return m.hostname;
-        case vfs::ClientRule::Match::Cidr: {
-            char buf[INET6_ADDRSTRLEN] = {};
-            ::inet_ntop(m.family, m.addr.data(), buf, sizeof buf);
-            const int whole = m.family == AF_INET ? 32 : 128;
-            return m.prefix == whole ? buf : std::string(buf) + "/" + std::to_string(m.prefix);
-        }
-    }
-    return "?";
-}
-
-std::string flavor_text(uint32_t f) {
-    switch (f) {
-        case vfs::kAuthNone:
-            return "none";
-        case vfs::kAuthSys:
-            return "sys";
-        case vfs::kAuthKrb5:
-            return "krb5";
-        case vfs::kAuthKrb5i:
-            return "krb5i";
-        case vfs::kAuthKrb5p:
-            return "krb5p";
-    }
-    return std::to_string(f);
-}
-
 json exports(const vfs::ExportRegistry& registry) {
     json out = json::array();
     const auto table = registry.snapshot();
@@ -87,8 +52,8 @@ json exports(const vfs::ExportRegistry& registry) {
         for (const auto& r : e->spec().rules) {
             json sec = json::array();
             for (uint32_t f : r.flavors.empty() ? std::vector<uint32_t>{vfs::kAuthSys} : r.flavors)
-                sec.push_back(flavor_text(f));
-            rules.push_back({{"clients", match_text(r.match)},
+                sec.push_back(vfs::flavor_name(f));
+            rules.push_back({{"clients", vfs::to_string(r.match)},
                              {"access", r.read_write ? "rw" : "ro"},
                              {"squash", r.squash == vfs::ClientRule::None   ? "none"
                                         : r.squash == vfs::ClientRule::Root ? "root"

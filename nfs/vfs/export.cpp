@@ -1,5 +1,6 @@
 #include "nfs/vfs/export.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/sysmacros.h>
@@ -59,6 +60,38 @@ uint32_t fold_fsid(std::span<const uint8_t> bytes) {
     return folded == 0 ? 1 : folded;
 }
 }  // namespace
+
+std::string to_string(const ClientRule::Match& m) {
+    switch (m.kind) {
+        case ClientRule::Match::Any:
+            return "*";
+        case ClientRule::Match::Hostname:
+            return m.hostname;
+        case ClientRule::Match::Cidr: {
+            char buf[INET6_ADDRSTRLEN] = "";
+            ::inet_ntop(m.family, m.addr.data(), buf, sizeof buf);
+            const int full = m.family == AF_INET ? 32 : 128;
+            return m.prefix == full ? buf : std::string(buf) + "/" + std::to_string(m.prefix);
+        }
+    }
+    return "?";
+}
+
+std::string flavor_name(uint32_t flavor) {
+    switch (flavor) {
+        case kAuthNone:
+            return "none";
+        case kAuthSys:
+            return "sys";
+        case kAuthKrb5:
+            return "krb5";
+        case kAuthKrb5i:
+            return "krb5i";
+        case kAuthKrb5p:
+            return "krb5p";
+    }
+    return std::to_string(flavor);
+}
 
 uint32_t derive_fsid(std::string_view canonical_path) {
     return fold_fsid(

@@ -46,6 +46,12 @@ struct ClientRule {
     bool secure = true;             // only calls from a reserved port (< 1024)
 };
 
+// A client match as an administrator writes it: "*", "10.0.0.0/8", "10.1.2.3",
+// "*.lab.example" (MOUNT's EXPORT list, `nfsrdmad exports`).
+std::string to_string(const ClientRule::Match& m);
+// "sys", "krb5p", ... (the words of `sec=`); the number for any other flavor.
+std::string flavor_name(uint32_t flavor);
+
 struct ExportSpec {
     std::string path;
     uint32_t fsid = 0;  // 0: derived, from the filesystem's identity or the path

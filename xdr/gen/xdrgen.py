@@ -499,13 +499,13 @@ class Generator:
         # The enumerator's name for logs and metrics labels; nullptr for a value the
         # declaration does not list.
         h.append(f"const char* enum_name({name} v);")
+        # One case per value: the first enumerator that names it (duplicates are legal).
+        distinct = {}
+        for n, v in items:
+            distinct.setdefault(self.eval(v), n)
         c.append(f"const char* enum_name({name} v) {{")
         c.append("    switch (v) {")
-        named = set()
-        for n, v in items:
-            if self.eval(v) not in named:
-                named.add(self.eval(v))
-                c.append(f"    case {n}: return \"{n}\";")
+        c += [f"    case {n}: return \"{n}\";" for n in distinct.values()]
         c.append("    }")
         c.append("    return nullptr;")
         c.append("}")
@@ -514,11 +514,7 @@ class Generator:
         c.append(f"bool xdr_decode(xdr::Decoder& dd, {name}& v) {{")
         c.append("    const int32_t x = dd.get_i32();")
         c.append("    switch (x) {")
-        seen = set()
-        for n, v in items:
-            if self.eval(v) not in seen:
-                seen.add(self.eval(v))
-                c.append(f"    case {n}:")
+        c += [f"    case {n}:" for n in distinct.values()]
         c.append(f"        v = static_cast<{name}>(x);")
         c.append("        return dd.ok();")
         c.append("    default:")
