@@ -61,7 +61,13 @@ double d(const A& atomic) {
 }
 
 // Calls, latency and errors per operation, payload bytes per protocol version.
+constexpr const char* kErrorsHelp =
+    "Calls answered with an error: the protocol's status, or the RPC outcome (GARBAGE_ARGS, "
+    "SYSTEM_ERR, AUTH_ERROR, DROPPED)";
+
 void op_tables(Families& f, const rpc::ProgramRegistry& programs) {
+    // Present before the first error too: a dashboard's query names a family that exists.
+    f.family("nfsrdmad_call_errors_total", kErrorsHelp, prom::MetricType::Counter);
     for (const auto& table : programs.stats()) {
         const auto s = table->snapshot();
         const Labels base{{"program", table->protocol()}, {"version", table->version()}};
@@ -89,10 +95,7 @@ void op_tables(Families& f, const rpc::ProgramRegistry& programs) {
             Labels l = base;
             l.push_back({"operation", e.op});
             l.push_back({"status", e.status});
-            f.counter("nfsrdmad_call_errors_total",
-                      "Calls answered with an error: the protocol's status, or the RPC outcome "
-                      "(GARBAGE_ARGS, SYSTEM_ERR, AUTH_ERROR, DROPPED)",
-                      d(e.count), l);
+            f.counter("nfsrdmad_call_errors_total", kErrorsHelp, d(e.count), l);
         }
         if (table->counts_payload() && table->protocol() == "nfs") {
             f.counter("nfsrdmad_read_bytes_total", "File data read for clients", d(s.bytes_read),
@@ -136,16 +139,19 @@ void tcp_counters(Families& f, const tcp::Server& server) {
               "TCP connections refused over tcp.max_connections", d(t.rejected));
     f.counter("nfsrdmad_tcp_connections_idle_closed_total",
               "TCP connections closed after tcp.idle_timeout", d(t.idle_closed));
-    f.gauge("nfsrdmad_tcp_connections", "Open TCP connections",
-            d(t.accepted) - d(t.closed) - d(t.rejected));
+    // Refused ones are never counted as accepted; closed is read first, so never above.
+    const double closed = d(t.closed);
+    f.gauge("nfsrdmad_tcp_connections", "Open TCP connections", d(t.accepted) - closed);
     f.counter("nfsrdmad_tcp_received_bytes_total", "Bytes received on TCP connections",
               d(t.bytes_in));
     f.counter("nfsrdmad_tcp_sent_bytes_total", "Bytes sent on TCP connections", d(t.bytes_out));
 }
 
-void rdma_counters(Families& f, rdma::Server& server) {
-    const auto& c = server.counters();
-    const auto p = server.pools();
+// With RDMA off the families are still there, at zero: one dashboard fits every server.
+void rdma_counters(Families& f, rdma::Server* server) {
+    static const rdma::verbs::RdmaCounters none;
+    const auto& c = server ? server->counters() : none;
+    const auto p = server ? server->pools() : rdma::Server::Pools{};
     f.counter("nfsrdmad_rdma_connections_accepted_total", "RPC-over-RDMA connections established",
               d(c.connections));
     f.counter("nfsrdmad_rdma_connections_rejected_total",
@@ -247,7 +253,7 @@ std::vector<prometheus::MetricFamily> collect_metrics(const MetricsSources& s) {
     op_tables(f, s.dispatcher.registry());
     rpc_counters(f, s.dispatcher);
     tcp_counters(f, s.tcp);
-    if (s.rdma) rdma_counters(f, *s.rdma);
+    rdma_counters(f, s.rdma);
     fd_counters(f, s.files, s.nofile_limit);
     if (s.nfs4) nfs4_state(f, *s.nfs4);
     return f.take();

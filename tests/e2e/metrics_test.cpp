@@ -3,8 +3,14 @@
 // payload bytes are the bytes moved, and each latency histogram counts every call once.
 #include <curl/curl.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <map>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,6 +29,7 @@ namespace {
 struct Scrape {
     std::string error;
     std::map<std::string, double> samples;
+    std::set<std::string> families;  // from the `# TYPE name type` lines
     double at(const std::string& series) const {
         auto it = samples.find(series);
         return it == samples.end() ? 0 : it->second;
@@ -53,6 +60,10 @@ Scrape Get(uint16_t port) {
     }
     std::istringstream in(body);
     for (std::string line; std::getline(in, line);) {
+        if (line.starts_with("# TYPE ")) {
+            s.families.insert(line.substr(7, line.find(' ', 7) - 7));
+            continue;
+        }
         if (line.empty() || line[0] == '#') continue;
         const size_t sp = line.rfind(' ');
         if (sp == std::string::npos) continue;
@@ -226,6 +237,37 @@ TEST_F(MetricsTest, UndecodableArgumentsCountAsGarbageArgs) {
               1);
     EXPECT_EQ(Rise(before, after, "nfsrdmad_rpc_unsuccessful_total{reason=\"garbage_args\"}"), 1);
     EXPECT_EQ(Rise(before, after, "nfsrdmad_tcp_connections_accepted_total"), 1);
+}
+
+// packaging/grafana/nfsrdmad.json: every metric a panel queries is one the daemon serves
+// (a histogram by its family name plus _bucket, _sum or _count).
+TEST_F(MetricsTest, DashboardNamesOnlyMetricsTheDaemonServes) {
+    std::ifstream in(NFSRDMAD_SOURCE_DIR "/packaging/grafana/nfsrdmad.json");
+    ASSERT_TRUE(in) << "packaging/grafana/nfsrdmad.json";
+    const auto dash = nlohmann::json::parse(in, nullptr, false);
+    ASSERT_FALSE(dash.is_discarded());
+    const Scrape now = Now();
+    ASSERT_EQ(now.error, "");
+    const std::regex metric("nfsrdmad_[a-z0-9_]+");
+    size_t names = 0, panels = 0;
+    for (const auto& p : dash["panels"]) {
+        if (!p.contains("targets")) continue;
+        ++panels;
+        for (const auto& t : p["targets"]) {
+            const std::string expr = t["expr"];
+            for (std::sregex_iterator it(expr.begin(), expr.end(), metric), end; it != end; ++it) {
+                std::string name = it->str();
+                for (const char* suffix : {"_bucket", "_sum", "_count"})
+                    if (!now.families.count(name) && name.ends_with(suffix))
+                        name.resize(name.size() - std::strlen(suffix));
+                EXPECT_TRUE(now.families.count(name))
+                    << p["title"].get<std::string>() << ": " << it->str() << " is not served";
+                ++names;
+            }
+        }
+    }
+    EXPECT_GE(panels, 10u);
+    EXPECT_GE(names, 30u);
 }
 
 }  // namespace
