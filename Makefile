@@ -1,6 +1,6 @@
 # nfsrdmad — the two commands: `make run` and `make test`.
 #
-#   make run     installs what is missing, builds Release, serves ./run/export over
+#   make run     installs what is missing, builds the Release daemon, serves ./run/export over
 #                NFSv3 and NFSv4.1 on TCP port 2049 (MOUNT on 20048) in the foreground
 #   make test    installs what is missing, builds Release (GCC) and one clang build with
 #                ASan+UBSan that also holds the libFuzzer targets, runs every test (unit,
@@ -50,7 +50,9 @@ build-fuzz: build-asan
 fuzz: build-fuzz
 	@scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
 
-run: build
+# Only the daemon: serving needs none of the tests.
+run: deps $(BUILD)/Makefile
+	cmake --build $(BUILD) -j $(JOBS) --target nfsrdmad
 	@mkdir -p $(EXPORT_DIR) $(STATE_DIR)
 	@scripts/ensure-rpcbind.sh
 	@echo "Serving $(EXPORT_DIR): mount -t nfs -o vers=4.1,proto=tcp,port=$(NFS_PORT) $$(hostname):$(EXPORT_DIR) /mnt"

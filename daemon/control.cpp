@@ -144,17 +144,14 @@ std::unique_ptr<ControlServer> ControlServer::start(const std::string& path, Han
         *why = std::string("socket: ") + std::strerror(errno);
         return nullptr;
     }
-    // Created with no permissions for anyone else (umask), then 0600.
-    const mode_t old = ::umask(0177);
-    const bool bound = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-    const int bind_errno = errno;
-    ::umask(old);
-    if (!bound || ::listen(fd, 16) != 0) {
-        *why = path + ": " + std::strerror(bound ? errno : bind_errno);
+    // Connecting takes write permission on the socket: the umask already denies it to
+    // others (the unit's UMask=0077, or 022); 0600 says so plainly before listen().
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        ::chmod(path.c_str(), 0600) != 0 || ::listen(fd, 16) != 0) {
+        *why = path + ": " + std::strerror(errno);
         ::close(fd);
         return nullptr;
     }
-    ::chmod(path.c_str(), 0600);
     return std::make_unique<Server>(fd, path, std::move(handler));
 }
 
