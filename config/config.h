@@ -45,6 +45,7 @@ struct Export {
 struct TcpListener {
     std::string address;  // canonical IPv4 or IPv6 text, no brackets
     uint16_t port = 0;
+    bool operator==(const TcpListener&) const = default;
 };
 
 inline constexpr uint32_t kMinRecordSize = 64 * 1024;
@@ -62,6 +63,7 @@ struct RdmaTuning {
     uint32_t max_payload_buffers = 256;  // 1 MiB registered buffers, in all
     bool huge_pages = false;             // back payload buffers with 2 MiB pages
     uint32_t send_timeout = 60;          // s a reply Send may wait for the peer; 0 = never
+    bool operator==(const RdmaTuning&) const = default;
 };
 
 // Per-client bounds on the TCP side (the `tcp:` section).
@@ -69,6 +71,7 @@ struct TcpTuning {
     uint32_t max_connections = 1024;  // more are accepted and closed at once
     uint32_t idle_timeout = 360;      // seconds without a call or a reply (knfsd: 6 min); 0: never
     uint32_t max_pipes = 256;         // pipes holding spliced READ data, in all
+    bool operator==(const TcpTuning&) const = default;
 };
 
 // NFSv4.1 (RFC 8881), on by default as on the Linux server: 100003 version 4 is
@@ -83,6 +86,7 @@ struct Nfs4Tuning {
     // write delegations for opens that read and write.
     bool delegations = true;
     bool write_delegations = true;
+    bool operator==(const Nfs4Tuning&) const = default;
 };
 
 // Byte-range locks (the `locks:` section; NFSv4.1 and NLM). Granted locks are
@@ -98,6 +102,7 @@ struct LockTuning {
     // clients' statd match it against the name or address they watch this server by.
     // Empty: the host name.
     std::string nsm_name;
+    bool operator==(const LockTuning&) const = default;
 };
 
 // RPCSEC_GSS with Kerberos V5 (the `kerberos:` section). On when an export lists a krb5
@@ -107,6 +112,7 @@ struct KerberosTuning {
     std::string keytab = "/etc/krb5.keytab";  // the service keys (nfs/<host>)
     uint32_t max_contexts = 65536;            // server-wide
     uint32_t seq_window = 4096;               // RFC 2203 §5.2.3.1, sent to clients
+    bool operator==(const KerberosTuning&) const = default;
 };
 
 // How reactor threads wait for completions: sleep on events, busy-poll (one core per
@@ -134,6 +140,11 @@ struct Config {
     uint32_t max_record_size = (1u << 20) + 65536;  // TCP record limit
     std::vector<Export> exports;
 };
+
+// What a reload (SIGHUP) cannot change, named for each setting that differs between the
+// running configuration and the new one ("listeners.tcp", "engine.workers", ...): those
+// take effect at the next restart. Exports and the log level are reloaded.
+std::vector<std::string> restart_only_changes(const Config& running, const Config& next);
 
 // A configuration problem. line/column are 1-based; line 0 means "no position"
 // (unreadable file, command line).

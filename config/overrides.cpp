@@ -5,6 +5,7 @@
 #include <limits>
 #include <map>
 
+#include "config/export_options.h"
 #include "config/parse.h"
 
 namespace nfsrdmad::config {
@@ -13,7 +14,8 @@ namespace {
 
 constexpr std::string_view kSupported =
     "rw, ro, root_squash, no_root_squash, all_squash, secure, insecure, anonuid=N, anongid=N, "
-    "sec=FLAVOR[:FLAVOR...], fsid=N, mp, clients=SPEC";
+    "sec=FLAVOR[:FLAVOR...], fsid=N, mp, clients=SPEC; and as the default behaviour: sync, "
+    "no_subtree_check, wdelay, no_wdelay, hide, no_all_squash, secure_locks, no_acl";
 
 bool fail(std::string* why, std::string msg) {
     if (why) *why = std::move(msg);
@@ -25,7 +27,7 @@ std::optional<std::string_view> option_group(std::string_view name) {
     if (name == "rw" || name == "ro") return "access";
     if (name == "root_squash" || name == "no_root_squash" || name == "all_squash") return "squash";
     if (name == "secure" || name == "insecure") return "secure";
-    if (name == "mp") return "mp";
+    if (name == "mp" || name == "mountpoint") return "mp";
     for (std::string_view n : {"anonuid", "anongid", "sec", "fsid", "clients"}) {
         if (name == n) return n;
     }
@@ -64,38 +66,6 @@ bool set_uint32(std::string_view name, std::string_view value, uint32_t& out, st
     return true;
 }
 
-// Applies one "name" or "name=value" option.
-bool apply_option(std::string_view name, std::string_view value, Export& exp, ClientRule& rule,
-                  std::string* why) {
-    if (name == "rw" || name == "ro") {
-        rule.access = name == "rw" ? Access::ReadWrite : Access::ReadOnly;
-    } else if (name == "root_squash" || name == "no_root_squash" || name == "all_squash") {
-        rule.squash = name == "all_squash"    ? Squash::All
-                      : name == "root_squash" ? Squash::Root
-                                              : Squash::None;
-    } else if (name == "secure" || name == "insecure") {
-        rule.secure = name == "secure";
-    } else if (name == "mp") {
-        exp.mountpoint = true;
-    } else if (name == "anonuid") {
-        return set_uint32(name, value, rule.anonuid, why);
-    } else if (name == "anongid") {
-        return set_uint32(name, value, rule.anongid, why);
-    } else if (name == "fsid") {
-        uint32_t fsid = 0;
-        if (!set_uint32(name, value, fsid, why)) return false;
-        exp.fsid = fsid;
-    } else if (name == "sec") {
-        return parse_sec_value(value, rule.sec, why);
-    } else {  // clients
-        std::string reason;
-        auto m = parse_client_match(value, &reason);
-        if (!m) return fail(why, "bad client '" + std::string(value) + "': " + reason);
-        rule.match = std::move(*m);
-    }
-    return true;
-}
-
 bool apply_options(std::string_view opts, Export& exp, ClientRule& rule, std::string* why) {
     std::map<std::string_view, std::string_view> seen;  // group -> option that set it
     size_t pos = 0;
@@ -108,6 +78,14 @@ bool apply_options(std::string_view opts, Export& exp, ClientRule& rule, std::st
         if (opt.empty()) return fail(why, "empty export option (stray comma?)");
         auto group = option_group(name);
         if (!group) {
+            // exports(5) words: what nfsrdmad always does passes; the rest says why not.
+            if (const auto* known = find_export_option(name)) {
+                if (known->support == OptionSupport::Default && eq == std::string_view::npos)
+                    continue;
+                if (known->support == OptionSupport::Refused)
+                    return fail(why, "export option '" + std::string(name) +
+                                         "' is not supported: " + std::string(known->note));
+            }
             return fail(why, "unknown export option '" + std::string(opt) +
                                  "' (supported: " + std::string(kSupported) + ")");
         }
@@ -120,7 +98,7 @@ bool apply_options(std::string_view opts, Export& exp, ClientRule& rule, std::st
                                  std::string(it->second) + "'");
         }
         std::string_view value = eq == std::string_view::npos ? "" : opt.substr(eq + 1);
-        if (!apply_option(name, value, exp, rule, why)) return false;
+        if (!apply_export_option(name, value, exp, rule, why)) return false;
     }
     return true;
 }
@@ -218,6 +196,37 @@ std::optional<Export> parse_export_option(std::string_view arg, std::string* why
     }
     exp.clients.push_back(std::move(rule));
     return exp;
+}
+
+bool apply_export_option(std::string_view name, std::string_view value, Export& exp,
+                         ClientRule& rule, std::string* why) {
+    if (name == "rw" || name == "ro") {
+        rule.access = name == "rw" ? Access::ReadWrite : Access::ReadOnly;
+    } else if (name == "root_squash" || name == "no_root_squash" || name == "all_squash") {
+        rule.squash = name == "all_squash"    ? Squash::All
+                      : name == "root_squash" ? Squash::Root
+                                              : Squash::None;
+    } else if (name == "secure" || name == "insecure") {
+        rule.secure = name == "secure";
+    } else if (name == "mp" || name == "mountpoint") {
+        exp.mountpoint = true;
+    } else if (name == "anonuid") {
+        return set_uint32(name, value, rule.anonuid, why);
+    } else if (name == "anongid") {
+        return set_uint32(name, value, rule.anongid, why);
+    } else if (name == "fsid") {
+        uint32_t fsid = 0;
+        if (!set_uint32(name, value, fsid, why)) return false;
+        exp.fsid = fsid;
+    } else if (name == "sec") {
+        return parse_sec_value(value, rule.sec, why);
+    } else {  // clients
+        std::string reason;
+        auto m = parse_client_match(value, &reason);
+        if (!m) return fail(why, "bad client '" + std::string(value) + "': " + reason);
+        rule.match = std::move(*m);
+    }
+    return true;
 }
 
 std::vector<Error> apply_overrides(Config& cfg, const Overrides& o) {

@@ -32,6 +32,11 @@ inline constexpr const char* kOverridesFile = "command line";  // Error::file fo
 // on error `cfg` is left unchanged.
 std::vector<Error> apply_overrides(Config& cfg, const Overrides& o);
 
+// Applies one option of an export's own words ("rw", "anonuid" with value "65534", ...:
+// the Implemented ones of export_options.h, and "clients") to `exp` and `rule`.
+bool apply_export_option(std::string_view name, std::string_view value, Export& exp,
+                         ClientRule& rule, std::string* why);
+
 // One --export argument on its own.
 std::optional<Export> parse_export_option(std::string_view arg, std::string* why);
 

@@ -64,8 +64,9 @@ void log_exports(const vfs::ExportTable& t) {
 // SIGHUP: re-read the file (and the command line's additions). A bad new
 // configuration is rejected as a whole and the running one stays (false).
 // `gss_on`: RPCSEC_GSS was turned on at start; it is never turned on by a reload.
-bool reload(const Options& opts, const vfs::HandleKey& key, vfs::ExportRegistry& registry,
-            bool gss_on) {
+// `running`: the configuration the daemon started with (what a reload cannot change).
+bool reload(const Options& opts, const config::Config& running, const vfs::HandleKey& key,
+            vfs::ExportRegistry& registry, bool gss_on) {
     config::Config cfg;
     if (opts.config_path) {
         auto loaded = config::load_file(*opts.config_path);
@@ -89,6 +90,13 @@ bool reload(const Options& opts, const vfs::HandleKey& key, vfs::ExportRegistry&
     registry.replace(table);
     spdlog::info("reload: exports replaced");
     log_exports(*table);
+    spdlog::set_level(spdlog::level::from_str(cfg.log_level));
+    cfg.state_dir = std::filesystem::absolute(cfg.state_dir).lexically_normal().string();
+    for (const auto& what : config::restart_only_changes(running, cfg))
+        spdlog::warn(
+            "reload: '{}' changed in the configuration: it takes effect when nfsrdmad "
+            "restarts",
+            what);
     if (kerberos_wanted(cfg) && !gss_on)
         spdlog::warn(
             "reload: the configuration asks for Kerberos (a krb5 flavor or the kerberos "
@@ -162,8 +170,7 @@ rdma::ServerOptions rdma_options(const config::Config& cfg) {
     rdma::ServerOptions o;
     o.credits = cfg.rdma_tuning.credits;
     o.max_connections = cfg.rdma_tuning.max_connections;
-    o.pools.max_inline_buffers = cfg.rdma_tuning.receive_buffers;
-    o.pools.max_read_bytes = cfg.rdma_tuning.max_read_bytes;
+    o.pools = pool_sizes(cfg);
     // Test hooks (tests/vm): received RPC-over-RDMA messages written out as fuzz seeds;
     // the iWARP per-Read sink registration on any device.
     if (const char* e = std::getenv("NFSRDMAD_RDMA_CAPTURE_DIR"); e && *e) {
@@ -175,8 +182,6 @@ rdma::ServerOptions rdma_options(const config::Config& cfg) {
         spdlog::warn("rdma: every RDMA Read registers its own sink (NFSRDMAD_RDMA_PER_READ_SINKS)");
     }
     o.inline_size = cfg.rdma_tuning.inline_size;
-    o.pools.max_payload_buffers = cfg.rdma_tuning.max_payload_buffers;
-    o.pools.huge_pages = cfg.rdma_tuning.huge_pages;
     o.send_timeout = std::chrono::seconds(cfg.rdma_tuning.send_timeout);
     return o;
 }
@@ -622,7 +627,7 @@ int run(config::Config cfg, const Options& opts) {
                 });
         } else if (s == Signal::Reload) {
             service.reloading();
-            const bool ok = reload(opts, *key, *registry, gss_on);
+            const bool ok = reload(opts, cfg, *key, *registry, gss_on);
             service.reloaded(ok ? serving()
                                 : serving() + "; the last reload was rejected (see the log)");
         } else if (s == Signal::DumpStats) {

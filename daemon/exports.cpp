@@ -84,4 +84,24 @@ std::shared_ptr<const vfs::ExportTable> build_export_table(const config::Config&
     return *table;
 }
 
+std::vector<std::string> check_exports(const config::Config& cfg) {
+    std::vector<std::string> problems;
+    const vfs::HandleKey key{};  // handles are made, not kept: any key will do
+    for (const auto& e : cfg.exports) {
+        if (e.mountpoint) {
+            auto root = vfs::is_mount_root(e.path);
+            if (!root || !*root) {
+                problems.push_back(
+                    "export " + e.path + ": " +
+                    (root ? "not a mount point" : vfs::describe_error(root.error())) +
+                    " (mp): it would not be served until its filesystem is mounted");
+                continue;
+            }
+        }
+        std::string why;
+        if (!vfs::ExportTable::create(to_export_specs({e}), key, &why)) problems.push_back(why);
+    }
+    return problems;
+}
+
 }  // namespace nfsrdmad::daemon

@@ -18,4 +18,9 @@ std::shared_ptr<const vfs::ExportTable> build_export_table(const config::Config&
                                                            const vfs::HandleKey& key,
                                                            std::string* why);
 
+// `check-config --strict`: each export opened as the daemon would open it (the path
+// exists, is a directory, gives file handles; with `mp`, is a mount point). One problem
+// per export that could not be served, each saying what is wrong; empty when all can.
+std::vector<std::string> check_exports(const config::Config& cfg);
+
 }  // namespace nfsrdmad::daemon

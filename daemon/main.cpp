@@ -5,15 +5,23 @@
 #include <spdlog/sinks/systemd_sink.h>
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <optional>
+#include <sstream>
 
+#include "config/import_exports.h"
 #include "config/load.h"
 #include "config/overrides.h"
 #include "daemon/admin.h"
 #include "daemon/control.h"
 #include "daemon/daemon.h"
+#include "daemon/doctor.h"
+#include "daemon/exports.h"
 #include "daemon/kerberos.h"
 
 #ifndef NFSRDMAD_VERSION
@@ -26,18 +34,30 @@ namespace {
 
 constexpr const char* kDefaultConfig = "/etc/nfsrdmad/nfsrdmad.yaml";
 
-int check_config(const std::string& path) {
+// The file's configuration, or nullopt with its errors on stderr.
+std::optional<config::Config> load_or_report(const std::string& path) {
     auto r = config::load_file(path);
     for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.str().c_str());
-    if (!r.config) return 1;
+    return r.config;
+}
+
+// --strict: also open every export as the daemon would.
+int check_config(const std::string& path, bool strict) {
+    auto cfg = load_or_report(path);
+    if (!cfg) return 1;
     bool failed = false;
-    for (const auto& f : daemon::check_keytab(*r.config)) {
+    if (strict)
+        for (const auto& p : daemon::check_exports(*cfg)) {
+            std::fprintf(stderr, "%s: error: %s\n", path.c_str(), p.c_str());
+            failed = true;
+        }
+    for (const auto& f : daemon::check_keytab(*cfg)) {
         std::fprintf(stderr, "%s: %s: %s\n", path.c_str(), f.error ? "error" : "warning",
                      f.text.c_str());
         failed = failed || f.error;
     }
     if (failed) return 1;
-    std::printf("%s: OK (%zu export(s))\n", path.c_str(), r.config->exports.size());
+    std::printf("%s: OK (%zu export(s))\n", path.c_str(), cfg->exports.size());
     return 0;
 }
 
@@ -50,6 +70,23 @@ bool stdout_is_journal() {
     struct stat st {};
     return js && std::sscanf(js, "%llu:%llu", &dev, &ino) == 2 && ::fstat(1, &st) == 0 &&
            st.st_dev == dev && st.st_ino == ino;
+}
+
+// Warnings (options dropped, and why) and errors go to stderr, the YAML to stdout.
+int import_exports(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) {
+        std::fprintf(stderr, "%s: cannot read: %s\n", path.c_str(), std::strerror(errno));
+        return 1;
+    }
+    std::stringstream text;
+    text << in.rdbuf();
+    const auto r = config::import_exports(text.str(), path);
+    for (const auto& w : r.warnings) std::fprintf(stderr, "%s (warning)\n", w.str().c_str());
+    for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.str().c_str());
+    if (!r.errors.empty()) return 1;
+    std::fputs(r.yaml.c_str(), stdout);
+    return 0;
 }
 
 }  // namespace
@@ -83,9 +120,18 @@ int main(int argc, char** argv) {
     app.add_flag("--no-rpcbind", no_rpcbind,
                  "do not register with the system rpcbind (clients name the ports)");
 
+    std::string import_path = "/etc/exports";
+    auto* import = app.add_subcommand(
+        "import-exports", "print the nfsrdmad.yaml exports: section for an exports(5) file");
+    import->add_option("file", import_path, "exports(5) file (default /etc/exports)");
+
     std::string check_path;
     auto* check = app.add_subcommand("check-config", "validate a configuration file and exit");
     check->add_option("file", check_path, "configuration file")->required();
+    bool strict = false;
+    check->add_flag("--strict", strict,
+                    "also open every export as the daemon would: paths exist, are directories, "
+                    "give file handles, and (mp) are mount points");
 
     // Admin commands: they ask the running daemon through its control socket, found in
     // the state directory (--state-dir, else the --config file's, else the default file's).
@@ -96,6 +142,9 @@ int main(int argc, char** argv) {
         s->fallthrough();  // --config and --state-dir may follow the command
         return s;
     };
+    auto* doctor = app.add_subcommand(
+        "doctor", "what would stop nfsrdmad from serving here, and what to do about it");
+    doctor->fallthrough();
     auto* stats = admin("stats", "calls per operation, errors, bytes (like nfsstat -s)");
     auto* exports_cmd = admin("exports", "the exports in force and their rules (like exportfs -v)");
     auto* clients = admin("clients", "open connections, MOUNT's list, NFSv4.1 clients");
@@ -106,21 +155,18 @@ int main(int argc, char** argv) {
         ->required();
 
     CLI11_PARSE(app, argc, argv);
-    if (*check) return check_config(check_path);
+    if (*check) return check_config(check_path, strict);
+    if (*import) return import_exports(import_path);
     for (auto* s : {stats, exports_cmd, clients, log_level_cmd}) {
         if (!*s) continue;
         std::string dir = state_dir;
         if (dir.empty()) {
             std::string file = config_path;
             if (file.empty() && std::filesystem::exists(kDefaultConfig)) file = kDefaultConfig;
-            config::Config c;
-            if (!file.empty()) {
-                auto r = config::load_file(file);
-                for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.str().c_str());
-                if (!r.config) return 1;
-                c = *r.config;
-            }
-            dir = c.state_dir;
+            auto c = file.empty() ? std::optional<config::Config>(config::Config{})
+                                  : load_or_report(file);
+            if (!c) return 1;
+            dir = c->state_dir;
         }
         daemon::AdminCommand cmd;
         cmd.socket = (std::filesystem::path(dir) / daemon::kControlSocketName).string();
@@ -136,12 +182,14 @@ int main(int argc, char** argv) {
     if (!state_dir.empty()) ov.state_dir = state_dir;
     if (!log_level.empty()) ov.log_level = log_level;
 
+    // doctor reads the configuration the daemon would: the default file when none is named.
+    if (*doctor && config_path.empty() && std::filesystem::exists(kDefaultConfig))
+        config_path = kDefaultConfig;
     config::Config cfg;
     if (!config_path.empty()) {
-        auto r = config::load_file(config_path);
-        for (const auto& e : r.errors) std::fprintf(stderr, "%s\n", e.str().c_str());
-        if (!r.config) return 1;
-        cfg = *r.config;
+        auto loaded = load_or_report(config_path);
+        if (!loaded) return 1;
+        cfg = std::move(*loaded);
     }
     if (auto errs = config::apply_overrides(cfg, ov); !errs.empty()) {
         for (const auto& e : errs) std::fprintf(stderr, "%s\n", e.str().c_str());
@@ -151,6 +199,7 @@ int main(int argc, char** argv) {
     // Paths are kept absolute: the daemon's directory may not stay the same.
     cfg.state_dir = std::filesystem::absolute(cfg.state_dir).lexically_normal().string();
     if (!config_path.empty()) config_path = std::filesystem::absolute(config_path).string();
+    if (*doctor) return daemon::run_doctor(cfg);
 
     (void)foreground;
     const bool journal = stdout_is_journal();

@@ -5,9 +5,16 @@
 
 #include <string>
 
+#include "config/config.h"
 #include "transport/rdma/verbs/device.h"
 
 namespace nfsrdmad::daemon {
+
+// The registered pools the `rdma:` section asks for.
+rdma::verbs::PoolSizes pool_sizes(const config::Config& cfg);
+
+// The capability is in this process's effective set.
+bool has_capability(int cap);
 
 // Empty when fine; otherwise what is short and exactly what to set.
 std::string check_memlock(const rdma::verbs::PoolSizes& pools);

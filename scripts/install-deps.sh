@@ -10,8 +10,10 @@ packages=(
   libkrb5-dev krb5-kdc krb5-admin-server krb5-user   # RPCSEC_GSS; the tests run a KDC of their own
   libblkid-dev     # filesystem UUIDs for the exports' fsids (nfs/vfs/fs_identity.h)
   libsystemd-dev   # Type=notify, the watchdog and journald priorities (daemon/service_manager.h)
+  systemd          # tests: systemd-analyze verify and security on the unit (tools_test.sh)
   prometheus-cpp-dev   # the metrics endpoint (daemon/metrics.h); brings libcurl4-openssl-dev
   nlohmann-json3-dev   # the control socket's JSON (daemon/control_answers.h, nfsrdmad stats)
+  python3-prometheus-client   # tests: /metrics read by Prometheus' own parser (tools_test.sh)
   clang libclang-rt-14-dev   # the fuzz build: libclang_rt.fuzzer-x86_64.a (Debian 12)
 )
 

@@ -16,6 +16,7 @@ fatal() {
 }
 
 BIN="${NFSRDMAD_BIN:-}"
+SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 [[ -n "$BIN" ]] || fatal "NFSRDMAD_BIN is not set: it must hold the path of the nfsrdmad binary" \
     "(CTest sets it; by hand: NFSRDMAD_BIN=build/daemon/nfsrdmad bash $0)"
 [[ -f "$BIN" && -x "$BIN" ]] || fatal "NFSRDMAD_BIN=$BIN is not an executable file"
@@ -128,13 +129,14 @@ EOF
 }
 read -r NFSPORT MOUNTPORT < <(pick_ports)
 [[ -n "$NFSPORT" && -n "$MOUNTPORT" ]] || fatal "could not pick free ports"
+read -r METRICSPORT _ < <(pick_ports)
 
 echo "hello from nfsrdmad" >"$EXPORT/hello.txt"
 mkdir "$EXPORT/subdir"
 
 echo "tools_test: starting $BIN (nfs port $NFSPORT, mount port $MOUNTPORT, export $EXPORT)"
 "$BIN" --foreground --log-level debug --state-dir "$STATE" \
-    --tcp "127.0.0.1:$NFSPORT" --mount-port "$MOUNTPORT" \
+    --tcp "127.0.0.1:$NFSPORT" --mount-port "$MOUNTPORT" --metrics "127.0.0.1:$METRICSPORT" \
     --export "$EXPORT=rw,no_root_squash,insecure" >"$LOG" 2>&1 &
 DPID=$!
 
@@ -202,6 +204,37 @@ PYEOF
 }
 check "NULL call: NFS v3 on the NFS port" rpc_null_on_port "$NFSPORT" 100003 3
 check "NULL call: MOUNT v1 on the mount port" rpc_null_on_port "$MOUNTPORT" 100005 1
+
+# /metrics read by the Prometheus project's own parser (python3-prometheus-client): the
+# text is exposition format, and the families have the types their names promise.
+metrics_parse() {
+    "$PY" - "http://127.0.0.1:$METRICSPORT/metrics" <<'EOF'
+import sys, urllib.request
+from prometheus_client.parser import text_string_to_metric_families
+text = urllib.request.urlopen(sys.argv[1], timeout=10).read().decode()
+families = {f.name: f for f in text_string_to_metric_families(text)}
+ours = {n: f for n, f in families.items() if n.startswith("nfsrdmad_")}
+print(len(ours), "nfsrdmad families")
+bad = []
+for name, f in ours.items():
+    # The parser drops _total from counters; a counter's samples keep it.
+    if f.type == "counter" and not all(s.name.endswith(("_total", "_created")) for s in f.samples):
+        bad.append(name + ": a counter sample without _total")
+    if f.type == "gauge" and name.endswith("_total"):
+        bad.append(name + ": a gauge named _total")
+    if f.type == "histogram" and not name.endswith("_seconds"):
+        bad.append(name + ": a histogram without its unit")
+assert families["nfsrdmad_calls"].type == "counter", "nfsrdmad_calls_total"
+assert families["nfsrdmad_call_duration_seconds"].type == "histogram"
+nulls = [s for s in families["nfsrdmad_calls"].samples
+         if s.labels.get("operation") == "NULL" and s.labels.get("program") == "nfs"]
+assert nulls and nulls[0].value >= 1, "the NFS NULL calls made above are counted"
+print("\n".join(bad))
+sys.exit(1 if bad or len(ours) < 30 else 0)
+EOF
+}
+check "metrics: /metrics parses as Prometheus exposition format, names follow the conventions" \
+    metrics_parse
 check "NULL call: MOUNT v3 on the mount port" rpc_null_on_port "$MOUNTPORT" 100005 3
 check "NULL call: MOUNT v3 on the NFS port" rpc_null_on_port "$NFSPORT" 100005 3
 check "NULL call: NLM v4 on the NFS port" rpc_null_on_port "$NFSPORT" 100021 4
@@ -309,6 +342,101 @@ not_listed_anymore() {
     return 0
 }
 check "after SIGTERM rpcinfo -p no longer lists 100003/100005/100021" retry 3 not_listed_anymore
+
+# check-config --strict opens each export as the daemon would; plain check-config only
+# reads the file.
+mkdir -p "$WORK/strict-ok"
+printf 'exports:\n  - path: %s\n  - path: %s\n' "$WORK/strict-ok" "$WORK/strict-missing" \
+    >"$WORK/strict.yaml"
+strict_finds_the_missing_path() {
+    "$BIN" check-config "$WORK/strict.yaml" || return 1
+    local out rc=0
+    out="$("$BIN" check-config --strict "$WORK/strict.yaml" 2>&1)" || rc=$?
+    echo "$out"
+    [[ $rc -eq 1 ]] && grep -q "strict-missing" <<<"$out" && ! grep -q "strict-ok" <<<"$out"
+}
+check "check-config --strict: a missing export path fails, an existing one passes" \
+    strict_finds_the_missing_path
+
+# import-exports: an exports(5) file becomes YAML that check-config --strict accepts.
+mkdir -p "$WORK/imp a" "$WORK/imp-b"
+printf '# test\n"%s" 10.0.0.0/8(rw,sync,no_subtree_check) \\\n  *(ro,async)\n%s -rw *\n' \
+    "$WORK/imp a" "$WORK/imp-b" >"$WORK/exports"
+import_round_trips() {
+    local rc=0
+    "$BIN" import-exports "$WORK/exports" >"$WORK/imported.yaml" 2>"$WORK/import.err" || rc=$?
+    cat "$WORK/imported.yaml" "$WORK/import.err"
+    [[ $rc -eq 0 ]] || return 1
+    grep -q "option 'async' dropped" "$WORK/import.err" || return 1
+    "$BIN" check-config --strict "$WORK/imported.yaml" | grep -q "OK (2 export(s))"
+}
+check "import-exports: /etc/exports syntax to YAML that check-config --strict accepts" \
+    import_round_trips
+
+# The systemd unit: `systemd-analyze verify` clean (with ExecStart pointing at this build),
+# and its hardening kept (`systemd-analyze security`: 9.6 before it, 5.7 with it).
+unit_checks() {
+    local unit="$WORK/nfsrdmad.service" out score
+    sed "s|/usr/sbin/nfsrdmad|$BIN|g" "$SRC/systemd/nfsrdmad.service" >"$unit"
+    out="$(systemd-analyze verify "$unit" 2>&1)" || { echo "$out"; return 1; }
+    echo "$out"
+    [[ -z "$out" ]] || return 1
+    score="$(systemd-analyze security --offline=yes "$unit" 2>&1 | sed -n 's/.*exposure level for .*: \([0-9.]*\) .*/\1/p')"
+    echo "exposure $score"
+    [[ -n "$score" ]] && awk -v s="$score" 'BEGIN {exit !(s <= 6.0)}'
+}
+check "systemd unit: verify is clean, security exposure at most 6.0" unit_checks
+
+# doctor: a healthy setup passes; each broken one fails (or warns) on the line that says so.
+DOC="$(mktemp -d /tmp/nfsrdmad-doctor-XXXXXX)"
+chmod 0755 "$DOC"
+mkdir -p "$DOC/export" "$DOC/state"
+chmod 0700 "$DOC/state"
+read -r DPORT1 DPORT2 < <(pick_ports)
+doctor_yaml() { # RDMA-LIST EXPORT-PATH [TCP-PORT]
+    printf 'listeners:\n  tcp: ["127.0.0.1:%s"]\n  mount_port: %s\n  rdma: %s\n' \
+        "${3:-$DPORT1}" "$DPORT2" "$1"
+    printf 'state_dir: %s\nexports:\n  - path: %s\n' "$DOC/state" "$2"
+}
+doctor_expect() { # STATUS PATTERN YAML-FILE [RUNNER...]: exit status and a line of output
+    local want="$1" pattern="$2" file="$3" rc=0 out
+    shift 3
+    out="$("$@" "$BIN" doctor --config "$file" 2>&1)" || rc=$?
+    echo "$out"
+    [[ $rc -eq $want ]] && grep -qE "$pattern" <<<"$out"
+}
+doctor_yaml "[]" "$DOC/export" >"$DOC/healthy.yaml"
+check "doctor: a healthy setup exits 0" doctor_expect 0 "^ok +exports" "$DOC/healthy.yaml"
+read -r HELD _ < <(pick_ports)
+"$PY" -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(); time.sleep(60)' \
+    "$HELD" &
+HOLDER=$!
+for _ in $(seq 1 100); do port_open "$HELD" && break; sleep 0.05; done
+doctor_yaml "[]" "$DOC/export" "$HELD" >"$DOC/taken.yaml"
+check "doctor: a port another program holds is a FAIL" \
+    doctor_expect 1 "^FAIL ports .*127.0.0.1:$HELD" "$DOC/taken.yaml"
+kill "$HOLDER" 2>/dev/null; wait "$HOLDER" 2>/dev/null || true
+doctor_yaml "[]" "$DOC/nowhere" >"$DOC/missing.yaml"
+check "doctor: a missing export is a FAIL" doctor_expect 1 "^FAIL exports .*nowhere" "$DOC/missing.yaml"
+doctor_yaml '["0.0.0.0:20049"]' "$DOC/export" >"$DOC/rdma.yaml"
+if [[ -z "$(ls /sys/class/infiniband 2>/dev/null)" ]]; then
+    check "doctor: no RDMA device is said plainly" doctor_expect 0 "^WARN rdma +no RDMA device" \
+        "$DOC/rdma.yaml"
+else
+    check "doctor: each RDMA device port is listed" doctor_expect 0 "rdma +device .* port" \
+        "$DOC/rdma.yaml"
+fi
+check "doctor: RLIMIT_MEMLOCK below the registered pools is a FAIL (without CAP_IPC_LOCK)" \
+    doctor_expect 1 "^FAIL memlock +RLIMIT_MEMLOCK is 64 KiB" "$DOC/rdma.yaml" \
+    setpriv --inh-caps=-ipc_lock --bounding-set=-ipc_lock prlimit --memlock=65536:65536
+check "doctor: without root's capabilities it is a FAIL" \
+    doctor_expect 1 "^FAIL capabilities .*CAP_DAC_READ_SEARCH" "$DOC/healthy.yaml" \
+    setpriv --reuid=65534 --regid=65534 --clear-groups
+chmod 0777 "$DOC/state"
+check "doctor: a state directory others can write is a FAIL" \
+    doctor_expect 1 "^FAIL state_dir" "$DOC/healthy.yaml"
+rm -rf "$DOC"
 
 echo
 echo "$PASSED passed, $FAILED failed"

@@ -648,6 +648,23 @@ TEST(ConfigMetrics, ListenAddressFromYamlAndCommandLine) {
     EXPECT_EQ(apply_overrides(c, o).size(), 1u);
 }
 
+// A reload names each setting it cannot apply; exports and the log level it does apply.
+TEST(ConfigReload, RestartOnlyChangesAreNamed) {
+    const Config running = good("exports:\n  - path: /srv/a\n");
+    EXPECT_TRUE(restart_only_changes(running, running).empty());
+    Config next = good(
+        "listeners: {tcp: [\"0.0.0.0:3049\"]}\nlogging: {level: debug}\n"
+        "engine: {workers: 4}\nexports:\n  - path: /srv/b\n");
+    EXPECT_EQ(restart_only_changes(running, next),
+              (std::vector<std::string>{"listeners.tcp", "engine"}));
+    next = running;
+    next.rdma_tuning.credits = 64;
+    next.metrics = TcpListener{"127.0.0.1", 9420};
+    next.nfs4.lease_time = 30;
+    EXPECT_EQ(restart_only_changes(running, next),
+              (std::vector<std::string>{"metrics", "rdma", "nfsv4"}));
+}
+
 TEST(ConfigTcp, DefaultsAndLimits) {
     Config d = good("");
     EXPECT_EQ(d.tcp_tuning.max_connections, 1024u);
@@ -761,7 +778,9 @@ TEST(ConfigOverrides, BadExportOptions) {
     EXPECT_EQ(bad("/srv/x=clients=10.0.0.0/40"),
               "bad client '10.0.0.0/40': bad prefix length: 40 is out of range (0-32)");
     EXPECT_EQ(bad("/srv/x=rw,,ro"), "empty export option (stray comma?)");
-    EXPECT_EQ(bad("/srv/x=sync").substr(0, 31), "unknown export option 'sync' (s");
+    EXPECT_EQ(bad("/srv/x=bogus").substr(0, 32), "unknown export option 'bogus' (s");
+    EXPECT_EQ(bad("/srv/x=async").substr(0, 58),
+              "export option 'async' is not supported: it would answer be");
 }
 
 TEST(ConfigOverrides, ListenerAndScalars) {
@@ -806,7 +825,9 @@ TEST(ConfigOverrides, ErrorsAreCollectedAndConfigUnchanged) {
                   "command line: --export /srv/b=fsid=3: fsid 3 is already used by '/srv/a'",
                   "command line: --export /srv/c=bogus: unknown export option 'bogus' (supported: "
                   "rw, ro, root_squash, no_root_squash, all_squash, secure, insecure, anonuid=N, "
-                  "anongid=N, sec=FLAVOR[:FLAVOR...], fsid=N, mp, clients=SPEC)",
+                  "anongid=N, sec=FLAVOR[:FLAVOR...], fsid=N, mp, clients=SPEC; and as the "
+                  "default behaviour: sync, no_subtree_check, wdelay, no_wdelay, hide, "
+                  "no_all_squash, secure_locks, no_acl)",
               }));
     for (const auto& e : errors) {
         EXPECT_EQ(e.file, "command line");

@@ -12,6 +12,7 @@
 #include <future>
 
 #include "transport/rdma/protocol/private_data.h"
+#include "transport/rdma/verbs/inventory.h"
 
 namespace nfsrdmad::rdma {
 
@@ -25,32 +26,13 @@ Server::~Server() {
 }
 
 size_t Server::log_devices() {
-    int n = 0;
-    ibv_device** list = ibv_get_device_list(&n);
-    if (!list) return 0;
-    for (int i = 0; i < n; ++i) {
-        ibv_context* ctx = ibv_open_device(list[i]);
-        if (!ctx) continue;
-        ibv_device_attr attr{};
-        ibv_query_device(ctx, &attr);
-        for (uint8_t port = 1; port <= attr.phys_port_cnt; ++port) {
-            ibv_port_attr pa{};
-            if (ibv_query_port(ctx, port, &pa) != 0) continue;
-            for (int g = 0; g < pa.gid_tbl_len; ++g) {
-                ibv_gid gid{};
-                if (ibv_query_gid(ctx, port, g, &gid) != 0) break;
-                if (gid.global.subnet_prefix == 0 && gid.global.interface_id == 0) continue;
-                char text[INET6_ADDRSTRLEN];
-                inet_ntop(AF_INET6, gid.raw, text, sizeof text);
-                spdlog::info("rdma: device {} port {} ({}) gid[{}] {}",
-                             ibv_get_device_name(list[i]), port,
-                             pa.state == IBV_PORT_ACTIVE ? "active" : "not active", g, text);
-            }
-        }
-        ibv_close_device(ctx);
-    }
-    ibv_free_device_list(list);
-    return static_cast<size_t>(n);
+    const auto devices = verbs::list_devices();
+    for (const auto& d : devices)
+        for (const auto& p : d.ports)
+            for (const auto& g : p.gids)
+                spdlog::info("rdma: device {} port {} ({}) gid[{}] {}", d.name, p.number,
+                             p.active ? "active" : "not active", g.index, g.text);
+    return devices.size();
 }
 
 std::string Server::listen(const std::string& address, uint16_t port) {
