@@ -96,6 +96,7 @@ class Importer {
     void line(const Logical& l) {
         line_ = l.line;
         auto w = words(l.text);
+        if (w.empty()) return error("a line with no export path (only quotes?)");
         std::string why;
         auto path = normalize_export_path(unescape(w.at(0)), &why);
         if (!path) return error("bad export path '" + w[0] + "': " + why);

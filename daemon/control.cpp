@@ -130,11 +130,18 @@ std::unique_ptr<ControlServer> ControlServer::start(const std::string& path, Han
                                                     std::string* why) {
     sockaddr_un a;
     if (!address(path, a, why)) return nullptr;
-    // A socket left by a daemon that did not stop cleanly; never anything else.
+    // A socket left by a daemon that did not stop cleanly is replaced; one a live daemon
+    // answers on (a second daemon given the same state_dir) and anything else are not.
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0) {
         if (!S_ISSOCK(st.st_mode)) {
             *why = path + ": exists and is not a socket";
+            return nullptr;
+        }
+        Fd probe(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+        if (probe.get() >= 0 &&
+            ::connect(probe.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+            *why = path + ": another nfsrdmad answers on it (two daemons with one state_dir)";
             return nullptr;
         }
         ::unlink(path.c_str());

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -175,6 +176,22 @@ TEST_F(ControlTest, SocketIsRootsAndBoundsWhatItReads) {
     json ok = json::parse(Raw("exports\n"), nullptr, false);
     ASSERT_FALSE(ok.is_discarded());
     EXPECT_EQ(ok["exports"].size(), 1u);
+}
+
+// A second daemon given the same state directory does not take the first one's socket.
+TEST_F(ControlTest, ASecondDaemonOnTheSameStateDirLeavesTheSocketAlone) {
+    std::string why;
+    const std::string bin = DaemonBinary(&why);
+    ASSERT_FALSE(bin.empty()) << why;
+    const auto ports = PickFreePorts(2);
+    const std::string cmd = "timeout 5 '" + bin + "' --no-rpcbind --rdma off --tcp 127.0.0.1:" +
+                            std::to_string(ports[0]) + " --mount-port " + std::to_string(ports[1]) +
+                            " --state-dir '" + daemon_->state_dir() + "' --export '" +
+                            daemon_->export_dir() + "' >/dev/null 2>&1";
+    (void)std::system(cmd.c_str());  // serves until timeout's SIGTERM, without the socket
+    json ok = json::parse(Raw("exports\n"), nullptr, false);
+    ASSERT_FALSE(ok.is_discarded());
+    EXPECT_EQ(ok["exports"].size(), 1u);  // still the first daemon, still there
 }
 
 TEST_F(ControlTest, SocketGoesWithTheDaemon) {

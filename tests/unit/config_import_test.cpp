@@ -109,6 +109,8 @@ TEST(ImportExports, UnreadableLinesAreErrorsAndNoYamlIsMade) {
     EXPECT_TRUE(r.yaml.empty());
     r = import_exports("/srv/a *(rw\n", "exports");
     ASSERT_EQ(r.errors.size(), 1u);
+    r = import_exports("\"\"\n", "exports");  // quotes and nothing else: no path
+    ASSERT_EQ(r.errors.size(), 1u);
     r = import_exports("/srv/a 1.2.3.4(fsid=1) 1.2.3.5(fsid=2)\n", "exports");
     ASSERT_EQ(r.errors.size(), 1u);
     EXPECT_NE(r.errors[0].message.find("fsid 2 differs"), std::string::npos);
