@@ -29,6 +29,7 @@
 #include "nfs/vfs/durability.h"
 #include "nfs/vfs/recovery_store.h"
 #include "nfs/vfs/state/grace.h"
+#include "nfs/vfs/state_lock.h"
 #include "transport/engine/reactor.h"
 #include "transport/engine/worker_pool.h"
 #include "transport/rdma/server.h"
@@ -312,6 +313,12 @@ int run(config::Config cfg, const Options& opts) {
 
     std::string why;
     if (!vfs::make_state_dir(cfg.state_dir, &why)) {
+        spdlog::critical("state directory: {}", why);
+        return 1;
+    }
+    // Held until run() returns: the process ending drops it whatever the way.
+    const auto state_lock = vfs::StateDirLock::acquire(cfg.state_dir, &why);
+    if (!state_lock) {
         spdlog::critical("state directory: {}", why);
         return 1;
     }

@@ -12,6 +12,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -178,17 +180,26 @@ TEST_F(ControlTest, SocketIsRootsAndBoundsWhatItReads) {
     EXPECT_EQ(ok["exports"].size(), 1u);
 }
 
-// A second daemon given the same state directory does not take the first one's socket.
-TEST_F(ControlTest, ASecondDaemonOnTheSameStateDirLeavesTheSocketAlone) {
+// A second daemon given the same state directory is refused at start (vfs::StateDirLock),
+// says which daemon holds it, and leaves the first one's socket alone.
+TEST_F(ControlTest, ASecondDaemonOnTheSameStateDirIsRefused) {
     std::string why;
     const std::string bin = DaemonBinary(&why);
     ASSERT_FALSE(bin.empty()) << why;
     const auto ports = PickFreePorts(2);
-    const std::string cmd = "timeout 5 '" + bin + "' --no-rpcbind --rdma off --tcp 127.0.0.1:" +
+    const std::string out = daemon_->state_dir() + "/../second.log";
+    const std::string cmd = "timeout 20 '" + bin + "' --no-rpcbind --rdma off --tcp 127.0.0.1:" +
                             std::to_string(ports[0]) + " --mount-port " + std::to_string(ports[1]) +
                             " --state-dir '" + daemon_->state_dir() + "' --export '" +
-                            daemon_->export_dir() + "' >/dev/null 2>&1";
-    (void)std::system(cmd.c_str());  // serves until timeout's SIGTERM, without the socket
+                            daemon_->export_dir() + "' >'" + out + "' 2>&1";
+    const int status = std::system(cmd.c_str());
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 1);  // not 124: it did not start serving
+    std::ifstream log(out);
+    const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("is in use by another nfsrdmad, pid " + std::to_string(daemon_->pid())),
+              std::string::npos)
+        << text;
     json ok = json::parse(Raw("exports\n"), nullptr, false);
     ASSERT_FALSE(ok.is_discarded());
     EXPECT_EQ(ok["exports"].size(), 1u);  // still the first daemon, still there

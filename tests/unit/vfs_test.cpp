@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "nfs/vfs/fs_identity.h"
+#include "nfs/vfs/state_lock.h"
 #include "tests/unit/vfs_test_util.h"
 
 namespace nfsrdmad::vfs::testing {
@@ -195,6 +196,29 @@ TEST_F(KeyFileTest, NewStateDirIsPrivate) {
 
 TEST_F(KeyFileTest, MissingStateDirIsAnError) {
     EXPECT_EQ(load_or_create_handle_key(base_ + "/nope").error(), ENOENT);
+}
+
+// One daemon per state directory: a second holder is refused and told the first's pid; the
+// lock goes with its holder (the kernel drops a flock with the file description).
+TEST_F(KeyFileTest, StateDirLockIsExclusiveAndGoesWithItsHolder) {
+    const std::string dir = base_ + "/state";
+    std::string why;
+    ASSERT_TRUE(make_state_dir(dir, &why).ok()) << why;
+    {
+        auto first = StateDirLock::acquire(dir, &why);
+        ASSERT_TRUE(first) << why;
+        std::ifstream f(dir + "/" + kStateLockFile);
+        std::string pid;
+        f >> pid;
+        EXPECT_EQ(pid, std::to_string(::getpid()));
+        auto second = StateDirLock::acquire(dir, &why);
+        EXPECT_FALSE(second);
+        EXPECT_EQ(why, dir + " is in use by another nfsrdmad, pid " + std::to_string(::getpid()) +
+                           ": give each daemon a state_dir of its own");
+    }
+    EXPECT_TRUE(StateDirLock::acquire(dir, &why)) << "released with its holder: " << why;
+    EXPECT_FALSE(StateDirLock::acquire(base_ + "/missing", &why));
+    EXPECT_NE(why.find("No such file or directory"), std::string::npos) << why;
 }
 
 TEST(WriteVerifier, FixedForTheProcess) {
