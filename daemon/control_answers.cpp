@@ -73,7 +73,8 @@ json exports(const vfs::ExportRegistry& registry) {
 
 json clients(const ControlSources& s) {
     json conns = json::array();
-    for (const auto& p : s.tcp.peers()) conns.push_back({{"transport", "tcp"}, {"peer", p}});
+    for (const auto& p : s.metrics.tcp.peers())
+        conns.push_back({{"transport", "tcp"}, {"peer", p}});
     if (s.metrics.rdma)
         for (const auto& p : s.metrics.rdma->peers())
             conns.push_back({{"transport", "rdma"}, {"peer", p.peer}, {"credits", p.credits}});

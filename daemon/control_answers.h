@@ -22,8 +22,7 @@ class MountList;
 namespace nfsrdmad::daemon {
 
 struct ControlSources {
-    MetricsSources metrics;
-    tcp::Server& tcp;
+    MetricsSources metrics;  // also the TCP server whose peers `clients` lists
     const vfs::ExportRegistry& exports;
     const nfs::mount::MountList& mounts;
 };

@@ -599,7 +599,6 @@ int run(config::Config cfg, const Options& opts) {
         control_path,
         [src = ControlSources{{dispatcher, server, rdma_server.get(), *files, nfs4.get(),
                                nofile.soft},
-                              server,
                               *registry,
                               mounts->mounts()}](const std::string& request) {
             return control_answer(request, src);

@@ -129,7 +129,7 @@ size_t Server::connections() {
     return conns_.size();
 }
 
-std::vector<std::string> Server::peers() {
+std::vector<std::string> Server::peers() const {
     std::vector<std::string> out;
     std::lock_guard lock(mu_);
     for (auto& w : conns_)

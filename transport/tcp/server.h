@@ -39,7 +39,7 @@ class Server {
     void stop_accepting();
     bool idle();  // no call in flight and nothing left to send
     size_t connections();
-    std::vector<std::string> peers();  // "ADDR:PORT" of each open connection
+    std::vector<std::string> peers() const;  // "ADDR:PORT" of each open connection
     const TcpCounters& counters() const { return counters_; }
 
   private:
@@ -65,7 +65,7 @@ class Server {
     std::vector<Listener> listeners_;
     engine::RateLimit reject_log_{std::chrono::seconds(10)},
         accept_error_log_{std::chrono::seconds(10)};
-    std::mutex mu_;
+    mutable std::mutex mu_;
     std::vector<std::weak_ptr<Connection>> conns_;
 };
 
