@@ -16,6 +16,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "config/overrides.h"
 #include "config/parse.h"
 
 namespace nfsrdmad::config {
@@ -145,6 +146,8 @@ class Loader {
     void exports(const Val& v);
     std::optional<Export> export_entry(const Val& v);
     void rule_option(std::string_view key, const Val& v, ClientRule& rule);
+    void options(const Val& v, const std::set<std::string, std::less<>>& keys, bool for_export,
+                 Export& exp, ClientRule& rule);
     std::optional<std::vector<SecFlavor>> sec_list(const Val& v);
     void clients(const Val& v, const ClientRule& defaults, Export& exp);
     std::optional<ClientRule> client(const Val& v, const ClientRule& defaults);
@@ -576,11 +579,13 @@ std::optional<Export> Loader::export_entry(const Val& v) {
     size_t errors_before = errors_.size();
     Export exp;
     ClientRule defaults;  // the export's access/squash/...; clients start from these
-    std::optional<Val> clients_val;
+    std::optional<Val> clients_val, options_val;
+    std::set<std::string, std::less<>> given;
     bool has_path = false;
-    Keys keys = {"path",    "fsid",    "mountpoint", "access", "squash",
-                 "anonuid", "anongid", "sec",        "secure", "clients"};
+    Keys keys = {"path",    "fsid", "mountpoint", "access",  "squash", "anonuid",
+                 "anongid", "sec",  "secure",     "options", "clients"};
     for_each_key(v, "in export", keys, [&](std::string_view key, const Val& val) {
+        given.emplace(key);
         if (key == "path") {
             has_path = true;
             auto s = text(val, "'path'");
@@ -603,10 +608,13 @@ std::optional<Export> Loader::export_entry(const Val& v) {
             if (auto b = flag(val, "'mountpoint'")) exp.mountpoint = *b;
         } else if (key == "clients") {
             clients_val = val;
+        } else if (key == "options") {
+            options_val = val;
         } else {
             rule_option(key, val, defaults);
         }
     });
+    if (options_val) options(*options_val, given, true, exp, defaults);
     if (!has_path) error(v.mark, "export has no 'path'");
     if (clients_val) {
         clients(*clients_val, defaults, exp);
@@ -615,6 +623,58 @@ std::optional<Export> Loader::export_entry(const Val& v) {
     }
     if (errors_.size() != errors_before) return std::nullopt;
     return exp;
+}
+
+// options: exports(5) words, as on the command line (config/export_options.h): a string
+// "rw,no_root_squash,sec=krb5p" or a list [rw, no_root_squash, sec=krb5p]. A word may not
+// set what a key of the same mapping sets (`access: ro` with `rw`); mp, fsid and clients
+// are an export's, not a client's (a client's match is its `match`, an export's clients
+// its `clients` list).
+void Loader::options(const Val& v, const std::set<std::string, std::less<>>& keys, bool for_export,
+                     Export& exp, ClientRule& rule) {
+    std::string words;
+    if (v.node.IsSequence()) {
+        for (const auto& item : v.node) {
+            auto w = text(list_item(item), "an export option");
+            if (!w) return;
+            words += (words.empty() ? "" : ",") + *w;
+        }
+    } else if (auto w = text(v, "'options'")) {
+        words = *w;
+    } else {
+        return;
+    }
+    std::string why;
+    std::vector<std::string> settings;
+    Export e = exp;
+    ClientRule r = rule;
+    if (!apply_export_options(words, e, r, &why, &settings)) {
+        error(v.mark, "options: " + why);
+        return;
+    }
+    for (const auto& s : settings) {
+        const std::string key = s == "mp" ? "mountpoint" : s;
+        if (s == "clients") {
+            error(v.mark, for_export ? "options: list an export's clients under 'clients'"
+                                     : "options: a client's match is its 'match'");
+            return;
+        }
+        if (!for_export && (s == "mp" || s == "fsid")) {
+            error(v.mark, "options: '" + s + "' is an export's option, not a client's");
+            return;
+        }
+        if (keys.contains(key)) {
+            error(v.mark, "options: sets " + key + ", which '" + key + "' here sets too");
+            return;
+        }
+    }
+    if (e.fsid && e.fsid != exp.fsid && !fsids_.emplace(*e.fsid, v.mark).second) {
+        error(v.mark, "duplicate fsid " + std::to_string(*e.fsid) + " (first at line " +
+                          std::to_string(fsids_[*e.fsid].line + 1) + ")");
+        return;
+    }
+    exp = std::move(e);
+    rule = std::move(r);
 }
 
 // access / squash / anonuid / anongid / sec / secure, for an export's defaults or one client.
@@ -696,15 +756,24 @@ std::optional<ClientRule> Loader::client(const Val& v, const ClientRule& default
 
     size_t errors_before = errors_.size();
     bool has_match = false;
-    Keys keys = {"match", "access", "squash", "anonuid", "anongid", "sec", "secure"};
+    std::optional<Val> options_val;
+    std::set<std::string, std::less<>> given;
+    Keys keys = {"match", "access", "squash", "anonuid", "anongid", "sec", "secure", "options"};
     for_each_key(v, "in client", keys, [&](std::string_view key, const Val& val) {
+        given.emplace(key);
         if (key == "match") {
             has_match = true;
             set_match(val);
+        } else if (key == "options") {
+            options_val = val;
         } else {
             rule_option(key, val, rule);
         }
     });
+    if (options_val) {
+        Export unused;
+        options(*options_val, given, false, unused, rule);
+    }
     if (!has_match) error(v.mark, "client has no 'match'");
     if (errors_.size() != errors_before) return std::nullopt;
     return rule;

@@ -66,7 +66,10 @@ bool set_uint32(std::string_view name, std::string_view value, uint32_t& out, st
     return true;
 }
 
-bool apply_options(std::string_view opts, Export& exp, ClientRule& rule, std::string* why) {
+}  // namespace
+
+bool apply_export_options(std::string_view opts, Export& exp, ClientRule& rule, std::string* why,
+                          std::vector<std::string>* settings) {
     std::map<std::string_view, std::string_view> seen;  // group -> option that set it
     size_t pos = 0;
     while (pos <= opts.size()) {
@@ -99,9 +102,12 @@ bool apply_options(std::string_view opts, Export& exp, ClientRule& rule, std::st
         }
         std::string_view value = eq == std::string_view::npos ? "" : opt.substr(eq + 1);
         if (!apply_export_option(name, value, exp, rule, why)) return false;
+        if (settings) settings->emplace_back(*group);
     }
     return true;
 }
+
+namespace {
 
 using ErrorFn = std::function<void(std::string)>;
 
@@ -192,7 +198,7 @@ std::optional<Export> parse_export_option(std::string_view arg, std::string* why
             fail(why, "missing options after '='");
             return std::nullopt;
         }
-        if (!apply_options(arg.substr(eq + 1), exp, rule, why)) return std::nullopt;
+        if (!apply_export_options(arg.substr(eq + 1), exp, rule, why)) return std::nullopt;
     }
     exp.clients.push_back(std::move(rule));
     return exp;

@@ -37,6 +37,14 @@ std::vector<Error> apply_overrides(Config& cfg, const Overrides& o);
 bool apply_export_option(std::string_view name, std::string_view value, Export& exp,
                          ClientRule& rule, std::string* why);
 
+// exports(5) words, comma separated ("rw,no_root_squash,sec=krb5:krb5i"), onto `exp` and
+// `rule`, as --export and the YAML key `options` read them: the default-behaviour words
+// pass, refused words fail with the reason, two words of one setting conflict. `settings`
+// (if given) receives the setting each word set: access, squash, secure, mp, anonuid,
+// anongid, sec, fsid or clients.
+bool apply_export_options(std::string_view opts, Export& exp, ClientRule& rule, std::string* why,
+                          std::vector<std::string>* settings = nullptr);
+
 // One --export argument on its own.
 std::optional<Export> parse_export_option(std::string_view arg, std::string* why);
 

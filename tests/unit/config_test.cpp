@@ -264,7 +264,7 @@ TEST(ConfigErrors, UnknownKeyInExport) {
                         "  - path: /srv\n"
                         "    acess: rw\n"),
               "t.yaml:3:5: unknown key 'acess' in export (expected one of: path, fsid, mountpoint, "
-              "access, squash, anonuid, anongid, sec, secure, clients)");
+              "access, squash, anonuid, anongid, sec, secure, options, clients)");
 }
 
 TEST(ConfigErrors, UnknownKeyAtTopLevelAndInSections) {
@@ -278,7 +278,7 @@ TEST(ConfigErrors, UnknownKeyAtTopLevelAndInSections) {
     EXPECT_EQ(
         one_error("exports:\n  - path: /a\n    clients:\n      - match: '*'\n        rw: 1\n"),
         "t.yaml:5:9: unknown key 'rw' in client (expected one of: match, access, squash, "
-        "anonuid, anongid, sec, secure)");
+        "anonuid, anongid, sec, secure, options)");
 }
 
 TEST(ConfigErrors, BadCidr) {
@@ -951,6 +951,73 @@ TEST(ConfigRdma, OverrideReplacesOrTurnsOff) {
     EXPECT_TRUE(cfg.rdma.empty());
     o.rdma = "nonsense";
     EXPECT_FALSE(apply_overrides(cfg, o).empty());
+}
+
+// YAML `options`: the command line's exports(5) words, for an export and for one client.
+TEST(ConfigExportOptionWords, AnExportTakesTheWordsAsAStringOrAList) {
+    auto c = good(R"(
+exports:
+  - path: /srv/a
+    options: rw,no_root_squash,insecure,sec=krb5p:krb5i,anonuid=1000,fsid=7,mp,sync
+  - path: /srv/b
+    options: [ro, all_squash, no_subtree_check]
+)");
+    ASSERT_EQ(c.exports.size(), 2u);
+    const auto& a = c.exports[0];
+    EXPECT_EQ(a.fsid, 7u);
+    EXPECT_TRUE(a.mountpoint);
+    ASSERT_EQ(a.clients.size(), 1u);
+    EXPECT_EQ(a.clients[0].access, Access::ReadWrite);
+    EXPECT_EQ(a.clients[0].squash, Squash::None);
+    EXPECT_FALSE(a.clients[0].secure);
+    EXPECT_EQ(a.clients[0].anonuid, 1000u);
+    EXPECT_EQ(a.clients[0].sec, (std::vector<SecFlavor>{SecFlavor::Krb5p, SecFlavor::Krb5i}));
+    EXPECT_EQ(c.exports[1].clients[0].access, Access::ReadOnly);
+    EXPECT_EQ(c.exports[1].clients[0].squash, Squash::All);
+}
+
+TEST(ConfigExportOptionWords, ClientsStartFromTheExportsWordsAndAddTheirOwn) {
+    auto c = good(R"(
+exports:
+  - path: /srv/a
+    options: rw,no_root_squash
+    clients:
+      - 10.0.0.0/8
+      - match: "*"
+        options: ro,root_squash
+)");
+    const auto& rules = c.exports[0].clients;
+    ASSERT_EQ(rules.size(), 2u);
+    EXPECT_EQ(rules[0].access, Access::ReadWrite);
+    EXPECT_EQ(rules[0].squash, Squash::None);
+    EXPECT_EQ(rules[1].access, Access::ReadOnly);
+    EXPECT_EQ(rules[1].squash, Squash::Root);
+}
+
+TEST(ConfigExportOptionWords, WrongWordsAreErrorsAtTheKey) {
+    EXPECT_EQ(one_error("exports:\n  - path: /a\n    options: rw,subtree_check\n"),
+              "t.yaml:3:14: options: export option 'subtree_check' is not supported: handles "
+              "carry no parent directory to check, and the check breaks renamed open files; "
+              "export the subtree as its own filesystem instead");
+    EXPECT_NE(one_error("exports:\n  - path: /a\n    options: rw,bogus\n")
+                  .find("unknown export option 'bogus'"),
+              std::string::npos);
+    EXPECT_EQ(one_error("exports:\n  - path: /a\n    options: rw,ro\n"),
+              "t.yaml:3:14: options: option 'ro' conflicts with earlier 'rw'");
+    EXPECT_EQ(one_error("exports:\n  - path: /a\n    access: ro\n    options: [rw]\n"),
+              "t.yaml:4:14: options: sets access, which 'access' here sets too");
+    EXPECT_EQ(one_error("exports:\n  - path: /a\n    mountpoint: true\n    options: mp\n"),
+              "t.yaml:4:14: options: sets mountpoint, which 'mountpoint' here sets too");
+    EXPECT_EQ(one_error("exports:\n  - path: /a\n    options: clients=*\n"),
+              "t.yaml:3:14: options: list an export's clients under 'clients'");
+    EXPECT_EQ(one_error("exports:\n  - path: /a\n    clients:\n      - match: '*'\n"
+                        "        options: fsid=3\n"),
+              "t.yaml:5:18: options: 'fsid' is an export's option, not a client's");
+    EXPECT_EQ(one_error("exports:\n  - path: /a\n    fsid: 3\n  - path: /b\n"
+                        "    options: fsid=3\n"),
+              "t.yaml:5:14: duplicate fsid 3 (first at line 3)");
+    EXPECT_EQ(one_error("exports:\n  - path: /a\n    options: {rw: 1}\n"),
+              "t.yaml:3:14: expected a value for 'options', got a mapping");
 }
 
 }  // namespace nfsrdmad::config
