@@ -5,6 +5,8 @@
 #   make test    installs what is missing, builds Release (GCC) and one clang build with
 #                ASan+UBSan that also holds the libFuzzer targets, runs every test (unit,
 #                end-to-end, VM, the same unit and end-to-end under the sanitizers, fuzz)
+#   make deb     builds the Debian package build/deb/nfsrdmad_<version>_<arch>.deb with Debian's
+#                build flags and checks it with lintian (packaging/README.md)
 #   make fuzz    fuzzes every decoder for FUZZ_SECONDS each; crashes land in
 #                tests/fuzz/crashes/<target>/
 
@@ -20,7 +22,7 @@ NFS_PORT   ?= 2049
 MOUNT_PORT ?= 20048
 CTEST_ARGS ?=
 
-.PHONY: all deps build build-asan build-fuzz fuzz run test test-unit test-e2e test-asan clean format
+.PHONY: all deps build build-asan build-fuzz fuzz run deb test test-unit test-e2e test-asan clean format
 
 all: build
 
@@ -60,6 +62,10 @@ run: deps $(BUILD)/Makefile
 	$(BUILD)/daemon/nfsrdmad --foreground --config config/examples/dev.yaml \
 	    --state-dir $(STATE_DIR) --tcp 0.0.0.0:$(NFS_PORT) --mount-port $(MOUNT_PORT) \
 	    --export '$(EXPORT_DIR)=rw,no_root_squash,insecure'
+
+# The package, compiled afresh from a copy of the source (packaging/debian/rules).
+deb: deps
+	scripts/make-deb.sh --lintian $(BUILD)/deb
 
 test: build build-asan
 	@FUZZ_BUILD=$(FUZZ_BUILD) scripts/run-tests.sh $(BUILD) $(ASAN_BUILD) $(CTEST_ARGS)

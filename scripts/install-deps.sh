@@ -14,6 +14,7 @@ packages=(
   prometheus-cpp-dev   # the metrics endpoint (daemon/metrics.h); brings libcurl4-openssl-dev
   nlohmann-json3-dev   # the control socket's JSON (daemon/control_answers.h, nfsrdmad stats)
   python3-prometheus-client   # tests: /metrics read by Prometheus' own parser (tools_test.sh)
+  debhelper lintian man-db    # make deb, and the package's tests (tests/package)
   clang libclang-rt-14-dev   # the fuzz build: libclang_rt.fuzzer-x86_64.a (Debian 12)
 )
 

@@ -19,6 +19,10 @@
 #   --shell        after the script (or instead of it when none is given) open a root shell on
 #                  the console; Ctrl-A x kills the VM. Needs a terminal.
 #   --debug        on an early boot failure the initramfs gives a busybox shell instead of powering off
+#   --systemd      systemd is the guest's PID 1 and runs the script as vmtest.service (after
+#                  basic.target), so the script can install, start and stop real units; the
+#                  overlay's upper directory (every file the guest wrote) is at /.vmtest-upper,
+#                  its lower one (the host's root) at /.vmtest-lower
 #
 # Runs are serialized per VM directory (flock on VM_DIR/.lock; VMTEST_LOCK_WAIT seconds, 1800).
 #
@@ -43,6 +47,7 @@ MEM=${VMTEST_MEM:-2G}
 SMP=${VMTEST_SMP:-2}
 SHELL_MODE=0
 DEBUG=0
+SYSTEMD=0
 GUEST_ENV=()
 
 say() { echo "[vm-boot] $*" >&2; }
@@ -59,6 +64,7 @@ while [ $# -gt 0 ]; do
         --smp) SMP=$2; shift 2 ;;
         --shell) SHELL_MODE=1; shift ;;
         --debug) DEBUG=1; shift ;;
+        --systemd) SYSTEMD=1; shift ;;
         -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
         --) shift; break ;;
         -*) usage_fail "unknown option $1 (see --help)" ;;
@@ -113,6 +119,10 @@ touch "$RUN_DIR/.vmtest-run"
 mkdir -p "$RUN_DIR/out" "$RUN_DIR/lib"
 cp "$HERE/guest/runner.sh" "$RUN_DIR/runner.sh"
 cp "$HERE"/lib/*.sh "$HERE"/lib/*.py "$RUN_DIR/lib/"
+if [ $SYSTEMD = 1 ]; then
+    mkdir -p "$RUN_DIR/systemd"
+    cp "$HERE"/guest/vmtest.service "$HERE"/guest/vmtest.target "$RUN_DIR/systemd/"
+fi
 if [ -n "$SCRIPT" ]; then
     cp "$SCRIPT" "$RUN_DIR/guest.sh"
     basename "$SCRIPT" > "$RUN_DIR/guest.name"

@@ -1,5 +1,6 @@
 #!/bin/bash
-# PID 1 of the test VM after switch_root (copied into the run directory by boot.sh).
+# PID 1 of the test VM after switch_root (copied into the run directory by boot.sh), or, with
+# boot.sh --systemd, vmtest.service under systemd (which has mounted the API file systems).
 # Root fs = the host's / (read-only 9p) + tmpfs overlay; /vmtest = the run directory (9p, rw).
 #
 #  * mounts the API filesystems and tmpfs on /tmp and /run,
@@ -13,6 +14,7 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 export HOME=/root TERM=${TERM:-linux} LANG=C.UTF-8 LC_ALL=C.UTF-8
 umask 022
 
+if [ $$ -eq 1 ]; then
 mountpoint -q /proc || mount -t proc proc /proc
 mountpoint -q /sys  || mount -t sysfs sysfs /sys
 mountpoint -q /dev  || mount -t devtmpfs devtmpfs /dev
@@ -21,11 +23,12 @@ mount -t devpts -o gid=5,mode=620,ptmxmode=666 devpts /dev/pts 2>/dev/null
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 mount -t tmpfs -o mode=0755 tmpfs /run
 mount -t tmpfs -o mode=1777 tmpfs /tmp
-mkdir -p /run/lock /run/rpcbind /run/sendsigs.omit.d /var/tmp /var/lib/nfs /root
 ln -sf /proc/self/fd /dev/fd
 ln -sf /proc/self/fd/0 /dev/stdin
 ln -sf /proc/self/fd/1 /dev/stdout
 ln -sf /proc/self/fd/2 /dev/stderr
+fi
+mkdir -p /run/lock /run/rpcbind /run/sendsigs.omit.d /var/tmp /var/lib/nfs /root
 mount -t configfs configfs /sys/kernel/config 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
@@ -66,4 +69,5 @@ fi
 echo "[vm] powering off (uptime $(cut -d' ' -f1 /proc/uptime)s)"
 cd /
 umount /vmtest 2>/dev/null
+[ $$ -eq 1 ] || exec systemctl --force --force poweroff
 exec /bin/busybox poweroff -f
