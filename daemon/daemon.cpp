@@ -67,7 +67,7 @@ void log_exports(const vfs::ExportTable& t) {
 // `gss_on`: RPCSEC_GSS was turned on at start; it is never turned on by a reload.
 // `running`: the configuration the daemon started with (what a reload cannot change).
 bool reload(const Options& opts, const config::Config& running, const vfs::HandleKey& key,
-            vfs::ExportRegistry& registry, bool gss_on) {
+            vfs::ExportRegistry& registry, bool gss_on, rpc::ExportStats& stats) {
     config::Config cfg;
     if (opts.config_path) {
         auto loaded = config::load_file(*opts.config_path);
@@ -83,7 +83,7 @@ bool reload(const Options& opts, const config::Config& running, const vfs::Handl
         return false;
     }
     std::string why;
-    auto table = build_export_table(cfg, key, &why);
+    auto table = build_export_table(cfg, key, &why, &stats);
     if (!table) {
         spdlog::error("reload: {}; keeping the current exports", why);
         return false;
@@ -327,7 +327,8 @@ int run(config::Config cfg, const Options& opts) {
         spdlog::critical("handle key: {}", why);
         return 1;
     }
-    auto table = build_export_table(cfg, *key, &why);
+    rpc::Dispatcher dispatcher;
+    auto table = build_export_table(cfg, *key, &why, &dispatcher.export_stats());
     if (!table) {
         spdlog::critical("exports: {}", why);
         return 1;
@@ -335,7 +336,6 @@ int run(config::Config cfg, const Options& opts) {
     log_exports(*table);
     auto registry = std::make_shared<vfs::ExportRegistry>(table);
 
-    rpc::Dispatcher dispatcher;
     const bool gss_on = add_gss_flavor(cfg, dispatcher);
     auto mounts = std::make_shared<nfs::mount::MountProgram>(registry);
     dispatcher.add(mounts);
@@ -633,7 +633,7 @@ int run(config::Config cfg, const Options& opts) {
                 });
         } else if (s == Signal::Reload) {
             service.reloading();
-            const bool ok = reload(opts, cfg, *key, *registry, gss_on);
+            const bool ok = reload(opts, cfg, *key, *registry, gss_on, dispatcher.export_stats());
             service.reloaded(ok ? serving()
                                 : serving() + "; the last reload was rejected (see the log)");
         } else if (s == Signal::DumpStats) {

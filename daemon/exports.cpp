@@ -47,13 +47,15 @@ vfs::ClientRule to_rule(const config::ClientRule& c) {
 
 }  // namespace
 
-std::vector<vfs::ExportSpec> to_export_specs(const std::vector<config::Export>& exports) {
+std::vector<vfs::ExportSpec> to_export_specs(const std::vector<config::Export>& exports,
+                                             rpc::ExportStats* stats) {
     std::vector<vfs::ExportSpec> specs;
     for (const auto& e : exports) {
         vfs::ExportSpec s;
         s.path = e.path;
         s.fsid = e.fsid.value_or(0);
         for (const auto& c : e.clients) s.rules.push_back(to_rule(c));
+        if (stats) s.stats_slot = stats->slot_for(e.path);
         specs.push_back(std::move(s));
     }
     return specs;
@@ -61,7 +63,8 @@ std::vector<vfs::ExportSpec> to_export_specs(const std::vector<config::Export>& 
 
 std::shared_ptr<const vfs::ExportTable> build_export_table(const config::Config& cfg,
                                                            const vfs::HandleKey& key,
-                                                           std::string* why) {
+                                                           std::string* why,
+                                                           rpc::ExportStats* stats) {
     // exports(5) `mp`: an export whose filesystem is not mounted is left out (its clients'
     // MOUNT is refused, their handles are stale), not served from the directory beneath,
     // and the others are served. Mounting it and reloading (SIGHUP) brings it in.
@@ -79,8 +82,10 @@ std::shared_ptr<const vfs::ExportTable> build_export_table(const config::Config&
         }
         mounted.push_back(e);
     }
-    auto table = vfs::ExportTable::create(to_export_specs(mounted), key, why);
+    auto table = vfs::ExportTable::create(to_export_specs(mounted, stats), key, why);
     if (!table) return nullptr;
+    if (stats)
+        for (const auto& e : (*table)->exports()) stats->publish(e->spec().stats_slot);
     return *table;
 }
 

@@ -65,6 +65,21 @@ constexpr const char* kErrorsHelp =
     "Calls answered with an error: the protocol's status, or the RPC outcome (GARBAGE_ARGS, "
     "SYSTEM_ERR, AUTH_ERROR, DROPPED)";
 
+// A Prometheus histogram of OpStats' latency buckets (counts per bucket, not cumulative).
+template <class Buckets>
+prom::ClientMetric latency_histogram(Labels l, const Buckets& buckets, double seconds) {
+    prom::ClientMetric m;
+    m.label = std::move(l);
+    uint64_t cumulative = 0;
+    for (size_t b = 0; b < rpc::OpStats::kBuckets.size(); ++b) {
+        cumulative += buckets[b];
+        m.histogram.bucket.push_back({cumulative, rpc::OpStats::kBuckets[b]});
+    }
+    m.histogram.sample_count = cumulative + buckets.back();
+    m.histogram.sample_sum = seconds;
+    return m;
+}
+
 void op_tables(Families& f, const rpc::ProgramRegistry& programs) {
     // Present before the first error too: a dashboard's query names a family that exists.
     f.family("nfsrdmad_call_errors_total", kErrorsHelp, prom::MetricType::Counter);
@@ -77,19 +92,10 @@ void op_tables(Families& f, const rpc::ProgramRegistry& programs) {
             f.counter("nfsrdmad_calls_total",
                       "Calls (procedures; NFSv4.1: operations inside COMPOUND) that ran",
                       d(op.calls), l);
-            prom::ClientMetric m;
-            m.label = l;
-            uint64_t cumulative = 0;
-            for (size_t b = 0; b < rpc::OpStats::kBuckets.size(); ++b) {
-                cumulative += op.buckets[b];
-                m.histogram.bucket.push_back({cumulative, rpc::OpStats::kBuckets[b]});
-            }
-            m.histogram.sample_count = cumulative + op.buckets.back();
-            m.histogram.sample_sum = op.seconds;
             f.family("nfsrdmad_call_duration_seconds",
                      "Time a call (or NFSv4.1 operation) ran on a worker, decode to encode",
                      prom::MetricType::Histogram)
-                .metric.push_back(std::move(m));
+                .metric.push_back(latency_histogram(l, op.buckets, op.seconds));
         }
         for (const auto& e : s.errors) {
             Labels l = base;
@@ -103,6 +109,35 @@ void op_tables(Families& f, const rpc::ProgramRegistry& programs) {
             f.counter("nfsrdmad_written_bytes_total", "File data written for clients",
                       d(s.bytes_written), base);
         }
+    }
+}
+
+// Per export (its path as configured): every protocol's calls that named a file of it.
+void export_counters(Families& f, const rpc::ExportStats& stats) {
+    constexpr const char* kCalls = "nfsrdmad_export_calls_total";
+    constexpr const char* kCallsHelp =
+        "Calls (NFSv3 procedures, NFSv4.1 COMPOUNDs, NLM) admitted to the export (a COMPOUND "
+        "that crosses exports: the last one)";
+    constexpr const char* kErrors = "nfsrdmad_export_call_errors_total";
+    constexpr const char* kErrorsHelp = "Calls of the export answered with an error";
+    constexpr const char* kDuration = "nfsrdmad_export_call_duration_seconds";
+    constexpr const char* kDurationHelp = "Time the export's calls ran on a worker";
+    constexpr const char* kRead = "nfsrdmad_export_read_bytes_total";
+    constexpr const char* kWritten = "nfsrdmad_export_written_bytes_total";
+    // Present with no export too: a dashboard's query names a family that exists.
+    f.family(kCalls, kCallsHelp, prom::MetricType::Counter);
+    f.family(kErrors, kErrorsHelp, prom::MetricType::Counter);
+    f.family(kDuration, kDurationHelp, prom::MetricType::Histogram);
+    f.family(kRead, "File data read from the export", prom::MetricType::Counter);
+    f.family(kWritten, "File data written to the export", prom::MetricType::Counter);
+    for (const auto& e : stats.snapshot()) {
+        const Labels l{{"export", e.path}};
+        f.counter(kCalls, kCallsHelp, d(e.calls), l);
+        f.counter(kErrors, kErrorsHelp, d(e.errors), l);
+        f.family(kDuration, kDurationHelp, prom::MetricType::Histogram)
+            .metric.push_back(latency_histogram(l, e.buckets, e.seconds));
+        f.counter(kRead, "File data read from the export", d(e.bytes_read), l);
+        f.counter(kWritten, "File data written to the export", d(e.bytes_written), l);
     }
 }
 
@@ -251,6 +286,7 @@ class Endpoint final : public MetricsEndpoint {
 std::vector<prometheus::MetricFamily> collect_metrics(const MetricsSources& s) {
     Families f;
     op_tables(f, s.dispatcher.registry());
+    export_counters(f, s.dispatcher.export_stats());
     rpc_counters(f, s.dispatcher);
     tcp_counters(f, s.tcp);
     rdma_counters(f, s.rdma);

@@ -11,8 +11,7 @@
 #                installs such a package in its VM) instead of compiling it again with
 #                Debian's flags (packaging/debian/rules says how).
 #   --lintian    then run lintian on the package: exit non-zero on any error or warning
-#                tag (overrides: packaging/debian/nfsrdmad.lintian-overrides, each
-#                explained in packaging/README.md).
+#                tag (the info tags that remain are explained in packaging/README.md).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -9,6 +9,7 @@ namespace nfsrdmad::nfs::nlm {
 x::nlm4_stats Request::file(std::span<const uint8_t> fh, File& out) {
     auto ref = table->find_by_handle(fh);
     if (!ref) return x::NLM4_STALE_FH;
+    ctx.report.export_slot = ref->exp->spec().stats_slot;  // counted under it
     Caller who;
     switch (authorize(*ref->exp, ctx.header, who)) {
         case Verdict::Ok:

@@ -6,6 +6,7 @@
 namespace nfsrdmad::nfs::v3 {
 
 x::nfsstat3 Request::admit(const vfs::Export& exp, Caller& who) {
+    ctx.report.export_slot = exp.spec().stats_slot;  // counted under it, refused or not
     switch (authorize(exp, ctx.header, who)) {
         case Verdict::Ok:
             return x::NFS3_OK;

@@ -54,6 +54,7 @@ Request::Request(rpc::CallContext& ctx, Services& svc)
 }
 
 x4::nfsstat4 Request::admit(const vfs::Export& exp, Caller& who) {
+    ctx.report.export_slot = exp.spec().stats_slot;  // the COMPOUND counts under the last
     Verdict v = authorize(exp, ctx.header, who);
     // RFC 8881 §18.35.3: the operations of a client's spo_must_allow may be performed with
     // its machine credential. The Linux client does so with CLOSE, LOCKU, DELEGRETURN and

@@ -56,6 +56,8 @@ struct ExportSpec {
     std::string path;
     uint32_t fsid = 0;  // 0: derived, from the filesystem's identity or the path
     std::vector<ClientRule> rules;
+    // Where its calls are counted (rpc::ExportStats slot, CallReport::export_slot); 0: none.
+    uint32_t stats_slot = 0;
 };
 
 // A stable fsid for a path: SipHash-2-4 of the path under a fixed key, folded to 32 bits,

@@ -87,6 +87,7 @@ class MetricsTest : public Nfs4DaemonTest {
         DaemonOptions o = Nfs4DaemonTest::Options();
         metrics_port_ = PickFreePorts(1).at(0);
         o.extra_args = {"--metrics", "127.0.0.1:" + std::to_string(metrics_port_)};
+        o.extra_exports.push_back({"second", "rw,insecure"});
         return o;
     }
     Scrape Now() {
@@ -220,6 +221,41 @@ TEST_F(MetricsTest, Nfs41ReadAndWriteBytesCountUnderCompound) {
     EXPECT_EQ(Rise(before, after, Series("nfsrdmad_calls_total", "nfs", "4.1", "READ")), 1);
     // Operation tables carry no byte counters of their own (the COMPOUND's hold them).
     EXPECT_EQ(after.samples.count(Series("nfsrdmad_read_bytes_total", "nfs", "4.1", "")), 0u);
+}
+
+// Per export, under its path as configured: NFSv3 procedures and NFSv4.1 COMPOUNDs (one
+// call each), their errors, file bytes and latency; an export nobody called is listed at 0.
+TEST_F(MetricsTest, CallsCountUnderTheirExport) {
+    Establish();
+    if (HasFatalFailure()) return;
+    const wire::Bytes root = ExportHandle();
+    ASSERT_FALSE(root.empty());
+    const Scrape before = Now();
+    ASSERT_EQ(before.error, "");
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(NfsIs(Getattr(rpc(), root_), NFS3_OK));
+    for (int i = 0; i < 2; ++i) ASSERT_TRUE(NfsIs(Lookup(rpc(), root_, "none"), NFS3ERR_NOENT));
+    NewObjRes made = Create(rpc(), root_, "per-export", UNCHECKED);
+    ASSERT_TRUE(NfsIs(made, NFS3_OK));
+    ASSERT_TRUE(made.has_fh);
+    ASSERT_TRUE(NfsIs(Write(rpc(), made.fh, 0, std::string(500, 'e'), FILE_SYNC), NFS3_OK));
+    ASSERT_TRUE(NfsIs(Read(rpc(), made.fh, 0, 4096), NFS3_OK));
+    Res r = Compound({Sequence(), op_putfh(root), op_getattr({x4::FATTR4_TYPE})});
+    ASSERT_EQ(r.error, "");
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    const Scrape after = Now();
+    ASSERT_EQ(after.error, "");
+
+    const std::string l = "{export=\"" + daemon_->export_dir() + "\"}";
+    EXPECT_EQ(Rise(before, after, "nfsrdmad_export_calls_total" + l), 5 + 2 + 3 + 1);
+    EXPECT_EQ(Rise(before, after, "nfsrdmad_export_call_errors_total" + l), 2);
+    EXPECT_EQ(Rise(before, after, "nfsrdmad_export_written_bytes_total" + l), 500);
+    EXPECT_EQ(Rise(before, after, "nfsrdmad_export_read_bytes_total" + l), 500);
+    EXPECT_EQ(after.at("nfsrdmad_export_call_duration_seconds_count" + l),
+              after.at("nfsrdmad_export_calls_total" + l));
+    const std::string second =
+        "nfsrdmad_export_calls_total{export=\"" + daemon_->extra_export_dir("second") + "\"}";
+    ASSERT_EQ(after.samples.count(second), 1u) << "an export nobody called is listed";
+    EXPECT_EQ(after.at(second), 0);
 }
 
 TEST_F(MetricsTest, UndecodableArgumentsCountAsGarbageArgs) {

@@ -84,5 +84,45 @@ TEST(OpStats, RpcFailuresAndPayloadBytes) {
     EXPECT_EQ(s.bytes_written, 7u);
 }
 
+// Per export: a path keeps its slot (a reload finds its counters), slots are bounded (the
+// rest share "other"), slot 0 (no export) is not counted, and only exports published or
+// called are listed.
+TEST(ExportStats, SlotsByPathBoundedAndListedWhenServedOrCalled) {
+    ExportStats s;
+    const uint32_t a = s.slot_for("/srv/a");
+    const uint32_t b = s.slot_for("/srv/b");
+    EXPECT_NE(a, 0u);
+    EXPECT_NE(a, b);
+    EXPECT_EQ(s.slot_for("/srv/a"), a);
+    EXPECT_TRUE(s.snapshot().empty()) << "neither served nor called yet";
+
+    s.publish(a);
+    s.record(a, false, 30'000, 4096, 0);       // 30 us: the 50 us bucket
+    s.record(a, true, 2'000'000'000, 0, 100);  // 2 s: the 5 s bucket
+    s.record(0, true, 1, 1, 1);                // no export: nowhere
+    auto snap = s.snapshot();
+    ASSERT_EQ(snap.size(), 1u);
+    EXPECT_EQ(snap[0].path, "/srv/a");
+    EXPECT_EQ(snap[0].calls, 2u);
+    EXPECT_EQ(snap[0].errors, 1u);
+    EXPECT_EQ(snap[0].bytes_read, 4096u);
+    EXPECT_EQ(snap[0].bytes_written, 100u);
+    EXPECT_NEAR(snap[0].seconds, 2.00003, 1e-9);
+    EXPECT_EQ(snap[0].buckets[1], 1u);
+    EXPECT_EQ(snap[0].buckets[15], 1u);
+
+    s.record(b, false, 1, 0, 0);  // called without being published: listed
+    EXPECT_EQ(s.snapshot().size(), 2u);
+
+    for (int i = 0; i < int(ExportStats::kSlots) + 10; ++i) s.slot_for("/x/" + std::to_string(i));
+    const uint32_t late = s.slot_for("/one/too/many");
+    EXPECT_EQ(late, ExportStats::kSlots);
+    s.publish(late);
+    s.record(late, false, 1, 0, 0);
+    snap = s.snapshot();
+    EXPECT_EQ(snap.back().path, "other");
+    EXPECT_EQ(snap.back().calls, 1u);
+}
+
 }  // namespace
 }  // namespace nfsrdmad::rpc

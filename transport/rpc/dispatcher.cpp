@@ -256,21 +256,27 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
             }
             stats.record(h.proc, status, ns);
             stats.add_bytes(ctx.report.bytes_read, ctx.report.bytes_written);
+            export_stats_.record(ctx.report.export_slot, status != 0, ns, ctx.report.bytes_read,
+                                 ctx.report.bytes_written);
             return r;
         }
         case Outcome::Drop:
+            export_stats_.record(ctx.report.export_slot, true, ns, 0, 0);
             counters_.dropped++;
             stats.record_failure(h.proc, OpStats::Failure::Dropped, ns);
             return std::nullopt;
         case Outcome::GarbageArgs:
+            export_stats_.record(ctx.report.export_slot, true, ns, 0, 0);
             counters_.garbage_args++;
             stats.record_failure(h.proc, OpStats::Failure::GarbageArgs, ns);
             break;
         case Outcome::SystemErr:
+            export_stats_.record(ctx.report.export_slot, true, ns, 0, 0);
             counters_.system_errors++;
             stats.record_failure(h.proc, OpStats::Failure::SystemErr, ns);
             break;
         case Outcome::AuthError:
+            export_stats_.record(ctx.report.export_slot, true, ns, 0, 0);
             counters_.auth_errors++;
             stats.record_failure(h.proc, OpStats::Failure::AuthError, ns);
             break;

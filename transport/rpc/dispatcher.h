@@ -46,30 +46,34 @@ public:
     };
     const Counters& counters() const { return counters_; }
     const ReplyCache& reply_cache() const { return cache_; }
+    // Calls per export (CallReport::export_slot); the daemon gives exports their slots.
+    ExportStats& export_stats() { return export_stats_; }
+    const ExportStats& export_stats() const { return export_stats_; }
 
-private:
-  std::optional<Reply> run(const Message& msg, const CallHeader& h, std::span<const uint8_t> args,
-                           size_t args_offset, Program& prog, const ProcedureInfo& info,
-                           OpStats& stats, const OpaqueAuth& verf, PayloadAllocator& alloc,
-                           size_t& stat_offset);
-  std::optional<Reply> protect(Reply r, size_t stat_offset, const AuthFlavor& flavor,
-                               const CallAuth& auth);
-  std::optional<Reply> control(const AuthFlavor& flavor, const CallAuth& auth, const CallHeader& h,
-                               std::span<const uint8_t> args);
-  static size_t inline_payloads(Reply& r);
-  class PlainAllocator final : public PayloadAllocator {
-    public:
-      explicit PlainAllocator(PayloadAllocator& inner) : inner_(inner) {}
-      std::unique_ptr<PayloadBuffer> allocate(size_t bytes) override;
+  private:
+    std::optional<Reply> run(const Message& msg, const CallHeader& h, std::span<const uint8_t> args,
+                             size_t args_offset, Program& prog, const ProcedureInfo& info,
+                             OpStats& stats, const OpaqueAuth& verf, PayloadAllocator& alloc,
+                             size_t& stat_offset);
+    std::optional<Reply> protect(Reply r, size_t stat_offset, const AuthFlavor& flavor,
+                                 const CallAuth& auth);
+    std::optional<Reply> control(const AuthFlavor& flavor, const CallAuth& auth,
+                                 const CallHeader& h, std::span<const uint8_t> args);
+    static size_t inline_payloads(Reply& r);
+    class PlainAllocator final : public PayloadAllocator {
+      public:
+        explicit PlainAllocator(PayloadAllocator& inner) : inner_(inner) {}
+        std::unique_ptr<PayloadBuffer> allocate(size_t bytes) override;
 
-    private:
-      PayloadAllocator& inner_;
+      private:
+        PayloadAllocator& inner_;
     };
 
     ProgramRegistry programs_;
     AuthStage auth_;
     ReplyCache cache_;
     Counters counters_;
+    ExportStats export_stats_;
 };
 
 }  // namespace nfsrdmad::rpc

@@ -25,14 +25,18 @@ size_t OpStats::slot_of(uint32_t op) const {
     return op < slots_.size() - 1 && slots_[op] ? op : slots_.size() - 1;
 }
 
+size_t latency_bucket(uint64_t nanoseconds) {
+    const double seconds = static_cast<double>(nanoseconds) * 1e-9;
+    return static_cast<size_t>(
+        std::lower_bound(OpStats::kBuckets.begin(), OpStats::kBuckets.end(), seconds) -
+        OpStats::kBuckets.begin());
+}
+
 void OpStats::count(size_t i, uint64_t nanoseconds) {
     Slot& s = *slots_[i];
     s.calls.fetch_add(1, std::memory_order_relaxed);
     s.nanoseconds.fetch_add(nanoseconds, std::memory_order_relaxed);
-    const double seconds = static_cast<double>(nanoseconds) * 1e-9;
-    size_t b = static_cast<size_t>(std::lower_bound(kBuckets.begin(), kBuckets.end(), seconds) -
-                                   kBuckets.begin());
-    s.buckets[b].fetch_add(1, std::memory_order_relaxed);
+    s.buckets[latency_bucket(nanoseconds)].fetch_add(1, std::memory_order_relaxed);
 }
 
 void OpStats::record(uint32_t op, uint32_t status, uint64_t nanoseconds) {
@@ -93,6 +97,64 @@ OpStats::Snapshot OpStats::snapshot() const {
     s.bytes_read = bytes_read_.load(std::memory_order_relaxed);
     s.bytes_written = bytes_written_.load(std::memory_order_relaxed);
     return s;
+}
+
+ExportStats::ExportStats() : slots_(std::make_unique<Slot[]>(kSlots + 1)) {}
+
+uint32_t ExportStats::slot_for(const std::string& path) {
+    std::lock_guard lock(mu_);
+    if (auto it = by_path_.find(path); it != by_path_.end()) return it->second;
+    if (by_path_.size() + 1 < kSlots) {
+        const auto slot = static_cast<uint32_t>(by_path_.size() + 1);
+        by_path_.emplace(path, slot);
+        return slot;
+    }
+    other_used_ = true;
+    return kSlots;
+}
+
+void ExportStats::publish(uint32_t slot) {
+    if (slot != 0 && slot <= kSlots) slots_[slot].published.store(true, std::memory_order_relaxed);
+}
+
+void ExportStats::record(uint32_t slot, bool failed, uint64_t nanoseconds, uint64_t bytes_read,
+                         uint64_t bytes_written) {
+    if (slot == 0 || slot > kSlots) return;
+    Slot& s = slots_[slot];
+    s.calls.fetch_add(1, std::memory_order_relaxed);
+    if (failed) s.errors.fetch_add(1, std::memory_order_relaxed);
+    s.nanoseconds.fetch_add(nanoseconds, std::memory_order_relaxed);
+    s.buckets[latency_bucket(nanoseconds)].fetch_add(1, std::memory_order_relaxed);
+    if (bytes_read) s.bytes_read.fetch_add(bytes_read, std::memory_order_relaxed);
+    if (bytes_written) s.bytes_written.fetch_add(bytes_written, std::memory_order_relaxed);
+}
+
+std::vector<ExportStats::ExportSnapshot> ExportStats::snapshot() const {
+    std::vector<std::pair<std::string, uint32_t>> named;
+    {
+        std::lock_guard lock(mu_);
+        named.assign(by_path_.begin(), by_path_.end());
+        if (other_used_) named.emplace_back("other", kSlots);
+    }
+    std::vector<ExportSnapshot> out;
+    out.reserve(named.size());
+    for (const auto& [path, slot] : named) {
+        const Slot& s = slots_[slot];
+        if (!s.published.load(std::memory_order_relaxed) &&
+            s.calls.load(std::memory_order_relaxed) == 0)
+            continue;
+        ExportSnapshot e;
+        e.path = path;
+        e.calls = s.calls.load(std::memory_order_relaxed);
+        e.errors = s.errors.load(std::memory_order_relaxed);
+        e.bytes_read = s.bytes_read.load(std::memory_order_relaxed);
+        e.bytes_written = s.bytes_written.load(std::memory_order_relaxed);
+        e.seconds = static_cast<double>(s.nanoseconds.load(std::memory_order_relaxed)) * 1e-9;
+        for (size_t b = 0; b < e.buckets.size(); ++b)
+            e.buckets[b] = s.buckets[b].load(std::memory_order_relaxed);
+        out.push_back(std::move(e));
+    }
+    return out;
 }
 
 }  // namespace nfsrdmad::rpc

@@ -91,9 +91,54 @@ class OpStats {
     std::map<std::pair<size_t, uint64_t>, uint64_t> errors_;
 };
 
+// Calls per export, whatever the protocol: calls, errors (a non-zero status, or no reply
+// of the protocol), a latency histogram and file bytes, labelled by the export's path.
+// An export gets its slot by path when the daemon builds an export table (slot_for), and
+// the same slot again after a reload, so its counters go on; at most kSlots paths ever
+// (past them, new paths share the slot named "other"). Memory is fixed at construction.
+// A call counts under the export it was admitted to (a COMPOUND that crosses exports:
+// the last one); calls that name no export (NULL, EXCHANGE_ID, MOUNT) count in none.
+class ExportStats {
+  public:
+    static constexpr uint32_t kSlots = 1024;
+
+    ExportStats();
+    // 1..kSlots: the slot of `path` (kSlots is "other"). Takes a mutex: table builds only.
+    uint32_t slot_for(const std::string& path);
+    // The slot's export is served: it is listed from now on, called or not (a path whose
+    // table was rejected is not, until a call counts under it).
+    void publish(uint32_t slot);
+    // `slot` 0 (no export) is not counted.
+    void record(uint32_t slot, bool failed, uint64_t nanoseconds, uint64_t bytes_read,
+                uint64_t bytes_written);
+
+    struct ExportSnapshot {
+        std::string path;
+        uint64_t calls = 0, errors = 0, bytes_read = 0, bytes_written = 0;
+        double seconds = 0;
+        std::array<uint64_t, OpStats::kBuckets.size() + 1> buckets{};  // not cumulative
+    };
+    std::vector<ExportSnapshot> snapshot() const;  // published or called slots
+
+  private:
+    struct Slot {
+        std::atomic<uint64_t> calls{0}, errors{0}, nanoseconds{0}, bytes_read{0}, bytes_written{0};
+        std::atomic<bool> published{false};
+        std::array<std::atomic<uint64_t>, OpStats::kBuckets.size() + 1> buckets{};
+    };
+    std::unique_ptr<Slot[]> slots_;  // [0] unused; [kSlots] is "other"
+    mutable std::mutex mu_;
+    std::map<std::string, uint32_t> by_path_;
+    bool other_used_ = false;
+};
+
 // What a call reports about itself beyond its reply, for the table of its program.
 struct CallReport {
     uint64_t bytes_read = 0, bytes_written = 0;  // file payload moved
+    uint32_t export_slot = 0;  // ExportStats slot of the export it was admitted to; 0: none
 };
+
+// The latency bucket (index into OpStats::kBuckets, or its size for the rest) of a call.
+size_t latency_bucket(uint64_t nanoseconds);
 
 }  // namespace nfsrdmad::rpc
