@@ -76,8 +76,10 @@ void Server::on_accept(const Listener& l) {
             return;
         }
         if (counters_.accepted - counters_.closed >= opts_.max_connections) {
-            ::close(cfd);
+            // Counted before the close: a client that saw its connection closed then finds
+            // it in the counters (e2e_tcp_limits_test read 4 of 5 when it came after).
             counters_.rejected++;
+            ::close(cfd);
             uint64_t held_back = 0;
             if (reject_log_.allow(&held_back))
                 spdlog::warn(
