@@ -3,7 +3,7 @@
 # boot.sh --systemd, vmtest.service under systemd (which has mounted the API file systems).
 # Root fs = the host's / (read-only 9p) + tmpfs overlay; /vmtest = the run directory (9p, rw).
 #
-#  * mounts the API filesystems and tmpfs on /tmp and /run,
+#  * as PID 1: mounts the API filesystems and tmpfs on /tmp and /run,
 #  * touches /vmtest/booted (boot.sh's boot watchdog waits for it),
 #  * runs /vmtest/guest.sh with bash as root, cwd /vmtest, with the variables of /vmtest/env,
 #    VMTEST_OUT=/vmtest/out (comes back to the host) and VMTEST_LIB=/vmtest/lib,
