@@ -15,6 +15,7 @@ packages=(
   nlohmann-json3-dev   # the control socket's JSON (daemon/control_answers.h, nfsrdmad stats)
   python3-prometheus-client   # tests: /metrics read by Prometheus' own parser (tools_test.sh)
   debhelper lintian man-db    # make deb, and the package's tests (tests/package)
+  libbenchmark-dev valgrind strace   # bench/host: Google Benchmark, callgrind instruction counts, syscalls
   clang libclang-rt-14-dev   # the fuzz build: libclang_rt.fuzzer-x86_64.a (Debian 12)
 )
 

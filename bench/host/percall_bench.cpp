@@ -1,0 +1,406 @@
+// percall_bench — what one call costs nfsrdmad itself, without a transport (issue 13).
+//
+// A real Dispatcher with the daemon's programs (MOUNT, NFSv3, NFSv4.1) over an export in a
+// fresh temporary directory, fed whole RPC call messages as a transport hands them over
+// (AUTH_SYS credential, uid/gid 1000), so each call is decoded, authenticated, dispatched,
+// executed against the file system and encoded exactly as it is when served:
+//
+//   null            NFSv3 NULL: the RPC layer alone
+//   v3_getattr      NFSv3 GETATTR of a file
+//   v3_read_4k      NFSv3 READ of 4 KiB (the payload read into a pre-allocated buffer, as
+//                   the RDMA transport's registered pool gives it)
+//   v41_getattr     NFSv4.1 COMPOUND SEQUENCE + PUTFH + GETATTR (the attributes the Linux
+//                   client asks for on a revalidation)
+//
+// Every reply is checked (accept_stat SUCCESS and an OK status); a failing call fails the
+// run, so the numbers are never those of an error path.
+//
+//   percall_bench [google benchmark flags]      time per call (Google Benchmark)
+//   percall_bench --calls NAME N                NAME only, N calls, no framework: what
+//                                               bench/host/instructions.sh runs under
+//                                               callgrind and strace
+#include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "nfs/mount/mount_program.h"
+#include "nfs/v3/nfs3_program.h"
+#include "nfs/v4/nfs4_program.h"
+#include "nfs/vfs/export.h"
+#include "nfs/vfs/handle.h"
+#include "nfs/vfs/secret.h"
+#include "tests/shared/nfs4_ops.h"
+#include "transport/rpc/dispatcher.h"
+#include "xdr/mount_prot.h"
+#include "xdr/nfs3_prot.h"
+#include "xdr/nfs4_prot.h"
+
+namespace {
+
+using namespace nfsrdmad;
+namespace x3 = xdr::nfs3;
+namespace x4 = xdr::nfs4;
+
+constexpr uint32_t kUid = 1000;
+constexpr uint32_t kGid = 1000;
+constexpr size_t kReadSize = 4096;
+// xid, REPLY, MSG_ACCEPTED, verifier AUTH_NONE (flavor, length 0): accept_stat follows.
+constexpr size_t kAcceptStatOffset = 20;
+constexpr size_t kResultsOffset = 24;
+
+[[noreturn]] void die(const std::string& why) {
+    std::fprintf(stderr, "percall_bench: %s\n", why.c_str());
+    std::exit(1);
+}
+
+// The payload memory a transport lends a READ: one region, reused (the RDMA transport's
+// registered pool; no allocation of the data itself per call).
+class PoolBuffer final : public rpc::PayloadBuffer {
+  public:
+    PoolBuffer(uint8_t* p, size_t n) : p_(p), n_(n) {}
+    uint8_t* data() override { return p_; }
+    size_t capacity() const override { return n_; }
+
+  private:
+    uint8_t* p_;
+    size_t n_;
+};
+
+class PoolAllocator final : public rpc::PayloadAllocator {
+  public:
+    std::unique_ptr<rpc::PayloadBuffer> allocate(size_t bytes) override {
+        if (bytes > region_.size()) return nullptr;
+        return std::make_unique<PoolBuffer>(region_.data(), bytes);
+    }
+
+  private:
+    std::vector<uint8_t> region_ = std::vector<uint8_t>(1 << 20);
+};
+
+uint32_t get_u32(const std::vector<uint8_t>& b, size_t at) {
+    if (at + 4 > b.size()) return ~0u;
+    return uint32_t(b[at]) << 24 | uint32_t(b[at + 1]) << 16 | uint32_t(b[at + 2]) << 8 | b[at + 3];
+}
+
+// An RPC call message (RFC 5531 §9) with an AUTH_SYS credential (appendix A).
+std::vector<uint8_t> call_message(uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc,
+                                  const std::vector<uint8_t>& args) {
+    std::vector<uint8_t> m;
+    xdr::Encoder e(m);
+    e.put_u32(xid);
+    e.put_u32(0);  // CALL
+    e.put_u32(2);  // rpcvers
+    e.put_u32(prog);
+    e.put_u32(vers);
+    e.put_u32(proc);
+    std::vector<uint8_t> cred;
+    xdr::Encoder c(cred);
+    c.put_u32(0);  // stamp
+    const std::string machine = "bench";
+    c.put_u32(static_cast<uint32_t>(machine.size()));
+    c.put_fixed(reinterpret_cast<const uint8_t*>(machine.data()), machine.size());
+    c.put_u32(kUid);
+    c.put_u32(kGid);
+    c.put_u32(1);  // one supplementary group
+    c.put_u32(kGid);
+    e.put_u32(1);  // AUTH_SYS
+    e.put_u32(static_cast<uint32_t>(cred.size()));
+    e.put_fixed(cred.data(), cred.size());
+    e.put_u32(0);  // verifier AUTH_NONE
+    e.put_u32(0);
+    m.insert(m.end(), args.begin(), args.end());
+    return m;
+}
+
+template <typename T>
+std::vector<uint8_t> encode(const T& v) {
+    std::vector<uint8_t> b;
+    xdr::Encoder e(b);
+    xdr_encode(e, v);
+    return b;
+}
+
+// The daemon's programs over BASE/export, BASE a fresh directory removed at exit.
+class Server {
+  public:
+    Server() {
+        char tmpl[] = "/tmp/nfsrdmad_percall.XXXXXX";
+        if (!::mkdtemp(tmpl)) die("mkdtemp failed");
+        base_ = tmpl;
+        export_ = base_ + "/export";
+        const std::string state = base_ + "/state";
+        if (::mkdir(export_.c_str(), 0777) != 0 || ::chmod(export_.c_str(), 0777) != 0 ||
+            ::mkdir(state.c_str(), 0700) != 0)
+            die("cannot make " + export_);
+        int fd = ::open((export_ + "/file").c_str(), O_CREAT | O_WRONLY, 0644);
+        if (fd < 0) die("cannot create the file");
+        std::vector<char> data(1 << 20, 'x');
+        if (::write(fd, data.data(), data.size()) != static_cast<ssize_t>(data.size()))
+            die("cannot write the file");
+        ::close(fd);
+        if (::geteuid() == 0 && ::chown((export_ + "/file").c_str(), kUid, kGid) != 0)
+            die("cannot chown the file");
+
+        std::string why;
+        auto key = vfs::load_or_create_handle_key(state, &why);
+        if (!key) die("handle key: " + why);
+        vfs::ClientRule rule;  // as the daemon reads `clients: [{host: "*", options: rw}]`
+        rule.read_write = true;
+        rule.secure = false;
+        vfs::ExportSpec spec{export_, 0, {rule}};
+        spec.stats_slot = dispatcher_.export_stats().slot_for(export_);
+        auto table = vfs::ExportTable::create({spec}, *key, &why);
+        if (!table) die("export: " + why);
+        registry_ = std::make_shared<vfs::ExportRegistry>(*table);
+        auto files = std::make_shared<vfs::FdCache>();
+        dispatcher_.add(std::make_shared<nfs::mount::MountProgram>(registry_));
+        dispatcher_.add(std::make_shared<nfs::v3::Nfs3Program>(registry_, files));
+        nfs::v4::Options o;
+        o.files = files;
+        dispatcher_.add(std::make_shared<nfs::v4::Nfs4Program>(registry_, o));
+
+        peer_.text = "127.0.0.1:700";
+        peer_.addr.ss_family = AF_INET;
+        auto* in = reinterpret_cast<sockaddr_in*>(&peer_.addr);
+        in->sin_port = htons(700);
+        in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        peer_.len = sizeof(sockaddr_in);
+        peer_.conn = rpc::next_connection_id();
+    }
+    ~Server() {
+        ::nftw(
+            base_.c_str(), [](const char* p, const struct stat*, int, FTW*) { return ::remove(p); },
+            16, FTW_DEPTH | FTW_PHYS);
+    }
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    // One call; the reply's inline bytes (empty: no reply).
+    std::vector<uint8_t> call(const std::vector<uint8_t>& msg, size_t* payload = nullptr) {
+        rpc::Message m;
+        m.bytes = msg;
+        auto r = dispatcher_.dispatch(m, peer_, alloc_);
+        if (!r) return {};
+        if (payload) {
+            *payload = 0;
+            for (const auto& p : r->payloads) *payload += p.data.size();
+        }
+        return std::move(r->bytes);
+    }
+    std::vector<uint8_t> call(uint32_t prog, uint32_t vers, uint32_t proc,
+                              const std::vector<uint8_t>& args) {
+        return call(call_message(++xid_, prog, vers, proc, args));
+    }
+
+    const std::string& export_path() const { return export_; }
+
+    // The wire handle of `name` in the export.
+    std::vector<uint8_t> handle_of(const std::string& name) const {
+        vfs::UniqueFd fd(::open((export_ + "/" + name).c_str(), O_RDONLY | O_CLOEXEC));
+        if (!fd) die("cannot open " + name);
+        auto kernel = vfs::kernel_handle_of(fd.get());
+        if (!kernel) die("no handle for " + name);
+        const auto h = registry_->snapshot()->exports().at(0)->encode(*kernel);
+        return {h.data().begin(), h.data().end()};
+    }
+
+  private:
+    std::string base_, export_;
+    rpc::Dispatcher dispatcher_;
+    std::shared_ptr<vfs::ExportRegistry> registry_;
+    rpc::Peer peer_;
+    PoolAllocator alloc_;
+    uint32_t xid_ = 0;
+};
+
+// The results of an accepted, successful call: the bytes after the reply header.
+xdr::Decoder results(const std::vector<uint8_t>& reply, const char* what) {
+    if (get_u32(reply, kAcceptStatOffset) != 0) die(std::string(what) + ": call not accepted");
+    return xdr::Decoder(std::span<const uint8_t>(reply).subspan(kResultsOffset));
+}
+
+// One kind of call, set up once, then sent again and again.
+struct Workload {
+    std::vector<uint8_t> msg;
+    size_t seqid_offset = 0;  // NFSv4.1: where SEQUENCE's sa_sequenceid is; 0: none
+    uint32_t seqid = 0;
+    bool has_status = true;  // the results start with an nfsstat3/nfsstat4
+    size_t payload = 0;      // out-of-line bytes each reply must carry
+
+    // One call; false when its reply is not a success.
+    bool run(Server& s) {
+        if (seqid_offset) {
+            const uint32_t v = ++seqid;
+            msg[seqid_offset] = uint8_t(v >> 24);
+            msg[seqid_offset + 1] = uint8_t(v >> 16);
+            msg[seqid_offset + 2] = uint8_t(v >> 8);
+            msg[seqid_offset + 3] = uint8_t(v);
+        }
+        size_t got = 0;
+        const auto reply = s.call(msg, &got);
+        if (get_u32(reply, kAcceptStatOffset) != 0) return false;
+        if (has_status && get_u32(reply, kResultsOffset) != 0) return false;
+        return got == payload;
+    }
+};
+
+struct Setup {
+    std::vector<uint8_t> fh;  // the file's handle (NFSv3 and NFSv4.1 share them)
+    std::map<std::string, Workload> workloads;
+};
+
+Setup prepare(Server& s) {
+    Setup out;
+    // MOUNT MNT of the export, then NFSv3 LOOKUP of the file.
+    std::vector<uint8_t> path;
+    {
+        xdr::Encoder e(path);
+        e.put_u32(static_cast<uint32_t>(s.export_path().size()));
+        e.put_fixed(reinterpret_cast<const uint8_t*>(s.export_path().data()),
+                    s.export_path().size());
+    }
+    const auto mnt = s.call(xdr::mount::MOUNT_PROGRAM, 3, xdr::mount::MOUNTPROC3_MNT, path);
+    auto md = results(mnt, "MOUNT MNT");
+    xdr::mount::mountres3 mr;
+    if (!xdr::mount::xdr_decode(md, mr) || mr.fhs_status() != xdr::mount::MNT3_OK)
+        die("MOUNT MNT failed");
+    const std::vector<uint8_t> root(mr.mountinfo().fhandle.begin(), mr.mountinfo().fhandle.end());
+
+    // The file's handle as LOOKUP would give it (not asked by LOOKUP: it resolves names
+    // with openat2(2), which valgrind 3.19 does not know, and instructions.py runs this
+    // under valgrind).
+    out.fh = s.handle_of("file");
+    if (out.fh.size() != root.size()) die("the file's handle and the root's differ in length");
+
+    Workload null;
+    null.msg = call_message(1, x3::NFS_PROGRAM, 3, x3::NFSPROC3_NULL, {});
+    null.has_status = false;
+    out.workloads["null"] = null;
+
+    x3::GETATTR3args ga;
+    ga.object.data = out.fh;
+    Workload getattr;
+    getattr.msg = call_message(2, x3::NFS_PROGRAM, 3, x3::NFSPROC3_GETATTR, encode(ga));
+    out.workloads["v3_getattr"] = getattr;
+
+    x3::READ3args ra;
+    ra.file.data = out.fh;
+    ra.offset = 8192;
+    ra.count = kReadSize;
+    Workload read;
+    read.msg = call_message(3, x3::NFS_PROGRAM, 3, x3::NFSPROC3_READ, encode(ra));
+    read.payload = kReadSize;
+    out.workloads["v3_read_4k"] = read;
+
+    // NFSv4.1: EXCHANGE_ID, CREATE_SESSION, then SEQUENCE + PUTFH + GETATTR on slot 0.
+    static const char kOwner[] = "percall-bench";
+    x4::nfs_argop4 ex(x4::OP_EXCHANGE_ID);
+    auto& ea = ex.opexchange_id();
+    ea.eia_clientowner.co_ownerid = {reinterpret_cast<const uint8_t*>(kOwner), sizeof kOwner - 1};
+    ea.eia_clientowner.co_verifier = {1, 2, 3, 4, 5, 6, 7, 8};
+    ea.eia_state_protect.set_spa_how(x4::SP4_NONE);
+    x4::COMPOUND4args c1;
+    c1.minorversion = 1;
+    c1.argarray = {ex};
+    const auto r1 = s.call(x4::NFS4_PROGRAM, 4, x4::NFSPROC4_COMPOUND, encode(c1));
+    auto d1 = results(r1, "EXCHANGE_ID");
+    x4::COMPOUND4res res1;
+    if (!x4::xdr_decode(d1, res1) || res1.status != x4::NFS4_OK) die("EXCHANGE_ID failed");
+    const auto& er = res1.resarray.at(0).opexchange_id().eir_resok4();
+
+    x4::nfs_argop4 cs(x4::OP_CREATE_SESSION);
+    auto& ca = cs.opcreate_session();
+    ca.csa_clientid = er.eir_clientid;
+    ca.csa_sequence = er.eir_sequenceid;
+    ca.csa_fore_chan_attrs = {0, 1 << 20, 1 << 20, 8192, 16, 8, {}};
+    ca.csa_back_chan_attrs = {0, 4096, 4096, 0, 2, 1, {}};
+    x4::COMPOUND4args c2;
+    c2.minorversion = 1;
+    c2.argarray = {cs};
+    const auto r2 = s.call(x4::NFS4_PROGRAM, 4, x4::NFSPROC4_COMPOUND, encode(c2));
+    auto d2 = results(r2, "CREATE_SESSION");
+    x4::COMPOUND4res res2;
+    if (!x4::xdr_decode(d2, res2) || res2.status != x4::NFS4_OK) die("CREATE_SESSION failed");
+    const auto sessionid = res2.resarray.at(0).opcreate_session().csr_resok4().csr_sessionid;
+
+    x4::nfs_argop4 seq(x4::OP_SEQUENCE);
+    auto& sa = seq.opsequence();
+    sa.sa_sessionid = sessionid;
+    sa.sa_sequenceid = 0;  // patched per call
+    sa.sa_slotid = 0;
+    sa.sa_highest_slotid = 0;
+    sa.sa_cachethis = false;
+    // What the Linux client asks for when it revalidates a file (nfs4_fattr_bitmap).
+    auto getattr4 = test_nfs4::op_getattr(
+        {x4::FATTR4_TYPE, x4::FATTR4_CHANGE, x4::FATTR4_SIZE, x4::FATTR4_FSID, x4::FATTR4_FILEID,
+         x4::FATTR4_MODE, x4::FATTR4_NUMLINKS, x4::FATTR4_OWNER, x4::FATTR4_OWNER_GROUP,
+         x4::FATTR4_RAWDEV, x4::FATTR4_SPACE_USED, x4::FATTR4_TIME_ACCESS, x4::FATTR4_TIME_METADATA,
+         x4::FATTR4_TIME_MODIFY, x4::FATTR4_MOUNTED_ON_FILEID});
+    x4::COMPOUND4args c3;
+    c3.minorversion = 1;
+    c3.argarray = {seq, test_nfs4::op_putfh(out.fh), getattr4};
+    Workload v41;
+    const auto header = call_message(4, x4::NFS4_PROGRAM, 4, x4::NFSPROC4_COMPOUND, {});
+    v41.msg = call_message(4, x4::NFS4_PROGRAM, 4, x4::NFSPROC4_COMPOUND, encode(c3));
+    // COMPOUND4args: tag (empty: 4), minorversion (4), argarray count (4), then SEQUENCE:
+    // opcode (4), sessionid (16), sa_sequenceid.
+    v41.seqid_offset = header.size() + 4 + 4 + 4 + 4 + 16;
+    if (get_u32(v41.msg, v41.seqid_offset) != 0 ||
+        get_u32(v41.msg, v41.seqid_offset - 20) != x4::OP_SEQUENCE)
+        die("SEQUENCE is not where it was expected");
+    out.workloads["v41_getattr"] = v41;
+
+    for (auto& [name, w] : out.workloads)
+        if (!w.run(s)) die(name + ": the first call failed");
+    return out;
+}
+
+bool failed = false;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    spdlog::set_level(spdlog::level::warn);
+    Server server;
+    Setup setup = prepare(server);
+
+    if (argc == 4 && std::strcmp(argv[1], "--calls") == 0) {
+        auto it = setup.workloads.find(argv[2]);
+        if (it == setup.workloads.end()) die(std::string("no workload ") + argv[2]);
+        const long n = std::atol(argv[3]);
+        for (long i = 0; i < n; ++i)
+            if (!it->second.run(server)) die(std::string(argv[2]) + ": a call failed");
+        return 0;
+    }
+
+    for (auto& [name, w] : setup.workloads) {
+        Workload* work = &w;
+        benchmark::RegisterBenchmark(name.c_str(), [work, &server](benchmark::State& st) {
+            for (auto _ : st) {
+                if (!work->run(server)) {
+                    failed = true;
+                    st.SkipWithError("a call failed");
+                    break;
+                }
+            }
+        });
+    }
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return failed ? 1 : 0;
+}
