@@ -24,11 +24,11 @@ x::nfsstat3 Request::admit(const vfs::Export& exp, Caller& who) {
 
 // The caller is authorized against the export the handle names before anything of
 // that export is opened: a refused client costs a MAC check and no filesystem access.
-x::nfsstat3 Request::resolve(const x::nfs_fh3& fh, Target& out) {
+x::nfsstat3 Request::resolve(const x::nfs_fh3& fh, Target& out, struct statx* attrs) {
     auto ref = table->find_by_handle(fh.data);
     if (!ref) return to_nfsstat3(ref.error());
     if (x::nfsstat3 s = admit(*ref->exp, out.who); s != x::NFS3_OK) return s;
-    auto node = vfs::ExportTable::open(*ref);
+    auto node = vfs::ExportTable::open(*ref, attrs);
     if (!node) return to_nfsstat3(node.error());
     out.node = std::move(*node);
     return x::NFS3_OK;

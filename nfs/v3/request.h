@@ -39,7 +39,8 @@ class Request {
     // Handle -> its export -> the export's rules -> node: nothing is opened for a caller
     // the export refuses. NFS3_OK, or the status to reply with. A flavor the export does
     // not accept makes the whole call an AUTH_TOOWEAK reject.
-    x::nfsstat3 resolve(const x::nfs_fh3& fh, Target& out);
+    // `attrs`: see vfs::ExportTable::open.
+    x::nfsstat3 resolve(const x::nfs_fh3& fh, Target& out, struct statx* attrs = nullptr);
     // The same for READ/WRITE/COMMIT, through the descriptor cache. OpenFor::Write opens
     // the file for writing only if the caller's rule allows writing (else it is opened
     // read-only, and the procedure answers NFS3ERR_ROFS).

@@ -240,13 +240,14 @@ Result<HandleRef> ExportTable::find_by_handle(std::span<const uint8_t> wire) con
     return HandleRef{std::move(exp), *decoded, *handle};
 }
 
-Result<Node> ExportTable::open(const HandleRef& ref) {
+Result<Node> ExportTable::open(const HandleRef& ref, struct statx* attrs) {
     auto fd = open_kernel_handle(ref.exp->mount_fd(), ref.decoded.kernel, O_PATH);
     if (!fd) return fd.failure();
     auto st = sys::stat_fd(fd->get());
     if (!st) return st.failure();
     if (dev_of(*st) != ref.exp->dev()) return fail(ESTALE);
     if (st->stx_nlink == 0) return fail(ESTALE);  // removed, kept alive only by open fds
+    if (attrs) *attrs = *st;
     return Node{ref.exp, std::move(*fd), ref.handle};
 }
 

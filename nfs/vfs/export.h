@@ -142,8 +142,9 @@ class ExportTable {
 
     // The object a checked handle names, as an O_PATH Node; as root (call outside any
     // IdentityScope). ESTALE: object deleted (also when nlink is 0 but some process still
-    // holds it open), or not on the export's filesystem.
-    static Result<Node> open(const HandleRef& ref);
+    // holds it open), or not on the export's filesystem. `attrs`, when given, receives
+    // the attributes that check read (one statx fewer for a caller that needs them).
+    static Result<Node> open(const HandleRef& ref, struct statx* attrs = nullptr);
 
     // find_by_handle + open.
     // Handles are not subtree-checked (like Linux nfsd's default no_subtree_check): a

@@ -85,7 +85,20 @@ x::reply_body denied(uint32_t stat) {
 
 void encode_accepted(std::vector<uint8_t>& out, uint32_t xid, uint32_t accept_stat,
                      const OpaqueAuth& verf) {
-    encode_header(out, xid, accepted(accept_stat, verf));
+    if (accept_stat == x::PROG_MISMATCH) {  // the one arm with more than the status
+        encode_header(out, xid, accepted(accept_stat, verf));
+        return;
+    }
+    // Every reply takes this path: its words written straight, without building the
+    // rpc_msg union (RFC 5531 §9: xid, REPLY, MSG_ACCEPTED, verf, accept_stat).
+    out.reserve(out.size() + 256);  // the results follow
+    xdr::Encoder e(out);
+    e.put_u32(xid);
+    e.put_u32(x::REPLY);
+    e.put_u32(x::MSG_ACCEPTED);
+    e.put_u32(verf.flavor);
+    e.put_opaque(verf.body);
+    e.put_u32(accept_stat);
 }
 
 void encode_prog_mismatch(std::vector<uint8_t>& out, uint32_t xid, uint32_t low, uint32_t high,

@@ -330,11 +330,13 @@ bool attrlist_well_formed(const AttrMask& m, std::span<const uint8_t> vals) {
 x4::nfsstat4 encode_fattr(const AttrMask& requested, const ObjectAttrs& o, xdr::Encoder& e) {
     if (!(requested & kWriteOnly).empty()) return x4::NFS4ERR_INVAL;
     AttrMask returned = requested & kSupported;
-    std::vector<uint8_t> values;
-    xdr::Encoder v(values);
-    returned.for_each([&](uint32_t a) { put_value(a, o, v); });
     put_mask(e, returned);
-    e.put_opaque(values);
+    // attr_vals is an opaque whose length comes first: encoded in place, its length
+    // patched in after (every value is a whole number of XDR words, so no padding).
+    const size_t length_at = e.size();
+    e.put_u32(0);
+    returned.for_each([&](uint32_t a) { put_value(a, o, e); });
+    if (!e.counting()) e.patch_u32(length_at, static_cast<uint32_t>(e.size() - length_at - 4));
     return x4::NFS4_OK;
 }
 
