@@ -77,8 +77,11 @@ class Reactor {
     TimerId after(std::chrono::milliseconds delay, std::function<void()> fn);
     void cancel(TimerId id);  // no effect when it already ran or was cancelled
 
-    // From any thread: runs `fn` on the reactor thread soon.
+    // From any thread: runs `fn` on the reactor thread soon. Wakes the reactor (an
+    // eventfd write) only when it sleeps.
     void post(std::function<void()> fn);
+    // Times post() had to wake the reactor.
+    uint64_t wake_writes() const { return wake_writes_.load(std::memory_order_relaxed); }
     bool on_reactor_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
 
   private:
@@ -97,6 +100,9 @@ class Reactor {
     std::unordered_map<int, std::shared_ptr<Handler>> handlers_;
     std::mutex post_mu_;
     std::vector<std::function<void()>> posted_;
+    std::atomic<bool> pending_{false};   // posted_ may hold work (see post())
+    std::atomic<bool> sleeping_{false};  // in (or about to enter) a blocking epoll_wait
+    std::atomic<uint64_t> wake_writes_{0};
     std::vector<std::pair<uint64_t, std::shared_ptr<Poller>>> pollers_;  // null: removed
     uint64_t next_poller_ = 1;
     std::map<TimerId, std::function<void()>> timers_;
