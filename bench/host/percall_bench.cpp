@@ -232,6 +232,19 @@ xdr::Decoder results(const std::vector<uint8_t>& reply, const char* what) {
     return xdr::Decoder(std::span<const uint8_t>(reply).subspan(kResultsOffset));
 }
 
+// A COMPOUND of one NFSv4.1 operation that must succeed; its results point into `reply`.
+x4::COMPOUND4res compound(Server& s, const x4::nfs_argop4& op, const char* what,
+                          std::vector<uint8_t>& reply) {
+    x4::COMPOUND4args c;
+    c.minorversion = 1;
+    c.argarray = {op};
+    reply = s.call(x4::NFS4_PROGRAM, 4, x4::NFSPROC4_COMPOUND, encode(c));
+    auto d = results(reply, what);
+    x4::COMPOUND4res res;
+    if (!x4::xdr_decode(d, res) || res.status != x4::NFS4_OK) die(std::string(what) + " failed");
+    return res;
+}
+
 // One kind of call, set up once, then sent again and again.
 struct Workload {
     std::vector<uint8_t> msg;
@@ -307,33 +320,13 @@ Setup prepare(Server& s) {
 
     // NFSv4.1: EXCHANGE_ID, CREATE_SESSION, then SEQUENCE + PUTFH + GETATTR on slot 0.
     static const char kOwner[] = "percall-bench";
-    x4::nfs_argop4 ex(x4::OP_EXCHANGE_ID);
-    auto& ea = ex.opexchange_id();
-    ea.eia_clientowner.co_ownerid = {reinterpret_cast<const uint8_t*>(kOwner), sizeof kOwner - 1};
-    ea.eia_clientowner.co_verifier = {1, 2, 3, 4, 5, 6, 7, 8};
-    ea.eia_state_protect.set_spa_how(x4::SP4_NONE);
-    x4::COMPOUND4args c1;
-    c1.minorversion = 1;
-    c1.argarray = {ex};
-    const auto r1 = s.call(x4::NFS4_PROGRAM, 4, x4::NFSPROC4_COMPOUND, encode(c1));
-    auto d1 = results(r1, "EXCHANGE_ID");
-    x4::COMPOUND4res res1;
-    if (!x4::xdr_decode(d1, res1) || res1.status != x4::NFS4_OK) die("EXCHANGE_ID failed");
+    std::vector<uint8_t> kept1, kept2;  // the replies the decoded results point into
+    const auto res1 = compound(
+        s, test_nfs4::op_exchange_id({reinterpret_cast<const uint8_t*>(kOwner), sizeof kOwner - 1}),
+        "EXCHANGE_ID", kept1);
     const auto& er = res1.resarray.at(0).opexchange_id().eir_resok4();
-
-    x4::nfs_argop4 cs(x4::OP_CREATE_SESSION);
-    auto& ca = cs.opcreate_session();
-    ca.csa_clientid = er.eir_clientid;
-    ca.csa_sequence = er.eir_sequenceid;
-    ca.csa_fore_chan_attrs = {0, 1 << 20, 1 << 20, 8192, 16, 8, {}};
-    ca.csa_back_chan_attrs = {0, 4096, 4096, 0, 2, 1, {}};
-    x4::COMPOUND4args c2;
-    c2.minorversion = 1;
-    c2.argarray = {cs};
-    const auto r2 = s.call(x4::NFS4_PROGRAM, 4, x4::NFSPROC4_COMPOUND, encode(c2));
-    auto d2 = results(r2, "CREATE_SESSION");
-    x4::COMPOUND4res res2;
-    if (!x4::xdr_decode(d2, res2) || res2.status != x4::NFS4_OK) die("CREATE_SESSION failed");
+    const auto res2 = compound(s, test_nfs4::op_create_session(er.eir_clientid, er.eir_sequenceid),
+                               "CREATE_SESSION", kept2);
     const auto sessionid = res2.resarray.at(0).opcreate_session().csr_resok4().csr_sessionid;
 
     x4::nfs_argop4 seq(x4::OP_SEQUENCE);

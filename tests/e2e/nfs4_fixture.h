@@ -151,12 +151,8 @@ class Nfs4DaemonTest : public DaemonTest {
     // on, its csr_flags in session_flags_.
     void Establish(x4::channel_attrs4 fore = {0, 1 << 20, 1 << 20, 8192, 16, 8, {}},
                    const std::function<void(x4::CREATE_SESSION4args&)>& adjust = {}) {
-        x4::nfs_argop4 ex(x4::OP_EXCHANGE_ID);
-        auto& ea = ex.opexchange_id();
-        ea.eia_clientowner.co_ownerid = view(owner_);
-        ea.eia_clientowner.co_verifier = {1, 2, 3, 4, 5, 6, 7, 8};
-        ea.eia_flags = x4::EXCHGID4_FLAG_USE_NON_PNFS;
-        ea.eia_state_protect.set_spa_how(x4::SP4_NONE);
+        x4::nfs_argop4 ex = op_exchange_id(view(owner_));
+        ex.opexchange_id().eia_flags = x4::EXCHGID4_FLAG_USE_NON_PNFS;
         Res r1 = Compound({ex});
         ASSERT_EQ(r1.error, "");
         ASSERT_EQ(r1.status(), x4::NFS4_OK);
@@ -164,12 +160,9 @@ class Nfs4DaemonTest : public DaemonTest {
         EXPECT_TRUE(er.eir_flags & x4::EXCHGID4_FLAG_USE_NON_PNFS);
         clientid_ = er.eir_clientid;
 
-        x4::nfs_argop4 cs(x4::OP_CREATE_SESSION);
+        x4::nfs_argop4 cs = op_create_session(er.eir_clientid, er.eir_sequenceid);
         auto& ca = cs.opcreate_session();
-        ca.csa_clientid = er.eir_clientid;
-        ca.csa_sequence = er.eir_sequenceid;
         ca.csa_fore_chan_attrs = fore;
-        ca.csa_back_chan_attrs = {0, 4096, 4096, 0, 2, 1, {}};
         if (adjust) adjust(ca);
         Res r2 = Compound({cs});
         ASSERT_EQ(r2.error, "");

@@ -718,13 +718,8 @@ TEST_F(RpcsecGss, OperationsTheMachineCredentialMayPerformPassAnExportsFlavorLis
     }
     const auto er = r.resarray.at(0).opexchange_id().eir_resok4();
     ASSERT_EQ(er.eir_state_protect.spr_how(), x4::SP4_MACH_CRED);
-    x4::nfs_argop4 cs(x4::OP_CREATE_SESSION);
-    auto& ca = cs.opcreate_session();
-    ca.csa_clientid = er.eir_clientid;
-    ca.csa_sequence = er.eir_sequenceid;
-    ca.csa_fore_chan_attrs = {0, 1 << 20, 1 << 20, 8192, 16, 8, {}};
-    ca.csa_back_chan_attrs = {0, 4096, 4096, 0, 2, 1, {}};
-    ASSERT_TRUE(Compound4(host, kSvcIntegrity, {cs}, &r, &keep));
+    ASSERT_TRUE(Compound4(host, kSvcIntegrity,
+                          {op_create_session(er.eir_clientid, er.eir_sequenceid)}, &r, &keep));
     ASSERT_EQ(r.status, x4::NFS4_OK);
     const x4::sessionid4 session = r.resarray.at(0).opcreate_session().csr_resok4().csr_sessionid;
     uint32_t seqid = 0;

@@ -36,6 +36,27 @@ inline x4::nfs_argop4 op_lookup(std::span<const uint8_t> name) {
     op.oplookup().objname = name;
     return op;
 }
+// EXCHANGE_ID for client owner `owner` (RFC 8881 §18.35), without state protection.
+inline x4::nfs_argop4 op_exchange_id(std::span<const uint8_t> owner,
+                                     const x4::verifier4& verifier = {1, 2, 3, 4, 5, 6, 7, 8}) {
+    x4::nfs_argop4 op(x4::OP_EXCHANGE_ID);
+    auto& ea = op.opexchange_id();
+    ea.eia_clientowner.co_ownerid = owner;
+    ea.eia_clientowner.co_verifier = verifier;
+    ea.eia_state_protect.set_spa_how(x4::SP4_NONE);
+    return op;
+}
+// CREATE_SESSION (§18.36) for the client EXCHANGE_ID made: requests and replies up to
+// 1 MiB, 16 operations, 8 slots; a backchannel of one slot.
+inline x4::nfs_argop4 op_create_session(uint64_t clientid, uint32_t sequence) {
+    x4::nfs_argop4 op(x4::OP_CREATE_SESSION);
+    auto& ca = op.opcreate_session();
+    ca.csa_clientid = clientid;
+    ca.csa_sequence = sequence;
+    ca.csa_fore_chan_attrs = {0, 1 << 20, 1 << 20, 8192, 16, 8, {}};
+    ca.csa_back_chan_attrs = {0, 4096, 4096, 0, 2, 1, {}};
+    return op;
+}
 inline x4::nfs_argop4 op_getattr(std::initializer_list<uint32_t> attrs) {
     x4::nfs_argop4 op(x4::OP_GETATTR);
     auto& m = op.opgetattr().attr_request;

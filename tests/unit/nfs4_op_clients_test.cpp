@@ -15,12 +15,7 @@ class Nfs4Clients : public Nfs4OpsFixture {
   protected:
     // EXCHANGE_ID for `owner`; remembers the client ID and the csa_sequence to use.
     void exchange(const std::string& owner) {
-        x4::nfs_argop4 ex(x4::OP_EXCHANGE_ID);
-        auto& ea = ex.opexchange_id();
-        ea.eia_clientowner.co_ownerid = keep(owner);
-        ea.eia_clientowner.co_verifier = {8, 7, 6, 5, 4, 3, 2, 1};
-        ea.eia_state_protect.set_spa_how(x4::SP4_NONE);
-        Reply r = raw({ex});
+        Reply r = raw({op_exchange_id(keep(owner), {8, 7, 6, 5, 4, 3, 2, 1})});
         ASSERT_TRUE(r.decoded);
         ASSERT_EQ(r.status(), x4::NFS4_OK);
         clientid_ = r.op(0).opexchange_id().eir_resok4().eir_clientid;

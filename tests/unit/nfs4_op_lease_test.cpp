@@ -153,13 +153,7 @@ TEST_F(Nfs4Lease, LongExpiredClientIsReapedWithItsState) {
     EXPECT_EQ(svc().opens.size(), 0u);
 
     EXPECT_EQ(ping(a), x4::NFS4ERR_BADSESSION);
-    x4::nfs_argop4 cs(x4::OP_CREATE_SESSION);
-    auto& ca = cs.opcreate_session();
-    ca.csa_clientid = a.clientid;
-    ca.csa_sequence = 2;
-    ca.csa_fore_chan_attrs = {0, 1 << 20, 1 << 20, 8192, 16, 8, {}};
-    ca.csa_back_chan_attrs = {0, 4096, 4096, 0, 2, 1, {}};
-    EXPECT_EQ(raw({cs}).status(), x4::NFS4ERR_STALE_CLIENTID);
+    EXPECT_EQ(raw({op_create_session(a.clientid, 2)}).status(), x4::NFS4ERR_STALE_CLIENTID);
 
     // The old open stateid means nothing to the new incarnation (§8.2.4), and the deny is
     // gone with it.
@@ -227,12 +221,8 @@ TEST_F(Nfs4Lease, LockConflictWithALiveClientReapsNobody) {
 }
 
 TEST_F(Nfs4Lease, UnconfirmedRecordExpires) {
-    x4::nfs_argop4 ex(x4::OP_EXCHANGE_ID);
-    auto& ea = ex.opexchange_id();
-    ea.eia_clientowner.co_ownerid = s("never-confirmed");
-    ea.eia_clientowner.co_verifier = {9, 9, 9, 9, 9, 9, 9, 9};
-    ea.eia_state_protect.set_spa_how(x4::SP4_NONE);
-    ASSERT_EQ(raw({ex}).status(), x4::NFS4_OK);
+    ASSERT_EQ(raw({op_exchange_id(s("never-confirmed"), {9, 9, 9, 9, 9, 9, 9, 9})}).status(),
+              x4::NFS4_OK);
     EXPECT_EQ(svc().clients.client_count(), 1u);
     clock_.advance(5s);
     program_->expire_leases();
@@ -250,24 +240,13 @@ TEST_F(Nfs4Lease, RebootedClientsOldOpensGoWithTheOldIncarnation) {
     ASSERT_EQ(open(a, "f", x4::OPEN4_SHARE_ACCESS_BOTH, x4::OPEN4_SHARE_DENY_BOTH), x4::NFS4_OK);
     ASSERT_EQ(svc().opens.size(), 1u);
 
-    x4::nfs_argop4 ex(x4::OP_EXCHANGE_ID);
-    auto& ea = ex.opexchange_id();
-    ea.eia_clientowner.co_ownerid = s("a");
-    ea.eia_clientowner.co_verifier = {8, 7, 6, 5, 4, 3, 2, 1};
-    ea.eia_state_protect.set_spa_how(x4::SP4_NONE);
-    Reply r1 = raw({ex});
+    Reply r1 = raw({op_exchange_id(s("a"), {8, 7, 6, 5, 4, 3, 2, 1})});
     ASSERT_EQ(r1.status(), x4::NFS4_OK);
     const auto& er = r1.op(0).opexchange_id().eir_resok4();
     EXPECT_NE(er.eir_clientid, a.clientid);
     EXPECT_EQ(svc().opens.size(), 1u);  // not before the new incarnation is confirmed
 
-    x4::nfs_argop4 cs(x4::OP_CREATE_SESSION);
-    auto& ca = cs.opcreate_session();
-    ca.csa_clientid = er.eir_clientid;
-    ca.csa_sequence = er.eir_sequenceid;
-    ca.csa_fore_chan_attrs = {0, 1 << 20, 1 << 20, 8192, 16, 8, {}};
-    ca.csa_back_chan_attrs = {0, 4096, 4096, 0, 2, 1, {}};
-    ASSERT_EQ(raw({cs}).status(), x4::NFS4_OK);
+    ASSERT_EQ(raw({op_create_session(er.eir_clientid, er.eir_sequenceid)}).status(), x4::NFS4_OK);
     EXPECT_EQ(svc().opens.size(), 0u);
     EXPECT_EQ(ping(a), x4::NFS4ERR_BADSESSION);
 }
@@ -310,12 +289,7 @@ TEST_F(Nfs4LeaseSmallTable, FullTableReapsTheOldestCourtesyClientForANewOne) {
 
 TEST_F(Nfs4LeaseSmallTable, FullTableOfLiveClientsRefusesANewOne) {
     for (const char* o : {"a", "b", "c", "d"}) connect(o);
-    x4::nfs_argop4 ex(x4::OP_EXCHANGE_ID);
-    auto& ea = ex.opexchange_id();
-    ea.eia_clientowner.co_ownerid = s("e");
-    ea.eia_clientowner.co_verifier = {1, 2, 3, 4, 5, 6, 7, 8};
-    ea.eia_state_protect.set_spa_how(x4::SP4_NONE);
-    EXPECT_EQ(raw({ex}).status(), x4::NFS4ERR_SERVERFAULT);
+    EXPECT_EQ(raw({op_exchange_id(s("e"))}).status(), x4::NFS4ERR_SERVERFAULT);
     EXPECT_EQ(svc().clients.client_count(), 4u);
 }
 

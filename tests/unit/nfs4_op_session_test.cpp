@@ -72,12 +72,7 @@ TEST_F(Nfs4Session, MoreOperationsThanTheChannelAllowsAreTooMany) {
 }
 
 TEST_F(Nfs4Session, CreateSessionForAnUnknownClientIsStale) {
-    x4::nfs_argop4 cs(x4::OP_CREATE_SESSION);
-    auto& ca = cs.opcreate_session();
-    ca.csa_clientid = 0x1234;
-    ca.csa_sequence = 1;
-    ca.csa_fore_chan_attrs = {0, 1 << 20, 1 << 20, 8192, 16, 8, {}};
-    Reply r = raw({cs});
+    Reply r = raw({op_create_session(0x1234, 1)});
     ASSERT_TRUE(r.decoded);
     EXPECT_EQ(r.status(), x4::NFS4ERR_STALE_CLIENTID);
 }

@@ -143,26 +143,15 @@ class Nfs4OpsFixture : public vfs::testing::VfsFixture {
 
     // EXCHANGE_ID + CREATE_SESSION with `owner`; the session seq() uses from then on.
     void establish(const std::string& owner = "test-client") {
-        x4::nfs_argop4 ex(x4::OP_EXCHANGE_ID);
-        auto& ea = ex.opexchange_id();
         owner_ = owner;
-        ea.eia_clientowner.co_ownerid = {reinterpret_cast<const uint8_t*>(owner_.data()),
-                                         owner_.size()};
-        ea.eia_clientowner.co_verifier = {1, 2, 3, 4, 5, 6, 7, 8};
-        ea.eia_state_protect.set_spa_how(x4::SP4_NONE);
-        Reply r1 = raw({ex});
+        Reply r1 =
+            raw({op_exchange_id({reinterpret_cast<const uint8_t*>(owner_.data()), owner_.size()})});
         ASSERT_TRUE(r1.decoded);
         ASSERT_EQ(r1.status(), x4::NFS4_OK);
         const auto& er = r1.op(0).opexchange_id().eir_resok4();
         clientid_ = er.eir_clientid;
 
-        x4::nfs_argop4 cs(x4::OP_CREATE_SESSION);
-        auto& ca = cs.opcreate_session();
-        ca.csa_clientid = clientid_;
-        ca.csa_sequence = er.eir_sequenceid;
-        ca.csa_fore_chan_attrs = {0, 1 << 20, 1 << 20, 8192, 16, 8, {}};
-        ca.csa_back_chan_attrs = {0, 4096, 4096, 0, 2, 1, {}};
-        Reply r2 = raw({cs});
+        Reply r2 = raw({op_create_session(clientid_, er.eir_sequenceid)});
         ASSERT_TRUE(r2.decoded);
         ASSERT_EQ(r2.status(), x4::NFS4_OK);
         sessionid_ = r2.op(0).opcreate_session().csr_resok4().csr_sessionid;
