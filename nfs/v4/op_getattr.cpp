@@ -33,7 +33,7 @@ OpResult op_getattr(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (st == x4::NFS4_OK) {
         const size_t at = res.size();
         res.put_u32(x4::NFS4_OK);
-        st = encode_attrs_of(rq, *t, want, res, held.size);
+        st = encode_attrs_of(rq, *t, want, res, held.size, rq.attrs_read_now());
         if (st != x4::NFS4_OK) res.truncate(at);
     }
     if (st != x4::NFS4_OK) encode_status_only(res, st);

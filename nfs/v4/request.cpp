@@ -84,7 +84,7 @@ x4::nfsstat4 Request::admit(const vfs::Export& exp, Caller& who) {
     return x4::NFS4ERR_ACCESS;
 }
 
-x4::nfsstat4 Request::resolve(std::span<const uint8_t> fh, Target& out) {
+x4::nfsstat4 Request::resolve(std::span<const uint8_t> fh, Target& out, struct statx* attrs) {
     out = Target{};
     if (is_pseudo_handle(fh)) {
         auto node = decode_pseudo_handle(table->key(), fh);
@@ -99,7 +99,7 @@ x4::nfsstat4 Request::resolve(std::span<const uint8_t> fh, Target& out) {
     if (!ref) return to_nfsstat4(ref.error());
     // Authorized before anything of the export is opened (as v3's Request::resolve).
     if (auto st = admit(*ref->exp, out.who); st != x4::NFS4_OK) return st;
-    auto node = vfs::ExportTable::open(*ref);
+    auto node = vfs::ExportTable::open(*ref, attrs);
     if (!node) return to_nfsstat4(node.error());
     out.node = std::move(*node);
     return x4::NFS4_OK;
@@ -112,11 +112,21 @@ x4::nfsstat4 Request::resolve_cached(const std::optional<WireHandle>& fh,
     if (!cache || cache->fh != *fh) {
         cache.reset();
         Target t;
-        if (auto st = resolve(*fh, t); st != x4::NFS4_OK) return st;
-        cache.emplace(Cached{*fh, std::move(t)});
+        struct statx attrs {};
+        if (auto st = resolve(*fh, t, &attrs); st != x4::NFS4_OK) return st;
+        cache.emplace(Cached{*fh, std::move(t), std::nullopt, {}});
+        if (!cache->t.pseudo) {
+            cache->attrs_op = compound.op_index;
+            cache->attrs = attrs;
+        }
     }
     out = &cache->t;
     return x4::NFS4_OK;
+}
+
+const struct statx* Request::attrs_read_now() const {
+    if (!current_ || current_->attrs_op != compound.op_index) return nullptr;
+    return &current_->attrs;
 }
 
 x4::nfsstat4 Request::current(Target*& out) {
@@ -143,7 +153,7 @@ void Request::set_current(Target t) {
     // stateid (LOOKUP, LOOKUPP, PUTROOTFH, CREATE ...) leaves no current stateid; OPEN
     // sets its own after this.
     compound.current_stateid.reset();
-    current_.emplace(Cached{std::move(fh), std::move(t)});
+    current_.emplace(Cached{std::move(fh), std::move(t), std::nullopt, {}});
 }
 
 void Request::save_current() {

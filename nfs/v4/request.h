@@ -58,8 +58,13 @@ class Request {
     // PERM (a `secure` export and a call from port >= 1024).
     x4::nfsstat4 current(Target*& out);
     x4::nfsstat4 saved(Target*& out);
-    // Any handle, without touching the current one (PUTFH checks with this).
-    x4::nfsstat4 resolve(std::span<const uint8_t> fh, Target& out);
+    // Any handle, without touching the current one (PUTFH checks with this). `attrs`: see
+    // vfs::ExportTable::open (not set for a pseudo-fs handle).
+    x4::nfsstat4 resolve(std::span<const uint8_t> fh, Target& out, struct statx* attrs = nullptr);
+    // The attributes of the current filehandle's object when current() resolved it during
+    // the operation running now: no operation can have changed it since (GETATTR answers
+    // with them instead of a second statx). nullptr otherwise.
+    const struct statx* attrs_read_now() const;
     // Makes `t` the current filehandle (LOOKUP, OPEN, PUTROOTFH ...), with its handle;
     // the current stateid is cleared (§16.2.3.1.2).
     void set_current(Target t);
@@ -91,6 +96,10 @@ class Request {
     struct Cached {
         WireHandle fh;
         Target t;
+        // Read when the handle was resolved, in operation number `attrs_op` (see
+        // attrs_read_now()).
+        std::optional<size_t> attrs_op;
+        struct statx attrs {};
     };
     x4::nfsstat4 resolve_cached(const std::optional<WireHandle>& fh, std::optional<Cached>& cache,
                                 Target*& out);

@@ -116,6 +116,42 @@ TEST_F(Nfs4Files, UnlinkedWhileOpenStaysUsable) {
     EXPECT_EQ(std::string(d.begin(), d.end()), "still here");
 }
 
+// GETATTR answers with the attributes read when its own operation resolved the handle
+// (one statx, not two), never with those an earlier operation of the COMPOUND read: after
+// a WRITE, the size is the written one.
+TEST_F(Nfs4Files, GetattrAfterWriteInOneCompoundSeesTheWrite) {
+    x4::stateid4 sid = create_file("grow", "1234");
+    Reply fh = seq({put_root(), op_lookup(s("grow")), op_getfh()});
+    ASSERT_EQ(fh.status(), x4::NFS4_OK);
+    std::vector<uint8_t> handle(fh.op(3).opgetfh().resok4().object.begin(),
+                                fh.op(3).opgetfh().resok4().object.end());
+    auto size_in = [](const Reply& r, size_t op) {
+        xdr::Decoder d(r.op(op).opgetattr().resok4().obj_attributes.attr_vals);
+        return d.get_u64();
+    };
+    // PUTFH + GETATTR: resolved in GETATTR itself.
+    Reply before = seq({op_putfh(handle), op_getattr({x4::FATTR4_SIZE})});
+    ASSERT_EQ(before.status(), x4::NFS4_OK);
+    EXPECT_EQ(size_in(before, 2), 4u);
+    // WRITE resolves the handle (and reads its attributes) first; GETATTR must not use them.
+    Reply after =
+        seq({op_putfh(handle), op_write(sid, 0, s("0123456789")), op_getattr({x4::FATTR4_SIZE})});
+    ASSERT_EQ(after.status(), x4::NFS4_OK);
+    EXPECT_EQ(size_in(after, 3), 10u);
+    // Two GETATTRs of one handle in one COMPOUND, a SETATTR between them.
+    x4::nfs_argop4 trunc(x4::OP_SETATTR);
+    auto& sa = trunc.opsetattr();
+    sa.stateid = sid;
+    sa.obj_attributes.attrmask = {1u << x4::FATTR4_SIZE};
+    static const uint8_t kTwo[8] = {0, 0, 0, 0, 0, 0, 0, 2};
+    sa.obj_attributes.attr_vals = kTwo;
+    Reply both = seq(
+        {op_putfh(handle), op_getattr({x4::FATTR4_SIZE}), trunc, op_getattr({x4::FATTR4_SIZE})});
+    ASSERT_EQ(both.status(), x4::NFS4_OK);
+    EXPECT_EQ(size_in(both, 2), 10u);
+    EXPECT_EQ(size_in(both, 4), 2u);
+}
+
 TEST_F(Nfs4Files, StateidForAnotherFileIsBad) {
     x4::stateid4 sid = create_file("one", "1");
     create_file("two", "2", "owner-b");

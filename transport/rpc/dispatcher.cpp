@@ -103,7 +103,7 @@ std::optional<Reply> Dispatcher::dispatch(const Message& msg, const Peer& peer,
         case AuthFlavor::Verdict::Accept:
             break;
     }
-    h.cred = auth.cred;
+    h.cred = std::move(auth.cred);  // the flavors keep what they need in auth.context
     OpaqueAuth verf = flavor->reply_verifier(auth);
 
     ProgramRegistry::Lookup found = programs_.find(h.prog, h.vers);

@@ -55,7 +55,7 @@ void fill_limits(const Request& rq, FsAttrs& fs) {
 }  // namespace
 
 x4::nfsstat4 encode_attrs_of(Request& rq, const Target& t, const AttrMask& want, xdr::Encoder& e,
-                             std::optional<uint64_t> size) {
+                             std::optional<uint64_t> size, const struct statx* read_now) {
     ObjectAttrs o;
     FsAttrs fs;
     fill_limits(rq, fs);
@@ -73,9 +73,13 @@ x4::nfsstat4 encode_attrs_of(Request& rq, const Target& t, const AttrMask& want,
         o.mounted_on_fileid = t.pseudo_node;
         fs.fsid = kPseudoFsid;
     } else {
-        auto st = vfs::getattr(t.node);
-        if (!st) return to_nfsstat4(st.error());
-        o.st = *st;
+        if (read_now) {
+            o.st = *read_now;
+        } else {
+            auto st = vfs::getattr(t.node);
+            if (!st) return to_nfsstat4(st.error());
+            o.st = *st;
+        }
         if (size) o.st.stx_size = *size;
         o.change = change_of(o.st);
         o.mounted_on_fileid = o.st.stx_ino;

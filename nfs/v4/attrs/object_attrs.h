@@ -25,8 +25,11 @@ inline constexpr x4::fsid4 kPseudoFsid{0, 1};
 // Appends fattr4 with `want` of `t`; NFS4ERR_INVAL for a write-only attribute, the
 // errno mapped when the object cannot be read (nothing appended then). `size`: reported
 // instead of the file's (a write delegation's holder answered CB_GETATTR with it).
+// `read_now`: the object's attributes, read in this operation (Request::attrs_read_now);
+// nullptr: read here.
 x4::nfsstat4 encode_attrs_of(Request& rq, const Target& t, const AttrMask& want, xdr::Encoder& e,
-                             std::optional<uint64_t> size = std::nullopt);
+                             std::optional<uint64_t> size = std::nullopt,
+                             const struct statx* read_now = nullptr);
 
 // VERIFY (§18.31) and NVERIFY (§18.15): whether `given` holds exactly the values GETATTR
 // would return for `t`: the attr_vals bytes are compared with GETATTR's encoding of the

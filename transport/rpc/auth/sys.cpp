@@ -35,7 +35,7 @@ class AuthSysFlavor final : public AuthFlavor {
         c.sys.machinename.assign(p.machinename);
         c.sys.uid = p.uid;
         c.sys.gid = p.gid;
-        c.sys.gids.assign(p.gids.begin(), p.gids.end());
+        c.sys.gids = std::move(p.gids);
         return {};
     }
 };
