@@ -180,6 +180,9 @@ void tcp_counters(Families& f, const tcp::Server& server) {
     f.counter("nfsrdmad_tcp_received_bytes_total", "Bytes received on TCP connections",
               d(t.bytes_in));
     f.counter("nfsrdmad_tcp_sent_bytes_total", "Bytes sent on TCP connections", d(t.bytes_out));
+    f.counter("nfsrdmad_tcp_worker_replies_total",
+              "Replies written by the worker that ran the call, without a reactor hop",
+              d(t.worker_replies));
 }
 
 // With RDMA off the families are still there, at zero: one dashboard fits every server.

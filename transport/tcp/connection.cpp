@@ -51,7 +51,8 @@ void Connection::on_idle_timer() {
     if (closed_) return;
     auto now = engine::Reactor::Clock::now();
     if (!idle()) touch();
-    auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(now - last_activity_);
+    auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(
+        now - last_activity_.load(std::memory_order_relaxed));
     if (quiet < svc_.idle_timeout) {
         arm_idle_timer(svc_.idle_timeout - quiet);
         return;
@@ -70,6 +71,7 @@ void Connection::close() {
     finish(pending_.fail_all("the connection closed"));
     reactor_.cancel(idle_timer_);
     reactor_.remove(fd_.get());  // drops the reactor's reference to us
+    std::lock_guard lock(send_mu_);  // a worker may be writing a reply
     fd_.reset();
     out_.clear();
     queued_ = 0;
@@ -132,19 +134,57 @@ void Connection::submit(Record rec) {
         rpc::Message msg;
         msg.bytes = rec.bytes();
         msg.owner = rec.data;
-        // std::function needs a copyable closure; the reply owns its payload buffer.
-        auto reply = std::make_shared<std::optional<rpc::Reply>>(
-            self->svc_.dispatcher.dispatch(msg, self->peer_, self->svc_.payloads));
-        // Back to the reactor: only it touches the socket and the queue.
-        self->reactor_.post([self, reply] {
-            --self->in_flight_;
-            if (*reply && !self->closed_) self->queue_reply(std::move(**reply));
-            if (!self->closed_) {
-                if (!self->out_.empty()) self->on_writable();
-                self->update_interest();
-            }
-        });
+        auto reply = self->svc_.dispatcher.dispatch(msg, self->peer_, self->svc_.payloads);
+        if (reply && self->write_from_worker(*reply) == Sent::Full) {
+            // Queued (behind other replies, for a pipe, or what a full socket left): the
+            // reactor writes it when the socket has room.
+            self->reactor_.post([self] {
+                --self->in_flight_;
+                if (!self->closed_) {
+                    self->on_writable();
+                    self->update_interest();
+                }
+            });
+            return;
+        }
+        self->call_done();
     });
+}
+
+Connection::Sent Connection::write_from_worker(rpc::Reply& reply) {
+    std::lock_guard lock(send_mu_);
+    if (closing_) return Sent::All;  // the connection is gone: so is the reply
+    const bool first = out_.empty();
+    Outgoing& o = out_.emplace_back();
+    build(o, std::move(reply));
+    queued_ = out_.size();
+    if (!first || o.piped) return Sent::Full;  // order of bytes on the socket; splice: reactor
+    std::vector<iovec> iov;
+    iov.reserve(o.pieces.size());
+    for (const Piece& p : o.pieces) iov.push_back({const_cast<uint8_t*>(p.data), p.size});
+    ssize_t n = ::writev(fd_.get(), iov.data(), static_cast<int>(iov.size()));
+    if (n < 0) return Sent::Full;  // EAGAIN, or an error the reactor will find and close on
+    svc_.counters.bytes_out += n;
+    o.sent = static_cast<size_t>(n);
+    if (o.sent < o.total) return Sent::Full;
+    svc_.counters.payload_copied_bytes += o.payload_bytes;
+    svc_.counters.worker_replies++;
+    out_.pop_back();
+    queued_ = out_.size();
+    touch();
+    return Sent::All;
+}
+
+void Connection::call_done() {
+    in_flight_.fetch_sub(1);
+    // Dekker with update_interest(): it raises paused_ and then looks at in_flight_, this
+    // lowers in_flight_ and then looks at paused_; one of the two sees the other.
+    if (paused_.load()) {
+        auto self = shared_from_this();
+        reactor_.post([self] {
+            if (!self->closed_) self->update_interest();
+        });
+    }
 }
 
 bool Connection::send_call(uint32_t xid, std::vector<uint8_t> message,
@@ -199,10 +239,15 @@ void Connection::finish(std::vector<rpc::PendingCalls::Finished> f) {
 }
 
 void Connection::queue_reply(rpc::Reply reply) {
+    std::lock_guard lock(send_mu_);
+    build(out_.emplace_back(), std::move(reply));
+    queued_ = out_.size();
+}
+
+void Connection::build(Outgoing& o, rpc::Reply reply) {
     size_t len = reply.bytes.size();
     for (const auto& p : reply.payloads) len += p.data.size();
     // Built in place: the pieces point at the mark, which must not move after.
-    Outgoing& o = out_.emplace_back();
     uint32_t h = kLastFragment | static_cast<uint32_t>(len);
     o.mark[0] = h >> 24;
     o.mark[1] = h >> 16;
@@ -215,7 +260,6 @@ void Connection::queue_reply(rpc::Reply reply) {
         if (p.pipe >= 0) o.piped = true;
         if (p.payload && p.data) o.payload_bytes += p.size;
     }
-    queued_ = out_.size();
 }
 
 namespace {
@@ -233,10 +277,20 @@ void add_iov(std::vector<iovec>& v, const uint8_t* p, size_t n, size_t& skip) {
 }  // namespace
 
 void Connection::on_writable() {
+    if (closed_) return;
+    Sent s;
+    {
+        std::lock_guard lock(send_mu_);
+        s = write_queued();
+    }
+    if (s == Sent::Failed) close();
+}
+
+Connection::Sent Connection::write_queued() {
     std::vector<iovec> iov;
-    while (!out_.empty() && !closed_) {
+    while (!out_.empty()) {
         if (out_.front().piped) {
-            if (!send_piped(out_.front())) return;
+            if (Sent s = send_piped(out_.front()); s != Sent::All) return s;
             svc_.counters.payload_copied_bytes += out_.front().payload_bytes;
             touch();
             out_.pop_front();
@@ -253,9 +307,9 @@ void Connection::on_writable() {
         }
         ssize_t n = ::writev(fd_.get(), iov.data(), static_cast<int>(iov.size()));
         if (n < 0) {
-            if (errno == EAGAIN || errno == EINTR) break;
-            close();
-            return;
+            if (errno == EAGAIN) return Sent::Full;
+            if (errno == EINTR) continue;
+            return Sent::Failed;
         }
         svc_.counters.bytes_out += n;
         size_t left = static_cast<size_t>(n);
@@ -274,6 +328,7 @@ void Connection::on_writable() {
             }
         }
     }
+    return Sent::All;
 }
 
 // One reply with READ data waiting in a pipe (or several, one per payload):
@@ -283,7 +338,7 @@ void Connection::on_writable() {
 //
 // Memory pieces between two pipe pieces go in one sendmsg; `sent` counts through it
 // all, so a full socket can stop and resume anywhere.
-bool Connection::send_piped(Outgoing& o) {
+Connection::Sent Connection::send_piped(Outgoing& o) {
     const auto& pieces = o.pieces;
     while (o.sent < o.total) {
         size_t i = 0, at = 0;  // the piece o.sent lies in, and where it starts
@@ -295,8 +350,7 @@ bool Connection::send_piped(Outgoing& o) {
                          SPLICE_F_NONBLOCK | (o.total > end ? SPLICE_F_MORE : 0));
             if (n == 0) {  // the pipe ran dry before the promised bytes: cannot recover
                 spdlog::error("tcp: {}: spliced READ data lost; closing", peer_.text);
-                close();
-                return false;
+                return Sent::Failed;
             }
             if (n > 0) svc_.counters.payload_spliced_bytes += n;
         } else {
@@ -312,21 +366,31 @@ bool Connection::send_piped(Outgoing& o) {
         }
         if (n < 0) {
             if (errno == EINTR) continue;
-            if (errno == EAGAIN) return false;
-            close();
-            return false;
+            if (errno == EAGAIN) return Sent::Full;
+            return Sent::Failed;
         }
         o.sent += static_cast<size_t>(n);
         svc_.counters.bytes_out += n;
     }
-    return true;
+    return Sent::All;
 }
 
 void Connection::update_interest() {
     if (closed_) return;
     uint32_t want = 0;
-    if (!saturated()) want |= EPOLLIN;
-    if (!out_.empty()) want |= EPOLLOUT;
+    if (!saturated()) {
+        want |= EPOLLIN;
+        paused_.store(false, std::memory_order_relaxed);
+    } else {
+        // Stop reading; a worker finishing a call then posts a look (call_done()). Looked
+        // at again after raising the flag, for a call that finished just before.
+        paused_.store(true);
+        if (!saturated()) {
+            want |= EPOLLIN;
+            paused_.store(false, std::memory_order_relaxed);
+        }
+    }
+    if (queued_ > 0) want |= EPOLLOUT;
     if (want != interest_) {
         interest_ = want;
         reactor_.modify(fd_.get(), want);

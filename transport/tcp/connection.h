@@ -1,6 +1,11 @@
 // One client's TCP connection: reads records on its reactor, runs each call on the
-// worker pool, and writes replies back in whatever order they finish. It also carries
-// calls from this server to the client (the NFSv4.1 backchannel, RFC 8881 §2.10.3.1,
+// worker pool, and writes replies back in whatever order they finish. The worker that
+// ran a call writes its reply itself when nothing is queued before it and the socket
+// takes it whole (issue 13: no hop back to the reactor, which only queues what a full
+// socket left over, splices READ data from pipes, and reads). Sockets check no
+// credentials on write, so a worker's switched fsuid does not matter here (unlike the
+// RDMA verbs, which must stay on the reactor). It also carries calls from this server
+// to the client (the NFSv4.1 backchannel, RFC 8881 §2.10.3.1,
 // rpc/back_channel.h): a call goes out between replies, and a REPLY record read is
 // matched to it by XID on the reactor, before any dispatch.
 #pragma once
@@ -9,6 +14,7 @@
 #include <chrono>
 #include <deque>
 #include <memory>
+#include <mutex>
 
 #include "transport/engine/reactor.h"
 #include "transport/engine/unique_fd.h"
@@ -32,6 +38,8 @@ struct TcpCounters {
     std::atomic<uint64_t> back_calls{0};             // calls to clients (backchannel) sent
     std::atomic<uint64_t> back_failed{0};            // ... unanswered, timed out or refused
     std::atomic<uint64_t> stray_replies{0};          // REPLY records matching no call: dropped
+    // Replies written whole by the worker that ran the call (no hop to the reactor).
+    std::atomic<uint64_t> worker_replies{0};
 };
 
 struct ConnectionServices {
@@ -78,10 +86,21 @@ class Connection : public std::enable_shared_from_this<Connection>, public rpc::
         bool piped = false;
     };
 
+    enum class Sent { All, Full, Failed };  // written whole; socket full; connection broken
+
     void on_events(uint32_t ev);
     void on_readable();
     void on_writable();
-    bool send_piped(Outgoing& o);  // false: the socket is full (or the connection closed)
+    Sent write_queued();                        // out_ to the socket; send_mu_ held
+    Sent send_piped(Outgoing& o);               // send_mu_ held
+    void build(Outgoing& o, rpc::Reply reply);  // the mark and the pieces, o in place
+    // On a worker: queues `reply` and writes it at once when nothing was queued before
+    // it and it needs no splice. All: written whole (or the connection is gone, and the
+    // reply with it). Full: queued, all or what the socket did not take, for the reactor
+    // to write (the caller posts it a look). Never Failed: a write error is left for the
+    // reactor to find.
+    Sent write_from_worker(rpc::Reply& reply);
+    void call_done();  // on a worker, after write_from_worker() returned All
     void submit(Record rec);
     void on_reply(const Record& rec);  // a REPLY record: one of our calls answered, or stray
     void expire_calls();
@@ -89,13 +108,15 @@ class Connection : public std::enable_shared_from_this<Connection>, public rpc::
     void queue_reply(rpc::Reply reply);  // on the reactor thread
     void update_interest();
     // Activity: a complete call arrived or a reply went out. Restarts the idle clock.
-    void touch() { last_activity_ = engine::Reactor::Clock::now(); }
+    void touch() { last_activity_.store(engine::Reactor::Clock::now(), std::memory_order_relaxed); }
     void arm_idle_timer(std::chrono::milliseconds delay);
     void on_idle_timer();
     // Backpressure: a client that sends calls but does not read its replies stops being
     // read from, so neither running calls nor queued replies grow without bound.
-    bool saturated() const { return in_flight_ + out_.size() >= svc_.max_in_flight; }
+    bool saturated() const { return in_flight_ + queued_ >= svc_.max_in_flight; }
 
+    // Writing: out_, the socket's writes and its closing, from the reactor or a worker.
+    std::mutex send_mu_;
     engine::UniqueFd fd_;
     rpc::Peer peer_;
     engine::Reactor& reactor_;
@@ -107,8 +128,11 @@ class Connection : public std::enable_shared_from_this<Connection>, public rpc::
     uint32_t interest_ = 0;
     bool closed_ = false;
     std::atomic<bool> closing_{false};  // closed_, readable from any thread
-    rpc::PendingCalls pending_;         // backchannel calls awaiting replies (reactor only)
-    engine::Reactor::Clock::time_point last_activity_;
+    // The reactor stopped reading (saturated): a worker that finishes a call wakes it to
+    // look again. A Dekker pair with in_flight_ (update_interest(), call_done()).
+    std::atomic<bool> paused_{false};
+    rpc::PendingCalls pending_;  // backchannel calls awaiting replies (reactor only)
+    std::atomic<engine::Reactor::Clock::time_point> last_activity_;
     engine::Reactor::TimerId idle_timer_;
 };
 
