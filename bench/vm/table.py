@@ -34,10 +34,13 @@ import sys
 JOBS = [  # (job, label, unit, fio direction, value)
     ("seq-write", "seq write 1 MiB", "MiB/s", "write", "bw"),
     ("seq-read", "seq read 1 MiB", "MiB/s", "read", "bw"),
-    ("rand-read", "rand read 4 KiB", "IOPS", "read", "iops"),
+    ("rand-read", "rand read 4 KiB qd16", "IOPS", "read", "iops"),
+    ("rand-write", "rand write 4 KiB qd16", "IOPS", "write", "iops"),
     ("meta-create", "create", "ops/s", "write", "iops"),
     ("meta-stat", "stat (cold)", "ops/s", "read", "iops"),
     ("meta-unlink", "unlink", "ops/s", "read", "iops"),
+    # jobs/serial-meta.py, not fio: its own JSON, the figure at the top level
+    ("serial-meta", "serial create+stat+rename+remove", "loops/s", None, "loops_per_s"),
 ]
 PAIRS = [("tcp", "nfsrdmad-tcp", "knfsd-tcp"), ("rdma", "nfsrdmad-rdma", "knfsd-rdma")]
 VERSIONS = [("NFSv3", ""), ("NFSv4.1", "-v4.1")]  # (name, configuration suffix)
@@ -45,6 +48,12 @@ VERSIONS = [("NFSv3", ""), ("NFSv4.1", "-v4.1")]  # (name, configuration suffix)
 
 def value(results, config, job, direction, what):
     path = os.path.join(results, f"{config}.{job}.json")
+    if direction is None:  # a job of our own (jobs/*.py): {what: value, ...}
+        try:
+            with open(path) as f:
+                return float(json.load(f)[what])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
     try:
         with open(path) as f:
             d = json.load(f)["jobs"][0]
