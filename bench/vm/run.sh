@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# bench/vm/run.sh - NFS benchmark in the test VM: the same fio jobs (sequential write and read
-# with 1 MiB requests, 4 KiB random read, metadata create/stat/unlink) through the Linux NFS
-# client (NFSv3) against nfsrdmad and against the kernel nfsd, over TCP and over RDMA
-# (Soft-RoCE), in ONE VM boot, printed as a side-by-side table with ratios.
+# bench/vm/run.sh - NFS benchmark in the test VM: the same jobs (fio: sequential write and
+# read with 1 MiB requests, 4 KiB random read and write at queue depth 16, metadata
+# create/stat/unlink; jobs/serial-meta.py: create, stat, rename, remove one at a time) through
+# the Linux NFS client (NFSv3 and NFSv4.1) against nfsrdmad and against the kernel nfsd, over
+# TCP and over RDMA (Soft-RoCE), in ONE VM boot, printed as a side-by-side table with ratios.
 #
 # A benchmark, not a test: it is not registered in ctest. Under TCG emulation the absolute
 # numbers are meaningless; track the ratios nfsrdmad/knfsd.
