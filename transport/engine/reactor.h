@@ -86,7 +86,7 @@ class Reactor {
 
   private:
     void run();
-    void drain_posted();
+    bool drain_posted();  // true: it ran something
     bool run_pollers();
     bool arm_pollers();
     int run_timers();  // runs the due ones; returns epoll_wait's timeout until the next
