@@ -42,10 +42,11 @@ public:
 
     void put_u32(uint32_t v) {
         if (!out_) { counted_ += 4; return; }
-        // Four push_backs, inlined: resize() (an out-of-line call that zero-fills) made
-        // this the costliest function of a GETATTR (bench/host). Not insert(b, b + 4):
-        // GCC 12 -O2 warns (stringop-overflow) on that for an empty vector in some
-        // inlined callers.
+        // Four push_backs: cheaper than resize(), an out-of-line call that zero-fills
+        // (bench/host/README.md). Still about 40 instructions a word, a quarter of a
+        // GETATTR's: an encoder writing through a cursor into reserved space would do
+        // better. Not insert(b, b + 4): GCC 12 -O2 warns (stringop-overflow) on that for
+        // an empty vector in some inlined callers.
         out_->push_back(uint8_t(v >> 24));
         out_->push_back(uint8_t(v >> 16));
         out_->push_back(uint8_t(v >> 8));
