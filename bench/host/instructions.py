@@ -24,7 +24,9 @@ import sys
 import tempfile
 from collections import defaultdict
 
-WORKLOADS = ["null", "v3_getattr", "v3_read_4k", "v41_getattr"]
+WORKLOADS = ["null", "v3_getattr", "v3_read_4k", "v41_getattr", "v3_create", "v41_create"]
+# These name files with openat2(2), which valgrind 3.19 does not know: system calls only.
+STRACE_ONLY = {"v3_create", "v41_create"}
 
 
 def callgrind_self_cost(path):
@@ -110,8 +112,10 @@ def main():
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in [a.only] if a.only else WORKLOADS:
-            lo, hi = run_callgrind(exe, name, n, tmp), run_callgrind(exe, name, 2 * n, tmp)
-            ins = {k: (hi[k] - lo.get(k, 0)) / n for k in hi}
+            ins = {}
+            if name not in STRACE_ONLY:
+                lo, hi = run_callgrind(exe, name, n, tmp), run_callgrind(exe, name, 2 * n, tmp)
+                ins = {k: (hi[k] - lo.get(k, 0)) / n for k in hi}
             slo, shi = run_strace(exe, name, n, tmp), run_strace(exe, name, 2 * n, tmp)
             sys_per = {k: (shi[k] - slo.get(k, 0)) / n for k in shi}
             sys_per = {k: v for k, v in sys_per.items() if v >= 0.05}
@@ -124,14 +128,19 @@ def main():
           + f"{'syscalls':>10}")
     for name, r in results.items():
         ins = r["instructions"]
-        row = "".join(f"{ins.get(c, 0):>11.0f}" for c in cols)
-        print(f"{name:<14}{row}{sum(ins.values()):>11.0f}{sum(r['syscalls'].values()):>10.1f}")
+        if ins:
+            row = "".join(f"{ins.get(c, 0):>11.0f}" for c in cols) + f"{sum(ins.values()):>11.0f}"
+        else:
+            row = "".join(f"{'-':>11}" for _ in cols + ["total"])
+        print(f"{name:<14}{row}{sum(r['syscalls'].values()):>10.1f}")
     print()
     for name, r in results.items():
         calls = ", ".join(f"{k} {v:g}" for k, v in sorted(r["syscalls"].items(),
                                                            key=lambda kv: -kv[1]))
         print(f"{name}: {calls or 'none'}")
-    broken = [name for name, r in results.items() if r["instructions"].get("ours", 0) <= 0]
+    broken = [name for name, r in results.items()
+              if (name not in STRACE_ONLY and r["instructions"].get("ours", 0) <= 0)
+              or sum(r["syscalls"].values()) <= 0 and name in STRACE_ONLY]
     if broken:
         sys.exit(f"instructions.py: no instructions counted in percall_bench for {broken}")
     if a.json:

@@ -18,9 +18,10 @@ rpc::Outcome create_object(Request& rq, const x::diropargs3& where, const x::sat
                            Make make) {
     x::CREATE3res res;
     Target dir;
-    res.set_status(rq.resolve(where.dir, dir));
+    struct statx dir_attrs {};  // read with the handle: the pre-op attributes
+    res.set_status(rq.resolve(where.dir, dir, &dir_attrs));
     if (res.status() != x::NFS3_OK) return rq.reply(res);
-    x::pre_op_attr before = pre_op(dir.node);
+    x::pre_op_attr before = pre_op(dir_attrs);
     if (!dir.who.read_write) {
         res.set_status(x::NFS3ERR_ROFS);
     } else {

@@ -29,7 +29,7 @@ rpc::Outcome proc_create(Request& rq) {
         // it is recalled first (EAGAIN: NFS3ERR_JUKEBOX).
         if (kind == vfs::CreateHow::Unchecked && attrs.size.set_it() && rq.any_delegations()) {
             vfs::FileHandle existing;
-            regular_file_handle(dir.node, a.where.name, dir.who.id, existing);
+            regular_file_handle(dir.node, a.where.name, existing);
             if (existing.size && rq.delegated(existing, true)) return vfs::fail(EAGAIN);
         }
         return vfs::create(dir.node, a.where.name, mode, kind, 0, dir.who.id);

@@ -10,9 +10,10 @@ rpc::Outcome proc_link(Request& rq) {
     x::LINK3res res;
     Target file, dir;
     res.set_status(rq.resolve(a.file, file));
-    if (res.status() == x::NFS3_OK) res.set_status(rq.resolve(a.link.dir, dir));
+    struct statx dir_attrs {};  // read with the handle: the pre-op attributes
+    if (res.status() == x::NFS3_OK) res.set_status(rq.resolve(a.link.dir, dir, &dir_attrs));
     if (res.status() != x::NFS3_OK) return rq.reply(res);
-    x::pre_op_attr before = pre_op(dir.node);
+    x::pre_op_attr before = pre_op(dir_attrs);
     if (!dir.who.read_write) {
         res.set_status(x::NFS3ERR_ROFS);
     } else if (rq.delegated(file.node.handle, true)) {

@@ -9,17 +9,19 @@ rpc::Outcome proc_rename(Request& rq) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::RENAME3res res;
     Target from, to;
-    res.set_status(rq.resolve(a.from.dir, from));
-    if (res.status() == x::NFS3_OK) res.set_status(rq.resolve(a.to.dir, to));
+    struct statx from_attrs {
+    }, to_attrs{};  // read with the handles: the pre-op attributes
+    res.set_status(rq.resolve(a.from.dir, from, &from_attrs));
+    if (res.status() == x::NFS3_OK) res.set_status(rq.resolve(a.to.dir, to, &to_attrs));
     if (res.status() != x::NFS3_OK) return rq.reply(res);
-    x::pre_op_attr from_before = pre_op(from.node), to_before = pre_op(to.node);
+    x::pre_op_attr from_before = pre_op(from_attrs), to_before = pre_op(to_attrs);
     if (!from.who.read_write || !to.who.read_write) {
         res.set_status(x::NFS3ERR_ROFS);
     } else {
         vfs::FileHandle replaced;  // a file the rename may replace
-        regular_file_handle(to.node, a.to.name, to.who.id, replaced);
+        regular_file_handle(to.node, a.to.name, replaced);
         vfs::FileHandle moved;  // the file renamed, when delegations are held at all
-        if (rq.any_delegations()) regular_file_handle(from.node, a.from.name, from.who.id, moved);
+        if (rq.any_delegations()) regular_file_handle(from.node, a.from.name, moved);
         if ((moved.size && rq.delegated(moved, true)) ||
             (replaced.size && rq.delegated(replaced, true)))
             res.set_status(x::NFS3ERR_JUKEBOX);

@@ -4,9 +4,8 @@
 
 namespace nfsrdmad::nfs::v3 {
 
-void regular_file_handle(const vfs::Node& dir, std::string_view name, const vfs::Identity& id,
-                   vfs::FileHandle& out) {
-    if (auto e = vfs::lookup(dir, name, id); e && S_ISREG(e->attr.stx_mode)) out = e->node.handle;
+void regular_file_handle(const vfs::Node& dir, std::string_view name, vfs::FileHandle& out) {
+    if (auto p = vfs::peek(dir, name); p && S_ISREG(p->mode)) out = p->handle;
 }
 
 }  // namespace nfsrdmad::nfs::v3

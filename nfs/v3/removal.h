@@ -9,8 +9,9 @@ namespace nfsrdmad::nfs::v3 {
 // The handle of `name` in `dir` when it is a regular file (else `out` stays empty).
 // A removed file may still sit open in the descriptor cache, which keeps its blocks
 // allocated: REMOVE and RENAME take its handle first and forget it once it is gone.
-void regular_file_handle(const vfs::Node& dir, std::string_view name,
-                   const vfs::Identity& id, vfs::FileHandle& out);
+// Looked at as root (vfs::peek): the operation itself runs with the caller's identity
+// and answers for what the caller may do.
+void regular_file_handle(const vfs::Node& dir, std::string_view name, vfs::FileHandle& out);
 
 template <class Op>
 rpc::Outcome remove_entry(Request& rq, Op op) {
@@ -18,14 +19,15 @@ rpc::Outcome remove_entry(Request& rq, Op op) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::REMOVE3res res;
     Target dir;
-    res.set_status(rq.resolve(a.object.dir, dir));
+    struct statx dir_attrs {};  // read with the handle: the pre-op attributes
+    res.set_status(rq.resolve(a.object.dir, dir, &dir_attrs));
     if (res.status() != x::NFS3_OK) return rq.reply(res);
-    x::pre_op_attr before = pre_op(dir.node);
+    x::pre_op_attr before = pre_op(dir_attrs);
     if (!dir.who.read_write) {
         res.set_status(x::NFS3ERR_ROFS);
     } else {
         vfs::FileHandle victim;
-        regular_file_handle(dir.node, a.object.name, dir.who.id, victim);
+        regular_file_handle(dir.node, a.object.name, victim);
         if (victim.size && rq.delegated(victim, true))
             res.set_status(x::NFS3ERR_JUKEBOX);
         else if (auto r = op(dir.node, a.object.name, dir.who.id); !r)

@@ -37,7 +37,7 @@ OpResult op_create(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     AttrMask set;
     if (auto st = decode_set_attrs(a.createattrs, rq.svc.ids, attrs, set); st != x4::NFS4_OK)
         return fail(st);
-    auto before = vfs::getattr(dir->node);
+    auto before = rq.current_attrs(*dir);
     if (!before) return fail(to_nfsstat4(before.error()));
     const vfs::Identity& id = dir->who.id;
     vfs::Result<vfs::Entry> e = vfs::fail(EINVAL);

@@ -42,22 +42,34 @@ x4::nfsstat4 done(xdr::Encoder& res, x4::nfsstat4 st) {
 
 }  // namespace
 
+namespace {
+
+// The type of a target's object: known since it was resolved, else read now.
+vfs::Result<uint32_t> type_of(const Target& t) {
+    if (t.type) return t.type;
+    auto st = vfs::getattr(t.node);
+    if (!st) return st.failure();
+    return st->stx_mode & S_IFMT;
+}
+
+}  // namespace
+
 x4::nfsstat4 must_be_dir(const Target& t) {
     if (t.pseudo) return x4::NFS4_OK;
-    auto st = vfs::getattr(t.node);
-    if (!st) return to_nfsstat4(st.error());
-    if (S_ISLNK(st->stx_mode)) return x4::NFS4ERR_SYMLINK;
-    if (!S_ISDIR(st->stx_mode)) return x4::NFS4ERR_NOTDIR;
+    auto type = type_of(t);
+    if (!type) return to_nfsstat4(type.error());
+    if (S_ISLNK(*type)) return x4::NFS4ERR_SYMLINK;
+    if (!S_ISDIR(*type)) return x4::NFS4ERR_NOTDIR;
     return x4::NFS4_OK;
 }
 
 x4::nfsstat4 must_be_file(const Target& t) {
     if (t.pseudo) return x4::NFS4ERR_ISDIR;
-    auto st = vfs::getattr(t.node);
-    if (!st) return to_nfsstat4(st.error());
-    if (S_ISREG(st->stx_mode)) return x4::NFS4_OK;
-    if (S_ISDIR(st->stx_mode)) return x4::NFS4ERR_ISDIR;
-    if (S_ISLNK(st->stx_mode)) return x4::NFS4ERR_SYMLINK;
+    auto type = type_of(t);
+    if (!type) return to_nfsstat4(type.error());
+    if (S_ISREG(*type)) return x4::NFS4_OK;
+    if (S_ISDIR(*type)) return x4::NFS4ERR_ISDIR;
+    if (S_ISLNK(*type)) return x4::NFS4ERR_SYMLINK;
     return x4::NFS4ERR_WRONG_TYPE;
 }
 

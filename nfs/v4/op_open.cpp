@@ -92,14 +92,15 @@ x4::nfsstat4 create(Request& rq, const Target& dir, std::string_view name, x4::c
             st = x4::NFS4ERR_INVAL;
     }
     if (st != x4::NFS4_OK) return st;
-    auto before = vfs::getattr(dir.node);
+    auto before = rq.current_attrs(dir);
     if (!before) return to_nfsstat4(before.error());
     // Whether this OPEN makes the file: only then is the caller let in whatever the
     // mode says. UNCHECKED4 (and an EXCLUSIVE retry) may find it there already.
-    const bool existed = vfs::lookup(dir.node, name, dir.who.id).ok();
     const uint32_t perm = attrs.mode.value_or(0666);
-    auto e = vfs::create(dir.node, name, perm, mode, verf, dir.who.id);
+    bool made = false;
+    auto e = vfs::create(dir.node, name, perm, mode, verf, dir.who.id, &made);
     if (!e) return to_nfsstat4(e.error());
+    const bool existed = !made;
     if (!S_ISREG(e->attr.stx_mode)) {
         // UNCHECKED4 found something else under the name.
         if (S_ISDIR(e->attr.stx_mode)) return x4::NFS4ERR_ISDIR;

@@ -30,19 +30,22 @@ OpResult op_remove(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (dir->pseudo || !dir->who.read_write) return fail(x4::NFS4ERR_ROFS);
     // §8.4.2.1: a returning client may be about to reclaim an open of it.
     if (auto st = rq.svc.recovery.may_change(); st != x4::NFS4_OK) return fail(st);
-    auto before = vfs::getattr(dir->node);
+    auto before = rq.current_attrs(*dir);
     if (!before) return fail(to_nfsstat4(before.error()));
-    auto victim = vfs::lookup(dir->node, name, dir->who.id);
-    if (!victim) return fail(to_nfsstat4(victim.error()));
+    // What the name is, looked at as root (vfs::peek): the removal itself runs as the
+    // caller, so a name the caller may not see or remove fails there with the caller's
+    // error (ACCESS, NOENT), as it would have failed a lookup.
+    auto victim = vfs::peek(dir->node, name);
+    if (!victim && victim.error() == EXDEV) return fail(to_nfsstat4(EXDEV));
+    const bool file = victim && S_ISREG(victim->mode);
     // §10.4.1: another client's delegation of the file is recalled first.
-    if (S_ISREG(victim->attr.stx_mode) &&
-        rq.svc.delegation_conflict(victim->node.handle, rq.clientid, true))
+    if (file && rq.svc.delegation_conflict(victim->handle, rq.clientid, true))
         return fail(x4::NFS4ERR_DELAY);
-    auto r = S_ISDIR(victim->attr.stx_mode) ? vfs::rmdir(dir->node, name, dir->who.id)
-                                            : vfs::remove(dir->node, name, dir->who.id);
+    auto r = victim && S_ISDIR(victim->mode) ? vfs::rmdir(dir->node, name, dir->who.id)
+                                             : vfs::remove(dir->node, name, dir->who.id);
     if (!r) return fail(to_nfsstat4(r.error()));
     // Its cached descriptor would keep the blocks allocated (opens hold their own).
-    if (S_ISREG(victim->attr.stx_mode)) rq.svc.files.forget(victim->node.handle);
+    if (file) rq.svc.files.forget(victim->handle);
     auto after = vfs::getattr(dir->node);
     x4::REMOVE4res out(x4::NFS4_OK);
     out.resok4().cinfo = {false, change_of(*before),

@@ -47,16 +47,17 @@ OpResult op_rename(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (from->node.exp.get() != to->node.exp.get()) return fail(x4::NFS4ERR_XDEV);
     if (!to->who.read_write) return fail(x4::NFS4ERR_ROFS);
     const uint64_t from_before = change(from->node), to_before = change(to->node);
-    // A file renamed over loses its cached descriptor (as REMOVE).
-    auto victim = vfs::lookup(to->node, newname, to->who.id);
+    // A file renamed over loses its cached descriptor (as REMOVE). Looked at as root
+    // (vfs::peek): the rename itself runs as the caller and answers for its rights.
+    auto victim = vfs::peek(to->node, newname);
     // §10.4.1: other clients' delegations of the file renamed or replaced are recalled
     // first.
     if (!rq.svc.delegations.empty()) {
-        auto moved = vfs::lookup(from->node, oldname, from->who.id);
-        if ((moved && S_ISREG(moved->attr.stx_mode) &&
-             rq.svc.delegation_conflict(moved->node.handle, rq.clientid, true)) ||
-            (victim && S_ISREG(victim->attr.stx_mode) &&
-             rq.svc.delegation_conflict(victim->node.handle, rq.clientid, true)))
+        auto moved = vfs::peek(from->node, oldname);
+        if ((moved && S_ISREG(moved->mode) &&
+             rq.svc.delegation_conflict(moved->handle, rq.clientid, true)) ||
+            (victim && S_ISREG(victim->mode) &&
+             rq.svc.delegation_conflict(victim->handle, rq.clientid, true)))
             return fail(x4::NFS4ERR_DELAY);
     }
     if (auto r = vfs::rename(from->node, oldname, to->node, newname, to->who.id); !r) {
@@ -67,7 +68,7 @@ OpResult op_rename(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
         const bool clash = e == ENOTDIR || e == EISDIR || e == ENOTEMPTY || e == EEXIST;
         return fail(clash ? x4::NFS4ERR_EXIST : to_nfsstat4(e));
     }
-    if (victim && S_ISREG(victim->attr.stx_mode)) rq.svc.files.forget(victim->node.handle);
+    if (victim && S_ISREG(victim->mode)) rq.svc.files.forget(victim->handle);
     x4::RENAME4res out(x4::NFS4_OK);
     out.resok4().source_cinfo = {false, from_before, change(from->node)};
     out.resok4().target_cinfo = {false, to_before, change(to->node)};

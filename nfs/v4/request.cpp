@@ -2,6 +2,7 @@
 
 #include <cerrno>
 
+#include "nfs/vfs/attrs.h"
 #include "nfs/vfs/result.h"
 
 namespace nfsrdmad::nfs::v4 {
@@ -102,6 +103,7 @@ x4::nfsstat4 Request::resolve(std::span<const uint8_t> fh, Target& out, struct s
     auto node = vfs::ExportTable::open(*ref, attrs);
     if (!node) return to_nfsstat4(node.error());
     out.node = std::move(*node);
+    if (attrs) out.type = attrs->stx_mode & S_IFMT;
     return x4::NFS4_OK;
 }
 
@@ -127,6 +129,12 @@ x4::nfsstat4 Request::resolve_cached(const std::optional<WireHandle>& fh,
 const struct statx* Request::attrs_read_now() const {
     if (!current_ || current_->attrs_op != compound.op_index) return nullptr;
     return &current_->attrs;
+}
+
+vfs::Result<struct statx> Request::current_attrs(const Target& t) const {
+    if (const struct statx* now = attrs_read_now(); now && current_ && &current_->t == &t)
+        return *now;
+    return vfs::getattr(t.node);
 }
 
 x4::nfsstat4 Request::current(Target*& out) {

@@ -32,6 +32,9 @@ struct Target {
     uint64_t pseudo_node = 0;  // pseudo: PseudoFs node id
     vfs::Node node;            // !pseudo: the object (node.exp is its export)
     Caller who;                // !pseudo: the rule that admitted the caller, its identity
+    // !pseudo: the object's S_IFMT bits when they were read with it (0: not known). An
+    // inode's type never changes, so they stay true for as long as `node` holds it.
+    uint32_t type = 0;
 };
 
 class Request {
@@ -65,6 +68,9 @@ class Request {
     // the operation running now: no operation can have changed it since (GETATTR answers
     // with them instead of a second statx). nullptr otherwise.
     const struct statx* attrs_read_now() const;
+    // attrs_read_now() when set, else a statx of `t`, which must be the current target
+    // (OPEN, CREATE and REMOVE take their change_info4's "before" with it).
+    vfs::Result<struct statx> current_attrs(const Target& t) const;
     // Makes `t` the current filehandle (LOOKUP, OPEN, PUTROOTFH ...), with its handle;
     // the current stateid is cleared (§16.2.3.1.2).
     void set_current(Target t);

@@ -53,13 +53,14 @@ Result<Entry> existing_file(const Node& dir, const char* name, CreateHow how, ui
 }
 
 Result<Entry> create_file(const Node& dir, const char* name, uint32_t mode, CreateHow how,
-                          uint64_t verifier) {
+                          uint64_t verifier, bool* created) {
     auto fd = sys::openat2(dir.fd.get(), name, O_CREAT | O_EXCL | O_RDONLY | O_NOFOLLOW,
                            sys::kResolveBeneath, mode & 07777);
     if (!fd) {
         if (fd.error() != EEXIST || how == CreateHow::Guarded) return fd.failure();
         return existing_file(dir, name, how, verifier);
     }
+    if (created) *created = true;
     if (how == CreateHow::Exclusive) {
         if (auto r = store_verifier(fd->get(), verifier); !r) {
             ::unlinkat(dir.fd.get(), name, 0);
@@ -146,14 +147,16 @@ Result<Entry> make_special(const Node& dir, const char* name, mode_t type, const
 }  // namespace
 
 Result<Entry> create(const Node& dir, std::string_view name, uint32_t mode, CreateHow how,
-                     uint64_t verifier, const Identity& id) {
+                     uint64_t verifier, const Identity& id, bool* created) {
+    if (created) *created = false;
     if (auto r = validate_new_name(name); !r) return r.failure();
     const auto n = sys::name_buf(name);
     // The O_CREAT|O_EXCL openat2 is the creation itself: the kernel takes the descriptor
     // slot before it creates anything, so EMFILE there leaves no file behind, and GUARDED
     // and EXCLUSIVE retries see the same state as the first attempt (RFC 1813 §3.3.8).
     return durable(dir, [&] {
-        return with_identity(id, [&] { return create_file(dir, n.c_str(), mode, how, verifier); });
+        return with_identity(
+            id, [&] { return create_file(dir, n.c_str(), mode, how, verifier, created); });
     });
 }
 

@@ -35,8 +35,11 @@ enum class CreateHow { Unchecked = 0, Guarded = 1, Exclusive = 2 };
 //              verifier, this is a retransmission: success, same file. Otherwise EEXIST.
 //              The client follows up with SETATTR to set the real mode and times.
 //              verifier = the 8 createverf3 bytes read big-endian.
+//   created (when given): whether this call made the file (false: an existing one was
+//              returned), decided by the O_CREAT|O_EXCL open itself, so no lookup before
+//              it and no race with one.
 Result<Entry> create(const Node& dir, std::string_view name, uint32_t mode, CreateHow how,
-                     uint64_t verifier, const Identity& id);
+                     uint64_t verifier, const Identity& id, bool* created = nullptr);
 
 // RFC 1813 §3.3.9 MKDIR.
 Result<Entry> mkdir(const Node& dir, std::string_view name, uint32_t mode, const Identity& id);

@@ -80,12 +80,14 @@ Result<DecodedHandle> decode_handle(const HandleKey& key, std::span<const uint8_
     return d;
 }
 
-Result<KernelHandle> kernel_handle_of(int fd) {
+namespace {
+
+Result<KernelHandle> name_to_handle(int fd, const char* name, int flags) {
     KernelHandleBuffer buf;
     struct file_handle* fh = buf.get();
     fh->handle_bytes = sizeof(buf.storage) - sizeof(struct file_handle);
     int mount_id = 0;
-    if (::name_to_handle_at(fd, "", fh, &mount_id, AT_EMPTY_PATH) != 0) return fail(errno);
+    if (::name_to_handle_at(fd, name, fh, &mount_id, flags) != 0) return fail(errno);
     if (fh->handle_bytes == 0 || fh->handle_bytes > kMaxKernelHandleBytes) return fail(EOVERFLOW);
     if (fh->handle_type < 0 || fh->handle_type > 0xff) return fail(EOVERFLOW);
     KernelHandle kh;
@@ -93,6 +95,16 @@ Result<KernelHandle> kernel_handle_of(int fd) {
     kh.size = static_cast<uint8_t>(fh->handle_bytes);
     std::memcpy(kh.bytes.data(), fh->f_handle, fh->handle_bytes);
     return kh;
+}
+
+}  // namespace
+
+Result<KernelHandle> kernel_handle_of(int fd) {
+    return name_to_handle(fd, "", AT_EMPTY_PATH);
+}
+
+Result<KernelHandle> kernel_handle_at(int dirfd, const char* name) {
+    return name_to_handle(dirfd, name, 0);
 }
 
 Result<UniqueFd> open_kernel_handle(int mount_fd, const KernelHandle& handle, int flags) {

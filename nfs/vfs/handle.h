@@ -76,6 +76,8 @@ Result<DecodedHandle> decode_handle(const HandleKey& key, std::span<const uint8_
 // larger than kMaxKernelHandleBytes or its type does not fit a byte, EOPNOTSUPP if the
 // filesystem cannot export handles.
 Result<KernelHandle> kernel_handle_of(int fd);
+// The handle of `name` in the directory `dirfd`, a symlink's own (not followed).
+Result<KernelHandle> kernel_handle_at(int dirfd, const char* name);
 
 // open_by_handle_at(mount_fd, handle, flags). Needs CAP_DAC_READ_SEARCH, i.e. call it as
 // root, *outside* any IdentityScope. mount_fd must not be an O_PATH descriptor.

@@ -7,16 +7,35 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 
 namespace nfsrdmad::vfs {
 namespace {
 
+// What one thread's credentials are, so that entering and leaving a scope costs as few
+// system calls as it can (each is a prepare_creds/commit_creds in the kernel: 3-4 µs in
+// the VM bench's guest, issue 13):
+//   * the thread's own fsuid/fsgid outside a scope are read once, not on every entry;
+//   * setfsuid(2)/setfsgid(2) report no failure, so the ids are read back after a switch,
+//     but only the first time this thread assumes a given uid/gid pair: whether a switch
+//     takes depends on the process's CAP_SETUID/CAP_SETGID and on the id being mapped in
+//     its user namespace, neither of which changes while it serves. Leaving the scope
+//     checks again for free (setfsuid returns the id it replaces) and aborts if the
+//     operation did not run as the caller;
+//   * supplementary groups are not put back on leaving: outside a scope the thread's
+//     fsuid is 0 and its fs capabilities override every group check, and new files take
+//     their group from fsgid, which is restored. The next scope sets groups only when
+//     they differ from what the thread has, so a run of calls from one user sets them once.
 struct ThreadCreds {
     bool prepared = false;  // unshare(CLONE_FS) + umask(0) done
     bool in_scope = false;
-    uid_t saved_fsuid = 0;
-    gid_t saved_fsgid = 0;
-    std::vector<gid_t> saved_groups;
+    uid_t base_fsuid = 0;  // outside a scope
+    gid_t base_fsgid = 0;
+    std::vector<gid_t> groups;  // what the thread has now
+    bool verified = false;      // a switch to (verified_uid, verified_gid) was read back
+    uid_t verified_uid = 0;
+    gid_t verified_gid = 0;
+    uid_t scope_uid = 0;  // the uid the current scope assumed
 };
 
 thread_local ThreadCreds t_creds;
@@ -47,19 +66,23 @@ Result<void> prepare_thread(ThreadCreds& c) {
     ::umask(0);
     int n = ::getgroups(0, nullptr);
     if (n < 0) return fail(errno);
-    c.saved_groups.resize(static_cast<size_t>(n));
-    n = ::getgroups(n, c.saved_groups.data());
+    c.groups.resize(static_cast<size_t>(n));
+    n = ::getgroups(n, c.groups.data());
     if (n < 0) return fail(errno);
-    c.saved_groups.resize(static_cast<size_t>(n));
+    c.groups.resize(static_cast<size_t>(n));
+    c.base_fsuid = read_fsuid();
+    c.base_fsgid = read_fsgid();
     c.prepared = true;
     return {};
 }
 
-void restore(ThreadCreds& c) {
-    sys_setfsuid(c.saved_fsuid);  // first: regains the fs capabilities
-    sys_setfsgid(c.saved_fsgid);
-    sys_setgroups(c.saved_groups);
+// Back to the thread's own fsuid (first: regains the fs capabilities) and fsgid; returns
+// the fsuid the scope ran with.
+uid_t restore(ThreadCreds& c) {
+    const auto was = static_cast<uid_t>(sys_setfsuid(c.base_fsuid));
+    sys_setfsgid(c.base_fsgid);
     c.in_scope = false;
+    return was;
 }
 
 }  // namespace
@@ -72,28 +95,38 @@ Result<IdentityScope> IdentityScope::enter(const Identity& id) {
     ThreadCreds& c = t_creds;
     if (c.in_scope) return fail(EBUSY);
     if (auto r = prepare_thread(c); !r) return r.failure();
-
-    c.saved_fsuid = read_fsuid();
-    c.saved_fsgid = read_fsgid();
     c.in_scope = true;
 
-    const std::vector<gid_t> groups(id.groups.begin(), id.groups.end());
-    if (sys_setgroups(groups) != 0) {
-        int e = errno;
-        restore(c);
-        return fail(e);
+    if (!std::equal(c.groups.begin(), c.groups.end(), id.groups.begin(), id.groups.end())) {
+        const std::vector<gid_t> groups(id.groups.begin(), id.groups.end());
+        if (sys_setgroups(groups) != 0) {
+            int e = errno;
+            restore(c);
+            return fail(e);
+        }
+        c.groups = groups;
     }
     sys_setfsgid(id.gid);
     sys_setfsuid(id.uid);  // last: drops the fs capabilities when uid != 0
-    if (read_fsuid() != id.uid || read_fsgid() != id.gid) {
-        restore(c);
-        return fail(EPERM);
+    if (!c.verified || c.verified_uid != id.uid || c.verified_gid != id.gid) {
+        if (read_fsuid() != id.uid || read_fsgid() != id.gid) {
+            restore(c);
+            return fail(EPERM);
+        }
+        c.verified = true;
+        c.verified_uid = id.uid;
+        c.verified_gid = id.gid;
     }
+    c.scope_uid = id.uid;
     return IdentityScope();
 }
 
 IdentityScope::~IdentityScope() {
-    if (active_) restore(t_creds);
+    if (!active_) return;
+    ThreadCreds& c = t_creds;
+    // The switch was not read back on entry (verified before): it must have held. If it
+    // did not, an operation ran with the wrong credentials; nothing can make that right.
+    if (restore(c) != c.scope_uid) std::abort();
 }
 
 uid_t current_fsuid() {

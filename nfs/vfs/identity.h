@@ -40,9 +40,12 @@ struct Identity {
 };
 
 // Assumes an identity for the current thread until destroyed; then restores the thread's
-// previous fsuid/fsgid (root) and the process's original supplementary groups.
+// previous fsuid/fsgid (root). The supplementary groups stay as the scope set them until
+// the next scope needs others (harmless with fsuid 0; identity.cpp says why).
 // Not reentrant: entering a scope while one is active on this thread fails with EBUSY.
-// Do not create threads inside a scope: a new thread inherits its creator's credentials.
+// Do not create threads inside a scope: a new thread inherits its creator's credentials
+// (outside one, a thread made by a worker inherits the groups of its last caller, which
+// fsuid 0 makes harmless).
 class IdentityScope {
   public:
     // EPERM if the switch did not take (the process lacks CAP_SETUID/CAP_SETGID);

@@ -1,6 +1,7 @@
 #include "nfs/vfs/lookup.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -59,6 +60,19 @@ Result<UniqueFd> open_in_dir(const Node& dir, std::string_view name) {
 }
 
 }  // namespace
+
+Result<Peek> peek(const Node& dir, std::string_view name) {
+    if (auto r = validate_existing_name(name); !r) return r.failure();
+    const auto n = sys::name_buf(name);
+    struct statx st {};
+    if (::statx(dir.fd.get(), n.c_str(), AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MODE, &st) != 0)
+        return fail(errno);
+    // Another filesystem mounted on the name: its root's handle means nothing here.
+    if (st.stx_attributes_mask & st.stx_attributes & STATX_ATTR_MOUNT_ROOT) return fail(EXDEV);
+    auto kernel = kernel_handle_at(dir.fd.get(), n.c_str());
+    if (!kernel) return kernel.failure();
+    return Peek{dir.exp->encode(*kernel), st.stx_mode};
+}
 
 Result<Entry> lookup(const Node& dir, std::string_view name, const Identity& id) {
     if (auto r = validate_name(name); !r) return r.failure();

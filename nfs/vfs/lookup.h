@@ -22,6 +22,18 @@ namespace nfsrdmad::vfs {
 // Also serves READDIRPLUS (RFC 1813 §3.3.17), which needs handle + attributes per entry.
 Result<Entry> lookup(const Node& dir, std::string_view name, const Identity& id);
 
+// What the server itself must know of `name` in `dir` before it removes or replaces it
+// (a delegation to recall, a cached descriptor to forget): its handle and file type,
+// looked at as root with two system calls, nothing opened and no identity switch. Never
+// an answer to the client: whether the caller may see or remove the name is left to the
+// operation itself, done with the caller's identity. Call outside any IdentityScope.
+// EINVAL for "." and "..", EXDEV for a mount point, else statx(2)'s errors (ENOENT).
+struct Peek {
+    FileHandle handle;
+    uint32_t mode = 0;  // stx_mode: type and permission bits
+};
+Result<Peek> peek(const Node& dir, std::string_view name);
+
 // RFC 1813 §3.3.5 READLINK: the target text, verbatim. EINVAL if node is not a symlink.
 Result<std::string> readlink(const Node& node);
 

@@ -244,6 +244,42 @@ TEST_F(Nfs4Files, NonRootCallerIsCheckedByTheKernel) {
               x4::NFS4ERR_ACCESS);
 }
 
+// REMOVE looks at the name as root (vfs::peek) to find a delegation to recall, then
+// removes it as the caller: what the caller may not see or remove fails with the
+// caller's own error, as the lookup it replaced failed; a directory is removed as one.
+TEST_F(Nfs4Files, RemoveAnswersWithTheCallersErrors) {
+    ASSERT_EQ(::mkdir(path("locked").c_str(), 0700), 0);
+    write_file("locked/f", "x");
+    ASSERT_EQ(::mkdir(path("empty").c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(path("full").c_str(), 0755), 0);
+    write_file("full/g", "y");
+    Reply fh = seq({put_root(), op_lookup(s("locked")), op_getfh()});
+    ASSERT_EQ(fh.status(), x4::NFS4_OK);
+    std::vector<uint8_t> locked(fh.op(3).opgetfh().resok4().object.begin(),
+                                fh.op(3).opgetfh().resok4().object.end());
+    auto remove = [&](const std::string& name) {
+        x4::nfs_argop4 rm(x4::OP_REMOVE);
+        rm.opremove().target = s(name);
+        return rm;
+    };
+
+    cred.sys.uid = 1234;
+    cred.sys.gid = 1234;
+    EXPECT_EQ(seq({op_putfh(locked), remove("f")}).status(), x4::NFS4ERR_ACCESS);
+    EXPECT_EQ(seq({op_putfh(locked), remove("nothing")}).status(), x4::NFS4ERR_ACCESS);
+    struct stat st;
+    EXPECT_EQ(::stat(path("locked/f").c_str(), &st), 0);
+    EXPECT_EQ(seq({put_root(), remove("nothing")}).status(), x4::NFS4ERR_NOENT);
+
+    cred.sys.uid = 0;
+    cred.sys.gid = 0;
+    EXPECT_EQ(seq({put_root(), remove("full")}).status(), x4::NFS4ERR_NOTEMPTY);
+    EXPECT_EQ(seq({put_root(), remove("empty")}).status(), x4::NFS4_OK);
+    EXPECT_NE(::stat(path("empty").c_str(), &st), 0);
+    EXPECT_EQ(seq({op_putfh(locked), remove("f")}).status(), x4::NFS4_OK);
+    EXPECT_NE(::stat(path("locked/f").c_str(), &st), 0);
+}
+
 // READs in a COMPOUND the slot caches: the retransmission gets the data too (the slot
 // keeps the whole reply), and out of line again, each READ's data its own payload, as
 // the first reply carried it (RFC 8267 §4): over RDMA a retransmission that came on a

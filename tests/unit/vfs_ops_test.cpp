@@ -124,6 +124,32 @@ TEST_F(LookupTest, ResolveFlagsAreStrict) {
     SUCCEED();
 }
 
+// peek: type and handle of a name, read as root (two system calls, nothing opened): the
+// handle is the one LOOKUP gives, a symlink is not followed, a directory the caller could
+// not search is no obstacle, and no name outside the directory is reachable.
+TEST_F(LookupTest, PeekGivesTypeAndHandleAsRoot) {
+    ASSERT_EQ(::mkdir(path("closed").c_str(), 0700), 0);
+    write_file("closed/f", "x");
+    ASSERT_EQ(::symlink("closed/f", path("link").c_str()), 0);
+    Node root = node("");
+    Node closed = node("closed");
+    auto f = peek(closed, "f");
+    ASSERT_TRUE(f) << describe_error(f.error());
+    EXPECT_TRUE(S_ISREG(f->mode));
+    auto looked = lookup(closed, "f", kRoot);
+    ASSERT_TRUE(looked);
+    EXPECT_EQ(f->handle, looked->node.handle);
+    EXPECT_FALSE(lookup(closed, "f", kUser1234));  // the caller could not have seen it
+    auto l = peek(root, "link");
+    ASSERT_TRUE(l);
+    EXPECT_TRUE(S_ISLNK(l->mode));
+    EXPECT_TRUE(S_ISDIR(peek(root, "closed")->mode));
+    EXPECT_EQ(peek(root, "missing").error(), ENOENT);
+    EXPECT_EQ(peek(root, ".").error(), EINVAL);
+    EXPECT_EQ(peek(closed, "..").error(), EINVAL);
+    EXPECT_EQ(peek(root, "closed/f").error(), EINVAL);
+}
+
 // Runs body in a forked child with a private mount namespace (mounts vanish with it).
 // Returns the child's exit code; 77 = could not set up (skip).
 template <class F>
@@ -157,6 +183,9 @@ TEST_F(LookupTest, MountPointsAreNotCrossed) {
         if (lookup(*root, "tmpfs", kRoot).error() != EXDEV) return 12;
         if (lookup(*root, "bind", kRoot).error() != EXDEV) return 13;  // same fs, other mount
         if (!lookup(*root, "src", kRoot)) return 14;
+        if (peek(*root, "tmpfs").error() != EXDEV) return 15;
+        if (peek(*root, "bind").error() != EXDEV) return 16;
+        if (!peek(*root, "src")) return 17;
         return 0;
     });
     if (rc == 77) GTEST_SKIP() << "cannot create a mount namespace here";

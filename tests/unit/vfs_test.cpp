@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <future>
@@ -573,6 +574,45 @@ TEST(Identity, ScopeSwitchesAndRestores) {
         EXPECT_EQ(IdentityScope::enter(kRoot).error(), EBUSY);  // not reentrant
         EXPECT_EQ(::geteuid(), 0u);                             // only fs ids change
     }
+    EXPECT_EQ(current_fsuid(), 0u);
+    EXPECT_EQ(current_fsgid(), 0u);
+}
+
+// Groups are set only when a scope's differ from what the thread has, and ids are read
+// back only the first time a pair is assumed (identity.cpp): each scope must still see
+// exactly its own caller's credentials, whatever came before it.
+TEST(Identity, EachScopeHasItsOwnCallersGroupsAndIds) {
+    auto groups_now = [] {
+        gid_t g[8];
+        const int n = ::getgroups(8, g);
+        return std::vector<gid_t>(g, g + std::max(n, 0));
+    };
+    const Identity a{1234, 4321, {7, 8}}, a_no_groups{1234, 4321, {}}, b{5, 6, {9}};
+    for (const Identity* id : {&a, &a, &a_no_groups, &b, &a, &b}) {
+        auto scope = IdentityScope::enter(*id);
+        ASSERT_TRUE(scope.ok()) << describe_error(scope.error());
+        EXPECT_EQ(current_fsuid(), id->uid);
+        EXPECT_EQ(current_fsgid(), id->gid);
+        EXPECT_EQ(groups_now(), std::vector<gid_t>(id->groups.begin(), id->groups.end()));
+    }
+    EXPECT_EQ(current_fsuid(), 0u);
+    EXPECT_EQ(current_fsgid(), 0u);
+}
+
+// setfsuid(2) reports no failure: an id the kernel cannot take ((uid_t)-1 is never one)
+// must fail the scope, also right after another pair was read back and remembered.
+TEST(Identity, AnIdThatDoesNotTakeFailsTheScope) {
+    {
+        auto ok = IdentityScope::enter(Identity{1234, 4321, {}});
+        ASSERT_TRUE(ok.ok());
+    }
+    auto bad_uid = IdentityScope::enter(Identity{0xFFFFFFFFu, 4321, {}});
+    ASSERT_FALSE(bad_uid.ok());
+    EXPECT_EQ(bad_uid.error(), EPERM);
+    EXPECT_EQ(current_fsuid(), 0u);
+    auto bad_gid = IdentityScope::enter(Identity{1234, 0xFFFFFFFFu, {}});
+    ASSERT_FALSE(bad_gid.ok());
+    EXPECT_EQ(bad_gid.error(), EPERM);
     EXPECT_EQ(current_fsuid(), 0u);
     EXPECT_EQ(current_fsgid(), 0u);
 }
