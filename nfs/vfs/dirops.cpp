@@ -48,8 +48,10 @@ Result<void> rename(const Node& from_dir, std::string_view from_name, const Node
             ::renameat(from_dir.fd.get(), from.c_str(), to_dir.fd.get(), to.c_str()));
     });
     if (!r) return r;
-    // RFC 1813 §3.3.14: both directories on stable storage (durability.h)
+    // RFC 1813 §3.3.14: both directories on stable storage (durability.h); one commit
+    // when they are the same directory.
     if (auto c = commit_directory(to_dir); !c) return c;
+    if (from_dir.handle == to_dir.handle) return {};
     return commit_directory(from_dir);
 }
 

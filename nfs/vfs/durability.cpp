@@ -16,9 +16,13 @@ namespace {
 
 std::atomic<uint64_t> g_commits{0};
 
-// Node descriptors are O_PATH, which fsync(2) refuses: open the object for reading.
+// Node descriptors are O_PATH, which fsync(2) refuses: open the object for reading. A
+// directory is opened as "." under itself, as root: one component instead of a walk of
+// /proc/self/fd/N (1.5 against 4.1 µs on the host; every create, remove and rename does
+// it). Anything else only through /proc.
 Result<UniqueFd> reopen_for_fsync(int fd, int flags) {
     UniqueFd f(open_reclaiming([&] {
+        if (flags & O_DIRECTORY) return ::openat(fd, ".", O_RDONLY | O_CLOEXEC | flags);
         return ::open(sys::proc_fd_path(fd).c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | flags);
     }));
     if (!f) return fail(errno);
