@@ -38,7 +38,63 @@ std::vector<std::vector<uint8_t>> feed(RecordAssembler& a, const std::vector<uin
     return records;
 }
 
+// As feed(), but reading as the TCP connection does: into want() and next_header() at
+// once (readv), committing the body's part first and the header's after it.
+std::vector<std::vector<uint8_t>> feed_two(RecordAssembler& a, const std::vector<uint8_t>& bytes,
+                                           size_t step, size_t* reads) {
+    std::vector<std::vector<uint8_t>> records;
+    size_t i = 0;
+    *reads = 0;
+    auto commit = [&](size_t n) {
+        Status s = a.commit(n);
+        EXPECT_NE(s, Status::TooLarge);
+        if (s == Status::RecordReady) {
+            auto r = a.take();
+            records.emplace_back(r.data.get(), r.data.get() + r.size);
+        }
+    };
+    while (i < bytes.size()) {
+        auto want = a.want();
+        auto next = a.next_header();
+        size_t n = std::min({want.size() + next.size(), step, bytes.size() - i});
+        const size_t body = std::min(n, want.size());
+        std::memcpy(want.data(), bytes.data() + i, body);
+        std::memcpy(next.data(), bytes.data() + i + body, n - body);
+        i += n;
+        ++*reads;
+        commit(body);
+        if (n > body) commit(n - body);
+    }
+    return records;
+}
+
 }  // namespace
+
+// One read takes a body's end and the next header: two records of two fragments and
+// one empty fragment come out whole, whatever the pieces the socket gives.
+TEST(RecordMarking, BodyAndNextHeaderInOneRead) {
+    std::vector<uint8_t> bytes;
+    for (const auto& f : {fragment({1, 2, 3}, false), fragment({}, false), fragment({4}, true),
+                          fragment({5, 6, 7, 8, 9}, true), fragment({10, 11}, true)})
+        bytes.insert(bytes.end(), f.begin(), f.end());
+    for (size_t step : {1u, 2u, 5u, 7u, 1000u}) {
+        RecordAssembler a(1 << 20);
+        size_t reads = 0;
+        auto recs = feed_two(a, bytes, step, &reads);
+        ASSERT_EQ(recs.size(), 3u) << "step " << step;
+        EXPECT_EQ(recs[0], (std::vector<uint8_t>{1, 2, 3, 4}));
+        EXPECT_EQ(recs[1], (std::vector<uint8_t>{5, 6, 7, 8, 9}));
+        EXPECT_EQ(recs[2], (std::vector<uint8_t>{10, 11}));
+        // Unbounded steps: 6 reads where header and body apart take 9. Each non-empty
+        // body comes with the header behind it; the first header and the one after the
+        // empty fragment (which has no body to ride on) are read alone.
+        if (step == 1000u) {
+            EXPECT_EQ(reads, 6u);
+        }
+    }
+    RecordAssembler idle(1 << 20);
+    EXPECT_TRUE(idle.next_header().empty());  // a header is being read, not a body
+}
 
 TEST(RecordMarking, SingleFragmentRecords) {
     RecordAssembler a(1 << 20);

@@ -12,6 +12,12 @@ std::span<uint8_t> RecordAssembler::want() {
     return {buf_.get() + size_, std::min(frag_left_, cap_ - size_)};
 }
 
+std::span<uint8_t> RecordAssembler::next_header() {
+    // In a body header_got_ is 0: want() after it would be exactly this.
+    if (!in_body_ || frag_left_ > cap_ - size_) return {};
+    return {header_, 4};
+}
+
 // Makes room for the next bytes of the fragment. The buffer follows the bytes that have
 // arrived (doubling, at least kFirstChunk), never the length the mark claims: a mark
 // alone must not make us reserve max_record.

@@ -33,6 +33,12 @@ class RecordAssembler {
     enum class Status { NeedMore, RecordReady, TooLarge };
 
     std::span<uint8_t> want();
+    // Where the next fragment's 4-byte header goes when want() reaches the end of the
+    // fragment being read (empty otherwise), so that one readv(2) takes the body's last
+    // bytes and the header behind them: a call costs one read of its header and one of
+    // its body, and a stream of calls one read each. Bytes that land here are committed
+    // after want()'s: commit(want().size()), then commit(the rest).
+    std::span<uint8_t> next_header();
     Status commit(size_t n);
     Record take();  // after RecordReady
     size_t fragments_in_record() const { return fragments_; }
