@@ -59,7 +59,7 @@ std::vector<std::vector<uint8_t>> feed_two(RecordAssembler& a, const std::vector
         size_t n = std::min({want.size() + next.size(), step, bytes.size() - i});
         const size_t body = std::min(n, want.size());
         std::memcpy(want.data(), bytes.data() + i, body);
-        std::memcpy(next.data(), bytes.data() + i + body, n - body);
+        if (n > body) std::memcpy(next.data(), bytes.data() + i + body, n - body);
         i += n;
         ++*reads;
         commit(body);
