@@ -65,7 +65,8 @@ Result<Peek> peek(const Node& dir, std::string_view name) {
     if (auto r = validate_existing_name(name); !r) return r.failure();
     const auto n = sys::name_buf(name);
     struct statx st {};
-    if (::statx(dir.fd.get(), n.c_str(), AT_SYMLINK_NOFOLLOW, STATX_TYPE | STATX_MODE, &st) != 0)
+    if (::statx(dir.fd.get(), n.c_str(), AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT,
+                STATX_TYPE | STATX_MODE, &st) != 0)
         return fail(errno);
     // Another filesystem mounted on the name: its root's handle means nothing here.
     if (st.stx_attributes_mask & st.stx_attributes & STATX_ATTR_MOUNT_ROOT) return fail(EXDEV);

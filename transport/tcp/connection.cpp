@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 #include <cerrno>
 #include <climits>
+#include <iterator>
 
 namespace nfsrdmad::tcp {
 
@@ -172,10 +173,18 @@ Connection::Sent Connection::write_from_worker(rpc::Reply& reply) {
     build(o, std::move(reply));
     queued_ = out_.size();
     if (!first || o.piped) return Sent::Full;  // order of bytes on the socket; splice: reactor
-    std::vector<iovec> iov;
-    iov.reserve(o.pieces.size());
-    for (const Piece& p : o.pieces) iov.push_back({const_cast<uint8_t*>(p.data), p.size});
-    ssize_t n = ::writev(fd_.get(), iov.data(), static_cast<int>(iov.size()));
+    // A reply is a handful of pieces (record mark, header and results, payloads): on the
+    // stack, no allocation per reply, unless it has more.
+    iovec local[8];
+    std::vector<iovec> more;
+    iovec* iov = local;
+    if (o.pieces.size() > std::size(local)) {
+        more.resize(o.pieces.size());
+        iov = more.data();
+    }
+    for (size_t i = 0; i < o.pieces.size(); ++i)
+        iov[i] = {const_cast<uint8_t*>(o.pieces[i].data), o.pieces[i].size};
+    ssize_t n = ::writev(fd_.get(), iov, static_cast<int>(o.pieces.size()));
     if (n < 0) return Sent::Full;  // EAGAIN, or an error the reactor will find and close on
     svc_.counters.bytes_out += n;
     o.sent = static_cast<size_t>(n);
