@@ -21,7 +21,6 @@ kernel's side of the network is in no figure.
 import argparse
 import json
 import os
-import re
 import shutil
 import signal
 import socket
@@ -30,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from instructions import strace_counts  # same directory: on sys.path when run as a script
 
 WORKLOADS = ["null", "getattr"]
 MOUNT_PROG, NFS_PROG = 100005, 100003
@@ -156,16 +157,6 @@ def callgrind_total(path):
             if line.startswith("summary:") or line.startswith("totals:"):
                 return int(line.split()[1])
     sys.exit(f"fullpath.py: no totals in {path}")
-
-
-def strace_counts(path):
-    counts = {}
-    with open(path) as f:
-        for line in f:
-            parts = line.split()
-            if len(parts) >= 5 and re.match(r"^[\d.]+$", parts[0]) and parts[-1] != "total":
-                counts[parts[-1]] = int(parts[3])
-    return counts
 
 
 def main():

@@ -88,8 +88,13 @@ def run_strace(exe, name, calls, tmp):
     out = os.path.join(tmp, f"st.{name}.{calls}")
     subprocess.run(["strace", "-f", "-c", "-o", out, exe, "--calls", name, str(calls)],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return strace_counts(out)
+
+
+def strace_counts(path):
+    """System call -> calls, from the table `strace -c` wrote (fullpath.py uses it too)."""
     counts = {}
-    with open(out) as f:
+    with open(path) as f:
         for line in f:
             parts = line.split()
             # % time, seconds, usecs/call, calls, [errors,] syscall

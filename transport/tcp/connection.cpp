@@ -134,7 +134,7 @@ void Connection::on_readable() {
         const size_t got = static_cast<size_t>(n);
         const size_t body = std::min(got, want.size());
         if (!take_in(body)) return;
-        if (got > body && !take_in(got - body)) return;
+        if (got > body && (closed_ || !take_in(got - body))) return;
         // Less than asked: the socket is empty. Epoll is level-triggered and reports the
         // next bytes; a read now would only say EAGAIN (one system call per call saved).
         if (got < asked) break;
