@@ -36,19 +36,19 @@ public:
     int io_flusher_error() const { return io_flusher_error_; }
 
 private:
-  struct Parked {
-      std::atomic<uint32_t> woken{0};  // the futex word: 1 once handed a job or stopped
-  };
-  void loop(Parked& me);
+    struct Parked {
+        std::atomic<uint32_t> woken{0};  // the futex word: 1 once handed a job or stopped
+    };
+    void loop(Parked& me);
 
-  mutable std::mutex mu_;
-  std::deque<std::function<void()>> jobs_;
-  std::vector<Parked*> parked_;  // idle workers, the last parked woken first
-  size_t running_ = 0;
-  bool stopping_ = false;
-  std::vector<std::unique_ptr<Parked>> slots_;
-  std::vector<std::thread> threads_;
-  std::atomic<int> io_flusher_error_{0};
+    mutable std::mutex mu_;
+    std::deque<std::function<void()>> jobs_;
+    std::vector<Parked*> parked_;  // idle workers, the last parked woken first
+    size_t running_ = 0;
+    bool stopping_ = false;
+    std::vector<std::unique_ptr<Parked>> slots_;
+    std::vector<std::thread> threads_;
+    std::atomic<int> io_flusher_error_{0};
 };
 
 }  // namespace nfsrdmad::engine
