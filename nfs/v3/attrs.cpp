@@ -77,6 +77,11 @@ x::wcc_data wcc(const x::pre_op_attr& before, const vfs::Node& node) {
     return {before, post_op(node)};
 }
 
+x::wcc_data wcc(const vfs::DirChange& c, const x::pre_op_attr& before, const vfs::Node& node) {
+    if (!c.atomic) return wcc(before, node);
+    return {pre_op(c.before), post_op(c.after, node.fsid())};
+}
+
 x::post_op_fh3 post_op_fh(const vfs::Node& node) {
     x::post_op_fh3 fh;
     fh.set_handle_follows(true).handle().data = node.handle.data();

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "nfs/vfs/dir_change.h"
 #include "nfs/vfs/node.h"
 #include "nfs/vfs/result.h"
 #include "xdr/nfs3_prot.h"
@@ -18,6 +19,9 @@ x::post_op_attr post_op(const vfs::Node& node);  // stats now; empty on failure
 x::pre_op_attr pre_op(const struct statx& st);
 x::pre_op_attr pre_op(const vfs::Node& node);
 x::wcc_data wcc(const x::pre_op_attr& before, const vfs::Node& node);
+// wcc_data of a directory change (vfs/dir_change.h): the two readings taken around the
+// change itself when it got that far, else `before` and the attributes now.
+x::wcc_data wcc(const vfs::DirChange& c, const x::pre_op_attr& before, const vfs::Node& node);
 x::post_op_fh3 post_op_fh(const vfs::Node& node);
 
 // errno / vfs error -> nfsstat3 (RFC 1813 §2.6).

@@ -11,21 +11,23 @@ namespace nfsrdmad::nfs::v3 {
 // applied): owner, size, times. Best effort, like the Linux server.
 void apply_remaining_attrs(const vfs::Entry& e, const x::sattr3& s, const vfs::Identity& id);
 
-// Resolves the directory, checks the export is writable, takes the pre-op attributes,
-// runs `make` and fills `res`. `make` returns Result<vfs::Entry>.
+// Resolves the directory, checks the export is writable, runs `make` (Target& dir,
+// vfs::DirChange*: the directory's attributes around the change, for wcc_data) and fills
+// `res`. `make` returns Result<vfs::Entry>.
 template <class Make>
 rpc::Outcome create_object(Request& rq, const x::diropargs3& where, const x::sattr3* extra,
                            Make make) {
     x::CREATE3res res;
     Target dir;
-    struct statx dir_attrs {};  // read with the handle: the pre-op attributes
+    struct statx dir_attrs {};  // read with the handle: the pre-op attributes of a failure
     res.set_status(rq.resolve(where.dir, dir, &dir_attrs));
     if (res.status() != x::NFS3_OK) return rq.reply(res);
     x::pre_op_attr before = pre_op(dir_attrs);
+    vfs::DirChange change;
     if (!dir.who.read_write) {
         res.set_status(x::NFS3ERR_ROFS);
     } else {
-        auto e = make(dir);
+        auto e = make(dir, &change);
         if (!e) {
             res.set_status(to_nfsstat3(e.error()));
         } else {
@@ -33,11 +35,11 @@ rpc::Outcome create_object(Request& rq, const x::diropargs3& where, const x::sat
             res.resok().obj = post_op_fh(e->node);
             res.resok().obj_attributes = post_op(e->node);
             // The handle's bytes live in e->node; encode before it goes away.
-            res.resok().dir_wcc = wcc(before, dir.node);
+            res.resok().dir_wcc = wcc(change, before, dir.node);
             return rq.reply(res);
         }
     }
-    res.resfail().dir_wcc = wcc(before, dir.node);
+    res.resfail().dir_wcc = wcc(change, before, dir.node);
     return rq.reply(res);
 }
 

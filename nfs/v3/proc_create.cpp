@@ -16,24 +16,25 @@ rpc::Outcome proc_create(Request& rq) {
     if (how.mode() == x::EXCLUSIVE) {
         uint64_t verf = 0;
         for (uint8_t b : how.verf()) verf = verf << 8 | b;
-        return create_object(rq, a.where, nullptr, [&](Target& dir) {
+        return create_object(rq, a.where, nullptr, [&](Target& dir, vfs::DirChange* c) {
             return vfs::create(dir.node, a.where.name, 0, vfs::CreateHow::Exclusive, verf,
-                               dir.who.id);
+                               dir.who.id, nullptr, c);
         });
     }
     const x::sattr3& attrs = how.obj_attributes();
     uint32_t mode = attrs.mode.set_it() ? (attrs.mode.mode() & 07777) : 0644;
     auto kind = how.mode() == x::GUARDED ? vfs::CreateHow::Guarded : vfs::CreateHow::Unchecked;
-    return create_object(rq, a.where, &attrs, [&](Target& dir) -> vfs::Result<vfs::Entry> {
-        // UNCHECKED over an existing file truncates it: an NFSv4.1 client's delegation of
-        // it is recalled first (EAGAIN: NFS3ERR_JUKEBOX).
-        if (kind == vfs::CreateHow::Unchecked && attrs.size.set_it() && rq.any_delegations()) {
-            vfs::FileHandle existing;
-            regular_file_handle(dir.node, a.where.name, existing);
-            if (existing.size && rq.delegated(existing, true)) return vfs::fail(EAGAIN);
-        }
-        return vfs::create(dir.node, a.where.name, mode, kind, 0, dir.who.id);
-    });
+    return create_object(
+        rq, a.where, &attrs, [&](Target& dir, vfs::DirChange* c) -> vfs::Result<vfs::Entry> {
+            // UNCHECKED over an existing file truncates it: an NFSv4.1 client's delegation of
+            // it is recalled first (EAGAIN: NFS3ERR_JUKEBOX).
+            if (kind == vfs::CreateHow::Unchecked && attrs.size.set_it() && rq.any_delegations()) {
+                vfs::FileHandle existing;
+                regular_file_handle(dir.node, a.where.name, existing);
+                if (existing.size && rq.delegated(existing, true)) return vfs::fail(EAGAIN);
+            }
+            return vfs::create(dir.node, a.where.name, mode, kind, 0, dir.who.id, nullptr, c);
+        });
 }
 
 }  // namespace nfsrdmad::nfs::v3

@@ -10,19 +10,20 @@ rpc::Outcome proc_link(Request& rq) {
     x::LINK3res res;
     Target file, dir;
     res.set_status(rq.resolve(a.file, file));
-    struct statx dir_attrs {};  // read with the handle: the pre-op attributes
+    struct statx dir_attrs {};  // read with the handle: the pre-op attributes of a failure
     if (res.status() == x::NFS3_OK) res.set_status(rq.resolve(a.link.dir, dir, &dir_attrs));
     if (res.status() != x::NFS3_OK) return rq.reply(res);
     x::pre_op_attr before = pre_op(dir_attrs);
+    vfs::DirChange change;  // the directory around the link itself
     if (!dir.who.read_write) {
         res.set_status(x::NFS3ERR_ROFS);
     } else if (rq.delegated(file.node.handle, true)) {
         res.set_status(x::NFS3ERR_JUKEBOX);
-    } else if (auto r = vfs::link(file.node, dir.node, a.link.name, dir.who.id); !r) {
+    } else if (auto r = vfs::link(file.node, dir.node, a.link.name, dir.who.id, &change); !r) {
         res.set_status(to_nfsstat3(r.error()));
     }
     x::post_op_attr attrs = post_op(file.node);
-    x::wcc_data w = wcc(before, dir.node);
+    x::wcc_data w = wcc(change, before, dir.node);
     if (res.status() == x::NFS3_OK) {
         res.resok().file_attributes = attrs;
         res.resok().linkdir_wcc = w;

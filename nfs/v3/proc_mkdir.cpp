@@ -8,8 +8,8 @@ rpc::Outcome proc_mkdir(Request& rq) {
     x::MKDIR3args a;
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     uint32_t mode = a.attributes.mode.set_it() ? (a.attributes.mode.mode() & 07777) : 0755;
-    return create_object(rq, a.where, &a.attributes, [&](Target& dir) {
-        return vfs::mkdir(dir.node, a.where.name, mode, dir.who.id);
+    return create_object(rq, a.where, &a.attributes, [&](Target& dir, vfs::DirChange* c) {
+        return vfs::mkdir(dir.node, a.where.name, mode, dir.who.id, c);
     });
 }
 

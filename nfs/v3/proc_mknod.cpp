@@ -42,8 +42,8 @@ rpc::Outcome proc_mknod(Request& rq) {
         }
     }
     uint32_t mode = attrs->mode.set_it() ? (attrs->mode.mode() & 07777) : 0644;
-    return create_object(rq, a.where, attrs, [&](Target& dir) {
-        return vfs::mknod(dir.node, a.where.name, type, mode, rdev, dir.who.id);
+    return create_object(rq, a.where, attrs, [&](Target& dir, vfs::DirChange* c) {
+        return vfs::mknod(dir.node, a.where.name, type, mode, rdev, dir.who.id, c);
     });
 }
 

@@ -10,11 +10,12 @@ rpc::Outcome proc_rename(Request& rq) {
     x::RENAME3res res;
     Target from, to;
     struct statx from_attrs {
-    }, to_attrs{};  // read with the handles: the pre-op attributes
+    }, to_attrs{};  // read with the handles: the pre-op attributes of a failure
     res.set_status(rq.resolve(a.from.dir, from, &from_attrs));
     if (res.status() == x::NFS3_OK) res.set_status(rq.resolve(a.to.dir, to, &to_attrs));
     if (res.status() != x::NFS3_OK) return rq.reply(res);
     x::pre_op_attr from_before = pre_op(from_attrs), to_before = pre_op(to_attrs);
+    vfs::DirChange from_change, to_change;  // the directories around the rename itself
     if (!from.who.read_write || !to.who.read_write) {
         res.set_status(x::NFS3ERR_ROFS);
     } else {
@@ -25,12 +26,15 @@ rpc::Outcome proc_rename(Request& rq) {
         if ((moved.size && rq.delegated(moved, true)) ||
             (replaced.size && rq.delegated(replaced, true)))
             res.set_status(x::NFS3ERR_JUKEBOX);
-        else if (auto r = vfs::rename(from.node, a.from.name, to.node, a.to.name, from.who.id); !r)
+        else if (auto r = vfs::rename(from.node, a.from.name, to.node, a.to.name, from.who.id,
+                                      &from_change, &to_change);
+                 !r)
             res.set_status(to_nfsstat3(r.error()));
         else if (replaced.size)
             rq.svc.files.forget(replaced);
     }
-    x::wcc_data from_wcc = wcc(from_before, from.node), to_wcc = wcc(to_before, to.node);
+    x::wcc_data from_wcc = wcc(from_change, from_before, from.node),
+                to_wcc = wcc(to_change, to_before, to.node);
     if (res.status() == x::NFS3_OK) {
         res.resok().fromdir_wcc = from_wcc;
         res.resok().todir_wcc = to_wcc;

@@ -5,9 +5,8 @@
 namespace nfsrdmad::nfs::v3 {
 
 rpc::Outcome proc_rmdir(Request& rq) {
-    return remove_entry(rq, [](const vfs::Node& d, std::string_view n, const vfs::Identity& id) {
-        return vfs::rmdir(d, n, id);
-    });
+    return remove_entry(rq, [](const vfs::Node& d, std::string_view n, const vfs::Identity& id,
+                               vfs::DirChange* c) { return vfs::rmdir(d, n, id, c); });
 }
 
 }  // namespace nfsrdmad::nfs::v3

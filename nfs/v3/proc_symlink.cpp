@@ -9,8 +9,8 @@ rpc::Outcome proc_symlink(Request& rq) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     const auto& s = a.symlink;
     uint32_t mode = s.symlink_attributes.mode.set_it() ? s.symlink_attributes.mode.mode() : 0777;
-    return create_object(rq, a.where, nullptr, [&](Target& dir) {
-        return vfs::symlink(dir.node, a.where.name, s.symlink_data, mode, dir.who.id);
+    return create_object(rq, a.where, nullptr, [&](Target& dir, vfs::DirChange* c) {
+        return vfs::symlink(dir.node, a.where.name, s.symlink_data, mode, dir.who.id, c);
     });
 }
 

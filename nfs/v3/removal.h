@@ -19,10 +19,11 @@ rpc::Outcome remove_entry(Request& rq, Op op) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::REMOVE3res res;
     Target dir;
-    struct statx dir_attrs {};  // read with the handle: the pre-op attributes
+    struct statx dir_attrs {};  // read with the handle: the pre-op attributes of a failure
     res.set_status(rq.resolve(a.object.dir, dir, &dir_attrs));
     if (res.status() != x::NFS3_OK) return rq.reply(res);
     x::pre_op_attr before = pre_op(dir_attrs);
+    vfs::DirChange change;  // the directory around the removal itself
     if (!dir.who.read_write) {
         res.set_status(x::NFS3ERR_ROFS);
     } else {
@@ -30,15 +31,15 @@ rpc::Outcome remove_entry(Request& rq, Op op) {
         regular_file_handle(dir.node, a.object.name, victim);
         if (victim.size && rq.delegated(victim, true))
             res.set_status(x::NFS3ERR_JUKEBOX);
-        else if (auto r = op(dir.node, a.object.name, dir.who.id); !r)
+        else if (auto r = op(dir.node, a.object.name, dir.who.id, &change); !r)
             res.set_status(to_nfsstat3(r.error()));
         else if (victim.size)
             rq.svc.files.forget(victim);
     }
     if (res.status() == x::NFS3_OK)
-        res.resok().dir_wcc = wcc(before, dir.node);
+        res.resok().dir_wcc = wcc(change, before, dir.node);
     else
-        res.resfail().dir_wcc = wcc(before, dir.node);
+        res.resfail().dir_wcc = wcc(change, before, dir.node);
     return rq.reply(res);
 }
 

@@ -37,19 +37,18 @@ OpResult op_create(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     AttrMask set;
     if (auto st = decode_set_attrs(a.createattrs, rq.svc.ids, attrs, set); st != x4::NFS4_OK)
         return fail(st);
-    auto before = rq.current_attrs(*dir);
-    if (!before) return fail(to_nfsstat4(before.error()));
+    vfs::DirChange change;
     const vfs::Identity& id = dir->who.id;
     vfs::Result<vfs::Entry> e = vfs::fail(EINVAL);
     switch (type) {
         case x4::NF4DIR:
-            e = vfs::mkdir(dir->node, name, attrs.mode.value_or(0755), id);
+            e = vfs::mkdir(dir->node, name, attrs.mode.value_or(0755), id, &change);
             break;
         case x4::NF4LNK: {
             auto l = a.objtype.linkdata();
             if (l.empty()) return fail(x4::NFS4ERR_INVAL);
             e = vfs::symlink(dir->node, name, {reinterpret_cast<const char*>(l.data()), l.size()},
-                             attrs.mode.value_or(0777), id);
+                             attrs.mode.value_or(0777), id, &change);
             break;
         }
         case x4::NF4BLK:
@@ -58,14 +57,14 @@ OpResult op_create(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
             e = vfs::mknod(
                 dir->node, name,
                 type == x4::NF4BLK ? vfs::SpecialType::BlockDevice : vfs::SpecialType::CharDevice,
-                attrs.mode.value_or(0644), makedev(d.specdata1, d.specdata2), id);
+                attrs.mode.value_or(0644), makedev(d.specdata1, d.specdata2), id, &change);
             break;
         }
         case x4::NF4SOCK:
         case x4::NF4FIFO:
             e = vfs::mknod(dir->node, name,
                            type == x4::NF4SOCK ? vfs::SpecialType::Socket : vfs::SpecialType::Fifo,
-                           attrs.mode.value_or(0644), 0, id);
+                           attrs.mode.value_or(0644), 0, id, &change);
             break;
         default:
             return fail(x4::NFS4ERR_BADTYPE);
@@ -77,9 +76,8 @@ OpResult op_create(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (rest.size || rest.uid || rest.gid || rest.atime.how != vfs::TimeChange::Keep ||
         rest.mtime.how != vfs::TimeChange::Keep)
         if (auto r = vfs::setattr(e->node, rest, id); !r) return fail(to_nfsstat4(r.error()));
-    auto after = vfs::getattr(dir->node);
     x4::CREATE4res r(x4::NFS4_OK);
-    r.resok4().cinfo = {false, change_of(*before), after ? change_of(*after) : change_of(*before)};
+    r.resok4().cinfo = change_info_of(change);
     r.resok4().attrset = set.to_wire();
     x4::xdr_encode(res, r);
     Target t;

@@ -92,13 +92,12 @@ x4::nfsstat4 create(Request& rq, const Target& dir, std::string_view name, x4::c
             st = x4::NFS4ERR_INVAL;
     }
     if (st != x4::NFS4_OK) return st;
-    auto before = rq.current_attrs(dir);
-    if (!before) return to_nfsstat4(before.error());
     // Whether this OPEN makes the file: only then is the caller let in whatever the
     // mode says. UNCHECKED4 (and an EXCLUSIVE retry) may find it there already.
     const uint32_t perm = attrs.mode.value_or(0666);
     bool made = false;
-    auto e = vfs::create(dir.node, name, perm, mode, verf, dir.who.id, &made);
+    vfs::DirChange change;
+    auto e = vfs::create(dir.node, name, perm, mode, verf, dir.who.id, &made, &change);
     if (!e) return to_nfsstat4(e.error());
     const bool existed = !made;
     if (!S_ISREG(e->attr.stx_mode)) {
@@ -119,8 +118,7 @@ x4::nfsstat4 create(Request& rq, const Target& dir, std::string_view name, x4::c
         return x4::NFS4ERR_DELAY;
     if (any)
         if (auto r = vfs::setattr(e->node, rest, dir.who.id); !r) return to_nfsstat4(r.error());
-    auto after = vfs::getattr(dir.node);
-    out.cinfo = {false, change_of(*before), after ? change_of(*after) : change_of(*before)};
+    out.cinfo = change_info_of(change);
     out.created = !existed;
     out.attrset = set;
     // A created file's node holds the descriptor it was made with, which would keep a

@@ -8,7 +8,6 @@
 #include "nfs/v4/names.h"
 #include "nfs/v4/ops.h"
 #include "nfs/v4/request.h"
-#include "nfs/vfs/attrs.h"
 #include "nfs/vfs/dirops.h"
 #include "nfs/vfs/lookup.h"
 
@@ -30,8 +29,6 @@ OpResult op_remove(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (dir->pseudo || !dir->who.read_write) return fail(x4::NFS4ERR_ROFS);
     // §8.4.2.1: a returning client may be about to reclaim an open of it.
     if (auto st = rq.svc.recovery.may_change(); st != x4::NFS4_OK) return fail(st);
-    auto before = rq.current_attrs(*dir);
-    if (!before) return fail(to_nfsstat4(before.error()));
     // What the name is, looked at as root (vfs::peek): the removal itself runs as the
     // caller, so a name the caller may not see or remove fails there with the caller's
     // error (ACCESS, NOENT), as it would have failed a lookup.
@@ -41,15 +38,14 @@ OpResult op_remove(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     // §10.4.1: another client's delegation of the file is recalled first.
     if (file && rq.svc.delegation_conflict(victim->handle, rq.clientid, true))
         return fail(x4::NFS4ERR_DELAY);
-    auto r = victim && S_ISDIR(victim->mode) ? vfs::rmdir(dir->node, name, dir->who.id)
-                                             : vfs::remove(dir->node, name, dir->who.id);
+    vfs::DirChange change;
+    auto r = victim && S_ISDIR(victim->mode) ? vfs::rmdir(dir->node, name, dir->who.id, &change)
+                                             : vfs::remove(dir->node, name, dir->who.id, &change);
     if (!r) return fail(to_nfsstat4(r.error()));
     // Its cached descriptor would keep the blocks allocated (opens hold their own).
     if (file) rq.svc.files.forget(victim->handle);
-    auto after = vfs::getattr(dir->node);
     x4::REMOVE4res out(x4::NFS4_OK);
-    out.resok4().cinfo = {false, change_of(*before),
-                          after ? change_of(*after) : change_of(*before)};
+    out.resok4().cinfo = change_info_of(change);
     x4::xdr_encode(res, out);
     return {};
 }

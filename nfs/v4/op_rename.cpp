@@ -16,15 +16,6 @@
 
 namespace nfsrdmad::nfs::v4 {
 
-namespace {
-
-uint64_t change(const vfs::Node& n) {
-    auto a = vfs::getattr(n);
-    return a ? change_of(*a) : 0;
-}
-
-}  // namespace
-
 OpResult op_rename(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     Request& rq = *c.rq;
     x4::RENAME4args a;
@@ -46,7 +37,6 @@ OpResult op_rename(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (auto st = rq.svc.recovery.may_change(); st != x4::NFS4_OK) return fail(st);
     if (from->node.exp.get() != to->node.exp.get()) return fail(x4::NFS4ERR_XDEV);
     if (!to->who.read_write) return fail(x4::NFS4ERR_ROFS);
-    const uint64_t from_before = change(from->node), to_before = change(to->node);
     // A file renamed over loses its cached descriptor (as REMOVE). Looked at as root
     // (vfs::peek): the rename itself runs as the caller and answers for its rights.
     auto victim = vfs::peek(to->node, newname);
@@ -60,7 +50,10 @@ OpResult op_rename(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
              rq.svc.delegation_conflict(victim->handle, rq.clientid, true)))
             return fail(x4::NFS4ERR_DELAY);
     }
-    if (auto r = vfs::rename(from->node, oldname, to->node, newname, to->who.id); !r) {
+    vfs::DirChange from_change, to_change;
+    if (auto r = vfs::rename(from->node, oldname, to->node, newname, to->who.id, &from_change,
+                             &to_change);
+        !r) {
         // §18.26.3: "If the source object and the target are not compatible or if the target
         // is a directory but not empty, the server will return the error NFS4ERR_EXIST."
         // (rename(2): ENOTDIR, EISDIR, ENOTEMPTY/EEXIST; a directory into itself stays EINVAL.)
@@ -70,8 +63,8 @@ OpResult op_rename(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     }
     if (victim && S_ISREG(victim->mode)) rq.svc.files.forget(victim->handle);
     x4::RENAME4res out(x4::NFS4_OK);
-    out.resok4().source_cinfo = {false, from_before, change(from->node)};
-    out.resok4().target_cinfo = {false, to_before, change(to->node)};
+    out.resok4().source_cinfo = change_info_of(from_change);
+    out.resok4().target_cinfo = change_info_of(to_change);
     x4::xdr_encode(res, out);
     return {};
 }
@@ -99,11 +92,11 @@ OpResult op_link(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (S_ISDIR(attr->stx_mode)) return fail(x4::NFS4ERR_ISDIR);
     if (rq.svc.delegation_conflict(obj->node.handle, rq.clientid, true))
         return fail(x4::NFS4ERR_DELAY);
-    const uint64_t before = change(dir->node);
-    if (auto r = vfs::link(obj->node, dir->node, name, dir->who.id); !r)
+    vfs::DirChange change;
+    if (auto r = vfs::link(obj->node, dir->node, name, dir->who.id, &change); !r)
         return fail(to_nfsstat4(r.error()));
     x4::LINK4res out(x4::NFS4_OK);
-    out.resok4().cinfo = {false, before, change(dir->node)};
+    out.resok4().cinfo = change_info_of(change);
     x4::xdr_encode(res, out);
     return {};
 }

@@ -131,12 +131,6 @@ const struct statx* Request::attrs_read_now() const {
     return &current_->attrs;
 }
 
-vfs::Result<struct statx> Request::current_attrs(const Target& t) const {
-    if (const struct statx* now = attrs_read_now(); now && current_ && &current_->t == &t)
-        return *now;
-    return vfs::getattr(t.node);
-}
-
 x4::nfsstat4 Request::current(Target*& out) {
     return resolve_cached(compound.current_fh, current_, out);
 }

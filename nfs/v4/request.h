@@ -68,9 +68,6 @@ class Request {
     // the operation running now: no operation can have changed it since (GETATTR answers
     // with them instead of a second statx). nullptr otherwise.
     const struct statx* attrs_read_now() const;
-    // attrs_read_now() when set, else a statx of `t`, which must be the current target
-    // (OPEN, CREATE and REMOVE take their change_info4's "before" with it).
-    vfs::Result<struct statx> current_attrs(const Target& t) const;
     // Makes `t` the current filehandle (LOOKUP, OPEN, PUTROOTFH ...), with its handle;
     // the current stateid is cleared (§16.2.3.1.2).
     void set_current(Target t);

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <climits>
 
+#include "nfs/vfs/dir_change.h"
 #include "nfs/vfs/durability.h"
 #include "nfs/vfs/lease.h"
 #include "nfs/vfs/names.h"
@@ -149,7 +150,12 @@ Result<void> setattr(const Node& node, const SetAttrs& attrs, const Identity& id
     if (attrs.size) {
         if (auto r = set_size(node, *st, *attrs.size, id); !r) return r;
     }
-    if (auto r = with_identity(id, [&] { return set_owner_mode_times(node, *st, attrs); }); !r)
+    auto change = [&] {
+        return with_identity(id, [&] { return set_owner_mode_times(node, *st, attrs); });
+    };
+    // A directory's own attributes change under its change lock too (dir_change.h): no
+    // create or remove in it brackets a chmod of it.
+    if (auto r = S_ISDIR(st->stx_mode) ? change_directory(node, nullptr, change) : change(); !r)
         return r;
     return commit_object(node);  // RFC 1813 §3.3.2: on stable storage before the reply
 }

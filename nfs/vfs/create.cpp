@@ -135,10 +135,11 @@ Result<Entry> pick_up_created(const Node& dir, const char* name, mode_t type, co
 // commit, then the new object.
 template <class Make>
 Result<Entry> make_special(const Node& dir, const char* name, mode_t type, const Identity& id,
-                           Make&& make) {
+                           DirChange* change, Make&& make) {
     auto commit_fd = open_directory_for_commit(dir);
     if (!commit_fd) return commit_fd.failure();
-    if (auto r = with_identity(id, make); !r) return r.failure();
+    if (auto r = change_directory(dir, change, [&] { return with_identity(id, make); }); !r)
+        return r.failure();
     if (auto r = commit_opened(*commit_fd); !r) return r.failure();
     commit_fd->reset();
     return pick_up_created(dir, name, type, id);
@@ -147,7 +148,7 @@ Result<Entry> make_special(const Node& dir, const char* name, mode_t type, const
 }  // namespace
 
 Result<Entry> create(const Node& dir, std::string_view name, uint32_t mode, CreateHow how,
-                     uint64_t verifier, const Identity& id, bool* created) {
+                     uint64_t verifier, const Identity& id, bool* created, DirChange* change) {
     if (created) *created = false;
     if (auto r = validate_new_name(name); !r) return r.failure();
     const auto n = sys::name_buf(name);
@@ -155,37 +156,40 @@ Result<Entry> create(const Node& dir, std::string_view name, uint32_t mode, Crea
     // slot before it creates anything, so EMFILE there leaves no file behind, and GUARDED
     // and EXCLUSIVE retries see the same state as the first attempt (RFC 1813 §3.3.8).
     return durable(dir, [&] {
-        return with_identity(
-            id, [&] { return create_file(dir, n.c_str(), mode, how, verifier, created); });
+        return change_directory(dir, change, [&] {
+            return with_identity(
+                id, [&] { return create_file(dir, n.c_str(), mode, how, verifier, created); });
+        });
     });
 }
 
-Result<Entry> mkdir(const Node& dir, std::string_view name, uint32_t mode, const Identity& id) {
+Result<Entry> mkdir(const Node& dir, std::string_view name, uint32_t mode, const Identity& id,
+                    DirChange* change) {
     if (auto r = validate_new_name(name); !r) return r.failure();
     const auto n = sys::name_buf(name);
-    return make_special(dir, n.c_str(), S_IFDIR, id, [&] {
+    return make_special(dir, n.c_str(), S_IFDIR, id, change, [&] {
         return check_syscall(::mkdirat(dir.fd.get(), n.c_str(), mode & 07777));
     });
 }
 
 Result<Entry> symlink(const Node& dir, std::string_view name, std::string_view target,
-                      uint32_t /*mode*/, const Identity& id) {
+                      uint32_t /*mode*/, const Identity& id, DirChange* change) {
     if (auto r = validate_new_name(name); !r) return r.failure();
     if (auto r = validate_symlink_target(target); !r) return r.failure();
     const auto n = sys::name_buf(name);
     const std::string target_z(target);
-    return make_special(dir, n.c_str(), S_IFLNK, id, [&] {
+    return make_special(dir, n.c_str(), S_IFLNK, id, change, [&] {
         return check_syscall(::symlinkat(target_z.c_str(), dir.fd.get(), n.c_str()));
     });
 }
 
 Result<Entry> mknod(const Node& dir, std::string_view name, SpecialType type, uint32_t mode,
-                    dev_t rdev, const Identity& id) {
+                    dev_t rdev, const Identity& id, DirChange* change) {
     if (auto r = validate_new_name(name); !r) return r.failure();
     const auto n = sys::name_buf(name);
     const mode_t ftype = file_type_of(type);
     const bool device = ftype == S_IFCHR || ftype == S_IFBLK;
-    return make_special(dir, n.c_str(), ftype, id, [&] {
+    return make_special(dir, n.c_str(), ftype, id, change, [&] {
         return check_syscall(
             ::mknodat(dir.fd.get(), n.c_str(), ftype | (mode & 07777), device ? rdev : 0));
     });

@@ -2,8 +2,9 @@
 //
 // All run with the caller's credentials (new objects belong to id.uid / id.gid or the
 // directory's setgid group) and a zero umask (the client applied its own). Each returns
-// the new object's handle and attributes; the caller obtains the directory's pre- and
-// post-op attributes (wcc_data, RFC 1813 §2.6) with getattr() around the call.
+// the new object's handle and attributes. With `change`, also the directory's attributes
+// just before and after the new entry appeared (dir_change.h: wcc_data, RFC 1813 §2.6;
+// change_info4, RFC 8881 §3.3.8).
 // Names: invalid -> EINVAL / ENAMETOOLONG; "." or ".." -> EEXIST.
 // Out of descriptors (EMFILE/ENFILE after the caches gave back what they could,
 // fd_pressure.h): nothing is left created, so the client's retry after NFS3ERR_JUKEBOX
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "nfs/vfs/dir_change.h"
 #include "nfs/vfs/identity.h"
 #include "nfs/vfs/node.h"
 #include "nfs/vfs/result.h"
@@ -39,20 +41,22 @@ enum class CreateHow { Unchecked = 0, Guarded = 1, Exclusive = 2 };
 //              returned), decided by the O_CREAT|O_EXCL open itself, so no lookup before
 //              it and no race with one.
 Result<Entry> create(const Node& dir, std::string_view name, uint32_t mode, CreateHow how,
-                     uint64_t verifier, const Identity& id, bool* created = nullptr);
+                     uint64_t verifier, const Identity& id, bool* created = nullptr,
+                     DirChange* change = nullptr);
 
 // RFC 1813 §3.3.9 MKDIR.
-Result<Entry> mkdir(const Node& dir, std::string_view name, uint32_t mode, const Identity& id);
+Result<Entry> mkdir(const Node& dir, std::string_view name, uint32_t mode, const Identity& id,
+                    DirChange* change = nullptr);
 
 // RFC 1813 §3.3.10 SYMLINK. target is stored verbatim (never interpreted by the server);
 // empty or containing NUL -> EINVAL, 4096 bytes or more -> ENAMETOOLONG. mode is
 // accepted for the protocol's sake and ignored: Linux symlinks are always 0777.
 Result<Entry> symlink(const Node& dir, std::string_view name, std::string_view target,
-                      uint32_t mode, const Identity& id);
+                      uint32_t mode, const Identity& id, DirChange* change = nullptr);
 
 // RFC 1813 §3.3.11 MKNOD. Devices need uid 0 (CAP_MKNOD) -> otherwise EPERM.
 enum class SpecialType { Fifo, Socket, CharDevice, BlockDevice };
 Result<Entry> mknod(const Node& dir, std::string_view name, SpecialType type, uint32_t mode,
-                    dev_t rdev, const Identity& id);
+                    dev_t rdev, const Identity& id, DirChange* change = nullptr);
 
 }  // namespace nfsrdmad::vfs

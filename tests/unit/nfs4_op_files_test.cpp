@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <vector>
 
 #include "nfs/v4/attrs/object_attrs.h"
 #include "tests/unit/nfs4_ops_util.h"
@@ -278,6 +279,60 @@ TEST_F(Nfs4Files, RemoveAnswersWithTheCallersErrors) {
     EXPECT_NE(::stat(path("empty").c_str(), &st), 0);
     EXPECT_EQ(seq({op_putfh(locked), remove("f")}).status(), x4::NFS4_OK);
     EXPECT_NE(::stat(path("locked/f").c_str(), &st), 0);
+}
+
+// change_info4 (RFC 8881 §3.3.8) of CREATE, OPEN, REMOVE, RENAME and LINK is atomic
+// (vfs/dir_change.h), and each "before" is the last one's "after": nothing else changed
+// the directory. The Linux client keeps its caches of the directory only then. The last
+// "after" is the directory's change attribute (its ctime) now.
+TEST_F(Nfs4Files, ChangeInfoIsAtomicAndChains) {
+    std::vector<x4::change_info4> seen;
+    auto op = [&](x4::nfs_opnum4 n) { return x4::nfs_argop4(n); };
+
+    x4::nfs_argop4 mk = op(x4::OP_CREATE);
+    mk.opcreate().objtype.set_type(x4::NF4DIR);
+    mk.opcreate().objname = s("d");
+    Reply r = seq({put_root(), mk});
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    seen.push_back(r.op(2).opcreate().resok4().cinfo);
+
+    r = seq({put_root(), op_open(s("o"), s("f"), true, x4::OPEN4_SHARE_ACCESS_BOTH)});
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    seen.push_back(r.op(2).opopen().resok4().cinfo);
+
+    x4::nfs_argop4 ln = op(x4::OP_LINK);
+    ln.oplink().newname = s("g");
+    r = seq({put_root(), op_lookup(s("f")), op_savefh(), put_root(), ln});
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    seen.push_back(r.op(5).oplink().resok4().cinfo);
+
+    x4::nfs_argop4 mv = op(x4::OP_RENAME);
+    mv.oprename().oldname = s("g");
+    mv.oprename().newname = s("h");
+    r = seq({put_root(), op_savefh(), mv});
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    const auto& moved = r.op(3).oprename().resok4();
+    EXPECT_EQ(moved.source_cinfo.before, moved.target_cinfo.before);  // one directory
+    EXPECT_EQ(moved.source_cinfo.after, moved.target_cinfo.after);
+    seen.push_back(moved.source_cinfo);
+
+    x4::nfs_argop4 rm = op(x4::OP_REMOVE);
+    rm.opremove().target = s("h");
+    r = seq({put_root(), rm});
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    seen.push_back(r.op(2).opremove().resok4().cinfo);
+
+    for (size_t i = 0; i < seen.size(); ++i) {
+        EXPECT_TRUE(seen[i].atomic) << i;
+        EXPECT_LE(seen[i].before, seen[i].after) << i;
+        if (i > 0) {
+            EXPECT_EQ(seen[i].before, seen[i - 1].after) << i;
+        }
+    }
+    struct stat st {};
+    ASSERT_EQ(::stat(export_dir_.c_str(), &st), 0);
+    EXPECT_EQ(seen.back().after,
+              static_cast<uint64_t>(st.st_ctim.tv_sec) * 1000000000u + st.st_ctim.tv_nsec);
 }
 
 // READs in a COMPOUND the slot caches: the retransmission gets the data too (the slot

@@ -6,6 +6,11 @@
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
 
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
 #include "nfs/vfs/sys.h"
 #include "tests/unit/vfs_test_util.h"
 
@@ -415,6 +420,77 @@ TEST_F(DirOpsTest, LinkToASymlinkLinksTheSymlink) {
     ASSERT_TRUE(link(node("sl"), root_, "sl2", kRoot).ok());
     EXPECT_TRUE(S_ISLNK(stat_path("sl2").st_mode));
     EXPECT_EQ(stat_path("sl2").st_ino, stat_path("sl").st_ino);
+}
+
+// dir_change.h: the directory's readings are taken around the change itself. Link
+// counts make it visible: a directory made in (or moved into) `d` adds exactly one.
+TEST_F(DirOpsTest, DirChangeBracketsTheChange) {
+    ASSERT_EQ(::mkdir(path("a").c_str(), 0755), 0);
+    ASSERT_EQ(::mkdir(path("b").c_str(), 0755), 0);
+    Node a = node("a"), b = node("b");
+    DirChange made;
+    ASSERT_TRUE(mkdir(a, "sub", 0755, kRoot, &made).ok());
+    EXPECT_TRUE(made.atomic);
+    EXPECT_EQ(made.after.stx_nlink, made.before.stx_nlink + 1);
+
+    DirChange from, to;
+    ASSERT_TRUE(rename(a, "sub", b, "sub", kRoot, &from, &to).ok());
+    EXPECT_TRUE(from.atomic && to.atomic);
+    EXPECT_EQ(from.before.stx_nlink, from.after.stx_nlink + 1);
+    EXPECT_EQ(to.after.stx_nlink, to.before.stx_nlink + 1);
+
+    DirChange gone;
+    ASSERT_TRUE(rmdir(b, "sub", kRoot, &gone).ok());
+    EXPECT_TRUE(gone.atomic);
+    EXPECT_EQ(gone.before.stx_nlink, gone.after.stx_nlink + 1);
+
+    // A file: the readings are the directory's, the last one what a statx says now.
+    DirChange file;
+    ASSERT_TRUE(create(a, "f", 0644, CreateHow::Guarded, 0, kRoot, nullptr, &file).ok());
+    EXPECT_TRUE(file.atomic);
+    struct statx now {};
+    ASSERT_EQ(::statx(AT_FDCWD, path("a").c_str(), 0, STATX_BASIC_STATS, &now), 0);
+    EXPECT_EQ(file.after.stx_ino, now.stx_ino);
+    EXPECT_EQ(file.after.stx_ctime.tv_sec, now.stx_ctime.tv_sec);
+    EXPECT_EQ(file.after.stx_ctime.tv_nsec, now.stx_ctime.tv_nsec);
+
+    // A change that fails still brackets nothing: the directory is as it was.
+    DirChange none;
+    EXPECT_EQ(remove(a, "missing", kRoot, &none).error(), ENOENT);
+    EXPECT_TRUE(none.atomic);
+    EXPECT_EQ(none.before.stx_nlink, none.after.stx_nlink);
+    EXPECT_EQ(none.before.stx_ctime.tv_nsec, none.after.stx_ctime.tv_nsec);
+    // A name refused before anything is tried reads nothing.
+    DirChange refused;
+    EXPECT_EQ(link(node("a/f"), a, "..", kRoot, &refused).error(), EEXIST);
+    EXPECT_FALSE(refused.atomic);
+}
+
+// Changes of one directory from several threads (the daemon's workers) each see only
+// their own: without the directory's change lock another thread's mkdir lands between
+// a thread's two readings.
+TEST_F(DirOpsTest, ChangesOfOneDirectoryDoNotInterleave) {
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);
+    const Node d = node("d");
+    constexpr int kThreads = 4, kEach = 150;
+    std::atomic<int> interleaved{0}, failed{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t)
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < kEach; ++i) {
+                DirChange c;
+                const std::string name = std::to_string(t) + "-" + std::to_string(i);
+                if (!mkdir(d, name, 0755, kRoot, &c).ok() || !c.atomic) {
+                    ++failed;
+                    continue;
+                }
+                if (c.after.stx_nlink != c.before.stx_nlink + 1) ++interleaved;
+            }
+        });
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(failed.load(), 0);
+    EXPECT_EQ(interleaved.load(), 0);
+    EXPECT_EQ(getattr(d)->stx_nlink, 2u + kThreads * kEach);
 }
 
 // ---------------------------------------------------------------- setattr
