@@ -340,6 +340,17 @@ if check "mount -o $OPTS4" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "$OPTS4"; then
     manifest $MNT4/v4/w > "$VMTEST_OUT/manifest.v4.1.txt"
     compare_manifests "v4.1: final tree = local" "$VMTEST_OUT/manifest.local.txt" "$VMTEST_OUT/manifest.v4.1.txt"
     rm -rf $MNT4/v4
+    # change_info4 is atomic (nfs/vfs/dir_change.h): across its own creates and removes the
+    # client keeps the directory's access and lookup caches. On a change_info4 that is not
+    # atomic it drops them and asks again: an ACCESS for every file.
+    mkdir -p $MNT4/cinfo
+    A0=$(mount_op_count $MNT4 ACCESS)
+    for i in $(seq 1 40); do : > $MNT4/cinfo/f$i; done
+    rm -f $MNT4/cinfo/f*
+    A1=$(mount_op_count $MNT4 ACCESS)
+    check "v4.1: 40 creates and 40 removes in one directory, $((A1 - A0)) ACCESS calls (< 10)" \
+        test $((A1 - A0)) -lt 10
+    rmdir $MNT4/cinfo
     nfs4_workload $MNT4 v4.1 $EXPORT
     kill -USR1 "$NFSRDMAD_PID" && sleep 1
     note "$(grep -o 'stats: tcp .*' "$NFSRDMAD_LOG" | tail -1)"
