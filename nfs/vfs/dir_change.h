@@ -2,19 +2,19 @@
 //
 // Every change of a directory's entries made through vfs (create, mkdir, symlink, mknod,
 // remove, rmdir, rename, link), and every setattr of a directory, runs under that
-// directory's change lock, one of a fixed
-// table of mutexes striped by handle (two for a rename between directories, taken in
-// table order). The lock covers the system call that changes the directory and, for a
-// caller that asks with a DirChange, a statx of the directory just before and just after
-// it; not the commit to stable storage that follows (durability.h), so creates in one
-// directory still share their journal commits.
+// directory's change lock: one of a fixed table of 256 mutexes, striped by handle (two for
+// a rename between directories, taken in table order). The lock covers the system call
+// that changes the directory and, for a caller that asks with a DirChange, a statx of the
+// directory just before and just after it; not the commit to stable storage that follows
+// (durability.h), so creates in one directory still share their journal commits.
 //
 // What that buys: the two readings bracket this change and no other change made through
 // this server, NFSv3 or NFSv4.1, from any client. That is what NFSv4.1's
 // change_info4.atomic asserts (RFC 8881 §3.3.8; CREATE, LINK, OPEN, REMOVE and RENAME
-// answer with it), and what the Linux client needs to keep its caches of the directory: on a
-// change_info4 that is not atomic it drops the directory's access and lookup caches
-// and asks again (an ACCESS and LOOKUPs more per create or remove).
+// answer with it), and what the Linux client needs to keep its caches of the directory:
+// on a change_info4 that is not atomic it drops the directory's access and lookup caches
+// and asks again (an ACCESS and LOOKUPs more per create or remove). NFSv3's wcc_data
+// (RFC 1813 §2.6) takes its pre- and post-op attributes from the same readings.
 //
 // Not covered: a local process on the server changing the same directory between the
 // two readings (a window of one system call). Like two changes within one ctime tick
