@@ -295,7 +295,8 @@ int run(config::Config cfg, const Options& opts) {
         spdlog::info("descriptors: RLIMIT_NOFILE {} (was {}, hard limit {})", nofile.soft,
                      nofile.before, nofile.hard);
     const unsigned reactor_threads = reactor_count(cfg);
-    const vfs::FdReserve reserve = fd_reserve(cfg, reactor_threads);
+    const unsigned rdma_reactor_threads = cfg.rdma.empty() ? 0 : reactor_threads;
+    const vfs::FdReserve reserve = fd_reserve(cfg, reactor_threads + rdma_reactor_threads);
     const size_t fd_cache =
         cfg.fd_cache ? cfg.fd_cache : vfs::fd_cache_capacity(nofile.soft, reserve);
     spdlog::info(
@@ -446,15 +447,19 @@ int run(config::Config cfg, const Options& opts) {
         return n->services().share_conflict(fh, access, deny);
     };
 
-    engine::WorkerPool workers(cfg.workers, /*io_flusher=*/true);
+    // The reactor loops run on the pool's threads too (engine/reactor.h: a call's loop
+    // thread runs it while a parked worker takes the loop over), one more thread each.
+    engine::WorkerPool workers(cfg.workers, /*io_flusher=*/true, reactor_threads);
     if (int err = workers.io_flusher_error())
         spdlog::warn(
             "workers: PR_SET_IO_FLUSHER: {} (a client mounting this server from the "
             "same host can deadlock under memory pressure)",
             std::strerror(err));
+    // RDMA's reactors on threads of their own (engine/reactor.h: the kernel's rdma_cm and
+    // uverbs want a thread that never switched identity), as many more when configured.
     engine::ReactorGroup reactors(reactor_threads, engine_mode(cfg.engine_mode),
-                                  std::chrono::microseconds(cfg.spin_us));
-    reactors.start();
+                                  std::chrono::microseconds(cfg.spin_us), rdma_reactor_threads);
+    reactors.start(workers);
     if (nfs4) {
         engine::Reactor& r = reactors.next();
         r.post([&r, &workers, nfs4] {

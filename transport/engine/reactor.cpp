@@ -4,10 +4,14 @@
 #include <sys/eventfd.h>
 
 #include <spdlog/fmt/fmt.h>
+#include <spdlog/spdlog.h>
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <stdexcept>
+
+#include "transport/engine/worker_pool.h"
 
 namespace nfsrdmad::engine {
 
@@ -42,16 +46,29 @@ Reactor::~Reactor() {
 void Reactor::start(std::string name) {
     thread_ = std::thread([this, name = std::move(name)] {
         pthread_setname_np(pthread_self(), name.substr(0, 15).c_str());
-        run();
+        run_here(nullptr);
     });
 }
 
+void Reactor::start(WorkerPool& pool) {
+    hosted_ = true;
+    pool.host(*this);
+}
+
 void Reactor::stop() {
-    if (!thread_.joinable()) return;
+    if (!thread_.joinable() && !hosted_) return;
     stopping_ = true;
     uint64_t one = 1;
     (void)!write(wakefd_.get(), &one, sizeof one);
-    thread_.join();
+    if (thread_.joinable()) {
+        thread_.join();
+        return;
+    }
+    // Hosted: whichever pool thread has the loop now ends it. The loop's last act is to
+    // set stopped_ under the mutex, so nothing touches the reactor once this returns.
+    std::unique_lock lock(stopped_mu_);
+    stopped_cv_.wait(lock, [this] { return stopped_; });
+    hosted_ = false;
 }
 
 bool Reactor::add(int fd, uint32_t events, Handler h) {
@@ -164,10 +181,29 @@ bool Reactor::drain_posted() {
     return !work.empty();
 }
 
-void Reactor::run() {
-    using Clock = std::chrono::steady_clock;
+// The loop stops being this thread's before it may become another's.
+bool Reactor::handed_over(const std::function<bool()>& hand_over) {
+    if (!hand_over) return false;
+    const auto me = owner_.load(std::memory_order_relaxed);
+    owner_.store(std::thread::id{}, std::memory_order_relaxed);
+    looping_.store(false, std::memory_order_release);
+    if (hand_over()) return true;
+    looping_.store(true, std::memory_order_relaxed);
+    owner_.store(me, std::memory_order_relaxed);
+    return false;
+}
+
+bool Reactor::run_here(const std::function<bool()>& hand_over) {
+    // One thread at a time, whatever the hand-overs do: two would corrupt everything the
+    // loop owns, so a second is not let in.
+    if (looping_.exchange(true, std::memory_order_acquire)) {
+        spdlog::critical("reactor: two threads in one loop");
+        std::abort();
+    }
+    owner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
     epoll_event events[64];
-    auto last_work = Clock::now();
+    auto& last_work = last_work_;
+    if (last_work == Clock::time_point{}) last_work = Clock::now();
     while (!stopping_) {
         bool busy = false;
         if (mode_ != Mode::Event && !pollers_.empty()) {
@@ -180,6 +216,7 @@ void Reactor::run() {
             }
         }
         int timeout = run_timers();
+        if (handed_over(hand_over)) return true;  // a timer's job: before any sleep
         if (busy) timeout = 0;
         if (timeout != 0) {
             sleeping_.store(true);
@@ -206,17 +243,38 @@ void Reactor::run() {
         // wakeup did when every post wrote it (a worker's reply sent now is often
         // followed by the client's next call: the spin catches it without an interrupt).
         if (pending_.load() && drain_posted()) last_work = Clock::now();
+        // A handler of this round left a job for this thread (WorkerPool::submit): once a
+        // parked worker has the loop, run it here. Nothing of the reactor is touched after.
+        if (handed_over(hand_over)) return true;
     }
     drain_posted();
+    owner_.store(std::thread::id{}, std::memory_order_relaxed);
+    looping_.store(false, std::memory_order_release);
+    std::lock_guard lock(stopped_mu_);
+    stopped_ = true;
+    stopped_cv_.notify_all();
+    return false;
 }
 
-ReactorGroup::ReactorGroup(unsigned count, Mode mode, std::chrono::microseconds spin)
-    : mode_(mode), spin_(spin) {
-    for (unsigned i = 0; i < count; ++i) reactors_.push_back(std::make_unique<Reactor>(mode, spin));
+ReactorGroup::ReactorGroup(unsigned count, Mode mode, std::chrono::microseconds spin,
+                           unsigned own_thread)
+    : mode_(mode), spin_(spin), shared_(count) {
+    for (unsigned i = 0; i < count + own_thread; ++i)
+        reactors_.push_back(std::make_unique<Reactor>(mode, spin));
 }
 
 void ReactorGroup::start() {
     for (size_t i = 0; i < reactors_.size(); ++i) reactors_[i]->start(fmt::format("reactor-{}", i));
+}
+
+void ReactorGroup::start(WorkerPool& pool) {
+    hosted_ = true;
+    for (size_t i = 0; i < reactors_.size(); ++i) {
+        if (i < shared_)
+            reactors_[i]->start(pool);
+        else
+            reactors_[i]->start(fmt::format("reactor-{}", i));
+    }
 }
 
 void ReactorGroup::stop() {
@@ -224,7 +282,14 @@ void ReactorGroup::stop() {
 }
 
 Reactor& ReactorGroup::next() {
-    return *reactors_[next_++ % reactors_.size()];
+    return *reactors_[next_++ % shared_];
+}
+
+Reactor& ReactorGroup::next_own_thread() {
+    const size_t own = reactors_.size() - shared_;
+    if (own > 0) return *reactors_[shared_ + next_own_++ % own];
+    if (!hosted_) return next();
+    throw std::logic_error("reactors: none runs on a thread of its own");
 }
 
 }  // namespace nfsrdmad::engine

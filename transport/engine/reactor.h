@@ -1,7 +1,15 @@
-// A reactor: one thread that owns a set of file descriptors and runs their handlers
-// when they are ready. Other threads hand it work with post(). Transports put their
-// sockets (and, for RDMA, completion channels) on reactors; nothing on a reactor
-// thread may block on disk.
+// A reactor: a loop that owns a set of file descriptors and runs their handlers when
+// they are ready, on one thread at a time. Other threads hand it work with post().
+// Transports put their sockets (and, for RDMA, completion channels) on reactors; nothing
+// on a reactor's loop may block on disk.
+//
+// Which thread runs the loop: its own (start(name)), or, in the daemon, a thread of the
+// WorkerPool (ReactorGroup::start(pool)). Then the loop moves between threads, the way
+// leader/followers servers do (issue 13): when a handler submits a job to the pool and a
+// worker is parked, the loop's thread wakes that worker to take the loop over and runs the
+// job itself, off the loop. The call then wakes one thread on its way in (the loop's,
+// from epoll_wait), as the kernel nfsd's does, not two (the loop's, then a worker's); the
+// worker's wake-up overlaps the call. See WorkerPool::submit.
 //
 // Pollers (RDMA completion queues) are what the modes are about:
 //
@@ -22,6 +30,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -33,6 +42,8 @@
 #include "transport/engine/unique_fd.h"
 
 namespace nfsrdmad::engine {
+
+class WorkerPool;
 
 enum class Mode { Event, Poll, Adaptive };
 const char* mode_name(Mode m);
@@ -53,10 +64,14 @@ class Reactor {
     Reactor(const Reactor&) = delete;
     Reactor& operator=(const Reactor&) = delete;
 
+    // The loop on a thread of its own, named `name`.
     void start(std::string name);
-    void stop();  // returns after the thread has exited
+    // The loop on a thread of `pool` (WorkerPool::host); it moves between the pool's
+    // threads from then on. Stop it before the pool shuts down.
+    void start(WorkerPool& pool);
+    void stop();  // returns after the loop has stopped for good (posted work drained)
 
-    // Only from the reactor's own thread (or before start()).
+    // Only from the thread running the loop (or before start()).
     bool add(int fd, uint32_t events, Handler h);
     bool modify(int fd, uint32_t events);
     void remove(int fd);
@@ -82,10 +97,19 @@ class Reactor {
     void post(std::function<void()> fn);
     // Times post() had to wake the reactor.
     uint64_t wake_writes() const { return wake_writes_.load(std::memory_order_relaxed); }
-    bool on_reactor_thread() const { return std::this_thread::get_id() == thread_.get_id(); }
+    // Whether the calling thread runs the loop now.
+    bool on_reactor_thread() const {
+        return owner_.load(std::memory_order_relaxed) == std::this_thread::get_id();
+    }
 
   private:
-    void run();
+    friend class WorkerPool;
+    // Runs the loop on the calling thread. After each round `hand_over` (when set) may
+    // give the loop to another thread: it returns true once it has, and then so does this,
+    // at once and without touching the reactor again (the other thread may be running it
+    // already). Returns false once stop() has ended the loop for good.
+    bool run_here(const std::function<bool()>& hand_over);
+    bool handed_over(const std::function<bool()>& hand_over);
     bool drain_posted();  // true: it ran something
     bool run_pollers();
     bool arm_pollers();
@@ -95,7 +119,14 @@ class Reactor {
     const std::chrono::microseconds spin_;
     UniqueFd epfd_;
     UniqueFd wakefd_;
-    std::thread thread_;
+    std::thread thread_;   // start(name) only
+    bool hosted_ = false;  // start(pool)
+    std::atomic<std::thread::id> owner_{};
+    std::atomic<bool> looping_{false};  // a thread runs the loop (run_here)
+    std::mutex stopped_mu_;
+    std::condition_variable stopped_cv_;
+    bool stopped_ = false;           // the loop ended for good (hosted: what stop() waits for)
+    Clock::time_point last_work_{};  // kept across hand-overs: the spin goes on
     std::atomic<bool> stopping_{false};
     std::unordered_map<int, std::shared_ptr<Handler>> handlers_;
     std::mutex post_mu_;
@@ -111,13 +142,25 @@ class Reactor {
 };
 
 // A fixed set of reactors; connections are spread over them round-robin.
+//
+// `own_thread` more reactors always run on a thread of their own, also when the others are
+// hosted by a pool: RDMA's. The kernel refuses rdma_cm and uverbs commands (write(2) on
+// their device files, e.g. rxe's send doorbell) from a thread whose credentials changed
+// since the file was opened (ib_safe_file_access), and pool threads switch to their
+// callers' identities.
 class ReactorGroup {
   public:
     explicit ReactorGroup(unsigned count, Mode mode = Mode::Event,
-                          std::chrono::microseconds spin = std::chrono::microseconds(50));
-    void start();
+                          std::chrono::microseconds spin = std::chrono::microseconds(50),
+                          unsigned own_thread = 0);
+    void start();                  // a thread of its own per reactor
+    void start(WorkerPool& pool);  // the first `count` loops on the pool's threads (Reactor)
     void stop();
-    Reactor& next();
+    Reactor& next();  // one of the first `count`
+    // One whose thread never runs a job (never changes identity): the `own_thread` ones,
+    // or any when the group was started without a pool. Throws std::logic_error when
+    // there is none.
+    Reactor& next_own_thread();
     Reactor& at(size_t i) { return *reactors_.at(i); }
     size_t size() const { return reactors_.size(); }
     Mode mode() const { return mode_; }
@@ -127,7 +170,9 @@ class ReactorGroup {
     Mode mode_;
     std::chrono::microseconds spin_;
     std::vector<std::unique_ptr<Reactor>> reactors_;
-    std::atomic<size_t> next_{0};
+    unsigned shared_;  // reactors_[0, shared_): next(); the rest: next_own_thread()
+    bool hosted_ = false;
+    std::atomic<size_t> next_{0}, next_own_{0};
 };
 
 }  // namespace nfsrdmad::engine

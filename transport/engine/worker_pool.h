@@ -6,6 +6,17 @@
 // way out; std::atomic::wait first yields the CPU several times, a system call each.)
 // The queue and the list of parked workers share one mutex that nobody holds across a
 // system call.
+//
+// The pool also hosts reactor loops (Reactor::start(pool)): a loop runs on one of its
+// threads at a time and moves between them. A job submitted from a hosted loop's own thread
+// while a worker is parked is not handed to that worker: the worker is woken to take the
+// loop over, and the loop's thread runs the job once its round is done (at most one such
+// job per round; the others go to the queue as usual). Nothing waits on it: the loop goes
+// on on the other thread, and a job that blocks blocks no loop. When no worker is parked
+// the job is queued and the loop stays where it is. A job done before the woken worker
+// is up (a NULL call, a cheap COMPOUND: the wake-up of an idle core can take longer) takes
+// the loop back; the worker, when it runs, finds it gone and parks again. Either way the
+// call waited for no thread to wake but the one its bytes woke.
 #pragma once
 
 #include <atomic>
@@ -19,36 +30,62 @@
 
 namespace nfsrdmad::engine {
 
+class Reactor;
+
 class WorkerPool {
 public:
-    // io_flusher: mark the threads as I/O flushers (prctl PR_SET_IO_FLUSHER, Linux 5.6):
-    // memory reclaim then does not make them wait for writeback of dirty pages they
-    // would have to write themselves -- the deadlock of a file server whose clients
-    // (an NFS mount on the same host) hold those dirty pages. The kernel's nfsd gets the
-    // same treatment (PF_LOCAL_THROTTLE).
-    explicit WorkerPool(unsigned threads, bool io_flusher = false);
-    ~WorkerPool();
-    void submit(std::function<void()> job);
-    // Waits until every submitted job has finished, then stops the threads.
-    void shutdown();
-    size_t in_flight() const;
-    // 0, or why PR_SET_IO_FLUSHER failed (it needs CAP_SYS_RESOURCE).
-    int io_flusher_error() const { return io_flusher_error_; }
+  // io_flusher: mark the threads as I/O flushers (prctl PR_SET_IO_FLUSHER, Linux 5.6):
+  // memory reclaim then does not make them wait for writeback of dirty pages they
+  // would have to write themselves -- the deadlock of a file server whose clients
+  // (an NFS mount on the same host) hold those dirty pages. The kernel's nfsd gets the
+  // same treatment (PF_LOCAL_THROTTLE).
+  //
+  // loop_threads: threads beyond `threads` for the reactor loops the pool will host, so
+  // that `threads` of them are free for jobs while every loop runs.
+  explicit WorkerPool(unsigned threads, bool io_flusher = false, unsigned loop_threads = 0);
+  ~WorkerPool();
+  void submit(std::function<void()> job);
+  // Waits until every submitted job has finished, then stops the threads. Stop the
+  // reactors it hosts first: a loop that runs on keeps its thread.
+  void shutdown();
+  size_t in_flight() const;
+  size_t parked() const;  // workers asleep, waiting for a job
+  // Jobs run by a loop's thread after it handed the loop to a parked worker; of those,
+  // the times it took the loop back (the job was done before the worker was awake).
+  uint64_t hand_overs() const { return hand_overs_.load(std::memory_order_relaxed); }
+  uint64_t loops_taken_back() const { return taken_back_.load(std::memory_order_relaxed); }
+  // 0, or why PR_SET_IO_FLUSHER failed (it needs CAP_SYS_RESOURCE).
+  int io_flusher_error() const { return io_flusher_error_; }
 
 private:
-    struct Parked {
-        std::atomic<uint32_t> woken{0};  // the futex word: 1 once handed a job or stopped
+  friend class Reactor;
+  struct Parked {
+      std::atomic<uint32_t> woken{0};  // the futex word: 1 once handed a job or stopped
+      Reactor* loop = nullptr;         // handed this loop to run (under mu_) ...
+      uint64_t ticket = 0;             // ... by this hand-over (under mu_), if it wins the claim:
+      // the hand-over's ticket until the worker or the loop's former thread, whichever is
+      // first, exchanges it for 0. A ticket, not a flag: a former thread late with its
+      // exchange must not win a later hand-over to the same worker.
+      std::atomic<uint64_t> claim{0};
     };
+    struct LoopSlot;  // the hosted loop a thread runs now, and the job it keeps
+    static thread_local LoopSlot* t_loop_;  // the calling thread's (null: it runs none)
     void loop(Parked& me);
+    void host(Reactor& r);  // Reactor::start(pool): some thread starts running r's loop
+    void run_loop(Reactor& r, std::unique_lock<std::mutex>& lock);
+    bool hand_over(Reactor& r, LoopSlot& slot);
 
     mutable std::mutex mu_;
     std::deque<std::function<void()>> jobs_;
     std::vector<Parked*> parked_;  // idle workers, the last parked woken first
+    std::vector<Reactor*> loops_;  // hosted loops no thread has started yet
     size_t running_ = 0;
     bool stopping_ = false;
     std::vector<std::unique_ptr<Parked>> slots_;
     std::vector<std::thread> threads_;
     std::atomic<int> io_flusher_error_{0};
+    std::atomic<uint64_t> hand_overs_{0}, taken_back_{0};
+    uint64_t next_ticket_ = 0;  // under mu_
 };
 
 }  // namespace nfsrdmad::engine

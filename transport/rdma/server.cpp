@@ -40,7 +40,8 @@ std::string Server::listen(const std::string& address, uint16_t port) {
         channel_.reset(rdma_create_event_channel(), verbs::EventChannelDelete{});
         if (!channel_) return fmt::format("rdma_create_event_channel: {}", std::strerror(errno));
         fcntl(channel_->fd, F_SETFL, fcntl(channel_->fd, F_GETFL) | O_NONBLOCK);
-        cm_reactor_ = &reactors_.next();
+        // rdma_cm and verbs commands: from a thread that never changes identity.
+        cm_reactor_ = &reactors_.next_own_thread();
         std::promise<bool> added;
         cm_reactor_->post([&] {
             tick_ = cm_reactor_->after(std::chrono::seconds(1), [this] { on_tick(); });
@@ -150,7 +151,7 @@ void Server::on_connect_request(rdma_cm_id* id, const rdma_conn_param& param) {
     uint8_t depth = std::min<int>(param.initiator_depth, a.max_qp_init_rd_atom);
     o.initiator_depth = std::max<uint8_t>(depth, 1);
 
-    auto& reactor = reactors_.next();
+    auto& reactor = reactors_.next_own_thread();  // see listen()
     auto conn = verbs::Connection::create(
         id, dev, reactor, {dispatcher_, workers_, counters_, channel_, opts_.channels}, o, &why);
     if (!conn) return reject(why);
