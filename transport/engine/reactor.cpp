@@ -282,6 +282,7 @@ void ReactorGroup::stop() {
 }
 
 Reactor& ReactorGroup::next() {
+    if (shared_ == 0) throw std::logic_error("reactors: none for next()");
     return *reactors_[next_++ % shared_];
 }
 

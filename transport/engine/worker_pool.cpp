@@ -64,11 +64,18 @@ void WorkerPool::submit(std::function<void()> job) {
     {
         std::lock_guard lock(mu_);
         // From a hosted loop, with a worker parked: this thread runs the job once the
-        // round is done and the worker has the loop (hand_over). Counted as running.
-        if (t_loop_ && t_loop_->pool == this && !t_loop_->job && !parked_.empty() && !stopping_) {
-            t_loop_->job = std::move(job);
-            ++running_;
-            return;
+        // round is done and the worker has the loop (hand_over). Counted as running. The
+        // loop keeps the newest job of its round: one kept before goes to a worker now
+        // rather than wait for the round's end (a pipelined burst is served in order).
+        if (t_loop_ && t_loop_->pool == this && !stopping_) {
+            LoopSlot& slot = *t_loop_;
+            if (slot.job) {
+                std::swap(job, slot.job);  // still one kept: running_ stays
+            } else if (!parked_.empty()) {
+                slot.job = std::move(job);
+                ++running_;
+                return;
+            }
         }
         jobs_.push_back(std::move(job));
         if (!parked_.empty()) {
@@ -216,6 +223,7 @@ void WorkerPool::loop(Parked& me) {
         ++running_;
         lock.unlock();
         job();
+        job = nullptr;  // its captures (a connection's last reference...) go unlocked
         lock.lock();
         --running_;
     }

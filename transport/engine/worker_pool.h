@@ -10,11 +10,11 @@
 // The pool also hosts reactor loops (Reactor::start(pool)): a loop runs on one of its
 // threads at a time and moves between them. A job submitted from a hosted loop's own thread
 // while a worker is parked is not handed to that worker: the worker is woken to take the
-// loop over, and the loop's thread runs the job once its round is done (at most one such
-// job per round; the others go to the queue as usual). Nothing waits on it: the loop goes
-// on on the other thread, and a job that blocks blocks no loop. When no worker is parked
-// the job is queued and the loop stays where it is. A job done before the woken worker
-// is up (a NULL call, a cheap COMPOUND: the wake-up of an idle core can take longer) takes
+// loop over, and the loop's thread runs the job once its round is done (one such job per
+// round, the newest: each earlier one goes to the queue as usual when the next comes). Nothing
+// waits on it: the loop goes on on the other thread, and a job that blocks blocks no loop. When no
+// worker is parked the job is queued and the loop stays where it is. A job done before the woken
+// worker is up (a NULL call, a cheap COMPOUND: the wake-up of an idle core can take longer) takes
 // the loop back; the worker, when it runs, finds it gone and parks again. Either way the
 // call waited for no thread to wake but the one its bytes woke.
 #pragma once
