@@ -8,15 +8,16 @@
 // system call.
 //
 // The pool also hosts reactor loops (Reactor::start(pool)): a loop runs on one of its
-// threads at a time and moves between them. A job submitted from a hosted loop's own thread
-// while a worker is parked is not handed to that worker: the worker is woken to take the
-// loop over, and the loop's thread runs the job once its round is done (one such job per
-// round, the newest: each earlier one goes to the queue as usual when the next comes). Nothing
-// waits on it: the loop goes on on the other thread, and a job that blocks blocks no loop. When no
-// worker is parked the job is queued and the loop stays where it is. A job done before the woken
-// worker is up (a NULL call, a cheap COMPOUND: the wake-up of an idle core can take longer) takes
-// the loop back; the worker, when it runs, finds it gone and parks again. Either way the
-// call waited for no thread to wake but the one its bytes woke.
+// threads at a time and moves between them. A job submitted from a hosted loop's own
+// thread while a worker is parked is not handed to that worker: the worker is woken to
+// take the loop over, and the loop's thread runs the job once its round is done (one such
+// job per round, the newest: each earlier one goes to the queue as usual when the next
+// comes). Nothing waits on it: the loop goes on on the other thread, and a job that
+// blocks blocks no loop. When no worker is parked the job is queued and the loop stays
+// where it is. A job done before the woken worker is up (a NULL call, a cheap COMPOUND:
+// the wake-up of an idle core can take longer) takes the loop back; the worker, when it
+// runs, finds it gone and parks again. Either way the call waited for no thread to wake
+// but the one its bytes woke.
 #pragma once
 
 #include <atomic>
@@ -33,40 +34,42 @@ namespace nfsrdmad::engine {
 class Reactor;
 
 class WorkerPool {
-public:
-  // io_flusher: mark the threads as I/O flushers (prctl PR_SET_IO_FLUSHER, Linux 5.6):
-  // memory reclaim then does not make them wait for writeback of dirty pages they
-  // would have to write themselves -- the deadlock of a file server whose clients
-  // (an NFS mount on the same host) hold those dirty pages. The kernel's nfsd gets the
-  // same treatment (PF_LOCAL_THROTTLE).
-  //
-  // loop_threads: threads beyond `threads` for the reactor loops the pool will host, so
-  // that `threads` of them are free for jobs while every loop runs.
-  explicit WorkerPool(unsigned threads, bool io_flusher = false, unsigned loop_threads = 0);
-  ~WorkerPool();
-  void submit(std::function<void()> job);
-  // Waits until every submitted job has finished, then stops the threads. Stop the
-  // reactors it hosts first: a loop that runs on keeps its thread.
-  void shutdown();
-  size_t in_flight() const;
-  size_t parked() const;  // workers asleep, waiting for a job
-  // Jobs run by a loop's thread after it handed the loop to a parked worker; of those,
-  // the times it took the loop back (the job was done before the worker was awake).
-  uint64_t hand_overs() const { return hand_overs_.load(std::memory_order_relaxed); }
-  uint64_t loops_taken_back() const { return taken_back_.load(std::memory_order_relaxed); }
-  // 0, or why PR_SET_IO_FLUSHER failed (it needs CAP_SYS_RESOURCE).
-  int io_flusher_error() const { return io_flusher_error_; }
+  public:
+    // io_flusher: mark the threads as I/O flushers (prctl PR_SET_IO_FLUSHER, Linux 5.6):
+    // memory reclaim then does not make them wait for writeback of dirty pages they
+    // would have to write themselves -- the deadlock of a file server whose clients
+    // (an NFS mount on the same host) hold those dirty pages. The kernel's nfsd gets the
+    // same treatment (PF_LOCAL_THROTTLE).
+    //
+    // loop_threads: threads beyond `threads` for the reactor loops the pool will host, so
+    // that `threads` of them are free for jobs while every loop runs.
+    explicit WorkerPool(unsigned threads, bool io_flusher = false, unsigned loop_threads = 0);
+    ~WorkerPool();
+    void submit(std::function<void()> job);
+    // Waits until every submitted job has finished, then stops the threads. Stop the
+    // reactors it hosts first: a loop that runs on keeps its thread.
+    void shutdown();
+    size_t in_flight() const;
+    size_t parked() const;  // workers asleep, waiting for a job
+    // Jobs run by a loop's thread after it handed the loop to a parked worker; of those,
+    // the times it took the loop back (the job was done before the worker was awake).
+    uint64_t hand_overs() const { return hand_overs_.load(std::memory_order_relaxed); }
+    uint64_t loops_taken_back() const { return taken_back_.load(std::memory_order_relaxed); }
+    // 0, or why PR_SET_IO_FLUSHER failed (it needs CAP_SYS_RESOURCE).
+    int io_flusher_error() const { return io_flusher_error_; }
 
-private:
-  friend class Reactor;
-  struct Parked {
-      std::atomic<uint32_t> woken{0};  // the futex word: 1 once handed a job or stopped
-      Reactor* loop = nullptr;         // handed this loop to run (under mu_) ...
-      uint64_t ticket = 0;             // ... by this hand-over (under mu_), if it wins the claim:
-      // the hand-over's ticket until the worker or the loop's former thread, whichever is
-      // first, exchanges it for 0. A ticket, not a flag: a former thread late with its
-      // exchange must not win a later hand-over to the same worker.
-      std::atomic<uint64_t> claim{0};
+  private:
+    friend class Reactor;
+    struct Parked {
+        std::atomic<uint32_t> woken{0};  // the futex word: 1 once handed a job or stopped
+        // A loop handed to this worker (under mu_), by the hand-over `ticket`. The worker
+        // runs it if it wins the claim: `claim` holds the ticket until the worker or the
+        // loop's former thread, whichever is first, exchanges it for 0. A ticket, not a
+        // flag: a former thread late with its exchange must not win a later hand-over to
+        // the same worker (then two threads would run one loop and another would have none).
+        Reactor* loop = nullptr;
+        uint64_t ticket = 0;
+        std::atomic<uint64_t> claim{0};
     };
     struct LoopSlot;  // the hosted loop a thread runs now, and the job it keeps
     static thread_local LoopSlot* t_loop_;  // the calling thread's (null: it runs none)
