@@ -26,6 +26,41 @@ TEST(XdrCodec, PrimitivesAreBigEndian) {
     EXPECT_EQ(out, (std::vector<uint8_t>{1, 2, 3, 4, 0xa, 0xb, 0xc, 0xd, 0xe, 0xf, 0x10, 0x11, 0, 0, 0, 1}));
 }
 
+// A struct whose wire form has one size (fattr3: 84 bytes) is written in place
+// (xdr_store into Encoder::extend); the bytes are those of RFC 1813 §2.6's field order,
+// behind whatever the vector held, and a counting encoder counts them.
+TEST(XdrCodec, FixedSizeStructsAreStoredInPlace) {
+    n3::fattr3 a;
+    a.type = n3::NF3LNK;
+    a.mode = 0755;
+    a.nlink = 3;
+    a.uid = 1000;
+    a.gid = 1001;
+    a.size = 0x0000000500000006ull;
+    a.used = 7;
+    a.rdev = {8, 9};
+    a.fsid = 0x0a0000000bull;
+    a.fileid = 0xffffffff0000000cull;
+    a.atime = {13, 14};
+    a.mtime = {15, 16};
+    a.ctime = {17, 18};
+    std::vector<uint8_t> out = be({0xdeadbeef});
+    xdr::Encoder e(out);
+    n3::post_op_attr p;
+    p.set_attributes_follow(true).attributes() = a;
+    n3::xdr_encode(e, p);
+    EXPECT_EQ(out, be({0xdeadbeef, 1,    n3::NF3LNK, 0755,       3,  1000, 1001, 5,  6,  0,  7, 8,
+                       9,          0x0a, 0x0b,       0xffffffff, 12, 13,   14,   15, 16, 17, 18}));
+    xdr::Encoder count;
+    n3::xdr_encode(count, a);
+    EXPECT_EQ(count.size(), 84u);
+    xdr::Decoder d(std::span<const uint8_t>(out).subspan(8));
+    n3::fattr3 back;
+    ASSERT_TRUE(n3::xdr_decode(d, back));
+    EXPECT_EQ(back.fileid, a.fileid);
+    EXPECT_EQ(back.ctime.nseconds, 18u);
+}
+
 TEST(XdrCodec, OpaqueIsPaddedAndDecodedAsAView) {
     const uint8_t data[] = {'a', 'b', 'c', 'd', 'e'};
     n3::nfs_fh3 fh;

@@ -29,6 +29,9 @@ writes OUT_DIR/<stem>.h and OUT_DIR/<stem>.cpp. Mapping:
                                result codecs (decode, then re-encode)
 
 Each type gets  void xdr_encode(xdr::Encoder&, const T&)  and  bool xdr_decode(xdr::Decoder&, T&).
+A struct whose wire form always has the same size (only scalars, enums, fixed opaques and
+arrays, and such structs) also gets  void xdr_store(uint8_t* p, const T&), which writes it
+at p; its xdr_encode takes that space at once (Encoder::extend) and stores into it.
 Enums are closed (RFC 4506 §4.3): decoding a value the declaration does not list fails.
 """
 import os
@@ -324,6 +327,55 @@ class Generator:
         else:
             out.append(f"{ind}xdr_encode(e, {expr});")
 
+    # -- structs whose wire form has one size ---------------------------------------------
+    def wire_size(self, d, depth=0):
+        """The bytes d always takes on the wire (scalars, enums, fixed opaques, fixed
+        arrays and structs of only those), or None when its size varies."""
+        d = self.resolve(d)
+        if depth > 16 or d.kind in ("void", "var", "opt") or d.type == "string":
+            return None
+        if d.type == "opaque":
+            n = self.eval(d.size)
+            return n + (-n % 4)
+        if d.kind == "fixed":
+            n = self.wire_size(Decl(d.type, "x"), depth + 1)
+            return None if n is None else n * self.eval(d.size)
+        if d.type in PRIM_CODEC:
+            return 8 if PRIM_CODEC[d.type] in ("u64", "i64") else 4
+        if d.type in self.enums:
+            return 4
+        kind, body = self.defined.get(d.type, (None, None))
+        if kind != "struct" or d.type in self.list_nodes:
+            return None
+        total = 0
+        for f in body:
+            n = self.wire_size(f, depth + 1)
+            if n is None:
+                return None
+            total += n
+        return total
+
+    def store_field(self, d, expr, at, out, ind="    "):
+        """Writes d's wire form at p + at (a C++ expression); d has a wire_size."""
+        d = self.resolve(d)
+        if d.type == "opaque":
+            n = self.eval(d.size)
+            out.append(f"{ind}std::memcpy(p + {at}, {expr}.data(), {n});")
+            if n % 4:
+                out.append(f"{ind}std::memset(p + {at} + {n}, 0, {-n % 4});")
+        elif d.kind == "fixed":
+            step = self.wire_size(Decl(d.type, "x"))
+            out.append(f"{ind}for (size_t i = 0; i < {expr}.size(); ++i) {{")
+            self.store_field(Decl(d.type, "x"), f"{expr}[i]", f"{at} + i * {step}", out,
+                             ind + "    ")
+            out.append(f"{ind}}}")
+        elif d.type in PRIM_CODEC and PRIM_CODEC[d.type] in ("u64", "i64"):
+            out.append(f"{ind}xdr::store_u64(p + {at}, static_cast<uint64_t>({expr}));")
+        elif d.type in PRIM_CODEC or d.type in self.enums:
+            out.append(f"{ind}xdr::store_u32(p + {at}, static_cast<uint32_t>({expr}));")
+        else:
+            out.append(f"{ind}xdr_store(p + {at}, {expr});")
+
     def dec_field(self, d, expr, out, ind="    "):
         d = self.resolve(d)
         if d.kind == "void":
@@ -529,11 +581,26 @@ class Generator:
         h += self.members(decls, skip)
         h.append("};")
         self.protos(name, h)
-        c.append(f"void xdr_encode(xdr::Encoder& e, const {name}& v) {{")
-        for d in decls:
-            if d.name != skip:
-                self.enc_field(d, f"v.{d.name}", c)
-        c.append("}")
+        size = self.wire_size(Decl(name, "v"))
+        if size is not None:
+            # Always the same size (fattr3, wcc_attr, ...): written in place into space
+            # taken once, rather than word by word (each put_u32 checks capacity).
+            h.append(f"void xdr_store(uint8_t* p, const {name}& v);  // its {size} bytes at p")
+            c.append(f"void xdr_store(uint8_t* p, const {name}& v) {{")
+            at = 0
+            for d in decls:
+                self.store_field(d, f"v.{d.name}", str(at), c)
+                at += self.wire_size(d)
+            c.append("}")
+            c.append(f"void xdr_encode(xdr::Encoder& e, const {name}& v) {{")
+            c.append(f"    if (uint8_t* p = e.extend({size})) xdr_store(p, v);")
+            c.append("}")
+        else:
+            c.append(f"void xdr_encode(xdr::Encoder& e, const {name}& v) {{")
+            for d in decls:
+                if d.name != skip:
+                    self.enc_field(d, f"v.{d.name}", c)
+            c.append("}")
         c.append(f"bool xdr_decode(xdr::Decoder& dd, {name}& v) {{")
         for d in decls:
             if d.name != skip:

@@ -31,6 +31,16 @@ struct ExternalSegment {
     size_t pad = 0;     // XDR pad bytes that follow it in the inline bytes
 };
 
+// Big-endian words written in place, into space taken with Encoder::extend (the
+// generated xdr_store of fixed-size structs).
+inline void store_u32(uint8_t* p, uint32_t v) {
+    p[0] = uint8_t(v >> 24), p[1] = uint8_t(v >> 16), p[2] = uint8_t(v >> 8), p[3] = uint8_t(v);
+}
+inline void store_u64(uint8_t* p, uint64_t v) {
+    store_u32(p, uint32_t(v >> 32));
+    store_u32(p + 4, uint32_t(v));
+}
+
 class Encoder {
 public:
     explicit Encoder(std::vector<uint8_t>& out) : out_(&out) {}
@@ -41,19 +51,28 @@ public:
     bool counting() const { return out_ == nullptr; }
 
     void put_u32(uint32_t v) {
-        if (!out_) { counted_ += 4; return; }
-        // Four push_backs: cheaper than resize(), an out-of-line call that zero-fills
-        // (bench/host/README.md). Still about 40 instructions a word, a quarter of a
-        // GETATTR's: an encoder writing through a cursor into reserved space would do
-        // better. Not insert(b, b + 4): GCC 12 -O2 warns (stringop-overflow) on that for
-        // an empty vector in some inlined callers.
-        out_->push_back(uint8_t(v >> 24));
-        out_->push_back(uint8_t(v >> 16));
-        out_->push_back(uint8_t(v >> 8));
-        out_->push_back(uint8_t(v));
+        uint8_t b[4];
+        store_u32(b, v);
+        append(b, 4);
+    }
+    // n more bytes at the end, for the caller to fill at once (store_u32, memcpy): one
+    // capacity check for the lot. nullptr from a counting encoder, which only counts them.
+    // The pointer is good until the next call that appends.
+    uint8_t* extend(size_t n) {
+        if (!out_) {
+            counted_ += n;
+            return nullptr;
+        }
+        const size_t at = out_->size();
+        out_->resize(at + n);
+        return out_->data() + at;
     }
     void put_i32(int32_t v) { put_u32(static_cast<uint32_t>(v)); }
-    void put_u64(uint64_t v) { put_u32(uint32_t(v >> 32)); put_u32(uint32_t(v)); }
+    void put_u64(uint64_t v) {
+        uint8_t b[8];
+        store_u64(b, v);
+        append(b, 8);
+    }
     void put_i64(int64_t v) { put_u64(static_cast<uint64_t>(v)); }
     void put_bool(bool v) { put_u32(v ? 1 : 0); }
 
@@ -93,8 +112,7 @@ public:
     // overwrite a word encoded earlier (a count or status known only at the end), drop
     // everything from `size` on (a result that must be replaced), view the bytes.
     void patch_u32(size_t offset, uint32_t v) {
-        uint8_t* p = out_->data() + base_ + offset;
-        p[0] = uint8_t(v >> 24), p[1] = uint8_t(v >> 16), p[2] = uint8_t(v >> 8), p[3] = uint8_t(v);
+        store_u32(out_->data() + base_ + offset, v);
     }
     void truncate(size_t size) {
         out_->resize(base_ + size);
@@ -105,6 +123,25 @@ public:
     }
 
 private:
+    // One range insert: about a quarter of the instructions of four push_backs (each checks
+    // capacity) or of resize() (out of line, zero-fills). GCC 12 -O2 warns
+    // (stringop-overflow) about such an insert into a vector it sees empty in some inlined
+    // callers: a false positive, insert grows the vector before it copies.
+    void append(const uint8_t* b, size_t n) {
+        if (!out_) {
+            counted_ += n;
+            return;
+        }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#endif
+        out_->insert(out_->end(), b, b + n);
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+    }
+
     bool take_hint(std::span<const uint8_t> d) {
         for (auto it = hints_.begin(); it != hints_.end(); ++it) {
             if (it->data() == d.data() && it->size() == d.size()) {
