@@ -6,14 +6,15 @@
 
 namespace nfsrdmad::nfs::v3 {
 
-void apply_remaining_attrs(const vfs::Entry& e, const x::sattr3& s, const vfs::Identity& id) {
+bool apply_remaining_attrs(const vfs::Entry& e, const x::sattr3& s, const vfs::Identity& id) {
     vfs::SetAttrs a = to_set_attrs(s);
     a.mode.reset();
     if (!a.uid && !a.gid && !a.size && a.atime.how == vfs::TimeChange::Keep &&
         a.mtime.how == vfs::TimeChange::Keep)
-        return;
+        return false;
     if (auto r = vfs::setattr(e.node, a, id); !r)
         spdlog::debug("nfs3: attributes after create: {}", vfs::describe_error(r.error()));
+    return true;
 }
 
 }  // namespace nfsrdmad::nfs::v3

@@ -8,8 +8,9 @@
 namespace nfsrdmad::nfs::v3 {
 
 // After the object exists: the sattr3 fields other than mode (which creation itself
-// applied): owner, size, times. Best effort, like the Linux server.
-void apply_remaining_attrs(const vfs::Entry& e, const x::sattr3& s, const vfs::Identity& id);
+// applied): owner, size, times. Best effort, like the Linux server. False when s sets
+// none of them (the entry's attributes are then still the object's).
+bool apply_remaining_attrs(const vfs::Entry& e, const x::sattr3& s, const vfs::Identity& id);
 
 // Resolves the directory, checks the export is writable, runs `make` (Target& dir,
 // vfs::DirChange*: the directory's attributes around the change, for wcc_data) and fills
@@ -31,9 +32,11 @@ rpc::Outcome create_object(Request& rq, const x::diropargs3& where, const x::sat
         if (!e) {
             res.set_status(to_nfsstat3(e.error()));
         } else {
-            if (extra) apply_remaining_attrs(*e, *extra, dir.who.id);
+            const bool changed = extra && apply_remaining_attrs(*e, *extra, dir.who.id);
             res.resok().obj = post_op_fh(e->node);
-            res.resok().obj_attributes = post_op(e->node);
+            // Read when the object was picked up; again only if attributes were set since.
+            res.resok().obj_attributes =
+                changed ? post_op(e->node) : post_op(e->attr, e->node.fsid());
             // The handle's bytes live in e->node; encode before it goes away.
             res.resok().dir_wcc = wcc(change, before, dir.node);
             return rq.reply(res);

@@ -12,14 +12,17 @@ rpc::Outcome proc_lookup(Request& rq) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::LOOKUP3res res;
     Target dir;
-    res.set_status(rq.resolve(a.what.dir, dir));
+    // The directory's attributes as resolve reads them: a LOOKUP does not change the
+    // directory, so they serve as its post-op attributes without a second statx.
+    struct statx dir_attrs {};
+    res.set_status(rq.resolve(a.what.dir, dir, &dir_attrs));
     if (res.status() != x::NFS3_OK) return rq.reply(res);
     auto e = vfs::lookup(dir.node, a.what.name, dir.who.id);
     if (!e) {
         // A mount point inside the export is not crossed (RFC 1813 §3.3.3: the server
         // need not cross it); say "no access" rather than "different device".
         res.set_status(e.error() == EXDEV ? x::NFS3ERR_ACCES : to_nfsstat3(e.error()));
-        res.resfail().dir_attributes = post_op(dir.node);
+        res.resfail().dir_attributes = post_op(dir_attrs, dir.node.fsid());
         return rq.reply(res);
     }
     res.resok().object.data = e->node.handle.data();
@@ -28,7 +31,7 @@ rpc::Outcome proc_lookup(Request& rq) {
     // delegation, recalled now, is back).
     if (!rq.delegated(e->node.handle, false))
         res.resok().obj_attributes = post_op(e->attr, e->node.fsid());
-    res.resok().dir_attributes = post_op(dir.node);
+    res.resok().dir_attributes = post_op(dir_attrs, dir.node.fsid());
     return rq.reply(res);
 }
 

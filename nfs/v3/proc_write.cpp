@@ -21,8 +21,10 @@ rpc::Outcome proc_write(Request& rq) {
     if (!who.read_write) {
         res.set_status(x::NFS3ERR_ROFS);
     } else {
+        // The pre-op attributes, read a moment ago, serve the permission check too.
         auto r = vfs::write(*file, a.offset, a.data.first(a.count),
-                            static_cast<vfs::StableHow>(a.stable), who.id);
+                            static_cast<vfs::StableHow>(a.stable), who.id, vfs::Unlinked::Stale,
+                            before ? &*before : nullptr);
         if (r) {
             res.resok().count = r->count;
             rq.ctx.report.bytes_written += r->count;

@@ -14,12 +14,16 @@ namespace nfsrdmad::nfs::v4 {
 
 namespace {
 
+// The current filehandle is only matched against the open's file: it is checked, never
+// opened (no system call).
 x4::nfsstat4 the_open(Compound& c, const x4::stateid4& in, Open& out) {
-    Target* cur;
-    if (auto st = c.rq->current(cur); st != x4::NFS4_OK) return st;
+    const WireHandle* fh;
+    bool pseudo = false;
+    if (auto st = c.rq->current_handle(fh, pseudo); st != x4::NFS4_OK) return st;
     state::Stateid sid;
     if (auto st = effective_stateid(c, in, sid); st != x4::NFS4_OK) return st;
-    return find_open(*c.rq, sid, *cur, out);
+    if (pseudo) return x4::NFS4ERR_BAD_STATEID;
+    return find_open_of(*c.rq, sid, *fh, out);
 }
 
 }  // namespace

@@ -50,6 +50,7 @@ struct Opening {
     bool created = false;
     bool reclaim = false;    // CLAIM_PREVIOUS
     bool delegated = false;  // CLAIM_DELEGATE_CUR, CLAIM_DELEG_CUR_FH
+    struct statx attr {};    // of a created file, read when it was made
     AttrMask attrset;
     x4::change_info4 cinfo{};
 };
@@ -120,6 +121,7 @@ x4::nfsstat4 create(Request& rq, const Target& dir, std::string_view name, x4::c
         if (auto r = vfs::setattr(e->node, rest, dir.who.id); !r) return to_nfsstat4(r.error());
     out.cinfo = change_info_of(change);
     out.created = !existed;
+    out.attr = e->attr;
     out.attrset = set;
     // A created file's node holds the descriptor it was made with, which would keep a
     // write delegation's lease from being taken (vfs/lease.h). Where it fails, the file
@@ -287,7 +289,8 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     const vfs::OpenFor need =
         (want_access & x4::OPEN4_SHARE_ACCESS_WRITE) ? vfs::OpenFor::Write : vfs::OpenFor::Read;
     if (!open.fd || (need == vfs::OpenFor::Write && !open.fd->writable)) {
-        auto f = rq.svc.open_file(o.file.node, need);
+        // The attributes read above (or at the creation) stand in for the cache's own statx.
+        auto f = rq.svc.open_file(o.file.node, need, o.created ? &o.attr : &attr);
         if (!f) return {encode_fail(res, to_nfsstat4(f.error()))};
         open.fd = std::move(*f);
     }

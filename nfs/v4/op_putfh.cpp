@@ -20,7 +20,7 @@ OpResult op_putfh(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
         st = !node                   ? x4::NFS4ERR_BADHANDLE
              : rq.pseudo->has(*node) ? x4::NFS4_OK
                                      : x4::NFS4ERR_STALE;
-    } else if (auto ref = rq.table->find_by_handle(a.object); !ref) {
+    } else if (auto ref = rq.find_by_handle(a.object); !ref) {
         st = to_nfsstat4(ref.error());
     }
     if (st == x4::NFS4_OK) {

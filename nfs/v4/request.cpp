@@ -1,5 +1,6 @@
 #include "nfs/v4/request.h"
 
+#include <algorithm>
 #include <cerrno>
 
 #include "nfs/vfs/attrs.h"
@@ -96,7 +97,7 @@ x4::nfsstat4 Request::resolve(std::span<const uint8_t> fh, Target& out, struct s
         out.pseudo_node = *node;
         return x4::NFS4_OK;
     }
-    auto ref = table->find_by_handle(fh);
+    auto ref = find_by_handle(fh);
     if (!ref) return to_nfsstat4(ref.error());
     // Authorized before anything of the export is opened (as v3's Request::resolve).
     if (auto st = admit(*ref->exp, out.who); st != x4::NFS4_OK) return st;
@@ -105,6 +106,13 @@ x4::nfsstat4 Request::resolve(std::span<const uint8_t> fh, Target& out, struct s
     out.node = std::move(*node);
     if (attrs) out.type = attrs->stx_mode & S_IFMT;
     return x4::NFS4_OK;
+}
+
+vfs::Result<vfs::HandleRef> Request::find_by_handle(std::span<const uint8_t> fh) {
+    if (found_ && std::ranges::equal(found_->handle.data(), fh)) return *found_;
+    auto ref = table->find_by_handle(fh);
+    if (ref) found_ = *ref;
+    return ref;
 }
 
 x4::nfsstat4 Request::resolve_cached(const std::optional<WireHandle>& fh,
@@ -133,6 +141,25 @@ const struct statx* Request::attrs_read_now() const {
 
 x4::nfsstat4 Request::current(Target*& out) {
     return resolve_cached(compound.current_fh, current_, out);
+}
+
+x4::nfsstat4 Request::current_handle(const WireHandle*& out, bool& pseudo_fh) {
+    out = nullptr;
+    if (!compound.current_fh) return x4::NFS4ERR_NOFILEHANDLE;
+    const WireHandle& fh = *compound.current_fh;
+    pseudo_fh = is_pseudo_handle(fh);
+    if (pseudo_fh) {
+        auto node = decode_pseudo_handle(table->key(), fh);
+        if (!node) return x4::NFS4ERR_BADHANDLE;
+        if (!pseudo->has(*node)) return x4::NFS4ERR_STALE;
+    } else if (!current_ || current_->fh != fh) {  // (current_: resolved and admitted)
+        auto ref = find_by_handle(fh);
+        if (!ref) return to_nfsstat4(ref.error());
+        Caller who;
+        if (auto st = admit(*ref->exp, who); st != x4::NFS4_OK) return st;
+    }
+    out = &fh;
+    return x4::NFS4_OK;
 }
 
 x4::nfsstat4 Request::saved(Target*& out) {

@@ -61,9 +61,18 @@ class Request {
     // PERM (a `secure` export and a call from port >= 1024).
     x4::nfsstat4 current(Target*& out);
     x4::nfsstat4 saved(Target*& out);
+    // The current filehandle checked as current() checks it (its MAC, its export's rules),
+    // without opening the object: for an operation that only matches it against a
+    // stateid's file (CLOSE). `pseudo`: a pseudo-fs directory's handle. An object removed
+    // since it was opened is found (its handle still names the open file), as with knfsd.
+    x4::nfsstat4 current_handle(const WireHandle*& out, bool& pseudo);
     // Any handle, without touching the current one (PUTFH checks with this). `attrs`: see
     // vfs::ExportTable::open (not set for a pseudo-fs handle).
     x4::nfsstat4 resolve(std::span<const uint8_t> fh, Target& out, struct statx* attrs = nullptr);
+    // table->find_by_handle (the handle's MAC, its export), remembering the last handle
+    // found: PUTFH checks the handle and the operation after it resolves the same one,
+    // which then costs no second MAC.
+    vfs::Result<vfs::HandleRef> find_by_handle(std::span<const uint8_t> fh);
     // The attributes of the current filehandle's object when current() resolved it during
     // the operation running now: no operation can have changed it since (GETATTR answers
     // with them instead of a second statx). nullptr otherwise.
@@ -109,6 +118,7 @@ class Request {
     x4::nfsstat4 admit(const vfs::Export& exp, Caller& who);
 
     std::optional<Cached> current_, saved_;
+    std::optional<vfs::HandleRef> found_;  // find_by_handle's last success
 };
 
 // errno (and vfs::kBadHandle) -> nfsstat4 (RFC 8881 §15.1).

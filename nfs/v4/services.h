@@ -96,8 +96,9 @@ class Services {
 
     // The file's descriptor for I/O from the cache (`files`), or while a write delegation's
     // lease is on one, that one: opening the file again would break the lease (vfs/lease.h).
-    vfs::Result<std::shared_ptr<const vfs::OpenFile>> open_file(const vfs::Node& node,
-                                                                vfs::OpenFor need);
+    // `known`: as vfs::FdCache::get.
+    vfs::Result<std::shared_ptr<const vfs::OpenFile>> open_file(
+        const vfs::Node& node, vfs::OpenFor need, const struct statx* known = nullptr);
 
     // Delegations (delegation/recall.cpp). OPEN's offer, under the file's admission mutex,
     // after the open is recorded: the delegation granted with it, if any (§10.2, §18.16.3:

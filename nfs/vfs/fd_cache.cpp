@@ -17,8 +17,8 @@ bool usable_for(const OpenFile& f, const Export* exp, OpenFor need) {
     return f.exp.get() == exp && (need == OpenFor::Read || f.writable);
 }
 
-Result<void> check_regular(const Export& exp, int path_fd) {
-    auto st = sys::stat_fd(path_fd);
+Result<void> check_regular(const Export& exp, int path_fd, const struct statx* known) {
+    Result<struct statx> st = known ? Result<struct statx>(*known) : sys::stat_fd(path_fd);
     if (!st) return st.failure();
     if (makedev(st->stx_dev_major, st->stx_dev_minor) != exp.dev()) return fail(ESTALE);
     if (S_ISDIR(st->stx_mode)) return fail(EISDIR);
@@ -69,16 +69,18 @@ Result<std::shared_ptr<const OpenFile>> FdCache::get(const ExportTable& table,
     return get(*ref, need);
 }
 
-Result<std::shared_ptr<const OpenFile>> FdCache::get(const Node& node, OpenFor need) {
+Result<std::shared_ptr<const OpenFile>> FdCache::get(const Node& node, OpenFor need,
+                                                     const struct statx* known) {
     if (!node.exp) return fail(EINVAL);
     if (auto hit = lookup(node.handle, node.exp.get(), need)) return hit;
-    return open_and_insert(node.exp, node.handle, node.fd.get(), need);
+    return open_and_insert(node.exp, node.handle, node.fd.get(), need, known);
 }
 
 Result<std::shared_ptr<const OpenFile>> FdCache::open_and_insert(std::shared_ptr<const Export> exp,
                                                                  const FileHandle& handle,
-                                                                 int path_fd, OpenFor need) {
-    if (auto r = check_regular(*exp, path_fd); !r) return r.failure();
+                                                                 int path_fd, OpenFor need,
+                                                                 const struct statx* known) {
+    if (auto r = check_regular(*exp, path_fd, known); !r) return r.failure();
     auto opened = open_regular(path_fd, need);
     if (!opened) return opened.failure();
     auto file = std::make_shared<const OpenFile>(

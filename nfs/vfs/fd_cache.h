@@ -67,7 +67,10 @@ class FdCache final : public FdReclaimer {
     Result<std::shared_ptr<const OpenFile>> get(const ExportTable& table,
                                                 std::span<const uint8_t> wire, OpenFor need);
     // Same, for an already resolved node (avoids the open_by_handle_at on a miss).
-    Result<std::shared_ptr<const OpenFile>> get(const Node& node, OpenFor need);
+    // `known`: the node's attributes, read by the caller during this request (checked
+    // instead of a statx on a miss); nullptr: read them.
+    Result<std::shared_ptr<const OpenFile>> get(const Node& node, OpenFor need,
+                                                const struct statx* known = nullptr);
 
     void forget(const FileHandle& handle);
     void clear();
@@ -97,7 +100,8 @@ class FdCache final : public FdReclaimer {
     std::shared_ptr<const OpenFile> insert(std::shared_ptr<const OpenFile> file, OpenFor need);
     Result<std::shared_ptr<const OpenFile>> open_and_insert(std::shared_ptr<const Export> exp,
                                                             const FileHandle& handle, int path_fd,
-                                                            OpenFor need);
+                                                            OpenFor need,
+                                                            const struct statx* known = nullptr);
 
     const size_t capacity_;
     mutable std::mutex mu_;

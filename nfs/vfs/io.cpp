@@ -18,8 +18,8 @@ constexpr uint64_t kMaxOffset = static_cast<uint64_t>(LLONG_MAX);
 
 // Returns the attributes it looked at, for the caller's EOF computation.
 Result<struct statx> check_io_permission(const OpenFile& file, const Identity& id, OpenFor op,
-                                         Unlinked unlinked) {
-    auto st = sys::stat_fd(file.fd.get());
+                                         Unlinked unlinked, const struct statx* known = nullptr) {
+    Result<struct statx> st = known ? Result<struct statx>(*known) : sys::stat_fd(file.fd.get());
     if (!st) return st;
     // Removed: the handle is stale, unless the caller holds the file open (NFSv4).
     if (st->stx_nlink == 0 && unlinked == Unlinked::Stale) return fail(ESTALE);
@@ -135,11 +135,13 @@ Result<ReadResult> read_to_pipe(const OpenFile& file, uint64_t offset, uint32_t 
 }
 
 Result<WriteResult> write(const OpenFile& file, uint64_t offset, std::span<const uint8_t> data,
-                          StableHow stable, const Identity& id, Unlinked unlinked) {
+                          StableHow stable, const Identity& id, Unlinked unlinked,
+                          const struct statx* attrs) {
     if (!file.writable) return fail(EBADF);
     if (data.size() > UINT32_MAX) return fail(EINVAL);
     if (offset > kMaxOffset || data.size() > kMaxOffset - offset) return fail(EFBIG);
-    if (auto st = check_io_permission(file, id, OpenFor::Write, unlinked); !st) return st.failure();
+    if (auto st = check_io_permission(file, id, OpenFor::Write, unlinked, attrs); !st)
+        return st.failure();
 
     auto done = with_identity(
         id, [&] { return pwrite_full(file.fd.get(), offset, data, rwf_flags(stable)); });

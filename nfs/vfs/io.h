@@ -58,9 +58,11 @@ Result<ReadResult> read_to_pipe(const OpenFile& file, uint64_t offset, uint32_t 
 // DataSync uses RWF_DSYNC, FileSync RWF_SYNC (one pwritev2 call, no separate fsync).
 // Offset + length beyond 2^63 - 1 -> EFBIG.
 // The process must ignore SIGXFSZ (RLIMIT_FSIZE), or a large write could kill it.
+// `attrs`: the file's attributes, read just before by the caller (NFSv3's pre-op wcc
+// data), for the permission check; nullptr: read them here.
 Result<WriteResult> write(const OpenFile& file, uint64_t offset, std::span<const uint8_t> data,
-                          StableHow stable, const Identity& id,
-                          Unlinked unlinked = Unlinked::Stale);
+                          StableHow stable, const Identity& id, Unlinked unlinked = Unlinked::Stale,
+                          const struct statx* attrs = nullptr);
 
 // RFC 1813 §3.3.21 COMMIT: fsync(2) of the whole file (offset/count are accepted for the
 // protocol; Linux has no durable range sync). Pair the reply with write_verifier().

@@ -115,6 +115,12 @@ TEST_F(Nfs4Files, UnlinkedWhileOpenStaysUsable) {
     ASSERT_EQ(r.status(), x4::NFS4_OK);
     const auto& d = r.op(2).opread().resok4().data;
     EXPECT_EQ(std::string(d.begin(), d.end()), "still here");
+    // CLOSE matches the handle against the open without opening the object: the removed
+    // file's open is released (not NFS4ERR_STALE, which would leave it to lease expiry).
+    const size_t opens = program_->services().opens.size();
+    Reply c = seq({op_putfh(handle), op_close(sid)});
+    ASSERT_EQ(c.status(), x4::NFS4_OK);
+    EXPECT_EQ(program_->services().opens.size(), opens - 1);
 }
 
 // GETATTR answers with the attributes read when its own operation resolved the handle

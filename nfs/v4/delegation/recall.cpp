@@ -287,9 +287,10 @@ void Services::recall_any(state::Time now) {
 }
 
 vfs::Result<std::shared_ptr<const vfs::OpenFile>> Services::open_file(const vfs::Node& node,
-                                                                      vfs::OpenFor need) {
+                                                                      vfs::OpenFor need,
+                                                                      const struct statx* known) {
     if (auto leased = vfs::leased_file(node.handle)) return leased;  // writable: serves both
-    return files.get(node, need);
+    return files.get(node, need, known);
 }
 
 void Services::lease_broken(int fd) {
