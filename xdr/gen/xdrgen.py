@@ -355,8 +355,9 @@ class Generator:
             total += n
         return total
 
-    def store_field(self, d, expr, at, out, ind="    "):
-        """Writes d's wire form at p + at (a C++ expression); d has a wire_size."""
+    def store_field(self, d, expr, at, out, ind="    ", depth=0):
+        """Writes d's wire form at p + at (a C++ expression); d has a wire_size. `depth`
+        names the loop variable of each nested fixed array (i0, i1, ...)."""
         d = self.resolve(d)
         if d.type == "opaque":
             n = self.eval(d.size)
@@ -365,9 +366,10 @@ class Generator:
                 out.append(f"{ind}std::memset(p + {at} + {n}, 0, {-n % 4});")
         elif d.kind == "fixed":
             step = self.wire_size(Decl(d.type, "x"))
-            out.append(f"{ind}for (size_t i = 0; i < {expr}.size(); ++i) {{")
-            self.store_field(Decl(d.type, "x"), f"{expr}[i]", f"{at} + i * {step}", out,
-                             ind + "    ")
+            i = f"i{depth}"
+            out.append(f"{ind}for (size_t {i} = 0; {i} < {expr}.size(); ++{i}) {{")
+            self.store_field(Decl(d.type, "x"), f"{expr}[{i}]", f"{at} + {i} * {step}", out,
+                             ind + "    ", depth + 1)
             out.append(f"{ind}}}")
         elif d.type in PRIM_CODEC and PRIM_CODEC[d.type] in ("u64", "i64"):
             out.append(f"{ind}xdr::store_u64(p + {at}, static_cast<uint64_t>({expr}));")
