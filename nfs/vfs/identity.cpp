@@ -22,6 +22,8 @@ namespace {
 //     its user namespace, neither of which changes while it serves. Leaving the scope
 //     checks again for free (setfsuid returns the id it replaces) and aborts if the
 //     operation did not run as the caller;
+//   * a caller who is who the thread already is outside a scope (root, where the export
+//     does not squash it) costs no setfsuid/setfsgid at all, entering or leaving;
 //   * supplementary groups are not put back on leaving: outside a scope the thread's
 //     fsuid is 0 and its fs capabilities override every group check, and new files take
 //     their group from fsgid, which is restored. The next scope sets groups only when
@@ -29,6 +31,8 @@ namespace {
 struct ThreadCreds {
     bool prepared = false;  // unshare(CLONE_FS) + umask(0) done
     bool in_scope = false;
+    bool switched = false;  // the scope changed fsuid/fsgid (restored on leaving)
+    uint64_t switches = 0;  // scopes that did, on this thread
     uid_t base_fsuid = 0;  // outside a scope
     gid_t base_fsgid = 0;
     std::vector<gid_t> groups;  // what the thread has now
@@ -106,6 +110,10 @@ Result<IdentityScope> IdentityScope::enter(const Identity& id) {
         }
         c.groups = groups;
     }
+    c.scope_uid = id.uid;
+    c.switched = id.uid != c.base_fsuid || id.gid != c.base_fsgid;
+    if (!c.switched) return IdentityScope();
+    ++c.switches;
     sys_setfsgid(id.gid);
     sys_setfsuid(id.uid);  // last: drops the fs capabilities when uid != 0
     if (!c.verified || c.verified_uid != id.uid || c.verified_gid != id.gid) {
@@ -117,16 +125,23 @@ Result<IdentityScope> IdentityScope::enter(const Identity& id) {
         c.verified_uid = id.uid;
         c.verified_gid = id.gid;
     }
-    c.scope_uid = id.uid;
     return IdentityScope();
 }
 
 IdentityScope::~IdentityScope() {
     if (!active_) return;
     ThreadCreds& c = t_creds;
+    if (!c.switched) {
+        c.in_scope = false;
+        return;
+    }
     // The switch was not read back on entry (verified before): it must have held. If it
     // did not, an operation ran with the wrong credentials; nothing can make that right.
     if (restore(c) != c.scope_uid) std::abort();
+}
+
+uint64_t identity_switches_on_this_thread() {
+    return t_creds.switches;
 }
 
 uid_t current_fsuid() {

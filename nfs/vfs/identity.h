@@ -74,5 +74,8 @@ auto with_identity(const Identity& id, F&& f) -> decltype(f()) {
 // The thread's current filesystem uid/gid (for tests and assertions).
 uid_t current_fsuid();
 gid_t current_fsgid();
+// Scopes this thread entered that changed its fsuid/fsgid (for tests: a caller who is the
+// thread's own identity, root where the export does not squash it, changes nothing).
+uint64_t identity_switches_on_this_thread();
 
 }  // namespace nfsrdmad::vfs

@@ -617,6 +617,37 @@ TEST(Identity, AnIdThatDoesNotTakeFailsTheScope) {
     EXPECT_EQ(current_fsgid(), 0u);
 }
 
+// A caller who is who the thread is outside a scope (root, not squashed) needs no switch:
+// no setfsuid/setfsgid going in or out. Its groups are still its own, and a user after it
+// is switched as ever.
+TEST(Identity, RootNeedsNoSwitch) {
+    const uint64_t before = identity_switches_on_this_thread();
+    {
+        auto scope = IdentityScope::enter(Identity{0, 0, {5}});
+        ASSERT_TRUE(scope.ok());
+        EXPECT_EQ(current_fsuid(), 0u);
+        gid_t g[4];
+        ASSERT_EQ(::getgroups(4, g), 1);
+        EXPECT_EQ(g[0], 5u);
+        EXPECT_EQ(IdentityScope::enter(kRoot).error(), EBUSY);  // still a scope
+    }
+    EXPECT_EQ(identity_switches_on_this_thread(), before);
+    {
+        auto scope = IdentityScope::enter(kUser1234);
+        ASSERT_TRUE(scope.ok());
+        EXPECT_EQ(current_fsuid(), 1234u);
+    }
+    EXPECT_EQ(identity_switches_on_this_thread(), before + 1);
+    EXPECT_EQ(current_fsuid(), 0u);
+    {
+        auto scope = IdentityScope::enter(Identity{0, 1, {}});  // root's uid, another gid
+        ASSERT_TRUE(scope.ok());
+        EXPECT_EQ(current_fsgid(), 1u);
+    }
+    EXPECT_EQ(identity_switches_on_this_thread(), before + 2);
+    EXPECT_EQ(current_fsgid(), 0u);
+}
+
 TEST(Identity, OtherThreadsAreUnaffected) {
     // A thread inherits its creator's credentials, so start it before entering the scope.
     std::promise<void> entered;
