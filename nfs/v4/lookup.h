@@ -2,6 +2,9 @@
 // SECINFO, READDIR (an entry's attributes) and OPEN's CLAIM_NULL share.
 #pragma once
 
+#include <sys/stat.h>
+
+#include <optional>
 #include <string_view>
 
 #include "nfs/v4/request.h"
@@ -14,10 +17,13 @@ x4::nfsstat4 must_be_dir(const Target& t);
 // §18.32.4, §18.10.4): ISDIR for a directory, SYMLINK for a symlink, WRONG_TYPE for the rest.
 x4::nfsstat4 must_be_file(const Target& t);
 // must_be_dir, then lookup_entry.
-x4::nfsstat4 lookup_name(Request& rq, const Target& dir, std::string_view name, Target& out);
+x4::nfsstat4 lookup_name(Request& rq, const Target& dir, std::string_view name, Target& out,
+                         std::optional<struct statx>* attrs = nullptr);
 // `name` in `dir`, which is known to be a directory: a pseudo entry (an export root is
 // admitted with its export's rules), or vfs::lookup with the caller's identity.
-x4::nfsstat4 lookup_entry(Request& rq, const Target& dir, std::string_view name, Target& out);
+// `attrs`: set to the object's attributes when the lookup read them (vfs::lookup).
+x4::nfsstat4 lookup_entry(Request& rq, const Target& dir, std::string_view name, Target& out,
+                          std::optional<struct statx>* attrs = nullptr);
 
 // LOOKUPP's answer (§18.14): the parent of directory `dir`; an export's root goes up
 // into the pseudo file system, the pseudo root has none (NOENT). SECINFO_NO_NAME's

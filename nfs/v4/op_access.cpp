@@ -20,7 +20,8 @@ OpResult op_access(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (st == x4::NFS4_OK && t->pseudo) {
         granted = a.access & (x4::ACCESS4_READ | x4::ACCESS4_LOOKUP);
     } else if (st == x4::NFS4_OK) {
-        auto attr = vfs::getattr(t->node);
+        const struct statx* known = rq.attrs_read_now();
+        auto attr = known ? vfs::Result<struct statx>(*known) : vfs::getattr(t->node);
         if (!attr) {
             st = to_nfsstat4(attr.error());
         } else {

@@ -73,12 +73,14 @@ x4::nfsstat4 must_be_file(const Target& t) {
     return x4::NFS4ERR_WRONG_TYPE;
 }
 
-x4::nfsstat4 lookup_name(Request& rq, const Target& dir, std::string_view name, Target& out) {
+x4::nfsstat4 lookup_name(Request& rq, const Target& dir, std::string_view name, Target& out,
+                         std::optional<struct statx>* attrs) {
     if (auto st = must_be_dir(dir); st != x4::NFS4_OK) return st;
-    return lookup_entry(rq, dir, name, out);
+    return lookup_entry(rq, dir, name, out, attrs);
 }
 
-x4::nfsstat4 lookup_entry(Request& rq, const Target& dir, std::string_view name, Target& out) {
+x4::nfsstat4 lookup_entry(Request& rq, const Target& dir, std::string_view name, Target& out,
+                          std::optional<struct statx>* attrs) {
     if (dir.pseudo) {
         auto e = rq.pseudo->lookup(dir.pseudo_node, name);
         if (!e) return x4::NFS4ERR_NOENT;
@@ -97,6 +99,7 @@ x4::nfsstat4 lookup_entry(Request& rq, const Target& dir, std::string_view name,
     out = Target{};
     out.node = std::move(e->node);
     out.who = dir.who;
+    if (attrs) *attrs = e->attr;
     return x4::NFS4_OK;
 }
 
@@ -109,8 +112,12 @@ OpResult op_lookup(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     std::string_view name;
     if (auto st = check_name(a.objname, name); st != x4::NFS4_OK) return {done(res, st)};
     Target found;
-    if (auto st = lookup_name(rq, *dir, name, found); st != x4::NFS4_OK) return {done(res, st)};
-    rq.set_current(std::move(found));
+    std::optional<struct statx> attrs;
+    if (auto st = lookup_name(rq, *dir, name, found, &attrs); st != x4::NFS4_OK)
+        return {done(res, st)};
+    // The attributes the lookup read: a GETATTR or ACCESS right after (GETFH between, as
+    // the Linux client sends them) answers with them, not with a second statx.
+    rq.set_current(std::move(found), attrs ? &*attrs : nullptr);
     return {done(res, x4::NFS4_OK)};
 }
 

@@ -51,6 +51,7 @@ struct Opening {
     bool reclaim = false;    // CLAIM_PREVIOUS
     bool delegated = false;  // CLAIM_DELEGATE_CUR, CLAIM_DELEG_CUR_FH
     struct statx attr {};    // of a created file, read when it was made
+    bool attr_final = false;  // ... and nothing changed it after
     AttrMask attrset;
     x4::change_info4 cinfo{};
 };
@@ -122,6 +123,7 @@ x4::nfsstat4 create(Request& rq, const Target& dir, std::string_view name, x4::c
     out.cinfo = change_info_of(change);
     out.created = !existed;
     out.attr = e->attr;
+    out.attr_final = !any;
     out.attrset = set;
     // A created file's node holds the descriptor it was made with, which would keep a
     // write delegation's lease from being taken (vfs/lease.h). Where it fails, the file
@@ -355,7 +357,11 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
         }
     }
     x4::xdr_encode(res, r);
-    rq.set_current(std::move(o.file));
+    // The attributes read above: GETATTR and ACCESS after it (GETFH between) answer with
+    // them. A created file's, unless attributes were set after they were read.
+    const struct statx* final_attrs =
+        o.created ? (o.attr_final ? &o.attr : nullptr) : (o.file.pseudo ? nullptr : &attr);
+    rq.set_current(std::move(o.file), final_attrs);
     c.current_stateid = ok.stateid;
     return {};
 }

@@ -124,7 +124,7 @@ x4::nfsstat4 Request::resolve_cached(const std::optional<WireHandle>& fh,
         Target t;
         struct statx attrs {};
         if (auto st = resolve(*fh, t, &attrs); st != x4::NFS4_OK) return st;
-        cache.emplace(Cached{*fh, std::move(t), std::nullopt, {}});
+        cache.emplace(Cached{*fh, std::move(t), std::nullopt, false, {}});
         if (!cache->t.pseudo) {
             cache->attrs_op = compound.op_index;
             cache->attrs = attrs;
@@ -134,8 +134,31 @@ x4::nfsstat4 Request::resolve_cached(const std::optional<WireHandle>& fh,
     return x4::NFS4_OK;
 }
 
+namespace {
+
+// Operations that change no object's attributes (nor the current filehandle).
+bool leaves_attributes(uint32_t opnum) {
+    switch (opnum) {
+        case x4::OP_GETFH:
+        case x4::OP_GETATTR:
+        case x4::OP_ACCESS:
+        case x4::OP_VERIFY:
+        case x4::OP_NVERIFY:
+            return true;
+        default:
+            return false;
+    }
+}
+
+}  // namespace
+
 const struct statx* Request::attrs_read_now() const {
-    if (!current_ || current_->attrs_op != compound.op_index) return nullptr;
+    if (!current_ || !current_->attrs_op) return nullptr;
+    const size_t at = *current_->attrs_op;
+    if (at == compound.op_index) return &current_->attrs;
+    if (!current_->after_op || at > compound.op_index) return nullptr;
+    for (size_t i = at + 1; i < compound.op_index; ++i)
+        if (i >= compound.opnums.size() || !leaves_attributes(compound.opnums[i])) return nullptr;
     return &current_->attrs;
 }
 
@@ -175,14 +198,19 @@ WireHandle Request::handle_of(const Target& t) const {
     return WireHandle(d.begin(), d.end());
 }
 
-void Request::set_current(Target t) {
+void Request::set_current(Target t, const struct statx* attrs) {
     WireHandle fh = handle_of(t);
     compound.current_fh = fh;
     // RFC 8881 §16.2.3.1.2: an operation that sets the current filehandle and no
     // stateid (LOOKUP, LOOKUPP, PUTROOTFH, CREATE ...) leaves no current stateid; OPEN
     // sets its own after this.
     compound.current_stateid.reset();
-    current_.emplace(Cached{std::move(fh), std::move(t), std::nullopt, {}});
+    current_.emplace(Cached{std::move(fh), std::move(t), std::nullopt, false, {}});
+    if (attrs && !current_->t.pseudo) {
+        current_->attrs_op = compound.op_index;
+        current_->after_op = true;
+        current_->attrs = *attrs;
+    }
 }
 
 void Request::save_current() {

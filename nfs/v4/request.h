@@ -73,13 +73,17 @@ class Request {
     // found: PUTFH checks the handle and the operation after it resolves the same one,
     // which then costs no second MAC.
     vfs::Result<vfs::HandleRef> find_by_handle(std::span<const uint8_t> fh);
-    // The attributes of the current filehandle's object when current() resolved it during
-    // the operation running now: no operation can have changed it since (GETATTR answers
-    // with them instead of a second statx). nullptr otherwise.
+    // The attributes of the current filehandle's object when no operation can have
+    // changed them since they were read: current() resolved it during the operation
+    // running now, or the operation that made it current read them last (set_current)
+    // and only operations that change nothing (GETFH, GETATTR, ACCESS, VERIFY, NVERIFY)
+    // ran since. GETATTR and ACCESS answer with them instead of another statx. nullptr
+    // otherwise.
     const struct statx* attrs_read_now() const;
     // Makes `t` the current filehandle (LOOKUP, OPEN, PUTROOTFH ...), with its handle;
-    // the current stateid is cleared (§16.2.3.1.2).
-    void set_current(Target t);
+    // the current stateid is cleared (§16.2.3.1.2). `attrs`: the object's attributes,
+    // read after everything this operation changed (see attrs_read_now()).
+    void set_current(Target t, const struct statx* attrs = nullptr);
     // SAVEFH / RESTOREFH (§18.27, §18.31): the handles and their resolutions.
     void save_current();
     void restore_saved();
@@ -108,9 +112,10 @@ class Request {
     struct Cached {
         WireHandle fh;
         Target t;
-        // Read when the handle was resolved, in operation number `attrs_op` (see
-        // attrs_read_now()).
+        // Read in operation number `attrs_op` (see attrs_read_now()): when the handle was
+        // resolved, or at the end of the operation that set it (`after_op`).
         std::optional<size_t> attrs_op;
+        bool after_op = false;
         struct statx attrs {};
     };
     x4::nfsstat4 resolve_cached(const std::optional<WireHandle>& fh, std::optional<Cached>& cache,

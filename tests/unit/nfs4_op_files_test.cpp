@@ -159,6 +159,34 @@ TEST_F(Nfs4Files, GetattrAfterWriteInOneCompoundSeesTheWrite) {
     EXPECT_EQ(size_in(both, 4), 2u);
 }
 
+// LOOKUP and OPEN hand the attributes they read on to a GETATTR or ACCESS after them with
+// only GETFH between (the Linux client's order: one statx fewer), never past an operation
+// that changed the file, nor from an OPEN that set attributes after it read them.
+TEST_F(Nfs4Files, AttributesReadByLookupOrOpenAreNotUsedPastAChange) {
+    x4::stateid4 sid = create_file("g", "1234");
+    auto size_in = [](const Reply& r, size_t op) {
+        xdr::Decoder d(r.op(op).opgetattr().resok4().obj_attributes.attr_vals);
+        return d.get_u64();
+    };
+    Reply r = seq({put_root(), op_lookup(s("g")), op_getfh(), op_getattr({x4::FATTR4_SIZE})});
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    EXPECT_EQ(size_in(r, 4), 4u);
+    Reply w = seq({put_root(), op_lookup(s("g")), op_write(sid, 0, s("0123456789")),
+                   op_getattr({x4::FATTR4_SIZE})});
+    ASSERT_EQ(w.status(), x4::NFS4_OK);
+    EXPECT_EQ(size_in(w, 4), 10u);
+    // A new file created with a size: the attributes read at its creation are not its own
+    // any more once the size is set.
+    static const uint8_t kFive[8] = {0, 0, 0, 0, 0, 0, 0, 5};
+    x4::nfs_argop4 open = op_open(s("owner-s"), s("sized"), true, x4::OPEN4_SHARE_ACCESS_BOTH);
+    auto& attrs = open.opopen().openhow.how().createattrs();
+    attrs.attrmask = {1u << x4::FATTR4_SIZE};
+    attrs.attr_vals = kFive;
+    Reply o = seq({put_root(), open, op_getfh(), op_getattr({x4::FATTR4_SIZE})});
+    ASSERT_EQ(o.status(), x4::NFS4_OK);
+    EXPECT_EQ(size_in(o, 4), 5u);
+}
+
 TEST_F(Nfs4Files, StateidForAnotherFileIsBad) {
     x4::stateid4 sid = create_file("one", "1");
     create_file("two", "2", "owner-b");
