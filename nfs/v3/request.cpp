@@ -28,7 +28,7 @@ x::nfsstat3 Request::resolve(const x::nfs_fh3& fh, Target& out, struct statx* at
     auto ref = table->find_by_handle(fh.data);
     if (!ref) return to_nfsstat3(ref.error());
     if (x::nfsstat3 s = admit(*ref->exp, out.who); s != x::NFS3_OK) return s;
-    auto node = vfs::ExportTable::open(*ref, attrs);
+    auto node = svc.files.node(*ref, attrs);
     if (!node) return to_nfsstat3(node.error());
     out.node = std::move(*node);
     return x::NFS3_OK;

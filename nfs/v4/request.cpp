@@ -101,7 +101,7 @@ x4::nfsstat4 Request::resolve(std::span<const uint8_t> fh, Target& out, struct s
     if (!ref) return to_nfsstat4(ref.error());
     // Authorized before anything of the export is opened (as v3's Request::resolve).
     if (auto st = admit(*ref->exp, out.who); st != x4::NFS4_OK) return st;
-    auto node = vfs::ExportTable::open(*ref, attrs);
+    auto node = svc.files.node(*ref, attrs);
     if (!node) return to_nfsstat4(node.error());
     out.node = std::move(*node);
     if (attrs) out.type = attrs->stx_mode & S_IFMT;

@@ -110,7 +110,7 @@ Result<Entry> durable(const Node& dir, Make&& make) {
     if (!commit_fd) return commit_fd.failure();
     auto e = make();
     if (!e) return e;
-    if (auto r = commit_opened(*commit_fd); !r) return r.failure();
+    if (auto r = commit_opened(commit_fd->get()); !r) return r.failure();
     return e;
 }
 
@@ -140,7 +140,7 @@ Result<Entry> make_special(const Node& dir, const char* name, mode_t type, const
     if (!commit_fd) return commit_fd.failure();
     if (auto r = change_directory(dir, change, [&] { return with_identity(id, make); }); !r)
         return r.failure();
-    if (auto r = commit_opened(*commit_fd); !r) return r.failure();
+    if (auto r = commit_opened(commit_fd->get()); !r) return r.failure();
     commit_fd->reset();
     return pick_up_created(dir, name, type, id);
 }

@@ -32,7 +32,13 @@ Result<UniqueFd> reopen_for_fsync(int fd, int flags) {
 Result<void> fsync_reopened(int fd, int flags) {
     auto f = reopen_for_fsync(fd, flags);
     if (!f) return f.failure();
-    return commit_opened(*f);
+    return commit_opened(f->get());
+}
+
+// A directory the descriptor cache keeps open is open for reading already.
+Result<void> fsync_directory(const Node& dir) {
+    if (dir.fd.shared()) return commit_opened(dir.fd.get());
+    return fsync_reopened(dir.fd.get(), O_DIRECTORY);
 }
 
 }  // namespace
@@ -41,26 +47,30 @@ uint64_t metadata_commits() {
     return g_commits.load(std::memory_order_relaxed);
 }
 
-Result<UniqueFd> open_directory_for_commit(const Node& dir) {
-    return reopen_for_fsync(dir.fd.get(), O_DIRECTORY);
+Result<NodeFd> open_directory_for_commit(const Node& dir) {
+    if (dir.fd.shared()) return dir.fd.share();
+    auto f = reopen_for_fsync(dir.fd.get(), O_DIRECTORY);
+    if (!f) return f.failure();
+    return NodeFd(std::move(*f));
 }
 
-Result<void> commit_opened(const UniqueFd& fd) {
+Result<void> commit_opened(int fd) {
     g_commits.fetch_add(1, std::memory_order_relaxed);
-    return check_syscall(::fsync(fd.get()));
+    return check_syscall(::fsync(fd));
 }
 
 Result<void> commit_directory(const Node& dir) {
-    return fsync_reopened(dir.fd.get(), O_DIRECTORY);
+    return fsync_directory(dir);
 }
 
 Result<void> commit_object(const Node& node) {
+    if (node.fd.shared()) return fsync_directory(node);  // only directories are shared
     struct stat st;
     if (::fstat(node.fd.get(), &st) != 0) return fail(errno);
-    if (S_ISDIR(st.st_mode)) return fsync_reopened(node.fd.get(), O_DIRECTORY);
+    if (S_ISDIR(st.st_mode)) return fsync_directory(node);
     if (S_ISREG(st.st_mode)) {
         // A write-leased file is not opened again: that would break the lease (lease.h).
-        if (auto leased = leased_file(node.handle)) return commit_opened(leased->fd);
+        if (auto leased = leased_file(node.handle)) return commit_opened(leased->fd.get());
         return fsync_reopened(node.fd.get(), O_NONBLOCK);
     }
     return {};

@@ -21,8 +21,10 @@ Result<void> commit_directory(const Node& dir);
 // commit_directory in two steps: open the directory for the fsync, then fsync it. An
 // operation that creates an entry takes the descriptor before it changes anything, so
 // running out of descriptors (EMFILE) can stop it only while there is nothing to undo.
-Result<UniqueFd> open_directory_for_commit(const Node& dir);
-Result<void> commit_opened(const UniqueFd& fd);
+// A directory whose descriptor is shared with the descriptor cache (NodeFd::shared) is
+// open for reading already: that descriptor serves, and nothing is opened.
+Result<NodeFd> open_directory_for_commit(const Node& dir);
+Result<void> commit_opened(int fd);
 
 // fsync(2) of a regular file or directory after an attribute change. Other types
 // (symlinks, devices, FIFOs, sockets) cannot be opened harmlessly; nothing is done for

@@ -14,7 +14,7 @@ namespace nfsrdmad::vfs {
 namespace {
 
 bool usable_for(const OpenFile& f, const Export* exp, OpenFor need) {
-    return f.exp.get() == exp && (need == OpenFor::Read || f.writable);
+    return f.exp.get() == exp && !f.directory && (need == OpenFor::Read || f.writable);
 }
 
 Result<void> check_regular(const Export& exp, int path_fd, const struct statx* known) {
@@ -76,6 +76,48 @@ Result<std::shared_ptr<const OpenFile>> FdCache::get(const Node& node, OpenFor n
     return open_and_insert(node.exp, node.handle, node.fd.get(), need, known);
 }
 
+Result<Node> FdCache::node(const HandleRef& ref, struct statx* attrs) {
+    std::shared_ptr<const OpenFile> dir;
+    {
+        std::lock_guard lock(mu_);
+        if (auto it = slots_.find(ref.handle); it != slots_.end()) {
+            const auto& f = it->second.file;
+            if (f->directory && f->exp == ref.exp) {
+                lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
+                dir = f;
+            }
+        }
+    }
+    if (dir) {
+        auto st = sys::stat_fd(dir->fd.get());
+        if (!st) return st.failure();
+        if (st->stx_nlink == 0) {  // removed (rmdir) since it was cached
+            forget(ref.handle);
+            return fail(ESTALE);
+        }
+        if (attrs) *attrs = *st;
+        const int fd = dir->fd.get();
+        return Node{ref.exp, NodeFd(fd, std::move(dir)), ref.handle};
+    }
+    struct statx st {};
+    auto node = ExportTable::open(ref, &st);
+    if (!node || !S_ISDIR(st.stx_mode)) {
+        if (node && attrs) *attrs = st;
+        return node;
+    }
+    if (attrs) *attrs = st;
+    // A directory: open it for reading, as root ("." under itself: one component), keep
+    // that, and let the O_PATH one go. Out of descriptors, the O_PATH Node serves.
+    UniqueFd fd(open_reclaiming(
+        [&] { return ::openat(node->fd.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); }));
+    if (!fd) return node;
+    auto file = std::make_shared<const OpenFile>(
+        OpenFile{ref.exp, ref.handle, std::move(fd), false, /*directory=*/true});
+    file = insert_directory(std::move(file));
+    const int shared = file->fd.get();
+    return Node{ref.exp, NodeFd(shared, std::move(file)), ref.handle};
+}
+
 Result<std::shared_ptr<const OpenFile>> FdCache::open_and_insert(std::shared_ptr<const Export> exp,
                                                                  const FileHandle& handle,
                                                                  int path_fd, OpenFor need,
@@ -115,6 +157,28 @@ std::shared_ptr<const OpenFile> FdCache::insert(std::shared_ptr<const OpenFile> 
     }
     lru_.push_front(file->handle);
     slots_.emplace(file->handle, Slot{file, lru_.begin()});
+    evict_over_capacity(evicted);
+    return file;
+}
+
+std::shared_ptr<const OpenFile> FdCache::insert_directory(std::shared_ptr<const OpenFile> dir) {
+    std::vector<std::shared_ptr<const OpenFile>> evicted;  // closed after the lock is released
+    std::lock_guard lock(mu_);
+    auto it = slots_.find(dir->handle);
+    if (it != slots_.end()) {
+        // Another thread raced us: keep theirs if it is this export's directory too.
+        lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
+        if (it->second.file->directory && it->second.file->exp == dir->exp) return it->second.file;
+        evicted.push_back(std::exchange(it->second.file, dir));
+        return dir;
+    }
+    lru_.push_front(dir->handle);
+    slots_.emplace(dir->handle, Slot{dir, lru_.begin()});
+    evict_over_capacity(evicted);
+    return dir;
+}
+
+void FdCache::evict_over_capacity(std::vector<std::shared_ptr<const OpenFile>>& evicted) {
     while (slots_.size() > capacity_) {
         auto victim = slots_.find(lru_.back());
         evicted.push_back(std::move(victim->second.file));
@@ -122,7 +186,6 @@ std::shared_ptr<const OpenFile> FdCache::insert(std::shared_ptr<const OpenFile> 
         lru_.pop_back();
         evictions_.fetch_add(1, std::memory_order_relaxed);
     }
-    return file;
 }
 
 size_t FdCache::reclaim_fds(size_t want) {

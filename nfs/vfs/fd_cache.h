@@ -14,6 +14,15 @@
 // and only then call get().
 // Thread-safe; entries are shared_ptrs, so eviction never closes an fd in use.
 // An fd of a file unlinked meanwhile is harmless: io.h reports ESTALE when nlink == 0.
+// Directories are kept too, for node(): every operation on names starts by resolving
+// its directory's handle, which without the cache costs an open_by_handle_at and a close,
+// and the commit of a change (durability.h) another open and close. A cached directory
+// is open O_RDONLY|O_DIRECTORY (as root), which serves both as the base of the *at calls
+// (their permission checks are the caller's, on the directory's inode, whatever the
+// descriptor's mode) and for fsync. Nobody reads the directory through it: its offset
+// is shared (READDIR opens its own). A directory removed meanwhile is found with nlink 0
+// and answered ESTALE, as open_by_handle_at would. Regular files are not kept for
+// node(): an O_PATH descriptor would keep a removed file's blocks allocated.
 // The cache is an FdReclaimer (fd_pressure.h): when an open anywhere in the vfs fails
 // with EMFILE/ENFILE, it closes its least recently used entries that no request holds.
 // The daemon sizes it with fd_cache_capacity() from RLIMIT_NOFILE.
@@ -29,6 +38,7 @@
 #include <mutex>
 #include <span>
 #include <unordered_map>
+#include <vector>
 
 #include "nfs/vfs/export.h"
 #include "nfs/vfs/fd_pressure.h"
@@ -44,6 +54,8 @@ struct OpenFile {
     FileHandle handle;
     UniqueFd fd;    // O_RDONLY or O_RDWR, O_NONBLOCK (lease breaks -> EWOULDBLOCK)
     bool writable;  // opened O_RDWR (for OpenFor::Write)
+    // A directory (O_RDONLY|O_DIRECTORY), kept for node(): never served by get().
+    bool directory = false;
 };
 
 enum class OpenFor { Read, Write };
@@ -72,6 +84,12 @@ class FdCache final : public FdReclaimer {
     Result<std::shared_ptr<const OpenFile>> get(const Node& node, OpenFor need,
                                                 const struct statx* known = nullptr);
 
+    // The object a checked handle names, as ExportTable::open (call as root, outside any
+    // IdentityScope; `attrs` as there), except that a directory is kept open here and the
+    // Node shares its descriptor (NodeFd::shared): the first resolve of a directory costs
+    // one open more, each later one a statx only.
+    Result<Node> node(const HandleRef& ref, struct statx* attrs = nullptr);
+
     void forget(const FileHandle& handle);
     void clear();
     size_t size() const;
@@ -98,6 +116,9 @@ class FdCache final : public FdReclaimer {
     std::shared_ptr<const OpenFile> lookup(const FileHandle& handle, const Export* exp,
                                            OpenFor need);
     std::shared_ptr<const OpenFile> insert(std::shared_ptr<const OpenFile> file, OpenFor need);
+    std::shared_ptr<const OpenFile> insert_directory(std::shared_ptr<const OpenFile> dir);
+    // Under mu_: drops least recently used entries past capacity into `evicted`.
+    void evict_over_capacity(std::vector<std::shared_ptr<const OpenFile>>& evicted);
     Result<std::shared_ptr<const OpenFile>> open_and_insert(std::shared_ptr<const Export> exp,
                                                             const FileHandle& handle, int path_fd,
                                                             OpenFor need,

@@ -14,12 +14,44 @@ namespace nfsrdmad::vfs {
 
 class Export;
 
+// A Node's descriptor: one of its own, or one it shares with the descriptor cache (a
+// directory the cache keeps open, fd_cache.h), which costs the request no open and no
+// close. Either way the descriptor is only the caller's to use, never to close.
+class NodeFd {
+  public:
+    NodeFd() = default;
+    NodeFd(UniqueFd fd) : own_(std::move(fd)) {}  // NOLINT: a Node takes its own fd as before
+    // `keep` keeps `fd` open while this NodeFd lives.
+    NodeFd(int fd, std::shared_ptr<const void> keep) : shared_(fd), keep_(std::move(keep)) {}
+    NodeFd& operator=(UniqueFd fd) {
+        own_ = std::move(fd);
+        keep_.reset();
+        shared_ = -1;
+        return *this;
+    }
+    int get() const { return keep_ ? shared_ : own_.get(); }
+    bool valid() const { return get() >= 0; }
+    explicit operator bool() const { return valid(); }
+    void reset() { *this = UniqueFd(); }
+    // Shared with the cache: a directory opened O_RDONLY, so it can be fsync'ed as it is
+    // (an own descriptor is O_PATH unless its maker says otherwise).
+    bool shared() const { return keep_ != nullptr; }
+    // Another NodeFd for the same shared descriptor (only when shared()).
+    NodeFd share() const { return NodeFd(shared_, keep_); }
+
+  private:
+    UniqueFd own_;
+    int shared_ = -1;
+    std::shared_ptr<const void> keep_;
+};
+
 // An object of an export, pinned by a descriptor (normally O_PATH, opened as root by
-// ExportTable::resolve or by a lookup/create). Move-only. Keeps its Export alive, so it
-// stays usable across an export-table reload for the duration of one request.
+// ExportTable::resolve or by a lookup/create; or a directory's O_RDONLY one shared with
+// the descriptor cache, FdCache::node). Move-only. Keeps its Export alive, so it stays
+// usable across an export-table reload for the duration of one request.
 struct Node {
     std::shared_ptr<const Export> exp;
-    UniqueFd fd;
+    NodeFd fd;
     FileHandle handle;  // the wire handle of this object
 
     uint32_t fsid() const;

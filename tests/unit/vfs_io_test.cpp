@@ -302,6 +302,67 @@ TEST_F(IoTest, CacheEntriesOfAnOldTableAreNotReused) {
     EXPECT_EQ((*second)->exp, reloaded->exports()[0]);
 }
 
+// FdCache::node: a directory's handle resolves to a descriptor the cache keeps open for
+// reading (no open_by_handle_at, no close, and its commit opens nothing); the permission
+// checks stay the caller's; a directory removed meanwhile is ESTALE; get() never serves
+// it; regular files are not kept; an old table's entry is not reused.
+TEST_F(IoTest, DirectoriesAreKeptOpenAndSharedByTheirNodes) {
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);  // root's: others may not create in it
+    write_file("f", "x");
+    const FileHandle h = node("d").handle;
+    auto ref = table_->find_by_handle(h.data());
+    ASSERT_TRUE(ref.ok());
+    struct statx st {};
+    auto first = cache_.node(*ref, &st);
+    ASSERT_TRUE(first.ok()) << describe_error(first.error());
+    EXPECT_TRUE(S_ISDIR(st.stx_mode));
+    EXPECT_TRUE(first->fd.shared());
+    EXPECT_EQ(::fcntl(first->fd.get(), F_GETFL) & (O_ACCMODE | O_PATH), O_RDONLY);
+    EXPECT_TRUE(cache_.contains(h));
+    auto again = cache_.node(*ref);
+    ASSERT_TRUE(again.ok());
+    EXPECT_EQ(again->fd.get(), first->fd.get());  // the same descriptor: nothing opened
+    auto commit_fd = open_directory_for_commit(*again);
+    ASSERT_TRUE(commit_fd.ok());
+    EXPECT_EQ(commit_fd->get(), first->fd.get());
+    EXPECT_EQ(cache_.get(*table_, h.data(), OpenFor::Read).error(), EISDIR);
+
+    // Opened as root, used by anyone: the kernel checks the caller on the inode.
+    EXPECT_EQ(create(*again, "x", 0644, CreateHow::Guarded, 0, kUser1234).error(), EACCES);
+    const uint64_t commits = metadata_commits();
+    auto made = create(*again, "x", 0644, CreateHow::Guarded, 0, kRoot);
+    ASSERT_TRUE(made.ok()) << describe_error(made.error());
+    EXPECT_EQ(metadata_commits(), commits + 1);
+    EXPECT_EQ(stat_path("d/x").st_uid, 0u);
+
+    // A regular file's node is its own O_PATH descriptor, not kept.
+    const FileHandle fh = node("f").handle;
+    auto file = cache_.node(*table_->find_by_handle(fh.data()));
+    ASSERT_TRUE(file.ok());
+    EXPECT_FALSE(file->fd.shared());
+    EXPECT_FALSE(cache_.contains(fh));
+
+    // Removed: ESTALE, as open_by_handle_at says of it, and no longer kept.
+    ASSERT_EQ(::unlink(path("d/x").c_str()), 0);
+    ASSERT_EQ(::rmdir(path("d").c_str()), 0);
+    EXPECT_EQ(cache_.node(*ref).error(), ESTALE);
+    EXPECT_FALSE(cache_.contains(h));
+    EXPECT_EQ(cache_.node(*ref).error(), ESTALE);  // now from open_by_handle_at
+
+    // Another table's export: a descriptor of its own (the entry it replaces was that of
+    // the old table's export).
+    ASSERT_EQ(::mkdir(path("e").c_str(), 0755), 0);
+    const FileHandle eh = node("e").handle;
+    auto old_e = cache_.node(*table_->find_by_handle(eh.data()));
+    ASSERT_TRUE(old_e.ok());
+    auto reloaded = make_table({export_dir_});
+    auto new_e = cache_.node(*reloaded->find_by_handle(eh.data()));
+    ASSERT_TRUE(new_e.ok());
+    EXPECT_TRUE(old_e->fd.shared() && new_e->fd.shared());
+    EXPECT_NE(new_e->fd.get(), old_e->fd.get());
+    EXPECT_EQ(new_e->exp, reloaded->exports()[0]);
+}
+
 TEST_F(IoTest, ConcurrentUsersShareTheCacheSafely) {
     constexpr int kThreads = 8;
     constexpr int kRounds = 100;
