@@ -51,3 +51,14 @@ TEST(ReactorTimer, ATimerMayArmAnother) {
     EXPECT_EQ(f.get(), 2);
     r.stop();
 }
+
+// The coarse clock is Clock's, a tick or so behind: never ahead of it, never far behind
+// (idle timeouts compare one coarse reading with another, so the tick is all they lose).
+TEST(ReactorTimer, TheCoarseClockIsTheSteadyClockATickBehind) {
+    for (int i = 0; i < 1000; ++i) {
+        const auto coarse = Reactor::coarse_now();
+        const auto precise = Reactor::Clock::now();
+        EXPECT_LE(coarse, precise);
+        EXPECT_GT(coarse, precise - 100ms);  // HZ=100 makes a tick 10 ms
+    }
+}

@@ -9,7 +9,9 @@
 #include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <ctime>
 #include <stdexcept>
+#include <type_traits>
 
 #include "transport/engine/worker_pool.h"
 
@@ -126,6 +128,15 @@ bool Reactor::arm_pollers() {
     return work;
 }
 
+Reactor::Clock::time_point Reactor::coarse_now() {
+    struct timespec ts {};
+    ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    // libstdc++'s steady_clock is CLOCK_MONOTONIC, of which this is the coarse reading.
+    static_assert(std::is_same_v<Clock::duration, std::chrono::nanoseconds>);
+    return Clock::time_point(std::chrono::seconds(ts.tv_sec) +
+                             std::chrono::nanoseconds(ts.tv_nsec));
+}
+
 Reactor::TimerId Reactor::after(std::chrono::milliseconds delay, std::function<void()> fn) {
     TimerId id{Clock::now() + delay, next_timer_++};
     timers_.emplace(id, std::move(fn));
@@ -206,7 +217,10 @@ bool Reactor::run_here(const std::function<bool()>& hand_over) {
     if (last_work == Clock::time_point{}) last_work = Clock::now();
     while (!stopping_) {
         bool busy = false;
-        if (mode_ != Mode::Event && !pollers_.empty()) {
+        // Only a loop with pollers that it may spin on looks at when it last had work
+        // (a clock reading per round saved for the others).
+        const bool spins = mode_ != Mode::Event && !pollers_.empty();
+        if (spins) {
             busy = mode_ == Mode::Poll || Clock::now() - last_work < spin_;
             // Going to sleep: every poller must be armed first, and whatever completed
             // before the arm must be reaped now, or it would wait for the next event.
@@ -225,7 +239,7 @@ bool Reactor::run_here(const std::function<bool()>& hand_over) {
         int n = epoll_wait(epfd_.get(), events, 64, timeout);
         sleeping_.store(false, std::memory_order_relaxed);
         if (n < 0 && errno != EINTR) break;
-        if (n > 0) last_work = Clock::now();
+        if (n > 0 && spins) last_work = Clock::now();
         for (int i = 0; i < n; ++i) {
             int fd = events[i].data.fd;
             if (fd == wakefd_.get()) {
@@ -242,7 +256,7 @@ bool Reactor::run_here(const std::function<bool()>& hand_over) {
         // Posted work is work: it keeps an adaptive reactor spinning, as the eventfd's
         // wakeup did when every post wrote it (a worker's reply sent now is often
         // followed by the client's next call: the spin catches it without an interrupt).
-        if (pending_.load() && drain_posted()) last_work = Clock::now();
+        if (pending_.load() && drain_posted() && spins) last_work = Clock::now();
         // A handler of this round left a job for this thread (WorkerPool::submit): once a
         // parked worker has the loop, run it here. Nothing of the reactor is touched after.
         if (handed_over(hand_over)) return true;

@@ -84,6 +84,11 @@ class Reactor {
     // (epoll_wait sleeps until the earliest one; no descriptor is used, so timers work
     // even when the process is out of them).
     using Clock = std::chrono::steady_clock;
+    // Clock's time as of the last timer tick (CLOCK_MONOTONIC_COARSE: one to a few ms
+    // behind, read from the vDSO page without a system call whatever the clocksource).
+    // For bookkeeping that needs no more than that, e.g. idle timeouts: a VM whose
+    // clocksource has no vDSO reading (hpet, acpi_pm) pays a system call per Clock::now().
+    static Clock::time_point coarse_now();
     struct TimerId {
         Clock::time_point at;
         uint64_t seq = 0;  // 0: no timer

@@ -50,7 +50,7 @@ void Connection::arm_idle_timer(std::chrono::milliseconds delay) {
 void Connection::on_idle_timer() {
     idle_timer_ = {};
     if (closed_) return;
-    auto now = engine::Reactor::Clock::now();
+    auto now = engine::Reactor::coarse_now();  // as touch() reads it
     if (!idle()) touch();
     auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(
         now - last_activity_.load(std::memory_order_relaxed));

@@ -107,8 +107,9 @@ class Connection : public std::enable_shared_from_this<Connection>, public rpc::
     void finish(std::vector<rpc::PendingCalls::Finished> f);  // runs the `done`s on a worker
     void queue_reply(rpc::Reply reply);  // on the reactor thread
     void update_interest();
-    // Activity: a complete call arrived or a reply went out. Restarts the idle clock.
-    void touch() { last_activity_.store(engine::Reactor::Clock::now(), std::memory_order_relaxed); }
+    // Activity: a complete call arrived or a reply went out. Restarts the idle clock
+    // (coarse: idle timeouts are minutes, and this runs twice per call).
+    void touch() { last_activity_.store(engine::Reactor::coarse_now(), std::memory_order_relaxed); }
     void arm_idle_timer(std::chrono::milliseconds delay);
     void on_idle_timer();
     // Backpressure: a client that sends calls but does not read its replies stops being
