@@ -35,9 +35,12 @@ Result<void> fsync_reopened(int fd, int flags) {
     return commit_opened(f->get());
 }
 
-// A directory the descriptor cache keeps open is open for reading already.
+// Every commit fsyncs an open file description of its own, also for a directory the
+// descriptor cache keeps open for reading: Linux reports a write-back error once per
+// description (errseq), so two commits sharing the cache's would see it once between
+// them, and one would answer success for a change that may not be on disk (file systems
+// whose directories are not journalled: ext2, ext4 without a journal, FAT).
 Result<void> fsync_directory(const Node& dir) {
-    if (dir.fd.shared()) return commit_opened(dir.fd.get());
     return fsync_reopened(dir.fd.get(), O_DIRECTORY);
 }
 
@@ -47,11 +50,8 @@ uint64_t metadata_commits() {
     return g_commits.load(std::memory_order_relaxed);
 }
 
-Result<NodeFd> open_directory_for_commit(const Node& dir) {
-    if (dir.fd.shared()) return dir.fd.share();
-    auto f = reopen_for_fsync(dir.fd.get(), O_DIRECTORY);
-    if (!f) return f.failure();
-    return NodeFd(std::move(*f));
+Result<UniqueFd> open_directory_for_commit(const Node& dir) {
+    return reopen_for_fsync(dir.fd.get(), O_DIRECTORY);
 }
 
 Result<void> commit_opened(int fd) {

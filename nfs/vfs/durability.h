@@ -21,9 +21,9 @@ Result<void> commit_directory(const Node& dir);
 // commit_directory in two steps: open the directory for the fsync, then fsync it. An
 // operation that creates an entry takes the descriptor before it changes anything, so
 // running out of descriptors (EMFILE) can stop it only while there is nothing to undo.
-// A directory whose descriptor is shared with the descriptor cache (NodeFd::shared) is
-// open for reading already: that descriptor serves, and nothing is opened.
-Result<NodeFd> open_directory_for_commit(const Node& dir);
+// A description of its own even for a directory the descriptor cache keeps open
+// (durability.cpp: write-back errors are reported once per description).
+Result<UniqueFd> open_directory_for_commit(const Node& dir);
 Result<void> commit_opened(int fd);
 
 // fsync(2) of a regular file or directory after an attribute change. Other types

@@ -92,7 +92,12 @@ Result<Node> FdCache::node(const HandleRef& ref, struct statx* attrs) {
         auto st = sys::stat_fd(dir->fd.get());
         if (!st) return st.failure();
         if (st->stx_nlink == 0) {  // removed (rmdir) since it was cached
-            forget(ref.handle);
+            std::lock_guard lock(mu_);
+            auto it = slots_.find(ref.handle);
+            if (it != slots_.end() && it->second.file == dir) {  // not a newer table's
+                lru_.erase(it->second.lru_pos);
+                slots_.erase(it);
+            }
             return fail(ESTALE);
         }
         if (attrs) *attrs = *st;

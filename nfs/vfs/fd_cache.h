@@ -15,14 +15,14 @@
 // Thread-safe; entries are shared_ptrs, so eviction never closes an fd in use.
 // An fd of a file unlinked meanwhile is harmless: io.h reports ESTALE when nlink == 0.
 // Directories are kept too, for node(): every operation on names starts by resolving
-// its directory's handle, which without the cache costs an open_by_handle_at and a close,
-// and the commit of a change (durability.h) another open and close. A cached directory
-// is open O_RDONLY|O_DIRECTORY (as root), which serves both as the base of the *at calls
-// (their permission checks are the caller's, on the directory's inode, whatever the
-// descriptor's mode) and for fsync. Nobody reads the directory through it: its offset
-// is shared (READDIR opens its own). A directory removed meanwhile is found with nlink 0
-// and answered ESTALE, as open_by_handle_at would. Regular files are not kept for
-// node(): an O_PATH descriptor would keep a removed file's blocks allocated.
+// its directory's handle, which without the cache costs an open_by_handle_at and a close.
+// A cached directory is open O_RDONLY|O_DIRECTORY (as root) and serves as the base of
+// the *at calls (their permission checks are the caller's, on the directory's inode,
+// whatever the descriptor's mode). Nobody reads the directory through it (its offset is
+// shared: READDIR opens its own), nor fsyncs it (durability.cpp: a write-back error is
+// reported once per open file description, so each commit opens one of its own). A directory
+// removed meanwhile is found with nlink 0 and answered ESTALE, as open_by_handle_at would. Regular
+// files are not kept for node(): an O_PATH descriptor would keep a removed file's blocks allocated.
 // The cache is an FdReclaimer (fd_pressure.h): when an open anywhere in the vfs fails
 // with EMFILE/ENFILE, it closes its least recently used entries that no request holds.
 // The daemon sizes it with fd_cache_capacity() from RLIMIT_NOFILE.

@@ -33,11 +33,9 @@ class NodeFd {
     bool valid() const { return get() >= 0; }
     explicit operator bool() const { return valid(); }
     void reset() { *this = UniqueFd(); }
-    // Shared with the cache: a directory opened O_RDONLY, so it can be fsync'ed as it is
-    // (an own descriptor is O_PATH unless its maker says otherwise).
+    // Shared with the cache: a directory, opened O_RDONLY (an own descriptor is O_PATH
+    // unless its maker says otherwise).
     bool shared() const { return keep_ != nullptr; }
-    // Another NodeFd for the same shared descriptor (only when shared()).
-    NodeFd share() const { return NodeFd(shared_, keep_); }
 
   private:
     UniqueFd own_;
