@@ -32,7 +32,6 @@ class NodeFd {
     int get() const { return keep_ ? shared_ : own_.get(); }
     bool valid() const { return get() >= 0; }
     explicit operator bool() const { return valid(); }
-    void reset() { *this = UniqueFd(); }
     // Shared with the cache: a directory, opened O_RDONLY (an own descriptor is O_PATH
     // unless its maker says otherwise).
     bool shared() const { return keep_ != nullptr; }
