@@ -122,11 +122,13 @@ void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* 
     spdlog::info(
         "stats: tcp accepted={} closed={} rejected={} idle_closed={} accept_errors={} "
         "records={} oversize={} bytes_in={} bytes_out={} payload_spliced_bytes={} "
-        "payload_copied_bytes={} back_calls={} back_failed={} stray_replies={} worker_replies={}",
+        "payload_copied_bytes={} record_moved_bytes={} back_calls={} back_failed={} "
+        "stray_replies={} worker_replies={}",
         t.accepted.load(), t.closed.load(), t.rejected.load(), t.idle_closed.load(),
         t.accept_errors.load(), t.records.load(), t.oversize_records.load(), t.bytes_in.load(),
         t.bytes_out.load(), t.payload_spliced_bytes.load(), t.payload_copied_bytes.load(),
-        t.back_calls.load(), t.back_failed.load(), t.stray_replies.load(), t.worker_replies.load());
+        t.record_moved_bytes.load(), t.back_calls.load(), t.back_failed.load(),
+        t.stray_replies.load(), t.worker_replies.load());
     spdlog::info("stats: vfs metadata_commits={}", vfs::metadata_commits());
     const auto fp = vfs::fd_pressure_stats();
     spdlog::info(

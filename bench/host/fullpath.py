@@ -16,8 +16,9 @@ between the two runs divided by N is one call; start-up, MOUNT and shut-down can
 
 Workloads (NFSv3, AUTH_SYS uid 1000): null; getattr of the export's root; lookup of an
 existing name; create (UNCHECKED, a new name each call, so each one commits the directory);
-read (4 KiB of a 1 MiB file: spliced); write (4 KiB UNSTABLE into that file). Instructions are not counted for lookup and create
-(NO_CALLGRIND below).
+read (4 KiB of a 1 MiB file: spliced); write (4 KiB UNSTABLE into that file); write1m (the
+whole 1 MiB file, UNSTABLE, the record sent at once). Instructions are not counted for lookup
+and create (NO_CALLGRIND below).
 
 Needs root (the daemon switches identities) and valgrind and strace. Loopback TCP, so the
 kernel's side of the network is in no figure.
@@ -37,7 +38,7 @@ import time
 
 from instructions import strace_counts  # same directory: on sys.path when run as a script
 
-WORKLOADS = ["null", "getattr", "lookup", "create", "read", "write"]
+WORKLOADS = ["null", "getattr", "lookup", "create", "read", "write", "write1m"]
 # Valgrind 3.19 (Debian 12) fails openat2 with ENOSYS, so these calls would fail under
 # callgrind: their system calls are counted, their instructions are not.
 NO_CALLGRIND = {"lookup", "create"}
@@ -162,7 +163,7 @@ def run(exe, tool, workload, calls, tmp, tag):
     with open(os.path.join(base, "engine.yaml"), "w") as f:
         f.write("engine:\n  mode: event\n  threads: 1\n  workers: 2\n")
     file_fh = None
-    if workload in ("read", "write"):
+    if workload in ("read", "write", "write1m"):
         # The file's handle from a daemon run outside the tool (the handle key stays in the
         # state directory): LOOKUP makes an openat2, which callgrind cannot run.
         def lookup(c, root):
@@ -170,6 +171,8 @@ def run(exe, tool, workload, calls, tmp, tag):
             (n,) = struct.unpack(">I", r[4:8])
             return r[8:8 + n]
         file_fh = serve(exe, [], base, lookup)
+
+    big = opaque(b"W" * (1 << 20))
 
     def session(c, root):
         for i in range(calls):
@@ -186,9 +189,11 @@ def run(exe, tool, workload, calls, tmp, tag):
                                  + struct.pack(">8I", 0, 1, 0o644, 0, 0, 0, 0, 0))
             elif workload == "read":  # offset, count
                 proc, args = 6, opaque(file_fh) + struct.pack(">QI", (i % 256) * 4096, 4096)
-            else:  # write: offset, count, UNSTABLE, data
+            elif workload == "write":  # offset, count, UNSTABLE, data
                 proc, args = 7, (opaque(file_fh) + struct.pack(">QII", (i % 256) * 4096, 4096, 0)
                                  + opaque(b"w" * 4096))
+            else:  # write1m: the whole file, 1 MiB UNSTABLE, sent at once
+                proc, args = 7, opaque(file_fh) + struct.pack(">QII", 0, 1 << 20, 0) + big
             check(c.call(NFS_PROG, 3, proc, args), f"{workload} call {i}")
 
     out = os.path.join(tmp, f"{tag}.{workload}.{calls}")

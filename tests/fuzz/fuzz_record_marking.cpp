@@ -15,10 +15,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const size_t step = data[0] == 0 ? size_t(-1) : data[0];
     ++data;
     --size;
-    constexpr size_t kMaxRecord = 64 * 1024;
+    // Past kFirstChunk, so that long fragments take both ways to their buffer.
+    constexpr size_t kMaxRecord = 4 * RecordAssembler::kFirstChunk;
     RecordAssembler a(kMaxRecord);
     size_t i = 0;
     while (i < size) {
+        // What the connection does when a long fragment begins: it says how many bytes
+        // the socket holds (here, the rest of the input; the second byte of it, when odd,
+        // makes it say nothing).
+        if (a.sizing() && !(size > 1 && (data[1] & 1))) a.waiting(size - i);
         auto want = a.want();
         if (want.empty()) abort();  // the assembler must always accept more bytes
         size_t n = std::min({want.size(), step, size - i});

@@ -1,6 +1,7 @@
 // RFC 5531 §11 record marking, fed byte by byte and in pieces, without sockets.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 
 #include "transport/tcp/record_marking.h"
@@ -162,17 +163,66 @@ TEST(RecordMarking, AMarkAloneReservesOnlyAFirstChunk) {
     Status s;
     feed(a, header, 4, &s);
     ASSERT_EQ(s, Status::NeedMore);
+    // Nor when the transport holds less than a first chunk of the body.
+    ASSERT_TRUE(a.sizing());
+    a.waiting(0);
+    a.waiting(RecordAssembler::kFirstChunk - 1);
     EXPECT_LE(a.want().size(), RecordAssembler::kFirstChunk);
+}
+
+TEST(RecordMarking, ALongFragmentAlreadyWaitingIsReadWhereItStays) {
+    // What a client that sends a 1 MiB WRITE at once gets: the transport says the body is
+    // there (FIONREAD), so the buffer is sized for all of it and nothing is moved.
+    const size_t len = 1u << 20;
+    std::atomic<uint64_t> moved{0};
+    RecordAssembler a(2u << 20, nullptr, &moved);
+    std::vector<uint8_t> body(len);
+    for (size_t i = 0; i < len; ++i) body[i] = uint8_t(i * 13 + i / 4096);
+    auto bytes = fragment(body, true);
+    ASSERT_EQ(a.commit(0), Status::NeedMore);
+    std::memcpy(a.want().data(), bytes.data(), 4);
+    ASSERT_EQ(a.commit(4), Status::NeedMore);
+    ASSERT_TRUE(a.sizing());
+    a.waiting(RecordAssembler::kFirstChunk);  // a first chunk's worth is enough
+    EXPECT_FALSE(a.sizing());
+    uint8_t* start = a.want().data();
+    EXPECT_EQ(a.want().size(), len);
+    size_t at = 4;
+    Status s = Status::NeedMore;
+    while (s == Status::NeedMore) {  // in pieces, as a socket delivers it
+        auto want = a.want();
+        ASSERT_FALSE(want.empty());
+        const size_t n = std::min<size_t>({want.size(), 100000, bytes.size() - at});
+        std::memcpy(want.data(), bytes.data() + at, n);
+        at += n;
+        s = a.commit(n);
+    }
+    ASSERT_EQ(s, Status::RecordReady);
+    auto r = a.take();
+    EXPECT_EQ(r.data.get(), start) << "the body stayed where it was first read";
+    EXPECT_EQ(std::vector<uint8_t>(r.data.get(), r.data.get() + r.size), body);
+    EXPECT_EQ(moved.load(), 0u);
+    // The next record starts afresh: a short one needs no sizing.
+    auto small = fragment(std::vector<uint8_t>(100, 1), true);
+    std::memcpy(a.want().data(), small.data(), 4);
+    ASSERT_EQ(a.commit(4), Status::NeedMore);
+    EXPECT_FALSE(a.sizing());
 }
 
 TEST(RecordMarking, BufferGrowsAsBytesArriveAndKeepsThem) {
     const size_t len = 1u << 20;
     std::vector<uint8_t> body(len);
     for (size_t i = 0; i < len; ++i) body[i] = uint8_t(i * 7 + i / 4096);
-    RecordAssembler a(2u << 20);
+    std::atomic<uint64_t> moved{0};
+    RecordAssembler a(2u << 20, nullptr, &moved);
     for (size_t step : {size_t(1000), size_t(64 * 1024), len + 4}) {
+        moved = 0;
         auto recs = feed(a, fragment(body, true), step);
         ASSERT_EQ(recs.size(), 1u) << "step " << step;
         EXPECT_EQ(recs[0], body) << "step " << step;
+        // Without waiting(), the body begins in a first chunk, which moves once into a
+        // buffer for the whole fragment when it is full (a buffer doubling as bytes came
+        // would move 64 + 128 + 256 + 512 KiB).
+        EXPECT_EQ(moved.load(), RecordAssembler::kFirstChunk) << "step " << step;
     }
 }

@@ -1,6 +1,7 @@
 #include "transport/tcp/connection.h"
 
 #include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -17,7 +18,7 @@ Connection::Connection(engine::UniqueFd fd, rpc::Peer peer, engine::Reactor& rea
       peer_(std::move(peer)),
       reactor_(reactor),
       svc_(services),
-      assembler_(services.max_record, services.buffers),
+      assembler_(services.max_record, services.buffers, &services.counters.record_moved_bytes),
       pending_(services.max_back_calls) {}
 
 // Workers hold a reference while a call runs, so this is when nothing of the
@@ -116,6 +117,11 @@ void Connection::on_readable() {
     // Bounded work per wake-up so one busy client cannot starve the others.
     for (int round = 0; round < 64 && !closed_; ++round) {
         if (saturated()) break;
+        if (assembler_.sizing()) {  // a long fragment begins: is its body already here?
+            int waiting = 0;
+            if (::ioctl(fd_.get(), FIONREAD, &waiting) == 0 && waiting > 0)
+                assembler_.waiting(static_cast<size_t>(waiting));
+        }
         const auto want = assembler_.want();
         const auto next = assembler_.next_header();  // read with a body's last bytes
         iovec iov[2] = {{want.data(), want.size()}, {next.data(), next.size()}};
