@@ -139,13 +139,14 @@ TEST_F(Nfs3DataTest, File256MiBWrittenIn1MiBPwritesIsBitExactOverNfsAndOnDisk) {
     EXPECT_GE(*spliced, kBigSize);
     EXPECT_EQ(daemon_->StatsCounter("tcp", "payload_copied_bytes"), std::optional<uint64_t>(0));
     // The 1 MiB WRITEs were read where they were written from: a record's buffer is sized
-    // for it when its mark comes and its body is there, or else after its first 64 KiB,
-    // which then move once (RecordAssembler). A buffer that doubled as bytes came would
-    // move 960 KiB of each: 240 MiB here.
+    // for all of it once 64 KiB of it are read or waiting, and only what was read before
+    // moves (RecordAssembler). A buffer doubling as bytes came would move 960 KiB of each,
+    // 240 MiB here. (How much moves depends on timing: how many records begin before 64
+    // KiB of them arrived; the bound does not.)
     auto moved = daemon_->StatsCounter("tcp", "record_moved_bytes");
     ASSERT_TRUE(moved) << daemon_->log_tail();
-    // Most come with their body (98 % here); without waiting() every one would move 64 KiB.
-    EXPECT_LE(*moved, (kBigSize / kChunk) * 64 * 1024 / 4);
+    EXPECT_LT(*moved, (kBigSize / kChunk) * 64 * 1024);
+    RecordProperty("record_moved_bytes", std::to_string(*moved));
     // The WRITE replies (small, from memory) went out from the workers that ran the calls,
     // not back through the reactor (issue 13); READ's spliced ones through the reactor.
     auto direct = daemon_->StatsCounter("tcp", "worker_replies");

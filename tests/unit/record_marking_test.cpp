@@ -209,6 +209,78 @@ TEST(RecordMarking, ALongFragmentAlreadyWaitingIsReadWhereItStays) {
     EXPECT_FALSE(a.sizing());
 }
 
+TEST(RecordMarking, AFragmentPartlyReadMovesOnlyWhatWasRead) {
+    // The kernel client's WRITE as a reactor often meets it: the mark and a few KiB, the
+    // rest a moment later. Then the buffer for the whole fragment takes over and only the
+    // bytes read so far move.
+    const size_t len = 1u << 20, early = 3000;
+    std::atomic<uint64_t> moved{0};
+    RecordAssembler a(2u << 20, nullptr, &moved);
+    std::vector<uint8_t> body(len);
+    for (size_t i = 0; i < len; ++i) body[i] = uint8_t(i * 5 + i / 999);
+    auto bytes = fragment(body, true);
+    std::memcpy(a.want().data(), bytes.data(), 4);
+    ASSERT_EQ(a.commit(4), Status::NeedMore);
+    ASSERT_TRUE(a.sizing());
+    a.waiting(early);  // not a first chunk's worth: the first chunk stays
+    ASSERT_LE(a.want().size(), RecordAssembler::kFirstChunk);
+    std::memcpy(a.want().data(), bytes.data() + 4, early);
+    ASSERT_EQ(a.commit(early), Status::NeedMore);
+    ASSERT_TRUE(a.sizing());
+    a.waiting(len - early);
+    EXPECT_FALSE(a.sizing());
+    EXPECT_EQ(moved.load(), early);
+    EXPECT_EQ(a.want().size(), len - early);
+    size_t at = 4 + early;
+    Status s = Status::NeedMore;
+    while (s == Status::NeedMore) {
+        auto want = a.want();
+        ASSERT_FALSE(want.empty());
+        const size_t n = std::min<size_t>(want.size(), bytes.size() - at);
+        std::memcpy(want.data(), bytes.data() + at, n);
+        at += n;
+        s = a.commit(n);
+    }
+    ASSERT_EQ(s, Status::RecordReady);
+    auto r = a.take();
+    EXPECT_EQ(std::vector<uint8_t>(r.data.get(), r.data.get() + r.size), body);
+    EXPECT_EQ(moved.load(), early);
+}
+
+TEST(RecordMarking, ALaterFragmentsMarkAloneReservesNoMoreThanTheFirst) {
+    // One byte in a first fragment, then a mark that claims the rest of max_record: still
+    // no more than a first chunk before the bytes come.
+    const size_t max = 64u << 20;
+    RecordAssembler a(max);
+    std::vector<uint8_t> bytes = fragment({42}, false);
+    const size_t claim = max - 1;
+    bytes.insert(bytes.end(), {uint8_t(0x80 | claim >> 24), uint8_t(claim >> 16),
+                               uint8_t(claim >> 8), uint8_t(claim)});
+    Status s;
+    feed(a, bytes, bytes.size(), &s);
+    ASSERT_EQ(s, Status::NeedMore);
+    a.waiting(100);
+    EXPECT_LE(a.want().size(), RecordAssembler::kFirstChunk);
+}
+
+TEST(RecordMarking, ManySmallFragmentsMoveEachByteABoundedNumberOfTimes) {
+    // A record sent one byte per fragment: a buffer grown to exactly what each fragment
+    // claims would move the whole record so far at every mark (here 20 000^2 / 2 bytes).
+    const size_t n = 20000;
+    std::atomic<uint64_t> moved{0};
+    RecordAssembler a(1u << 20, nullptr, &moved);
+    std::vector<uint8_t> bytes, want;
+    for (size_t i = 0; i < n; ++i) {
+        auto f = fragment({uint8_t(i)}, i + 1 == n);
+        bytes.insert(bytes.end(), f.begin(), f.end());
+        want.push_back(uint8_t(i));
+    }
+    auto recs = feed(a, bytes, bytes.size());
+    ASSERT_EQ(recs.size(), 1u);
+    EXPECT_EQ(recs[0], want);
+    EXPECT_LE(moved.load(), 2 * n);
+}
+
 TEST(RecordMarking, BufferGrowsAsBytesArriveAndKeepsThem) {
     const size_t len = 1u << 20;
     std::vector<uint8_t> body(len);

@@ -117,7 +117,7 @@ void Connection::on_readable() {
     // Bounded work per wake-up so one busy client cannot starve the others.
     for (int round = 0; round < 64 && !closed_; ++round) {
         if (saturated()) break;
-        if (assembler_.sizing()) {  // a long fragment begins: is its body already here?
+        if (assembler_.sizing()) {  // a long fragment is arriving: how much of it is here?
             int waiting = 0;
             if (::ioctl(fd_.get(), FIONREAD, &waiting) == 0 && waiting > 0)
                 assembler_.waiting(static_cast<size_t>(waiting));

@@ -35,8 +35,8 @@ struct TcpCounters {
     std::atomic<uint64_t> accept_errors{0};          // EMFILE/ENFILE and the like
     std::atomic<uint64_t> payload_spliced_bytes{0};  // READ data moved file->pipe->socket
     std::atomic<uint64_t> payload_copied_bytes{0};   // READ data sent from memory (writev)
-    // Bytes of incoming records moved when a record's buffer grew (RecordAssembler): a
-    // client that trickles a long record in; one that sends it whole moves nothing.
+    // Bytes of incoming records moved when a record's buffer grew (RecordAssembler): what
+    // was read of a long record before the rest arrived, and records in many fragments.
     std::atomic<uint64_t> record_moved_bytes{0};
     std::atomic<uint64_t> back_calls{0};             // calls to clients (backchannel) sent
     std::atomic<uint64_t> back_failed{0};            // ... unanswered, timed out or refused

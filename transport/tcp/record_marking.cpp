@@ -26,17 +26,23 @@ std::shared_ptr<uint8_t[]> allocate(BufferCache* cache, size_t bytes) {
 
 }  // namespace
 
-// Makes room for the next bytes of the fragment: first kFirstChunk, never the length the
-// mark claims (a mark alone must not make us reserve max_record); once that much has
-// arrived, the whole fragment, so what arrived moves once. (Doubling instead would move a
-// 1 MiB WRITE's first 960 KiB on the way.)
+// Makes room for the next bytes of the fragment, when what has arrived fills the buffer.
+// Never more than a first chunk before that many bytes of the record have arrived (a
+// mark alone must not make us reserve max_record); after that, the whole fragment. And at
+// least twice the old buffer, so that a record sent in many small fragments moves each of
+// its bytes a bounded number of times (growing to exactly what each fragment claims would
+// move the record so far at every mark: quadratic in the number of fragments).
 bool RecordAssembler::grow() {
     const size_t total = size_ + frag_left_;
     if (cap_ > size_ || frag_left_ == 0) return true;
-    const size_t cap = size_ == 0 ? std::min(total, kFirstChunk) : total;
+    const size_t limit = size_ < first_chunk_ ? first_chunk_ : max_record_;
+    return replace_buffer(std::min(std::max(total, 2 * cap_), limit));
+}
+
+// A buffer of `cap` bytes (more than size_) takes over; what has arrived moves into it.
+bool RecordAssembler::replace_buffer(size_t cap) {
     std::shared_ptr<uint8_t[]> nb = allocate(cache_.get(), cap);
     if (!nb) return false;
-    // What has arrived moves to the larger buffer.
     if (size_) {
         std::memcpy(nb.get(), buf_.get(), size_);
         if (moved_) moved_->fetch_add(size_, std::memory_order_relaxed);
@@ -47,11 +53,11 @@ bool RecordAssembler::grow() {
 }
 
 void RecordAssembler::waiting(size_t bytes) {
-    if (!sizing() || bytes < std::min(frag_left_, kFirstChunk)) return;
-    if (auto whole = allocate(cache_.get(), frag_left_)) {
-        buf_ = std::move(whole);  // the first chunk held nothing yet
-        cap_ = frag_left_;
-    }
+    const size_t total = size_ + frag_left_;
+    // Twofold at least here too, or a record of fragments that each outgrow the room left
+    // would alternate exact fits and doublings.
+    if (sizing() && size_ + bytes >= std::min(total, first_chunk_))
+        replace_buffer(std::max(total, std::min(2 * cap_, max_record_)));
 }
 
 RecordAssembler::Status RecordAssembler::commit(size_t n) {

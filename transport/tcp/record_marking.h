@@ -9,13 +9,21 @@
 //
 // How big that buffer is: a mark alone never reserves what it claims (a hostile client
 // could claim max_record on every connection and send nothing). A long fragment's body
-// begins in a buffer of kFirstChunk; once that is full, the client is sending, and the
-// buffer is replaced by one for the whole fragment, into which the first chunk moves (the
-// one copy, counted). The transport can spare even that: when the body begins it says how
-// many bytes it already holds (waiting(): FIONREAD), and when a first chunk's worth is
-// there, the buffer is sized for the whole fragment at once and nothing moves. Either way
-// a client pins a whole buffer only after sending kFirstChunk bytes of it (and the
-// connection's idle timeout still ends one that stops there).
+// begins in a buffer of at most kFirstChunk; once kFirstChunk bytes of the record have
+// arrived, the client is sending, and a buffer for the whole fragment takes over, into
+// which what arrived moves (counted). The transport can spare most of that move: while
+// fewer than kFirstChunk bytes have been read it says how many more it already holds
+// (waiting(): FIONREAD), and once the two make a first chunk, the whole fragment's buffer
+// takes over at once, moving only what was read (nothing, when the body was there when
+// it began). Buffers grow at least twofold, so a record in many small fragments moves
+// each byte a bounded number of times.
+//
+// The price: a client that sends kFirstChunk bytes of a record and stops holds a buffer
+// of the whole record (max_record at most, rounded up to a power of two by BufferCache),
+// where a buffer that doubled as bytes came held at most twice what was sent. Its pages
+// are resident only as far as they are written, unless BufferCache hands back one that
+// was used before; max_connections bounds how many such buffers there are, and the
+// connection's idle timeout (unless set to 0) ends a client that stops there.
 #pragma once
 
 #include <atomic>
@@ -39,9 +47,14 @@ class RecordAssembler {
   public:
     // Record buffers come from `cache` when given (reused, no page faults), else new[].
     // `moved` (optional) counts the bytes a growing buffer copied into its successor.
+    // `first_chunk`: kFirstChunk but in tests (the fuzz target's inputs are short).
     explicit RecordAssembler(size_t max_record, std::shared_ptr<BufferCache> cache = nullptr,
-                             std::atomic<uint64_t>* moved = nullptr)
-        : max_record_(max_record), cache_(std::move(cache)), moved_(moved) {}
+                             std::atomic<uint64_t>* moved = nullptr,
+                             size_t first_chunk = kFirstChunk)
+        : max_record_(max_record),
+          first_chunk_(first_chunk),
+          cache_(std::move(cache)),
+          moved_(moved) {}
 
     enum class Status { NeedMore, RecordReady, TooLarge };
 
@@ -55,11 +68,13 @@ class RecordAssembler {
     Status commit(size_t n);
     Record take();  // after RecordReady
 
-    // True when a fragment longer than its buffer begins a record and none of its body has
-    // been read: then say how many bytes the transport holds (waiting), before want().
-    bool sizing() const { return in_body_ && size_ == 0 && frag_left_ > cap_; }
-    // Sizes the buffer for the whole fragment if at least min(fragment, kFirstChunk) bytes
-    // of it are waiting; otherwise (or out of memory) the first chunk stays.
+    // True while a fragment longer than the first chunk is arriving into it (fewer than
+    // kFirstChunk bytes of the record read): then say how many bytes the transport holds
+    // (waiting), before want().
+    bool sizing() const { return in_body_ && size_ < first_chunk_ && size_ + frag_left_ > cap_; }
+    // Sizes the buffer for the whole fragment if what was read of the record and what is
+    // waiting make min(record so far and this fragment, kFirstChunk); otherwise (or out of
+    // memory) the buffer stays.
     void waiting(size_t bytes);
     size_t fragments_in_record() const { return fragments_; }
 
@@ -68,8 +83,10 @@ class RecordAssembler {
 
   private:
     bool grow();
+    bool replace_buffer(size_t cap);
 
     size_t max_record_;
+    size_t first_chunk_;
     std::shared_ptr<BufferCache> cache_;
     std::atomic<uint64_t>* moved_;
     uint8_t header_[4]{};
