@@ -8,7 +8,8 @@
 #    (both over LOAD_PROTO: rdma or tcp)
 #  - LOAD_THREADS threads x LOAD_FILES files created with fsync, over RDMA and over TCP;
 # and for each: wall time, MiB/s or files/s, worst completion, reconnects (client: the xprt
-# connect counts of mountstats; nfsrdmad: also its log's "connection from" lines). Results in
+# connect counts of mountstats; nfsrdmad: also its log's "connection from" lines), and
+# nfsrdmad's resident and registered memory with one mount and with all of them. Results in
 # $VMTEST_OUT/results/SERVER.load.json; table.py --load prints them side by side.
 # Files in /vmtest: table.py. Env: NFSRDMAD_BIN, LOAD_CLIENTS (16), LOAD_MB (2), LOAD_DEPTH
 # (128), LOAD_FIO_SIZE (256M), LOAD_FIO_RUNTIME (20), LOAD_THREADS (4), LOAD_FILES (500),
@@ -42,14 +43,41 @@ opts() {
 # xprt_sum MNT...: connects beyond the first, summed over the mounts
 reconnects() { load_xprt "$@" | awk '{ if ($3 > 1) s += $3 - 1 } END { print s + 0 }'; }
 
+# memory: nfsrdmad's resident set (KiB) and its registered memory (bytes, from the counters
+# SIGUSR1 writes into its log), as `"rss_kib": N, "registered": N` (-1 when unknown)
+memory() {
+    local rss=-1 reg=-1 f
+    while read -r f; do
+        case $f in VmRSS:*) rss=${f//[^0-9]/} ;; esac
+    done < "/proc/$NFSRDMAD_PID/status"
+    kill -USR1 "$NFSRDMAD_PID" && sleep 1
+    f=$(grep -o 'registered_bytes=[0-9]*' "$NFSRDMAD_LOG" | tail -1)
+    [ -n "$f" ] && reg=${f#*=}
+    echo "\"rss_kib\": $rss, \"registered\": $reg"
+}
+
 # run_server NAME: every load against the running server NAME; results in $RES/NAME.*.json
 run_server() {
-    local s=$1 skip mnts=() i r
+    local s=$1 skip mnts=() i r one
+    if [ "$s" = nfsrdmad ]; then
+        # Its memory with one connection that moved data, then with all of them: what the
+        # pools are sized by is configuration, not the number of clients (issue 16).
+        step "$s: memory with one $PROTO mount x $MB MiB"
+        load_mount_all 1 "$EXPORT" "$BASE" "$(opts "$s" "$PROTO")" &&
+            load_roundtrip "$BASE" "$MB" "$RES/$s.roundtrip-one.json" 0
+        one=$(memory)
+        load_umount_all "$BASE"
+        rm -f "$EXPORT"/load-*.bin
+    fi
     step "$s: $CLIENTS $PROTO mounts x $MB MiB"
     skip=$(load_log_lines "$NFSRDMAD_LOG")
     load_mount_all "$CLIENTS" "$EXPORT" "$BASE" "$(opts "$s" "$PROTO")"
     for i in "${LOAD_MOUNTED[@]}"; do mnts+=("$BASE/$i"); done
     [ ${#mnts[@]} -gt 0 ] && load_roundtrip "$BASE" "$MB" "$RES/$s.roundtrip.json" "${LOAD_MOUNTED[@]}"
+    if [ "$s" = nfsrdmad ]; then
+        echo "{\"one\": {$one}, \"all\": {$(memory)}, \"mounted\": ${#mnts[@]}}" > "$RES/$s.memory.json"
+        note "memory: $(cat "$RES/$s.memory.json")"
+    fi
     r=$(reconnects "${mnts[@]}")
     echo "{\"mounted\": ${#mnts[@]}, \"mount_s\": $LOAD_MOUNT_WALL, \"reconnects\": $r}" > "$RES/$s.mounts.json"
     note "mounted ${#mnts[@]}/$CLIENTS in $LOAD_MOUNT_WALL s; client reconnects $r"

@@ -145,6 +145,17 @@ def load_table(results, clients, mb, depth, threads, files, proto):
         lines.append("  ".join(cells))
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
+    try:
+        with open(os.path.join(results, "nfsrdmad.memory.json")) as f:
+            mem = json.load(f)
+        mib = lambda v: f"{v / 1024:.1f}" if v >= 0 else "?"
+        lines.append("")
+        lines.append(f"nfsrdmad memory: one mount: RSS {mib(mem['one']['rss_kib'])} MiB, registered "
+                     f"{mib(mem['one']['registered'] / 1024)} MiB; {mem['mounted']} mounts: RSS "
+                     f"{mib(mem['all']['rss_kib'])} MiB, registered {mib(mem['all']['registered'] / 1024)} MiB "
+                     f"(after the same {mb} MiB through each)")
+    except (OSError, ValueError, KeyError, TypeError):
+        pass
     lines.append("")
     lines.append("ratio = nfsrdmad / knfsd; 'better' says which way is good for the row. NFSv3, kernel "
                  "client, same ext4 export, one VM boot; FAILED = no result. Emulated (TCG): compare ratios.")
