@@ -175,7 +175,7 @@ rdma::ServerOptions rdma_options(const config::Config& cfg) {
     o.max_connections = cfg.rdma_tuning.max_connections;
     o.pools = pool_sizes(cfg);
     // Test hooks (tests/vm): received RPC-over-RDMA messages written out as fuzz seeds;
-    // the iWARP per-Read sink registration on any device.
+    // the iWARP per-Read sink registration on any device; a shallow send queue.
     if (const char* e = std::getenv("NFSRDMAD_RDMA_CAPTURE_DIR"); e && *e) {
         o.capture_dir = e;
         spdlog::warn("rdma: received messages are written to {} (NFSRDMAD_RDMA_CAPTURE_DIR)", e);
@@ -183,6 +183,13 @@ rdma::ServerOptions rdma_options(const config::Config& cfg) {
     if (const char* e = std::getenv("NFSRDMAD_RDMA_PER_READ_SINKS"); e && *e == '1') {
         o.pools.per_read_sinks = true;
         spdlog::warn("rdma: every RDMA Read registers its own sink (NFSRDMAD_RDMA_PER_READ_SINKS)");
+    }
+    // A shallow send queue, so that work waits for slots (send_queue.h); at least 3 (a
+    // Write, its Send and a Read). Replies with longer chains are refused with ERR_CHUNK.
+    if (const char* e = std::getenv("NFSRDMAD_RDMA_SEND_QUEUE_DEPTH"); e && *e) {
+        o.send_queue_depth = std::max<uint32_t>(3, static_cast<uint32_t>(std::atoi(e)));
+        spdlog::warn("rdma: send queues of {} work requests (NFSRDMAD_RDMA_SEND_QUEUE_DEPTH)",
+                     o.send_queue_depth);
     }
     o.inline_size = cfg.rdma_tuning.inline_size;
     o.send_timeout = std::chrono::seconds(cfg.rdma_tuning.send_timeout);

@@ -222,6 +222,9 @@ void rdma_counters(Families& f, rdma::Server* server) {
               d(c.completion_errors));
     f.counter("nfsrdmad_rdma_buffer_waits_total",
               "Times a call or reply waited for registered memory", d(c.buffer_waits));
+    f.counter("nfsrdmad_rdma_send_queue_waits_total",
+              "Times a reply or RDMA Read waited for a connection's send queue slots",
+              d(c.send_queue_waits));
     f.gauge("nfsrdmad_rdma_calls_waiting", "Calls waiting for a payload buffer now",
             d(c.calls_waiting));
     f.gauge("nfsrdmad_rdma_buffers_in_use", "Registered buffers held by calls and replies",

@@ -11,6 +11,7 @@
 #include "transport/rdma/protocol/private_data.h"
 #include "transport/rdma/protocol/read_budget.h"
 #include "transport/rdma/protocol/reply_plan.h"
+#include "transport/rdma/protocol/send_queue.h"
 
 using namespace nfsrdmad::rdma;
 namespace xdr = nfsrdmad::xdr;
@@ -759,4 +760,62 @@ TEST(RdmaReadBudget, AWaiterWithNothingInFlightIsWokenAtOnce) {
     b.wait([&] { ++woken; });
     EXPECT_EQ(woken, 1);
     EXPECT_TRUE(b.take(1, true));
+}
+
+// ---- a connection's send queue (transport/rdma/protocol/send_queue.h) ----------------
+
+TEST(RdmaSendQueue, SlotsAreTakenPerChainAndGivenBackByItsCompletion) {
+    SendQueueSlots q(5);
+    EXPECT_TRUE(q.take(2)) << "a Write and its Send";
+    EXPECT_TRUE(q.take(1)) << "an RDMA Read";
+    EXPECT_FALSE(q.take(3)) << "two slots free: a chain of three waits";
+    EXPECT_EQ(q.free(), 2u) << "a refused take takes nothing";
+    q.give(2);  // the reply's Send completed: its Write's slot comes back with it
+    EXPECT_TRUE(q.take(3));
+    EXPECT_TRUE(q.fits(5));
+    EXPECT_FALSE(q.fits(6)) << "longer than the queue: could never be posted";
+    q.give(100);
+    EXPECT_EQ(q.free(), 5u) << "never more than the depth";
+}
+
+TEST(RdmaSendQueue, DepthCoversTheCreditsAndTheLongestReply) {
+    Limits l;
+    EXPECT_EQ(longest_reply_chain(l), 321u) << "(4 write chunks + the reply chunk) x 64 + Send";
+    EXPECT_EQ(send_queue_depth(0, 128, 16, 16, l), 321u) << "the longest chain dominates";
+    EXPECT_EQ(send_queue_depth(0, 512, 16, 16, l), 1056u) << "two per credit, Reads, reverse calls";
+    EXPECT_EQ(send_queue_depth(4, 128, 16, 16, l), 4u) << "configured";
+}
+
+// The sizing above is only sound if no reply plan takes more work requests than
+// longest_reply_chain: the most segments the limits accept, every one of them used.
+TEST(RdmaSendQueue, TheLongestReplyPlanFitsAnEmptyQueue) {
+    Limits l;
+    TransportHeader call;
+    call.xid = kXid;
+    uint32_t handle = 1;
+    for (size_t c = 0; c < l.max_write_chunks; ++c) {
+        WriteChunk w;
+        for (size_t s = 0; s < l.max_segments; ++s, ++handle)
+            w.segments.push_back({handle, 16, uint64_t(handle) << 16});
+        call.writes.push_back(w);
+    }
+    WriteChunk rc;
+    for (size_t s = 0; s < l.max_segments; ++s, ++handle)
+        rc.segments.push_back({handle, 64, uint64_t(handle) << 16});
+    call.reply = rc;
+    // Four payloads, each exactly filling a write chunk; the inline rest (64 x 64 bytes)
+    // exactly fills the reply chunk.
+    std::vector<std::vector<uint8_t>> payloads(l.max_write_chunks,
+                                               std::vector<uint8_t>(l.max_segments * 16, 2));
+    std::vector<uint8_t> bytes;
+    std::vector<xdr::ExternalSegment> segs;
+    for (auto& p : payloads) {
+        bytes.insert(bytes.end(), 16, 1);
+        segs.push_back({bytes.size(), p, 0});
+    }
+    bytes.insert(bytes.end(), l.max_segments * 64 - bytes.size(), 3);
+    auto plan = plan_reply({&call, 32, bytes, segs, 1024, false});
+    ASSERT_EQ(plan.type, MsgType::NoMsg) << plan.error;
+    EXPECT_EQ(plan.writes.size() + 1, longest_reply_chain(l));
+    EXPECT_TRUE(SendQueueSlots(send_queue_depth(0, 1, 1, 0, l)).fits(plan.writes.size() + 1));
 }

@@ -137,6 +137,7 @@ void Server::on_connect_request(rdma_cm_id* id, const rdma_conn_param& param) {
     verbs::ConnectionOptions o;
     o.credits = opts_.credits;
     o.inline_size = opts_.inline_size;
+    o.send_queue_depth = opts_.send_queue_depth;
     o.limits = fit_to_buffer(opts_.limits, dev->payloads().buffer_size());
     o.capture_dir = opts_.capture_dir;
     // RFC 8797: the client's inline sizes and whether it takes Send With Invalidate.
@@ -177,9 +178,9 @@ void Server::on_connect_request(rdma_cm_id* id, const rdma_conn_param& param) {
     counters_.connections++;
     spdlog::info(
         "rdma: connection from {} on {} (peer inline {} / remote invalidation {}, "
-        "read depth {}, {} connections on the device)",
+        "read depth {}, send queue {}, {} connections on the device)",
         conn->peer().text, dev->name(), o.peer_receive, o.peer_remote_invalidate ? "yes" : "no",
-        o.initiator_depth, dev->connections());
+        o.initiator_depth, conn->send_queue_depth(), dev->connections());
     {
         std::lock_guard lock(mu_);
         conns_[id] = conn;

@@ -25,6 +25,7 @@ struct ServerOptions {
     // Connections past this are rejected at CONNECT_REQUEST, never accepted and dropped.
     uint32_t max_connections = 1024;
     size_t inline_size = 4096;  // what we advertise we can receive and will send
+    uint32_t send_queue_depth = 0;  // per connection; 0: automatic (send_queue.h)
     verbs::PoolSizes pools;
     Limits limits;
     // A reply Send the peer has not taken for this long ends the connection

@@ -43,6 +43,8 @@
 #  - the engine modes: restarted with engine.mode poll and then event, the kernel mount
 #    moves 32 MiB each way intact; an idle poll-mode daemon burns CPU, an idle adaptive or
 #    event one does not (CPU ticks from /proc, a functional check, not a speed check).
+#    Each runs with send queues of 4 work requests (NFSRDMAD_RDMA_SEND_QUEUE_DEPTH): work
+#    waits for slots (send_queue_waits > 0), with no disconnect and no ERR_CHUNK;
 #  - NFSv4.1 (nfsv4.enabled): the kernel client mounts vers=4.1,proto=rdma (mountstats
 #    says rdma), $BIG_MB MiB written and read back md5-exact after a remount, four parallel
 #    writers and readers, ls -l of the $MANY-entry directory and a 1000-byte readlink,
@@ -247,17 +249,30 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # idle_ticks: ticks the daemon burns in 3 s with an idle mount
 idle_ticks() { local a; sleep 1; a=$(cpu_ticks "$NFSRDMAD_PID"); sleep 3; echo $(($(cpu_ticks "$NFSRDMAD_PID") - a)); }
 
+# Each mode also runs with send queues of 4 work requests (the default is 321): the
+# client's WRITEs (RDMA Reads) and READs (a Write and a Send each) find the queue full,
+# wait for completions, and go on: no disconnect, no ERR_CHUNK. Without the count nothing
+# waits (a build with it disabled: send_queue_waits=0, and its posts stayed within what
+# rxe allocated, which may be more than asked), and a post past a queue's real capacity
+# fails (ENOMEM) and ends the connection.
 for mode in poll event adaptive; do
-    step "engine mode $mode"
+    step "engine mode $mode (send queues of 4)"
     printf 'engine:\n  mode: %s\n  threads: 1\n' "$mode" > /tmp/engine-$mode.yaml
-    check "nfsrdmad starts in $mode mode" nfsrdmad_start "$EXPORT" --rdma "$RXE_IP:$RDMA_PORT" \
-        --config /tmp/engine-$mode.yaml || continue
+    NFSRDMAD_RDMA_SEND_QUEUE_DEPTH=4 check "nfsrdmad starts in $mode mode" nfsrdmad_start \
+        "$EXPORT" --rdma "$RXE_IP:$RDMA_PORT" --config /tmp/engine-$mode.yaml || continue
     check "$mode: listening" wait_for 20 grep -q "rdma: listening on $RXE_IP:$RDMA_PORT (.*$mode completion mode" "$NFSRDMAD_LOG"
     check "$mode: mount" nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120 || { nfsrdmad_stop; continue; }
+    check "$mode: the connection's send queue holds 4" grep -q "rdma: connection from .*send queue 4," "$NFSRDMAD_LOG"
     check "$mode: write 32 MiB" dd if=/tmp/par1.bin of="$MNT/mode-$mode.bin" bs=1M conv=fsync status=none
     cat /tmp/par2.bin >> "$MNT/mode-$mode.bin"
     nfs_umount "$MNT"; nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120
     check_eq "$mode: read back" "$(cat /tmp/par1.bin /tmp/par2.bin | md5sum)" "$(md5sum < "$MNT/mode-$mode.bin")"
+    dump_stats
+    echo "    $mode: send_queue_waits=$(counter send_queue_waits) completions=$(counter completions)"
+    check "$mode: work waited for send queue slots" test "$(counter send_queue_waits)" -gt 0
+    check_eq "$mode: no disconnect but the remount's" 1 "$(counter disconnects)"
+    check_eq "$mode: no ERR_CHUNK" 0 "$(counter err_chunk)"
+    check_eq "$mode: no completion error" 0 "$(counter completion_errors)"
     ls "$MNT" > /dev/null
     ticks=$(idle_ticks)
     echo "    $mode: $ticks CPU ticks in 3 s with an idle mount"

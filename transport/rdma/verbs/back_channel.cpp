@@ -75,8 +75,15 @@ void Connection::start_back_call(uint32_t xid, std::vector<uint8_t> message,
 
 bool Connection::try_send_back_call(uint32_t xid, const std::vector<uint8_t>& message) {
     if (!pending_.contains(xid)) return true;  // timed out while it waited: nothing to send
+    if (!sq_.free()) {
+        wait_for_send_queue(true);
+        return false;
+    }
     auto sb = dev_->sends().get();
-    if (!sb) return false;
+    if (!sb) {
+        short_of_ = &dev_->sends();
+        return false;
+    }
     // §4.2: the credits a reverse call carries ask for reverse credits; one at a time is what
     // the NFSv4.1 layer uses (the Linux client's backchannel has one slot).
     auto hdr = encode_reverse_call_header(xid, 1);

@@ -4,7 +4,8 @@
 //
 //   - one CQ and one QP. Receives are not its own: they are the device's (SRQ), so a
 //     connection costs no registered memory while idle, and a thousand cost the same
-//     receive memory as one. Its Send queue holds at most credits x 8 + 64 work requests.
+//     receive memory as one. Its send queue is counted (send_queue.h): about two work
+//     requests per credit, and work that finds it full waits for completions.
 //   - work_: one record per signaled work request it posted (RDMA Reads, reply Sends),
 //     each owning the buffers the request uses; a QP in error flushes them all, so a
 //     disconnect gives every buffer back before teardown() lets the reactor go of it.
@@ -91,7 +92,11 @@ bool Connection::setup(std::string* why) {
     // Receive completions on this CQ: at most the calls the peer may have outstanding
     // (a peer that sends more overflows only its own CQ, and is cut off for it).
     const int recv_depth = static_cast<int>(opts_.credits) * 2;
-    const int send_depth = std::min<int>(a.max_qp_wr, static_cast<int>(opts_.credits) * 8 + 64);
+    const int send_depth =
+        std::min<int>(a.max_qp_wr, rdma::send_queue_depth(opts_.send_queue_depth, opts_.credits,
+                                                          opts_.initiator_depth,
+                                                          svc_.max_back_calls, opts_.limits));
+    sq_ = SendQueueSlots(static_cast<uint32_t>(send_depth));
     cq_.reset(
         ibv_create_cq(ctx, std::min(a.max_cqe, recv_depth + send_depth), this, channel_.get(), 0));
     if (!cq_) {
@@ -221,6 +226,8 @@ void Connection::handle(const ibv_wc& wc) {
     if (!wc.wr_id) return;  // an unsignaled Write: nothing to do
     auto it = work_.find(wc.wr_id);
     if (it == work_.end()) return;
+    // The send queue completes in order: this completion frees the Writes before it too.
+    sq_.give(it->second->slots);
     switch (it->second->kind) {
         case Work::Read:
             on_read_done(wc.wr_id);
@@ -231,6 +238,22 @@ void Connection::handle(const ibv_wc& wc) {
             forget_completed_sends();
             break;
     }
+    on_send_queue_room();
+}
+
+void Connection::wait_for_send_queue(bool reply) {
+    if (!sq_short_) count(&TransportCounters::send_queue_waits);
+    sq_short_ = true;
+    replies_want_sq_ = replies_want_sq_ || reply;
+}
+
+void Connection::on_send_queue_room() {
+    if (!std::exchange(sq_short_, false) || closed_) return;
+    // Replies first: they give credits and buffers back. A reply that still does not fit
+    // sets both flags again, and Reads keep waiting behind it.
+    replies_want_sq_ = false;
+    retry_starved();
+    pump_reads();
 }
 
 void Connection::release_credit() {
@@ -274,10 +297,7 @@ void Connection::retry_starved() {
     // Errors and replies first: they give buffers and credits back.
     while (!starved_errors_.empty()) {
         auto [xid, err] = starved_errors_.front();
-        if (!try_send_error(xid, err)) {
-            short_of_ = &dev_->sends();
-            return wait_for_buffers();
-        }
+        if (!try_send_error(xid, err)) return wait_for_buffers();
         if (closed_) return;
         starved_errors_.pop_front();
     }
@@ -291,10 +311,7 @@ void Connection::retry_starved() {
         const auto& [xid, message] = starved_back_calls_.front();
         // Beyond the client's reverse grant: the call waits for a reply (on_reverse_reply).
         if (back_sent_.size() >= back_grant_ && pending_.contains(xid)) break;
-        if (!try_send_back_call(xid, message)) {
-            short_of_ = &dev_->sends();
-            return wait_for_buffers();
-        }
+        if (!try_send_back_call(xid, message)) return wait_for_buffers();
         if (closed_) return;
         starved_back_calls_.pop_front();
     }

@@ -39,6 +39,7 @@
 #include "transport/rdma/protocol/credits.h"
 #include "transport/rdma/protocol/header.h"
 #include "transport/rdma/protocol/reply_plan.h"
+#include "transport/rdma/protocol/send_queue.h"
 #include "transport/rdma/verbs/counters.h"
 #include "transport/rdma/verbs/device.h"
 #include "transport/rpc/back_channel.h"
@@ -52,6 +53,7 @@ struct ConnectionOptions {
     size_t peer_receive = 1024;  // the peer's receive size (RFC 8797), else 1024
     bool peer_remote_invalidate = false;
     uint32_t initiator_depth = 16;  // RDMA Reads we may have in flight
+    uint32_t send_queue_depth = 0;  // work requests; 0: automatic (send_queue.h)
     Limits limits;
     // Test hook (fuzz seeds from real traffic): every received message is also written
     // to a file here, the first kMaxCaptures of them. Empty: off.
@@ -114,6 +116,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const TransportCounters& counters() const { return local_; }  // any thread
     uint32_t credits() const { return granted_.load(std::memory_order_relaxed); }
     uint32_t read_depth() const { return opts_.initiator_depth; }
+    uint32_t send_queue_depth() const { return sq_.depth(); }
 
     // RFC 8167 (back_channel.cpp): a reverse-direction call, on the reactor (through the
     // ReverseCallPort the registry holds).
@@ -159,9 +162,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void wait_for_buffers();
     void retry_starved();
     void send_error(uint32_t xid, HeaderError::Answer err);
-    bool try_send_error(uint32_t xid, HeaderError::Answer err);  // false: no send buffer
+    // false: no send buffer (short_of_) or no send queue slot
+    bool try_send_error(uint32_t xid, HeaderError::Answer err);
     // Posts the first `length` bytes of `buffer` as one inline Send (an RDMA_ERROR, a
-    // reverse call); a failed post disconnects (and gives back the credit it holds).
+    // reverse call) into a send queue slot the caller saw free; a failed post disconnects
+    // (and gives back the credit it holds).
     void post_inline_send(BufferPtr buffer, size_t length, bool holds_credit, const char* what);
     // Reverse-direction calls (back_channel.cpp). on_reverse_reply: true when `msg` was a
     // reverse reply (RFC 8167 §4.1), taken. try_send_back_call: false when no send buffer.
@@ -170,6 +175,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void finish_back_calls(std::vector<rpc::PendingCalls::Finished> f);  // done on workers
     uint64_t track(std::unique_ptr<Work> w);
     void release_credit();
+    // The send queue is full for a reply, an RDMA_ERROR or a reverse call (`reply`), or for
+    // an RDMA Read: the work stays queued, and the next completion that frees slots retries
+    // it (on_send_queue_room), replies before Reads.
+    void wait_for_send_queue(bool reply);
+    void on_send_queue_room();
     void teardown();
 
     ConnectionServices svc_;  // first: its cm channel must outlive id_
@@ -208,6 +218,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     MemoryPool* short_of_ = nullptr;         // the pool the last failed attempt needed
     std::vector<MemoryPool*> awaiting_;      // pools that will wake us when they can
     uint32_t reads_in_flight_ = 0;
+    SendQueueSlots sq_{1};               // sized in setup()
+    bool sq_short_ = false;              // work waits for send queue slots
+    bool replies_want_sq_ = false;       // ... and replies among it: Reads wait behind them
     bool awaiting_read_budget_ = false;  // queued on the device's ReadBudget
     std::atomic<uint32_t> granted_{0};   // the last grant sent (stats)
     bool attached_ = false;              // counted in the device's connections

@@ -82,6 +82,11 @@ void Connection::pump_reads(bool turn) {
     // and on the device never exceed the ReadBudget's bytes.
     auto& budget = dev_->read_budget();
     while (!read_queue_.empty() && reads_in_flight_ < opts_.initiator_depth && !closed_) {
+        // Each Read takes a send queue slot; replies waiting for slots go first.
+        if (replies_want_sq_ || !sq_.free()) {
+            wait_for_send_queue(false);
+            break;
+        }
         PendingRead& next = read_queue_.front();
         const uint32_t bytes = next.pull.remote.length;
         const bool had_turn = std::exchange(turn, false);
@@ -121,7 +126,9 @@ void Connection::pump_reads(bool turn) {
         wr.wr.rdma.remote_addr = r.pull.remote.offset;
         wr.wr.rdma.rkey = r.pull.remote.handle;
         ibv_send_wr* bad = nullptr;
+        sq_.take(1);  // its record's slots (1): given back by the completion
         if (ibv_post_send(id_->qp, &wr, &bad) != 0) {
+            sq_.give(1);
             work_.erase(id);
             budget.give(bytes);
             disconnect(std::string("ibv_post_send (RDMA Read): ") + std::strerror(errno));

@@ -8,8 +8,9 @@
 // directory entries are staged into registered send (or payload) buffers
 // (counters: staged_bytes; payload_memcpy_bytes must stay 0).
 //
-// What it bounds: a reply that finds no send buffer waits in order (starved_replies_)
-// and goes first when one frees up, since it hands a credit and buffers back. A Send
+// What it bounds: a reply that finds no send buffer, or too few send queue slots for its
+// Writes and Send, waits in order (starved_replies_) and goes first when one frees up,
+// since it hands a credit and buffers back. A Send
 // the peer does not take (it posts no receives) ends the connection after
 // `send_timeout` (check_stalled_sends): never an unbounded hold on credits and memory.
 #include <spdlog/spdlog.h>
@@ -66,8 +67,23 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
         send_error(call->header.xid, HeaderError::ErrChunk);
         return true;
     }
+    // The Writes and the Send go in one post: they need that many send queue slots.
+    const size_t chain = plan.writes.size() + 1;
+    if (!sq_.fits(chain)) {  // more segments than the queue could ever hold at once
+        spdlog::info(
+            "rdma {}: ERR_CHUNK for xid {:#x}: the reply takes {} work requests, the "
+            "send queue holds {}",
+            peer_.text, call->header.xid, chain, sq_.depth());
+        send_error(call->header.xid, HeaderError::ErrChunk);
+        return true;
+    }
+    if (sq_.free() < chain) {
+        wait_for_send_queue(true);
+        return false;
+    }
 
     auto rec = std::make_unique<ReplyRecord>();
+    rec->slots = static_cast<uint32_t>(chain);
     rec->call = call;
     // The registered buffers the payloads were read into (one per payload_buffer() call).
     std::vector<const Buffer*> registered;
@@ -188,7 +204,9 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
     }
     ibv_send_wr* bad = nullptr;
     sends_in_flight_.push_back({send.wr_id, std::chrono::steady_clock::now()});
+    sq_.take(chain);
     if (ibv_post_send(id_->qp, wrs.data(), &bad) != 0) {
+        sq_.give(chain);
         auto node = work_.extract(send.wr_id);
         release_credit();
         disconnect(std::string("ibv_post_send (reply): ") + std::strerror(errno));
@@ -206,14 +224,20 @@ void Connection::send_error(uint32_t xid, HeaderError::Answer err) {
     // call's credit until sent), never a disconnect.
     if (!starved_errors_.empty() || !try_send_error(xid, err)) {
         starved_errors_.emplace_back(xid, err);
-        if (!short_of_) short_of_ = &dev_->sends();
         wait_for_buffers();
     }
 }
 
 bool Connection::try_send_error(uint32_t xid, HeaderError::Answer err) {
+    if (!sq_.free()) {
+        wait_for_send_queue(true);
+        return false;
+    }
     auto sb = dev_->sends().get();
-    if (!sb) return false;
+    if (!sb) {
+        short_of_ = &dev_->sends();
+        return false;
+    }
     auto hdr = encode_error(xid, grant(), err);
     std::memcpy(sb->data(), hdr.data(), hdr.size());
     post_inline_send(std::move(sb), hdr.size(), true, "RDMA_ERROR");
@@ -235,7 +259,9 @@ void Connection::post_inline_send(BufferPtr buffer, size_t length, bool holds_cr
     wr.wr_id = track(std::move(rec));
     ibv_send_wr* bad = nullptr;
     sends_in_flight_.push_back({wr.wr_id, std::chrono::steady_clock::now()});
+    sq_.take(1);
     if (ibv_post_send(id_->qp, &wr, &bad) != 0) {
+        sq_.give(1);
         work_.erase(wr.wr_id);
         if (holds_credit) release_credit();
         disconnect(std::string("ibv_post_send (") + what + "): " + std::strerror(errno));

@@ -20,7 +20,8 @@ struct Connection::Work {
     enum Kind { Read, Reply } kind;
     explicit Work(Kind k) : kind(k) {}
     virtual ~Work() = default;
-    BufferPtr buffer;  // Reply: the send buffer
+    BufferPtr buffer;    // Reply: the send buffer
+    uint32_t slots = 1;  // send queue slots its completion frees (a reply: its Writes too)
 };
 
 // One call, from its receive until its reply is sent.
