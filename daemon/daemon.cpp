@@ -184,12 +184,18 @@ rdma::ServerOptions rdma_options(const config::Config& cfg) {
         o.pools.per_read_sinks = true;
         spdlog::warn("rdma: every RDMA Read registers its own sink (NFSRDMAD_RDMA_PER_READ_SINKS)");
     }
-    // A shallow send queue, so that work waits for slots (send_queue.h); at least 3 (a
-    // Write, its Send and a Read). Replies with longer chains are refused with ERR_CHUNK.
+    // A shallow send queue, so that work waits for slots (send_queue.h): 3 (a Write, its
+    // Send and a Read) to 65536. Replies with longer chains are refused with ERR_CHUNK.
     if (const char* e = std::getenv("NFSRDMAD_RDMA_SEND_QUEUE_DEPTH"); e && *e) {
-        o.send_queue_depth = std::max<uint32_t>(3, static_cast<uint32_t>(std::atoi(e)));
-        spdlog::warn("rdma: send queues of {} work requests (NFSRDMAD_RDMA_SEND_QUEUE_DEPTH)",
-                     o.send_queue_depth);
+        char* end = nullptr;
+        const unsigned long n = std::strtoul(e, &end, 10);
+        if (*end || n < 3 || n > 65536) {
+            spdlog::warn("rdma: NFSRDMAD_RDMA_SEND_QUEUE_DEPTH={} ignored (3 .. 65536)", e);
+        } else {
+            o.send_queue_depth = static_cast<uint32_t>(n);
+            spdlog::warn("rdma: send queues of {} work requests (NFSRDMAD_RDMA_SEND_QUEUE_DEPTH)",
+                         o.send_queue_depth);
+        }
     }
     o.inline_size = cfg.rdma_tuning.inline_size;
     o.send_timeout = std::chrono::seconds(cfg.rdma_tuning.send_timeout);

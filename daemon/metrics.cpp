@@ -223,7 +223,8 @@ void rdma_counters(Families& f, rdma::Server* server) {
     f.counter("nfsrdmad_rdma_buffer_waits_total",
               "Times a call or reply waited for registered memory", d(c.buffer_waits));
     f.counter("nfsrdmad_rdma_send_queue_waits_total",
-              "Times a reply or RDMA Read waited for a connection's send queue slots",
+              "Attempts to post a reply, RDMA_ERROR, reverse call or RDMA Read that found "
+              "the connection's send queue full (each retry counts)",
               d(c.send_queue_waits));
     f.gauge("nfsrdmad_rdma_calls_waiting", "Calls waiting for a payload buffer now",
             d(c.calls_waiting));

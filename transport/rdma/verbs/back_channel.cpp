@@ -14,8 +14,8 @@
 // most as many reverse calls are out as the client's last reverse reply granted (one
 // before the first reply), the rest wait; the NFSv4.1 layer keeps to its backchannel slots
 // too, and PendingCalls bounds them per connection whatever the caller does. A call that
-// finds no send buffer waits in order for one (starved_back_calls_), as replies do; its
-// deadline runs meanwhile.
+// finds no send buffer or no send queue slot waits in order (starved_back_calls_), as
+// replies do; its deadline runs meanwhile.
 #include <spdlog/spdlog.h>
 
 #include <cstring>

@@ -4,15 +4,17 @@
 //
 //   - one CQ and one QP. Receives are not its own: they are the device's (SRQ), so a
 //     connection costs no registered memory while idle, and a thousand cost the same
-//     receive memory as one. Its send queue is counted (send_queue.h): about two work
-//     requests per credit, and work that finds it full waits for completions.
+//     receive memory as one. Its send queue is counted (send_queue.h): two work requests
+//     per credit and room for Reads and reverse calls (at least 321, the longest reply),
+//     and work that finds it full waits for completions.
 //   - work_: one record per signaled work request it posted (RDMA Reads, reply Sends),
 //     each owning the buffers the request uses; a QP in error flushes them all, so a
 //     disconnect gives every buffer back before teardown() lets the reactor go of it.
 //   - at most `credits` calls at a time (the largest grant it was ever sent), and
 //     `initiator_depth` RDMA Reads in flight (what the peer's connect request allows).
-//   - calls and replies that found a pool empty wait in order (starved_*), holding
-//     nothing, until the pool hands a buffer back: a shortage is never a disconnect.
+//   - calls and replies that found a pool empty, or the send queue full, wait in order
+//     (starved_*), holding nothing, until the pool hands a buffer back or a completion
+//     frees slots: a shortage is never a disconnect.
 #include "transport/rdma/verbs/connection.h"
 
 #include <fcntl.h>
@@ -49,6 +51,7 @@ Connection::~Connection() {
     // Work records own buffers; the QP and CQ go before them (reverse declaration order
     // would free the CQ first, so be explicit).
     if (id_ && id_->qp) rdma_destroy_qp(id_.get());
+    lingering_.clear();
     // A receive this QP consumed from the shared queue but nobody reaped (it completed
     // while the connection was going down) still holds a slot of the SRQ: give it back.
     if (cq_) {

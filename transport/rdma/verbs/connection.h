@@ -152,13 +152,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void dispatch(std::shared_ptr<CallWork> call);
     using ReplyPtr = std::shared_ptr<std::optional<rpc::Reply>>;
     void send_reply(std::shared_ptr<CallWork> call, ReplyPtr reply);
-    // false: no registered buffer free now (nothing was posted or consumed)
+    // false: no registered buffer free now (short_of_), or too few send queue slots
+    // (nothing was posted or consumed)
     bool try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Reply& reply);
     bool reserve_pulls(CallWork& call);
     void begin_reads(std::shared_ptr<CallWork> call);  // its buffers are reserved
     // Registered memory ran out: calls and replies wait here, in order, until the pool
     // that ran dry (short_of_) hands a buffer back. They never fail for it: an RDMA_ERROR
-    // would surface as EIO in the client's application.
+    // would surface as EIO in the client's application. (short_of_ null: the attempt
+    // found the send queue full instead; a completion retries it, on_send_queue_room.)
     void wait_for_buffers();
     void retry_starved();
     void send_error(uint32_t xid, HeaderError::Answer err);
@@ -169,7 +171,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // (and gives back the credit it holds).
     void post_inline_send(BufferPtr buffer, size_t length, bool holds_credit, const char* what);
     // Reverse-direction calls (back_channel.cpp). on_reverse_reply: true when `msg` was a
-    // reverse reply (RFC 8167 §4.1), taken. try_send_back_call: false when no send buffer.
+    // reverse reply (RFC 8167 §4.1), taken. try_send_back_call: false when no send buffer
+    // or no send queue slot.
     bool on_reverse_reply(std::span<const uint8_t> msg);
     bool try_send_back_call(uint32_t xid, const std::vector<uint8_t>& message);
     void finish_back_calls(std::vector<rpc::PendingCalls::Finished> f);  // done on workers
@@ -216,6 +219,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     rpc::PendingCalls pending_;              // reverse calls awaiting their reply (reactor only)
     std::shared_ptr<ReverseCallPort> port_;  // what the registry holds, while open
     MemoryPool* short_of_ = nullptr;         // the pool the last failed attempt needed
+    // Records of replies whose post failed part way: the Writes before the failure were
+    // posted and may still read these buffers. Freed with the QP (~Connection).
+    std::vector<std::unique_ptr<Work>> lingering_;
     std::vector<MemoryPool*> awaiting_;      // pools that will wake us when they can
     uint32_t reads_in_flight_ = 0;
     SendQueueSlots sq_{1};               // sized in setup()

@@ -82,7 +82,9 @@ void Connection::pump_reads(bool turn) {
     // and on the device never exceed the ReadBudget's bytes.
     auto& budget = dev_->read_budget();
     while (!read_queue_.empty() && reads_in_flight_ < opts_.initiator_depth && !closed_) {
-        // Each Read takes a send queue slot; replies waiting for slots go first.
+        // Each Read takes a send queue slot; replies waiting for slots go first. A turn
+        // from the budget passes on (below): when slots free, this connection takes its
+        // place in the budget's line again, behind those that came meanwhile.
         if (replies_want_sq_ || !sq_.free()) {
             wait_for_send_queue(false);
             break;

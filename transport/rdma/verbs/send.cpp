@@ -208,6 +208,8 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
     if (ibv_post_send(id_->qp, wrs.data(), &bad) != 0) {
         sq_.give(chain);
         auto node = work_.extract(send.wr_id);
+        // Writes before `bad` were posted: their buffers stay until the QP is gone.
+        if (bad != wrs.data()) lingering_.push_back(std::move(node.mapped()));
         release_credit();
         disconnect(std::string("ibv_post_send (reply): ") + std::strerror(errno));
     }
@@ -220,8 +222,8 @@ void Connection::send_error(uint32_t xid, HeaderError::Answer err) {
     } else {
         count(&TransportCounters::err_chunk);
     }
-    // No send buffer free: the RDMA_ERROR waits its turn like a reply (it holds the
-    // call's credit until sent), never a disconnect.
+    // No send buffer or send queue slot free: the RDMA_ERROR waits its turn like a reply
+    // (it holds the call's credit until sent), never a disconnect.
     if (!starved_errors_.empty() || !try_send_error(xid, err)) {
         starved_errors_.emplace_back(xid, err);
         wait_for_buffers();
