@@ -249,7 +249,7 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # idle_ticks: ticks the daemon burns in 3 s with an idle mount
 idle_ticks() { local a; sleep 1; a=$(cpu_ticks "$NFSRDMAD_PID"); sleep 3; echo $(($(cpu_ticks "$NFSRDMAD_PID") - a)); }
 
-# Each mode also runs with send queues of 4 work requests (the default is 321): the
+# Each mode also runs with send queues of 4 work requests (by default 400 here): the
 # client's WRITEs (RDMA Reads) and READs (a Write and a Send each) find the queue full,
 # wait for completions, and go on: no disconnect, no ERR_CHUNK. Without the count nothing
 # waits (a build with it disabled: send_queue_waits=0, and its posts stayed within what

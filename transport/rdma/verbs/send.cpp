@@ -10,9 +10,9 @@
 //
 // What it bounds: a reply that finds no send buffer, or too few send queue slots for its
 // Writes and Send, waits in order (starved_replies_) and goes first when one frees up,
-// since it hands a credit and buffers back. A Send
-// the peer does not take (it posts no receives) ends the connection after
-// `send_timeout` (check_stalled_sends): never an unbounded hold on credits and memory.
+// since it hands a credit and buffers back. A Send the peer does not take (it posts no
+// receives) ends the connection after `send_timeout` (check_stalled_sends): never an
+// unbounded hold on credits and memory.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
