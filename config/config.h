@@ -80,7 +80,9 @@ struct TcpTuning {
 struct Nfs4Tuning {
     bool enabled = true;
     uint32_t lease_time = 90;              // seconds (RFC 8881 §5.8.1.11 lease_time)
-    std::string domain = "localdomain";    // owner@domain mapping (§5.9); numeric ids always work
+    // owner@domain mapping (§5.9; numeric ids always work). Empty: found at start as the
+    // client's nfsidmap finds its own (idmapd.conf, then the host's DNS domain).
+    std::string domain;
     uint32_t max_clients = 4096;           // client records, confirmed and not
     // Delegations (RFC 8881 §10.2) granted on OPEN when the client can be called back;
     // write delegations for opens that read and write.

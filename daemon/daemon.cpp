@@ -25,6 +25,7 @@
 #include "nfs/nlm/nlm_program.h"
 #include "nfs/nlm/nsm_notify.h"
 #include "nfs/v3/nfs3_program.h"
+#include "nfs/v4/id_map.h"
 #include "nfs/v4/nfs4_program.h"
 #include "nfs/vfs/durability.h"
 #include "nfs/vfs/recovery_store.h"
@@ -390,7 +391,15 @@ int run(config::Config cfg, const Options& opts) {
         o.limits.lease = std::chrono::seconds(cfg.nfs4.lease_time);
         o.limits.max_clients = cfg.nfs4.max_clients;
         o.limits.fore = fore_channel(cfg);
+        // RFC 8881 §5.9: owners go out as name@domain, and a client maps them back only
+        // when its domain is the same; unset, take the one its nfsidmap would find here.
+        std::string domain_from = "nfsv4.domain";
         o.domain = cfg.nfs4.domain;
+        if (o.domain.empty()) {
+            auto found = nfs::v4::system_id_domain();
+            o.domain = found.domain;
+            domain_from = found.source;
+        }
         o.files = files;
         auto store = vfs::RecoveryStore::open(cfg.state_dir, static_cast<uint32_t>(::time(nullptr)),
                                               &why);
@@ -418,8 +427,8 @@ int run(config::Config cfg, const Options& opts) {
         nfs4 = std::make_shared<nfs::v4::Nfs4Program>(registry, o);
         dispatcher.add(nfs4);
         nfs3->set_delegations(nfs4);  // NFSv3 access recalls NFSv4.1 delegations
-        spdlog::info("nfsv4.1: lease {} s, id domain {}, requests up to {} bytes, replies {}",
-                     cfg.nfs4.lease_time, cfg.nfs4.domain, o.limits.fore.max_request_size,
+        spdlog::info("nfsv4.1: lease {} s, id domain {} ({}), requests up to {} bytes, replies {}",
+                     cfg.nfs4.lease_time, o.domain, domain_from, o.limits.fore.max_request_size,
                      o.limits.fore.max_response_size);
         if (size_t n = nfs4->services().recovery.previous_clients())
             spdlog::info("nfsv4.1: grace period of {} s for {} client(s) of the previous boot",

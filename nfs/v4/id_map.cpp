@@ -1,9 +1,14 @@
 #include "nfs/v4/id_map.h"
 
 #include <grp.h>
+#include <netdb.h>
 #include <pwd.h>
+#include <unistd.h>
 
+#include <cctype>
 #include <charconv>
+#include <fstream>
+#include <sstream>
 #include <vector>
 
 namespace nfsrdmad::nfs::v4 {
@@ -55,7 +60,81 @@ std::optional<uint32_t> numeric(std::string_view s) {
     return v;
 }
 
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return s;
+}
+
+bool same_text(std::string_view a, std::string_view b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (std::tolower(static_cast<unsigned char>(a[i])) !=
+            std::tolower(static_cast<unsigned char>(b[i])))
+            return false;
+    return true;
+}
+
+// A usable domain: not empty, no '@', no spaces (what the YAML loader also demands).
+bool usable_domain(std::string_view d) {
+    if (d.empty()) return false;
+    for (char c : d)
+        if (c == '@' || std::isspace(static_cast<unsigned char>(c)) || c == '\0') return false;
+    return true;
+}
+
 }  // namespace
+
+IdDomain id_domain_from(std::string_view conf, std::string_view host) {
+    // idmapd.conf(5): "[Section]" headers and "Tag = value" lines; '#' and ';' start a
+    // comment line. Section and tag names compare without case, as libnfsidmap's conf does.
+    bool general = false;
+    while (!conf.empty()) {
+        size_t nl = conf.find('\n');
+        std::string_view line = trim(conf.substr(0, nl));
+        conf = nl == std::string_view::npos ? std::string_view{} : conf.substr(nl + 1);
+        if (line.empty() || line[0] == '#' || line[0] == ';') continue;
+        if (line.front() == '[') {
+            size_t end = line.find(']');
+            general = end != std::string_view::npos &&
+                      same_text(trim(line.substr(1, end - 1)), "General");
+            continue;
+        }
+        size_t eq = line.find('=');
+        if (!general || eq == std::string_view::npos) continue;
+        if (!same_text(trim(line.substr(0, eq)), "Domain")) continue;
+        std::string_view value = trim(line.substr(eq + 1));
+        if (usable_domain(value)) return {std::string(value), "idmapd.conf"};
+    }
+    if (size_t dot = host.find('.'); dot != std::string_view::npos) {
+        std::string_view d = host.substr(dot + 1);
+        while (!d.empty() && d.back() == '.') d.remove_suffix(1);  // an absolute name's root
+        if (usable_domain(d)) return {std::string(d), "host name " + std::string(host)};
+    }
+    return {"localdomain", "the default: no Domain in idmapd.conf, no domain in the host name"};
+}
+
+IdDomain system_id_domain() {
+    std::string conf;
+    if (std::ifstream in("/etc/idmapd.conf"); in) {
+        std::ostringstream all;
+        all << in.rdbuf();
+        conf = all.str();
+    }
+    char name[256] = {};
+    std::string host;
+    if (gethostname(name, sizeof name - 1) == 0) {
+        host = name;
+        addrinfo hints{};
+        hints.ai_flags = AI_CANONNAME;
+        addrinfo* res = nullptr;
+        if (getaddrinfo(name, nullptr, &hints, &res) == 0) {
+            if (res && res->ai_canonname) host = res->ai_canonname;
+            freeaddrinfo(res);
+        }
+    }
+    return id_domain_from(conf, host);
+}
 
 const NameService& system_name_service() {
     static const SystemNames names;
@@ -63,13 +142,29 @@ const NameService& system_name_service() {
 }
 
 std::string IdMap::owner(uint32_t uid) const {
-    if (auto n = names_.user_name(uid)) return *n + "@" + domain_;
-    return std::to_string(uid);
+    return cached(users_, uid, false);
 }
 
 std::string IdMap::owner_group(uint32_t gid) const {
-    if (auto n = names_.group_name(gid)) return *n + "@" + domain_;
-    return std::to_string(gid);
+    return cached(groups_, gid, true);
+}
+
+std::string IdMap::cached(Cache& cache, uint32_t id, bool group) const {
+    const state::Time now = clock_.now();
+    {
+        std::lock_guard lock(mu_);
+        if (auto it = cache.find(id); it != cache.end() && it->second.expires > now)
+            return it->second.wire;
+    }
+    auto name = group ? names_.group_name(id) : names_.user_name(id);
+    std::string wire = name ? *name + "@" + domain_ : std::to_string(id);
+    std::lock_guard lock(mu_);
+    if (cache.size() >= kMaxCached && !cache.contains(id)) {
+        std::erase_if(cache, [&](const auto& kv) { return kv.second.expires <= now; });
+        if (cache.size() >= kMaxCached) cache.clear();
+    }
+    cache.insert_or_assign(id, Cached{wire, now + kTtl});
+    return wire;
 }
 
 IdMap::Parsed IdMap::uid_of(std::string_view owner) const {
@@ -84,12 +179,7 @@ IdMap::Parsed IdMap::parse(std::string_view s, bool group) const {
     std::string_view name = s;
     if (auto at = s.rfind('@'); at != std::string_view::npos) {
         // RFC 8881 §5.9: the domain part must be ours (compared without case, as DNS is).
-        std::string_view dom = s.substr(at + 1);
-        bool same = dom.size() == domain_.size();
-        for (size_t i = 0; same && i < dom.size(); ++i)
-            same = std::tolower(static_cast<unsigned char>(dom[i])) ==
-                   std::tolower(static_cast<unsigned char>(domain_[i]));
-        if (!same) return {x4::NFS4ERR_BADOWNER, 0};
+        if (!same_text(s.substr(at + 1), domain_)) return {x4::NFS4ERR_BADOWNER, 0};
         name = s.substr(0, at);
     }
     if (name.empty() || name.find('\0') != std::string_view::npos) return {x4::NFS4ERR_BADOWNER, 0};

@@ -9,16 +9,22 @@
 //   from the wire: "alice@<domain>" -> getpwnam("alice"); "4321" -> 4321;
 //                  "alice" (no domain) -> getpwnam too (what idmapd does for a bare name);
 //                  another domain, an unknown name, an empty string -> NFS4ERR_BADOWNER.
-// The domain is configuration (default: the host's DNS domain, like idmapd).
+// The domain is configuration (nfsv4.domain); left unset, it is found as the client's
+// nfsidmap finds its own (id_domain_from below), so that a client and server with the same
+// idmapd.conf or DNS domain agree without a setting. When they disagree, the client shows
+// every owner as nobody and the server answers NFS4ERR_BADOWNER to its chown.
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
+#include "nfs/v4/state/types.h"
 #include "xdr/nfs4_prot.h"
 
 namespace nfsrdmad::nfs::v4 {
@@ -36,10 +42,37 @@ class NameService {
 // getpwuid_r / getgrgid_r / getpwnam_r / getgrnam_r (NSS: files, LDAP, sssd ...).
 const NameService& system_name_service();
 
+// The id domain when the configuration names none, chosen as libnfsidmap chooses it
+// (nfs-utils, nfs4_init_name_mapping): the Domain of idmapd.conf's [General] section, else
+// the DNS domain of the host's canonical name (what follows its first dot), else
+// "localdomain". Pure: the caller reads the file and resolves the name.
+struct IdDomain {
+    std::string domain;
+    std::string source;  // for the log: where it came from
+};
+IdDomain id_domain_from(std::string_view idmapd_conf, std::string_view canonical_host);
+
+// The same from this host: /etc/idmapd.conf, gethostname() and its canonical name
+// (getaddrinfo AI_CANONNAME, which may ask DNS: call it once, at start).
+IdDomain system_id_domain();
+
+// Ids to owner strings are cached: every entry of a READDIR and every GETATTR asks for
+// two, and without a cache each is a name service lookup (getpwuid_r reads /etc/passwd,
+// or asks LDAP). A READDIR of 1 000 entries slowed that way outlives the client's
+// attribute cache time (acregmin, 3 s), and `ls -l` then sends a GETATTR per file. Like the
+// Linux server's idmap cache and the client's nfsidmap keys, an answer, found or not, is
+// kept kTtl (a renamed or new user shows after at most that long), and at most kMaxCached
+// ids per kind (past that, the expired ones go, then all). Strings to ids are not cached:
+// only SETATTR, CREATE and OPEN send them.
 class IdMap {
   public:
-    IdMap(std::string domain, const NameService& names = system_name_service())
-        : domain_(std::move(domain)), names_(names) {}
+    static constexpr std::chrono::seconds kTtl{600};
+    static constexpr size_t kMaxCached = 4096;
+
+    // `clock` null: the steady clock.
+    IdMap(std::string domain, const NameService& names = system_name_service(),
+          const state::Clock* clock = nullptr)
+        : domain_(std::move(domain)), names_(names), clock_(clock ? *clock : steady_) {}
 
     std::string owner(uint32_t uid) const;
     std::string owner_group(uint32_t gid) const;
@@ -55,9 +88,19 @@ class IdMap {
 
   private:
     Parsed parse(std::string_view s, bool group) const;
+    struct Cached {
+        std::string wire;  // "name@domain", or the number when the id has no name
+        state::Time expires;
+    };
+    using Cache = std::unordered_map<uint32_t, Cached>;
+    std::string cached(Cache& cache, uint32_t id, bool group) const;
 
     std::string domain_;
     const NameService& names_;
+    state::SteadyClock steady_;
+    const state::Clock& clock_;
+    mutable std::mutex mu_;  // guards the two caches; name lookups run outside it
+    mutable Cache users_, groups_;
 };
 
 }  // namespace nfsrdmad::nfs::v4

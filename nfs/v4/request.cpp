@@ -31,7 +31,7 @@ Services::Services(std::shared_ptr<vfs::ExportRegistry> e, const Options& o)
               : recovery.epoch() ? recovery.epoch()
                                  : static_cast<uint32_t>(::time(nullptr)),
               with_backchannel(o.limits, o.back_channels != nullptr)),
-      ids(o.domain),
+      ids(o.domain, system_name_service(), &clock),
       lock_table(o.lock_table ? o.lock_table : std::make_shared<vfs::state::LockTable>()),
       locks(*lock_table),
       callbacks(o.back_channels, o.callback_timeout),

@@ -684,7 +684,7 @@ TEST(ConfigNfs4, DefaultsAndLimits) {
     EXPECT_TRUE(d.nfs4.enabled);
     EXPECT_FALSE(good("nfsv4: {enabled: false}\n").nfs4.enabled);
     EXPECT_EQ(d.nfs4.lease_time, 90u);
-    EXPECT_EQ(d.nfs4.domain, "localdomain");
+    EXPECT_EQ(d.nfs4.domain, "");  // found at start (nfs::v4::system_id_domain)
     EXPECT_EQ(d.nfs4.max_clients, 4096u);
     Config c = good("nfsv4: {enabled: true, lease_time: 15, domain: example.org, max_clients: 7}\n");
     EXPECT_TRUE(c.nfs4.enabled);

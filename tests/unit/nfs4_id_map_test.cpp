@@ -16,8 +16,15 @@ class FakeNames : public NameService {
   public:
     std::map<uint32_t, std::string> users{{0, "root"}, {1000, "alice"}};
     std::map<uint32_t, std::string> groups{{0, "root"}, {100, "users"}};
-    std::optional<std::string> user_name(uint32_t uid) const override { return find(users, uid); }
-    std::optional<std::string> group_name(uint32_t gid) const override { return find(groups, gid); }
+    mutable int lookups = 0;  // id -> name calls
+    std::optional<std::string> user_name(uint32_t uid) const override {
+        ++lookups;
+        return find(users, uid);
+    }
+    std::optional<std::string> group_name(uint32_t gid) const override {
+        ++lookups;
+        return find(groups, gid);
+    }
     std::optional<uint32_t> user_id(const std::string& n) const override { return rfind(users, n); }
     std::optional<uint32_t> group_id(const std::string& n) const override {
         return rfind(groups, n);
@@ -77,4 +84,81 @@ TEST(IdMap, TheSystemNameServiceKnowsRoot) {
     EXPECT_EQ(m.owner(0), "root@example.org");
     EXPECT_EQ(m.uid_of("root@example.org").id, 0u);
     EXPECT_EQ(m.gid_of("root@example.org").id, 0u);
+}
+
+// Unset in the YAML, the domain is the one the client's nfsidmap would pick on this host:
+// idmapd.conf's [General] Domain, else the canonical host name's DNS domain, else
+// localdomain. A mismatch shows every owner as nobody on the client.
+TEST(IdDomain, IdmapdConfGeneralDomainComesFirst) {
+    auto d = id_domain_from(
+        "# comment\n[Mapping]\nDomain = wrong.example\n\n[ general ]\n"
+        "Verbosity = 0\n  domain =  Lab.Example.org  \n; Domain = later.example\n",
+        "server.vmtest.test");
+    EXPECT_EQ(d.domain, "Lab.Example.org");
+    EXPECT_EQ(d.source, "idmapd.conf");
+}
+
+TEST(IdDomain, ElseTheHostsDnsDomain) {
+    // No [General] Domain (commented out, in another section, or unusable): the host's.
+    for (const char* conf :
+         {"", "[General]\n#Domain = local.domain.edu\n", "[Translation]\nDomain = x.example\n",
+          "[General]\nDomain =\n", "[General]\nDomain = a b\n"}) {
+        auto d = id_domain_from(conf, "nfs-server.vmtest.test");
+        EXPECT_EQ(d.domain, "vmtest.test") << conf;
+        EXPECT_EQ(d.source, "host name nfs-server.vmtest.test") << conf;
+    }
+    EXPECT_EQ(id_domain_from("", "a.b.example.").domain, "b.example");
+}
+
+TEST(IdDomain, ElseLocaldomain) {
+    for (const char* host : {"", "nfs-server", "nfs-server.", "dot.@"})
+        EXPECT_EQ(id_domain_from("[General]\n", host).domain, "localdomain") << host;
+    // and the system's answer is always usable
+    auto d = system_id_domain();
+    EXPECT_FALSE(d.domain.empty());
+    EXPECT_EQ(d.domain.find_first_of("@ \t"), std::string::npos);
+}
+
+class ManualClock : public nfs::v4::state::Clock {
+  public:
+    nfs::v4::state::Time t{};
+    nfs::v4::state::Time now() const override { return t; }
+};
+
+// Every READDIR entry and GETATTR asks for an owner and a group: answers are kept for
+// IdMap::kTtl, found or not, so the name service is asked once per id in that time.
+TEST(IdMap, OwnerStringsAreCachedForTheirTtl) {
+    FakeNames names;
+    ManualClock clock;
+    IdMap m("example.org", names, &clock);
+    for (int i = 0; i < 1000; ++i) {
+        ASSERT_EQ(m.owner(1000), "alice@example.org");
+        ASSERT_EQ(m.owner_group(100), "users@example.org");
+        ASSERT_EQ(m.owner(4321), "4321");  // no name: remembered too
+    }
+    EXPECT_EQ(names.lookups, 3);
+    // A user renamed (or added) in the name service shows once the answer expires.
+    names.users[1000] = "alicia";
+    names.users[4321] = "dave";
+    clock.t += IdMap::kTtl - std::chrono::seconds(1);
+    EXPECT_EQ(m.owner(1000), "alice@example.org");
+    clock.t += std::chrono::seconds(1);
+    EXPECT_EQ(m.owner(1000), "alicia@example.org");
+    EXPECT_EQ(m.owner(4321), "dave@example.org");
+    EXPECT_EQ(names.lookups, 5);
+    // Uids and gids are cached apart: gid 1000 is not uid 1000.
+    EXPECT_EQ(m.owner_group(1000), "1000");
+}
+
+TEST(IdMap, TheCacheIsBounded) {
+    FakeNames names;
+    ManualClock clock;
+    IdMap m("example.org", names, &clock);
+    for (uint32_t id = 0; id < 3 * IdMap::kMaxCached; ++id) m.owner(100000 + id);
+    EXPECT_EQ(names.lookups, int(3 * IdMap::kMaxCached));
+    // past the bound the cache starts over: still correct, still answering
+    EXPECT_EQ(m.owner(1000), "alice@example.org");
+    int before = names.lookups;
+    EXPECT_EQ(m.owner(1000), "alice@example.org");
+    EXPECT_EQ(names.lookups, before);
 }

@@ -13,6 +13,9 @@
 #  - a user who ran kinit (alice) writes $BIG_MB MiB; the file lands with alice's uid; after
 #    a remount (cold cache) alice reads it back with the same md5;
 #  - a 5 000-entry directory lists completely;
+#  - the client sees alice's file as alice's, and root's chown to alice through the mount
+#    lands on the server (v4.1: owners as names in the id domain the daemon found from the
+#    host name, as the client's nfsidmap does);
 #  - root (the machine principal nfs/<host>) creates a file owned by root (no_root_squash);
 #  - a user without a ticket (carol) is refused, and alice still works after that;
 #  - over RDMA (RFC 8166 §8.2.2 and how the Linux client applies it): krb5 keeps direct data
@@ -96,6 +99,10 @@ one_mount() {  # PROTO VERS SEC
     note "listing: $(since "$t0") s"
     check "$l: a user without a ticket is refused" no_ticket_refused "$MNT/many"
     check "$l: alice still works" as_user $ALICE stat "$MNT/alice/big"
+    # v4.1 owners travel as name@domain (RFC 8881 §5.9): the client maps them back only in
+    # its own id domain, which the daemon found as the client's nfsidmap does (else: nobody)
+    check_eq "$l: the client sees alice's file as alice's" alice "$(stat -c %U "$MNT/alice/big")"
+    check "$l: root chowns a file to alice through the mount" chown_through_mount
     if [ "$proto" = rdma ]; then
         dump_stats
         local nomsg=$(($(counter rdma calls_nomsg) - before_nomsg)) rc=$(($(counter rdma read_chunks) - before_rc))
@@ -114,6 +121,14 @@ one_mount() {  # PROTO VERS SEC
     # would leave its blocks held by the cached descriptor until evicted)
     check "$l: alice removes her file" as_user $ALICE rm "$MNT/alice/big"
     nfs_umount "$MNT"
+}
+
+chown_through_mount() {  # (uses $MNT, $EXPORT): v4.1 sends the new owner as a name
+    touch "$MNT/by-root" && chown alice "$MNT/by-root" || return 1
+    local u
+    u=$(stat -c %u "$EXPORT/by-root")
+    rm -f "$MNT/by-root"
+    [ "$u" = "$ALICE" ] || { echo "owner on the server is $u, not $ALICE" >&2; return 1; }
 }
 
 mount_refused() {  # SRC OPTS
@@ -151,6 +166,10 @@ check "nfsrdmad starts" nfsrdmad_start "$EXPORT" --export "$STRICT=rw,sec=krb5p"
     --rdma "$RXE_IP:$RDMA_PORT" || { vm_summary; exit 1; }
 check "listening on the rxe device" wait_for 20 grep -q "rdma: listening on $RXE_IP:$RDMA_PORT" "$NFSRDMAD_LOG"
 check "RPCSEC_GSS is on" grep -q "rpcsec_gss: on" "$NFSRDMAD_LOG"
+# no nfsv4.domain and no idmapd.conf Domain: the DNS domain of the canonical host name,
+# which is what the client's nfsidmap takes too
+check "NFSv4 id domain ${KRB5_HOST#*.} (from the host name)" \
+    grep -q "id domain ${KRB5_HOST#*.} (host name $KRB5_HOST)" "$NFSRDMAD_LOG"
 check "no keytab warning (nfs/$KRB5_HOST is in it)" bash -c "! grep -q 'rpcsec_gss: kerberos.keytab' '$NFSRDMAD_LOG'"
 
 for proto in tcp rdma; do
