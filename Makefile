@@ -39,10 +39,16 @@ build: deps $(BUILD)/Makefile
 # The sanitizer build: clang, ASan+UBSan, coverage-instrumented, with the tests AND the
 # libFuzzer targets (tests/fuzz) in one tree, so `make test` compiles the sources twice, not
 # three times (clang also compiles sanitized code faster than GCC). A build dir configured
-# otherwise (an older GCC sanitizer build) is configured afresh.
+# otherwise (an older GCC sanitizer build, other flags) is configured afresh. -O1 as the
+# ASan documentation advises, with line tables only (what its reports print): a sixth less
+# build time than -O2 -g, the same checks.
+ASAN_FLAGS := -O1 -gline-tables-only -DNDEBUG
 build-asan: deps
-	@grep -qs '^NFSRDMAD_FUZZ:BOOL=ON' $(ASAN_BUILD)/CMakeCache.txt || { rm -rf $(ASAN_BUILD) && \
+	@grep -qs '^NFSRDMAD_FUZZ:BOOL=ON' $(ASAN_BUILD)/CMakeCache.txt && \
+	  grep -qs '^CMAKE_CXX_FLAGS_RELWITHDEBINFO:STRING=$(ASAN_FLAGS)$$' $(ASAN_BUILD)/CMakeCache.txt || \
+	  { rm -rf $(ASAN_BUILD) && \
 	  CC=clang CXX=clang++ cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(ASAN_FLAGS)" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$(ASAN_FLAGS)" \
 	    -DNFSRDMAD_SANITIZE=ON -DNFSRDMAD_FUZZ=ON; }
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 
