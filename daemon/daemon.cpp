@@ -397,6 +397,7 @@ int run(config::Config cfg, const Options& opts) {
         o.domain = cfg.nfs4.domain;
         if (o.domain.empty()) {
             auto found = nfs::v4::system_id_domain();
+            if (!found.warning.empty()) spdlog::warn("nfsv4.1: {}", found.warning);
             o.domain = found.domain;
             domain_from = found.source;
         }

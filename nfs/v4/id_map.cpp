@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -20,34 +21,37 @@ namespace {
 class SystemNames final : public NameService {
   public:
     std::optional<std::string> user_name(uint32_t uid) const override {
-        std::vector<char> buf(16384);
-        passwd pw{};
-        passwd* out = nullptr;
-        if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &out) != 0 || !out) return std::nullopt;
-        return std::string(pw.pw_name);
+        return lookup<passwd>(getpwuid_r, uid,
+                              [](const passwd& p) { return std::string(p.pw_name); });
     }
     std::optional<std::string> group_name(uint32_t gid) const override {
-        std::vector<char> buf(65536);
-        group gr{};
-        group* out = nullptr;
-        if (getgrgid_r(gid, &gr, buf.data(), buf.size(), &out) != 0 || !out) return std::nullopt;
-        return std::string(gr.gr_name);
+        return lookup<group>(getgrgid_r, gid,
+                             [](const group& g) { return std::string(g.gr_name); });
     }
     std::optional<uint32_t> user_id(const std::string& name) const override {
-        std::vector<char> buf(16384);
-        passwd pw{};
-        passwd* out = nullptr;
-        if (getpwnam_r(name.c_str(), &pw, buf.data(), buf.size(), &out) != 0 || !out)
-            return std::nullopt;
-        return pw.pw_uid;
+        return lookup<passwd>(getpwnam_r, name.c_str(), [](const passwd& p) { return p.pw_uid; });
     }
     std::optional<uint32_t> group_id(const std::string& name) const override {
-        std::vector<char> buf(65536);
-        group gr{};
-        group* out = nullptr;
-        if (getgrnam_r(name.c_str(), &gr, buf.data(), buf.size(), &out) != 0 || !out)
-            return std::nullopt;
-        return gr.gr_gid;
+        return lookup<group>(getgrnam_r, name.c_str(), [](const group& g) { return g.gr_gid; });
+    }
+
+  private:
+    // The NSS reentrant calls, with a buffer that grows while they answer ERANGE (a group
+    // with many members outgrows any fixed size), up to 16 MiB.
+    template <class Entry, class Call, class Key, class Take>
+    static auto lookup(Call call, Key key, Take take) -> std::optional<decltype(take(Entry{}))> {
+        std::vector<char> buf(16384);
+        for (;;) {
+            Entry entry{};
+            Entry* out = nullptr;
+            int rc = call(key, &entry, buf.data(), buf.size(), &out);
+            if (rc == ERANGE && buf.size() < (16u << 20)) {
+                buf.resize(buf.size() * 4);
+                continue;
+            }
+            if (rc != 0 || !out) return std::nullopt;
+            return take(entry);  // copied out before buf goes
+        }
     }
 };
 
@@ -86,9 +90,12 @@ bool usable_domain(std::string_view d) {
 }  // namespace
 
 IdDomain id_domain_from(std::string_view conf, std::string_view host) {
-    // idmapd.conf(5): "[Section]" headers and "Tag = value" lines; '#' and ';' start a
-    // comment line. Section and tag names compare without case, as libnfsidmap's conf does.
+    // idmapd.conf(5), read as nfs-utils' conffile does: "[Section]" headers and
+    // "Tag = value" lines; '#' and ';' start a comment, also after an unquoted value; a
+    // value in quotes loses them; section and tag names compare without case; a tag set
+    // twice keeps the last value.
     bool general = false;
+    std::optional<std::string_view> found;
     while (!conf.empty()) {
         size_t nl = conf.find('\n');
         std::string_view line = trim(conf.substr(0, nl));
@@ -104,14 +111,28 @@ IdDomain id_domain_from(std::string_view conf, std::string_view host) {
         if (!general || eq == std::string_view::npos) continue;
         if (!same_text(trim(line.substr(0, eq)), "Domain")) continue;
         std::string_view value = trim(line.substr(eq + 1));
-        if (usable_domain(value)) return {std::string(value), "idmapd.conf"};
+        if (!value.empty() && (value[0] == '"' || value[0] == '\'')) {
+            size_t close = value.find(value[0], 1);
+            value = close == std::string_view::npos ? value.substr(1) : value.substr(1, close - 1);
+        } else {
+            value = trim(value.substr(0, value.find_first_of("#;")));
+        }
+        found = value;
     }
+    if (found && usable_domain(*found)) return {std::string(*found), "idmapd.conf", {}};
+    // A Domain we cannot send (empty, spaces, '@') is passed over, loudly: the client's
+    // nfsidmap may use it as it is.
+    std::string warning;
+    if (found)
+        warning = "idmapd.conf's Domain \"" + std::string(*found) +
+                  "\" is not a usable domain name: not used";
     if (size_t dot = host.find('.'); dot != std::string_view::npos) {
         std::string_view d = host.substr(dot + 1);
         while (!d.empty() && d.back() == '.') d.remove_suffix(1);  // an absolute name's root
-        if (usable_domain(d)) return {std::string(d), "host name " + std::string(host)};
+        if (usable_domain(d)) return {std::string(d), "host name " + std::string(host), warning};
     }
-    return {"localdomain", "the default: no Domain in idmapd.conf, no domain in the host name"};
+    return {"localdomain", "the default: no Domain in idmapd.conf, no domain in the host name",
+            warning};
 }
 
 IdDomain system_id_domain() {
@@ -121,6 +142,8 @@ IdDomain system_id_domain() {
         all << in.rdbuf();
         conf = all.str();
     }
+    // A Domain in the file needs no host name (whose canonical form may ask DNS).
+    if (auto d = id_domain_from(conf, ""); d.source == "idmapd.conf") return d;
     char name[256] = {};
     std::string host;
     if (gethostname(name, sizeof name - 1) == 0) {
@@ -163,7 +186,7 @@ std::string IdMap::cached(Cache& cache, uint32_t id, bool group) const {
         std::erase_if(cache, [&](const auto& kv) { return kv.second.expires <= now; });
         if (cache.size() >= kMaxCached) cache.clear();
     }
-    cache.insert_or_assign(id, Cached{wire, now + kTtl});
+    cache.insert_or_assign(id, Cached{wire, now + (name ? kTtl : kMissTtl)});
     return wire;
 }
 

@@ -45,10 +45,12 @@ const NameService& system_name_service();
 // The id domain when the configuration names none, chosen as libnfsidmap chooses it
 // (nfs-utils, nfs4_init_name_mapping): the Domain of idmapd.conf's [General] section, else
 // the DNS domain of the host's canonical name (what follows its first dot), else
-// "localdomain". Pure: the caller reads the file and resolves the name.
+// "localdomain". Not done: idmapd.conf.d/ and the _nfsv4idmapdomain DNS TXT record that
+// newer libnfsidmap also consult. Pure: the caller reads the file and resolves the name.
 struct IdDomain {
     std::string domain;
-    std::string source;  // for the log: where it came from
+    std::string source;   // for the log: where it came from
+    std::string warning;  // for the log: a Domain in idmapd.conf that was passed over
 };
 IdDomain id_domain_from(std::string_view idmapd_conf, std::string_view canonical_host);
 
@@ -60,13 +62,15 @@ IdDomain system_id_domain();
 // two, and without a cache each is a name service lookup (getpwuid_r reads /etc/passwd,
 // or asks LDAP). A READDIR of 1 000 entries slowed that way outlives the client's
 // attribute cache time (acregmin, 3 s), and `ls -l` then sends a GETATTR per file. Like the
-// Linux server's idmap cache and the client's nfsidmap keys, an answer, found or not, is
-// kept kTtl (a renamed or new user shows after at most that long), and at most kMaxCached
-// ids per kind (past that, the expired ones go, then all). Strings to ids are not cached:
-// only SETATTR, CREATE and OPEN send them.
+// Linux server's idmap cache and the client's nfsidmap keys, a name is kept kTtl (a renamed
+// user shows after at most that long); an id without a name (or a name service that
+// failed: NSS does not tell them apart) is kept kMissTtl, and at most kMaxCached ids per
+// kind (past that, the expired ones go, then all). Strings to ids are not cached: only
+// SETATTR, CREATE and OPEN send them.
 class IdMap {
   public:
     static constexpr std::chrono::seconds kTtl{600};
+    static constexpr std::chrono::seconds kMissTtl{30};
     static constexpr size_t kMaxCached = 4096;
 
     // `clock` null: the steady clock.

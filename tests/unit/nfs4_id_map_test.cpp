@@ -99,24 +99,41 @@ TEST(IdDomain, IdmapdConfGeneralDomainComesFirst) {
 }
 
 TEST(IdDomain, ElseTheHostsDnsDomain) {
-    // No [General] Domain (commented out, in another section, or unusable): the host's.
+    // No [General] Domain (commented out, or in another section): the host's.
     for (const char* conf :
-         {"", "[General]\n#Domain = local.domain.edu\n", "[Translation]\nDomain = x.example\n",
-          "[General]\nDomain =\n", "[General]\nDomain = a b\n"}) {
+         {"", "[General]\n#Domain = local.domain.edu\n", "[Translation]\nDomain = x.example\n"}) {
         auto d = id_domain_from(conf, "nfs-server.vmtest.test");
         EXPECT_EQ(d.domain, "vmtest.test") << conf;
         EXPECT_EQ(d.source, "host name nfs-server.vmtest.test") << conf;
+        EXPECT_EQ(d.warning, "") << conf;
+    }
+    // A Domain that is no domain name is passed over with a warning for the log.
+    for (const char* conf : {"[General]\nDomain =\n", "[General]\nDomain = a b\n",
+                             "[General]\nDomain = \"\"\n", "[General]\nDomain = x@y\n"}) {
+        auto d = id_domain_from(conf, "nfs-server.vmtest.test");
+        EXPECT_EQ(d.domain, "vmtest.test") << conf;
+        EXPECT_NE(d.warning, "") << conf;
     }
     EXPECT_EQ(id_domain_from("", "a.b.example.").domain, "b.example");
+}
+
+// As nfs-utils' conffile reads a value: quotes go, a comment after an unquoted value goes,
+// the last of two settings counts.
+TEST(IdDomain, ValuesAreReadAsNfsUtilsReadsThem) {
+    const char* host = "h.other.example";
+    auto domain = [&](const char* conf) { return id_domain_from(conf, host).domain; };
+    EXPECT_EQ(domain("[General]\nDomain = \"lab.example\"\n"), "lab.example");
+    EXPECT_EQ(domain("[General]\nDomain='lab.example' # x\n"), "lab.example");
+    EXPECT_EQ(domain("[General]\nDomain = lab.example # site\n"), "lab.example");
+    EXPECT_EQ(domain("[General]\nDomain = lab.example;x\n"), "lab.example");
+    EXPECT_EQ(domain("[General]\nDomain = a.example\nDomain = b.example\n"), "b.example");
+    EXPECT_EQ(domain("[General]\nDomain = a.example\n[Mapping]\nDomain = b.example\n"),
+              "a.example");
 }
 
 TEST(IdDomain, ElseLocaldomain) {
     for (const char* host : {"", "nfs-server", "nfs-server.", "dot.@"})
         EXPECT_EQ(id_domain_from("[General]\n", host).domain, "localdomain") << host;
-    // and the system's answer is always usable
-    auto d = system_id_domain();
-    EXPECT_FALSE(d.domain.empty());
-    EXPECT_EQ(d.domain.find_first_of("@ \t"), std::string::npos);
 }
 
 class ManualClock : public nfs::v4::state::Clock {
@@ -125,8 +142,9 @@ class ManualClock : public nfs::v4::state::Clock {
     nfs::v4::state::Time now() const override { return t; }
 };
 
-// Every READDIR entry and GETATTR asks for an owner and a group: answers are kept for
-// IdMap::kTtl, found or not, so the name service is asked once per id in that time.
+// Every READDIR entry and GETATTR asks for an owner and a group: answers are kept
+// (IdMap::kTtl for names, kMissTtl for ids without one), so the name service is asked
+// once per id in that time.
 TEST(IdMap, OwnerStringsAreCachedForTheirTtl) {
     FakeNames names;
     ManualClock clock;
@@ -137,14 +155,19 @@ TEST(IdMap, OwnerStringsAreCachedForTheirTtl) {
         ASSERT_EQ(m.owner(4321), "4321");  // no name: remembered too
     }
     EXPECT_EQ(names.lookups, 3);
-    // A user renamed (or added) in the name service shows once the answer expires.
+    // A user added in the name service shows after kMissTtl (an id without a name, or a
+    // name service that failed, is asked again soon); one renamed, after kTtl.
     names.users[1000] = "alicia";
     names.users[4321] = "dave";
-    clock.t += IdMap::kTtl - std::chrono::seconds(1);
+    clock.t += IdMap::kMissTtl - std::chrono::seconds(1);
+    EXPECT_EQ(m.owner(4321), "4321");
+    clock.t += std::chrono::seconds(1);
+    EXPECT_EQ(m.owner(4321), "dave@example.org");
+    EXPECT_EQ(names.lookups, 4);
+    clock.t += IdMap::kTtl - IdMap::kMissTtl - std::chrono::seconds(1);
     EXPECT_EQ(m.owner(1000), "alice@example.org");
     clock.t += std::chrono::seconds(1);
     EXPECT_EQ(m.owner(1000), "alicia@example.org");
-    EXPECT_EQ(m.owner(4321), "dave@example.org");
     EXPECT_EQ(names.lookups, 5);
     // Uids and gids are cached apart: gid 1000 is not uid 1000.
     EXPECT_EQ(m.owner_group(1000), "1000");

@@ -99,8 +99,9 @@ one_mount() {  # PROTO VERS SEC
     note "listing: $(since "$t0") s"
     check "$l: a user without a ticket is refused" no_ticket_refused "$MNT/many"
     check "$l: alice still works" as_user $ALICE stat "$MNT/alice/big"
-    # v4.1 owners travel as name@domain (RFC 8881 §5.9): the client maps them back only in
-    # its own id domain, which the daemon found as the client's nfsidmap does (else: nobody)
+    # v3 owners travel as numbers; v4.1 owners as name@domain (RFC 8881 §5.9), which the
+    # client maps back only in its own id domain, found by the daemon as the client's
+    # nfsidmap does (else: nobody, and the chown is refused)
     check_eq "$l: the client sees alice's file as alice's" alice "$(stat -c %U "$MNT/alice/big")"
     check "$l: root chowns a file to alice through the mount" chown_through_mount
     if [ "$proto" = rdma ]; then
