@@ -128,8 +128,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     in.payloads = e.externals();
     in.inline_threshold = inline_threshold;
     in.remote_invalidate = remote_invalidate;
+    in.max_sge = 1 + (data[0] >> 5);  // 1 .. 8 gather entries per work request
     ReplyPlan rp = plan_reply(in);
     if (rp.header.empty()) abort();
+    for (const auto& w : rp.writes)
+        if (w.local.size() > in.max_sge) abort();
     const uint64_t written = pushed(rp);
     if (rp.type == MsgType::Error) {
         if (!rp.writes.empty()) abort();

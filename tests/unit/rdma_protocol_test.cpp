@@ -636,6 +636,97 @@ TEST(RdmaReplyPlan, SecondPayloadRidesTheReplyChunk) {
     EXPECT_TRUE(plan.send.empty());
 }
 
+// ---- gather entries per work request (the QP's max_send_sge) ------------------------------------
+
+namespace {
+
+// k READ results with no write chunks (an NFSv4.1 COMPOUND of small READs): 2k+1 inline
+// pieces around k payloads, 8 bytes each of inline bytes between them.
+struct ManyReads {
+    std::vector<uint8_t> bytes;
+    std::vector<std::vector<uint8_t>> payloads;
+    std::vector<xdr::ExternalSegment> segs;
+    ManyReads(size_t k, size_t len) : payloads(k, std::vector<uint8_t>(len, 7)) {
+        bytes.assign(8, 1);
+        for (auto& p : payloads) {
+            segs.push_back({bytes.size(), p, xdr::pad4(len)});
+            bytes.insert(bytes.end(), xdr::pad4(len), 0);
+            bytes.insert(bytes.end(), 8, 3);
+        }
+    }
+};
+
+}  // namespace
+
+TEST(RdmaGather, ScatterPutsAtMostMaxLocalPiecesInOneWrite) {
+    WriteChunk chunk{{{9, 1 << 20, 0x100000}}};
+    std::vector<uint8_t> mem(400, 1);
+    std::vector<Bytes> pieces;
+    for (size_t i = 0; i < 20; ++i) pieces.push_back(Bytes(mem).subspan(i * 20, 20));
+    std::vector<Push> out;
+    std::vector<uint32_t> lengths;
+    ASSERT_TRUE(scatter(pieces, chunk, out, lengths, 8));
+    ASSERT_EQ(out.size(), 3u);  // 8 + 8 + 4 pieces, one remote range after the other
+    uint64_t at = 0x100000;
+    for (size_t i = 0; i < out.size(); ++i) {
+        EXPECT_EQ(out[i].local.size(), i < 2 ? 8u : 4u);
+        EXPECT_EQ(out[i].remote.handle, 9u);
+        EXPECT_EQ(out[i].remote.offset, at);
+        EXPECT_EQ(out[i].remote.length, sum(out[i].local));
+        at += out[i].remote.length;
+    }
+    EXPECT_EQ(lengths, std::vector<uint32_t>{400});
+    // one entry per Write at the extreme
+    out.clear();
+    ASSERT_TRUE(scatter(pieces, chunk, out, lengths, 1));
+    EXPECT_EQ(out.size(), 20u);
+}
+
+TEST(RdmaGather, AReplyChunkOfManyInlineReadsNeverGathersMoreThanTheQp) {
+    TransportHeader call;
+    call.xid = kXid;
+    call.reply = WriteChunk{{{9, 4096, 0x10000}, {10, 65536, 0x30000}}};
+    ManyReads r(40, 100);  // 81 inline pieces and 40 payloads, no write list
+    for (size_t max_sge : {1u, 2u, 3u, 8u}) {
+        ReplyInputs in{&call, 32, r.bytes, r.segs, 1024, false};
+        in.max_sge = max_sge;
+        auto plan = plan_reply(in);
+        ASSERT_EQ(plan.type, MsgType::NoMsg) << plan.error;
+        uint64_t bytes = 0;
+        for (const auto& w : plan.writes) {
+            EXPECT_LE(w.local.size(), max_sge);
+            EXPECT_EQ(w.remote.length, sum(w.local));
+            bytes += w.remote.length;
+        }
+        EXPECT_EQ(bytes, plan.reply_chunk_bytes);
+        EXPECT_EQ(bytes, 8u + 40 * (100 + 8));
+    }
+}
+
+TEST(RdmaGather, MergeAdjacentJoinsWhatContinuesInOneRegistration) {
+    struct Sge {
+        uint64_t addr;
+        uint32_t length;
+        uint32_t lkey;
+    };
+    // a send buffer (lkey 1): header at 0, staged pieces after it; a payload (lkey 2)
+    // between them; an empty piece; a piece of another buffer that happens to follow
+    std::vector<Sge> v{{1000, 28, 1}, {1028, 100, 1}, {5000, 64, 2}, {1128, 0, 1},
+                       {1128, 8, 1},  {1136, 4, 1},   {1140, 4, 3},  {1144, 4, 3}};
+    merge_adjacent(v);
+    ASSERT_EQ(v.size(), 4u);
+    EXPECT_EQ(v[0].addr, 1000u);
+    EXPECT_EQ(v[0].length, 128u);
+    EXPECT_EQ(v[1].lkey, 2u);
+    EXPECT_EQ(v[2].addr, 1128u);
+    EXPECT_EQ(v[2].length, 12u);
+    EXPECT_EQ(v[3].lkey, 3u);
+    EXPECT_EQ(v[3].length, 8u);
+    std::vector<Sge> empty;
+    merge_adjacent(empty);
+    EXPECT_TRUE(empty.empty());
+}
+
 TEST(RdmaReplyPlan, SecondPayloadTooBigForItsWriteChunkIsErrChunk) {
     TransportHeader call;
     call.writes.push_back({{{5, 8192, 0xa000}}});

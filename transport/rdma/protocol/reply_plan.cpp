@@ -34,7 +34,8 @@ std::optional<uint32_t> single_handle(const TransportHeader& c) {
 }  // namespace
 
 bool scatter(const std::vector<Bytes>& pieces, const WriteChunk& chunk, std::vector<Push>& out,
-             std::vector<uint32_t>& lengths) {
+             std::vector<uint32_t>& lengths, size_t max_local) {
+    max_local = std::max<size_t>(max_local, 1);
     lengths.assign(chunk.segments.size(), 0);
     size_t seg = 0;
     for (Bytes piece : pieces) {
@@ -43,10 +44,11 @@ bool scatter(const std::vector<Bytes>& pieces, const WriteChunk& chunk, std::vec
             if (seg == chunk.segments.size()) return false;
             const Segment& s = chunk.segments[seg];
             size_t n = std::min<size_t>(piece.size(), s.length - lengths[seg]);
-            // Consecutive pieces into the same segment become one gathered Write.
+            // Consecutive pieces into the same segment become one gathered Write, up to
+            // the entries a work request may gather; then the next Write goes on.
             if (!out.empty() && out.back().remote.handle == s.handle &&
                 out.back().remote.offset + out.back().remote.length == s.offset + lengths[seg] &&
-                lengths[seg] != 0) {
+                lengths[seg] != 0 && out.back().local.size() < max_local) {
                 out.back().remote.length += n;
                 out.back().local.push_back(piece.first(n));
             } else {
@@ -108,7 +110,7 @@ ReplyPlan plan_reply(const ReplyInputs& in) {
     } else if (call.reply && body <= call.reply->capacity()) {
         // RFC 8166 §3.5.4: a long reply goes into the Reply chunk; the Send carries
         // only the transport header (RDMA_NOMSG).
-        scatter(stream, *call.reply, plan.writes, used.reply_lengths);
+        scatter(stream, *call.reply, plan.writes, used.reply_lengths, in.max_sge);
         plan.type = MsgType::NoMsg;
         plan.reply_chunk_bytes = body;
         plan.header = encode_reply_header(call, in.credits, MsgType::NoMsg, used);

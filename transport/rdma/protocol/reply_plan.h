@@ -53,12 +53,35 @@ struct ReplyInputs {
     std::span<const xdr::ExternalSegment> payloads;  // stream order; offsets into rpc_reply
     size_t inline_threshold = 1024;                 // the peer's receive size (RFC 8797)
     bool remote_invalidate = false;                 // the peer accepts Send With Invalidate
+    // Scatter/gather entries one work request may carry (the QP's max_send_sge): no Push
+    // gathers more local pieces than this; a longer run into one segment becomes several
+    // Writes to consecutive remote ranges.
+    size_t max_sge = 8;
 };
 
 ReplyPlan plan_reply(const ReplyInputs& in);
 
-// Scatters `pieces` over `chunk`'s segments in order. Returns false if they do not fit.
+// Scatters `pieces` over `chunk`'s segments in order, at most `max_local` pieces per Push.
+// Returns false if they do not fit.
 bool scatter(const std::vector<Bytes>& pieces, const WriteChunk& chunk, std::vector<Push>& out,
-             std::vector<uint32_t>& lengths);
+             std::vector<uint32_t>& lengths, size_t max_local = 8);
+
+// Joins scatter/gather entries that continue one another in one registration (the same
+// lkey, the next address): staged pieces copied one after the other into one buffer
+// become one entry. Works on ibv_sge and on anything with addr, length and lkey.
+template <class Sge>
+void merge_adjacent(std::vector<Sge>& sges) {
+    size_t out = 0;
+    for (size_t i = 0; i < sges.size(); ++i) {
+        if (sges[i].length == 0) continue;
+        if (out > 0 && sges[out - 1].lkey == sges[i].lkey &&
+            sges[out - 1].addr + sges[out - 1].length == sges[i].addr) {
+            sges[out - 1].length += sges[i].length;
+            continue;
+        }
+        sges[out++] = sges[i];
+    }
+    sges.resize(out);
+}
 
 }  // namespace nfsrdmad::rdma

@@ -111,7 +111,8 @@ bool Connection::setup(std::string* why) {
     qa.recv_cq = cq_.get();
     qa.qp_type = IBV_QPT_RC;
     qa.cap.max_send_wr = send_depth;
-    qa.cap.max_send_sge = std::min(a.max_sge, 8);
+    qa.cap.max_send_sge = std::max(1, std::min(a.max_sge, 8));
+    max_send_sge_ = qa.cap.max_send_sge;  // what we asked for; the device may give more
     // Receives come from the device's shared receive queue, already posted: the Linux
     // client may send its first call before ESTABLISHED reaches us, and finds one.
     qa.srq = dev_->receive_queue().get();

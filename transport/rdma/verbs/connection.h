@@ -225,6 +225,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::vector<MemoryPool*> awaiting_;      // pools that will wake us when they can
     uint32_t reads_in_flight_ = 0;
     SendQueueSlots sq_{1};               // sized in setup()
+    uint32_t max_send_sge_ = 1;          // gather entries per work request (setup())
     bool sq_short_ = false;              // work waits for send queue slots
     bool replies_want_sq_ = false;       // ... and replies among it: Reads wait behind them
     bool awaiting_read_budget_ = false;  // queued on the device's ReadBudget

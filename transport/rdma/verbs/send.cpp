@@ -60,6 +60,7 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
     in.payloads = reply->payloads;
     in.inline_threshold = std::min(opts_.peer_receive, opts_.inline_size);
     in.remote_invalidate = opts_.peer_remote_invalidate;
+    in.max_sge = max_send_sge_;
     ReplyPlan plan = plan_reply(in);
     if (plan.type == MsgType::Error) {
         spdlog::info("rdma {}: ERR_CHUNK for xid {:#x}: {}", peer_.text, call->header.xid,
@@ -138,6 +139,14 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
     for (size_t i = 0; i < plan.writes.size(); ++i) {
         const auto& push = plan.writes[i];
         if (!gather(push.local, gathers[i])) return false;  // staging buffers go back
+        // The plan gives a Write at most max_sge pieces, and each becomes one entry (a
+        // staged piece fits one buffer: replies are at most a payload buffer long).
+        if (gathers[i].sges.size() > max_send_sge_) {
+            spdlog::warn("rdma {}: ERR_CHUNK for xid {:#x}: a Write gathers {} pieces, the QP {}",
+                         peer_.text, call->header.xid, gathers[i].sges.size(), max_send_sge_);
+            send_error(call->header.xid, HeaderError::ErrChunk);
+            return true;
+        }
         staged += gathers[i].staged;
         ibv_send_wr& wr = wrs[i];
         wr.opcode = IBV_WR_RDMA_WRITE;
@@ -152,31 +161,52 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
     send_pieces.push_back(plan.header);
     for (auto b : plan.send) send_pieces.push_back(b);
     Gather& sg = gathers.back();
-    // Header and staged pieces share one send buffer when they fit (the usual case).
+    // Header and staged pieces share one send buffer, one after the other, so they join
+    // into one gather entry; pieces in registered memory (inline READ data) go as they
+    // are. A reply with more inline payloads than the QP gathers (an NFSv4.1 COMPOUND of
+    // several small READs with no write chunks: 2 entries each) is copied whole into the
+    // send buffer: it is inline, so it fits, and the copy is counted (payload_memcpy_bytes),
+    // never a post the device refuses.
     {
         auto sb = dev_->sends().get();
         if (!sb) {
             short_of_ = &dev_->sends();
             return false;
         }
-        size_t off = 0;
-        for (Bytes b : send_pieces) {
-            if (const Buffer* buf = registered_in(b)) {
-                sg.sges.push_back({reinterpret_cast<uintptr_t>(b.data()),
-                                   static_cast<uint32_t>(b.size()), buf->lkey()});
-                continue;
+        for (bool copy_all : {false, true}) {
+            sg.sges.clear();
+            size_t off = 0;
+            uint64_t copied_payload = 0;
+            for (Bytes b : send_pieces) {
+                const Buffer* buf = copy_all ? nullptr : registered_in(b);
+                if (buf) {
+                    sg.sges.push_back({reinterpret_cast<uintptr_t>(b.data()),
+                                       static_cast<uint32_t>(b.size()), buf->lkey()});
+                    continue;
+                }
+                if (off + b.size() > sb->size()) {
+                    disconnect("a reply does not fit its send buffer");
+                    return true;
+                }
+                std::memcpy(sb->data() + off, b.data(), b.size());
+                if (copy_all && registered_in(b)) copied_payload += b.size();
+                sg.sges.push_back({reinterpret_cast<uintptr_t>(sb->data() + off),
+                                   static_cast<uint32_t>(b.size()), sb->lkey()});
+                off += b.size();
             }
-            if (off + b.size() > sb->size()) {
-                disconnect("a reply does not fit its send buffer");
-                return true;
+            merge_adjacent(sg.sges);
+            if (sg.sges.size() <= max_send_sge_) {
+                staged += off;
+                if (copied_payload) {
+                    count(&TransportCounters::payload_memcpy_bytes, copied_payload);
+                    spdlog::debug(
+                        "rdma {}: xid {:#x}: {} inline payload bytes copied: more "
+                        "pieces than {} gather entries",
+                        peer_.text, call->header.xid, copied_payload, max_send_sge_);
+                }
+                break;
             }
-            std::memcpy(sb->data() + off, b.data(), b.size());
-            sg.sges.push_back({reinterpret_cast<uintptr_t>(sb->data() + off),
-                               static_cast<uint32_t>(b.size()), sb->lkey()});
-            off += b.size();
-            staged += b.size();
         }
-        std::erase_if(sg.sges, [](const ibv_sge& s) { return s.length == 0; });
         rec->buffer = std::move(sb);
     }
     ibv_send_wr& send = wrs.back();
