@@ -10,9 +10,11 @@ writes OUT_DIR/<stem>.h and OUT_DIR/<stem>.cpp. Mapping:
                                value needs it (RFC 5662's NFS4_UINT64_MAX)
     enum                    -> unscoped enum : int32_t (RFC constants keep their names)
     struct                  -> struct
-    union switch (d)        -> a tagged variant: the discriminant plus exactly one live arm
-                               (std::variant, std::monostate for void arms and for values
-                               no arm takes). d() reads the discriminant; set_d(x) sets it
+    union switch (d)        -> a tagged union: the discriminant plus exactly one live arm
+                               (a C++ union of the data arms and the index of the live
+                               one, 0 for void arms and for values no arm takes; special
+                               members out of line, so that includers do not pay for
+                               them). d() reads the discriminant; set_d(x) sets it
                                and, when x selects another arm, makes that arm live,
                                value-initialized; arm() returns the live arm and throws
                                std::bad_variant_access when the discriminant selects
@@ -424,7 +426,7 @@ class Generator:
             self.needs(self.aliases[d.type], acc, depth + 1)
 
     def ordered_defs(self):
-        """Structs and unions so that each follows every type it holds: std::variant,
+        """Structs and unions so that each follows every type it holds: union members,
         std::optional and std::array need complete types. Spec order where it can."""
         deps = {}
         for name, (kind, body) in self.defined.items():
@@ -493,6 +495,10 @@ class Generator:
         for kind, name, body in self.p.defs:
             if kind in ("struct", "union"):
                 h.append(f"struct {name};")
+        if any(kind == "union" for kind, _, _ in self.p.defs):
+            # What an accessor of a union arm that is not live throws.
+            h.append("[[noreturn]] void bad_arm();  // throws std::bad_variant_access")
+            c.append("void bad_arm() { throw std::bad_variant_access(); }")
         for kind, name, body in self.p.defs:
             if kind == "typedef" and body.name not in PRIM_CODEC:
                 self.gen_typedef(name, body, h, c)
@@ -632,29 +638,45 @@ class Generator:
                 break
         if zero is None:
             zero = arm_index(default)
-        variant = "std::variant<" + ", ".join(["std::monostate"] + [self.cxx_type(d) for d in named]) + ">"
+        types = {index[d.name]: self.cxx_type(d) for d in named}
         h.append(f"struct {name} {{")
-        h.append(f"    {name}() = default;")
-        h.append(f"    explicit {name}({dt} d) {{ set_{dn}(d); }}")
+        # Special members live in the .cpp: every includer would otherwise instantiate
+        # them again (with std::variant, seconds of compile time per file for the big
+        # COMPOUND unions).
+        h.append(f"    {name}();")
+        h.append(f"    explicit {name}({dt} d);")
+        h.append(f"    {name}(const {name}& o);")
+        h.append(f"    {name}({name}&& o) noexcept;")
+        h.append(f"    {name}& operator=(const {name}& o);")
+        h.append(f"    {name}& operator=({name}&& o) noexcept;")
+        h.append(f"    ~{name}();")
         h.append(f"    {dt} {dn}() const {{ return disc_; }}")
         h.append(f"    // Sets the discriminant; when it selects another arm, that arm becomes the live")
         h.append(f"    // one, value-initialized.")
         h.append(f"    {name}& set_{dn}({dt} d) {{")
         h.append("        disc_ = d;")
-        h.append("        if (const size_t a = arm_of(d); a != arm_.index()) select(a);")
+        h.append("        if (const uint32_t a = arm_of(d); a != arm_) select(a);")
         h.append("        return *this;")
         h.append("    }")
         for d in named:
-            t = self.cxx_type(d)
+            t = types[index[d.name]]
             i = index[d.name]
-            h.append(f"    {t}& {d.name}() {{ return std::get<{i}>(arm_); }}")
-            h.append(f"    const {t}& {d.name}() const {{ return std::get<{i}>(arm_); }}")
+            h.append(f"    {t}& {d.name}() {{ if (arm_ != {i}) bad_arm(); return u_.a{i}; }}")
+            h.append(f"    const {t}& {d.name}() const {{ if (arm_ != {i}) bad_arm(); return u_.a{i}; }}")
         h.append("")
         h.append("private:")
-        h.append(f"    static size_t arm_of({dt} d);")
-        h.append("    void select(size_t a);")
+        h.append(f"    static uint32_t arm_of({dt} d);")
+        h.append("    void select(uint32_t a);  // destroys the live arm, value-initializes arm a")
+        h.append("    void destroy() noexcept;")
         h.append(f"    {dt} disc_{{}};")
-        h.append(f"    {variant} arm_{{std::in_place_index<{zero}>}};")
+        h.append("    uint32_t arm_ = 0;  // the live member of u_; 0: none (a void arm)")
+        if named:
+            h.append("    union U {")
+            h.append("        U() {}")
+            h.append("        ~U() {}")
+            for i, t in sorted(types.items()):
+                h.append(f"        {t} a{i};")
+            h.append("    } u_;")
         h.append(f"    friend void xdr_encode(xdr::Encoder& e, const {name}& v);")
         h.append(f"    friend bool xdr_decode(xdr::Decoder& dd, {name}& v);")
         h.append("};")
@@ -663,7 +685,58 @@ class Generator:
         def cases(values):
             return [f"    case static_cast<int64_t>({self.value(v)}):" for v in values]
 
-        c.append(f"size_t {name}::arm_of({dt} d) {{")
+        def per_arm(stmt):
+            """A switch on arm_ running stmt(i, type) for each data arm."""
+            c.append("    switch (arm_) {")
+            for i, t in sorted(types.items()):
+                c.append(f"    case {i}: {stmt(i, t)} break;")
+            c.append("    default: break;")
+            c.append("    }")
+
+        c.append(f"{name}::{name}() {{ select({zero}); }}")
+        c.append(f"{name}::{name}({dt} d) : disc_(d) {{ select(arm_of(d)); }}")
+        c.append(f"{name}::{name}(const {name}& o) : disc_(o.disc_) {{")
+        c.append("    const uint32_t a = o.arm_;")
+        c.append("    switch (a) {")
+        for i, t in sorted(types.items()):
+            c.append(f"    case {i}: new (&u_.a{i}) {t}(o.u_.a{i}); break;")
+        c.append("    default: break;")
+        c.append("    }")
+        c.append("    arm_ = a;")
+        c.append("}")
+        c.append(f"{name}::{name}({name}&& o) noexcept : disc_(o.disc_) {{")
+        c.append("    const uint32_t a = o.arm_;")
+        c.append("    switch (a) {")
+        for i, t in sorted(types.items()):
+            c.append(f"    case {i}: new (&u_.a{i}) {t}(std::move(o.u_.a{i})); break;")
+        c.append("    default: break;")
+        c.append("    }")
+        c.append("    arm_ = a;")
+        c.append("}")
+        c.append(f"{name}& {name}::operator=(const {name}& o) {{")
+        c.append(f"    if (this != &o) *this = {name}(o);")
+        c.append("    return *this;")
+        c.append("}")
+        c.append(f"{name}& {name}::operator=({name}&& o) noexcept {{")
+        c.append("    if (this == &o) return *this;")
+        c.append("    destroy();")
+        c.append("    disc_ = o.disc_;")
+        c.append("    const uint32_t a = o.arm_;")
+        c.append("    switch (a) {")
+        for i, t in sorted(types.items()):
+            c.append(f"    case {i}: new (&u_.a{i}) {t}(std::move(o.u_.a{i})); break;")
+        c.append("    default: break;")
+        c.append("    }")
+        c.append("    arm_ = a;")
+        c.append("    return *this;")
+        c.append("}")
+        c.append(f"{name}::~{name}() {{ destroy(); }}")
+        c.append(f"void {name}::destroy() noexcept {{")
+        if types:
+            per_arm(lambda i, t: f"std::destroy_at(&u_.a{i});")
+        c.append("    arm_ = 0;")
+        c.append("}")
+        c.append(f"uint32_t {name}::arm_of({dt} d) {{")
         c.append("    switch (static_cast<int64_t>(d)) {")
         for values, d in arms:
             c += cases(values)
@@ -672,13 +745,17 @@ class Generator:
         c.append(f"        return {arm_index(default)};")
         c.append("    }")
         c.append("}")
-        c.append(f"void {name}::select(size_t a) {{")
+        c.append(f"void {name}::select(uint32_t a) {{")
+        c.append("    destroy();")
         c.append("    switch (a) {")
-        for d in named:
-            c.append(f"    case {index[d.name]}: arm_.emplace<{index[d.name]}>(); break;")
-        c.append("    default: arm_.emplace<0>(); break;")
+        for i, t in sorted(types.items()):
+            c.append(f"    case {i}: new (&u_.a{i}) {t}(); break;")
+        c.append("    default: break;")
         c.append("    }")
+        c.append("    arm_ = a;")
         c.append("}")
+        for i, t in sorted(types.items()):
+            c.append(f"static_assert(std::is_nothrow_move_constructible_v<{t}>);")
 
         # Encoding: the discriminant, then the live arm.
         c.append(f"void xdr_encode(xdr::Encoder& e, const {name}& v) {{")
@@ -688,7 +765,7 @@ class Generator:
             c += cases(values)
             if d.kind != "void":
                 c.append("    {")
-                self.enc_field(d, f"std::get<{index[d.name]}>(v.arm_)", c, "        ")
+                self.enc_field(d, f"v.{d.name}()", c, "        ")
                 c.append("        break;")
                 c.append("    }")
             else:
@@ -696,7 +773,7 @@ class Generator:
         c.append("    default:")
         if default and default.kind != "void":
             c.append("    {")
-            self.enc_field(default, f"std::get<{index[default.name]}>(v.arm_)", c, "        ")
+            self.enc_field(default, f"v.{default.name}()", c, "        ")
             c.append("        break;")
             c.append("    }")
         else:
@@ -714,11 +791,12 @@ class Generator:
 
         def dec_arm(d):
             if d.kind == "void":
-                c.append("        v.arm_.emplace<0>();")
+                c.append("        v.select(0);")
                 c.append("        break;")
                 return
             c.append("    {")
-            c.append(f"        auto& a = v.arm_.emplace<{index[d.name]}>();")
+            c.append(f"        v.select({index[d.name]});")
+            c.append(f"        auto& a = v.u_.a{index[d.name]};")
             self.dec_field(d, "a", c, "        ")
             c.append("        break;")
             c.append("    }")
@@ -747,11 +825,11 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     header = [f"// Generated by xdr/gen/xdrgen.py from {os.path.basename(spec)}. Do not edit.",
               "#pragma once", "#include <array>", "#include <cstdint>", "#include <optional>",
-              "#include <span>", "#include <string_view>", "#include <variant>",
-              "#include <vector>",
+              "#include <span>", "#include <string_view>", "#include <vector>",
               '#include "xdr/runtime/xdr.h"', "", f"namespace {ns} {{", ""] + h + ["", f"}}  // namespace {ns}", ""]
     source = [f"// Generated by xdr/gen/xdrgen.py from {os.path.basename(spec)}. Do not edit.",
-              f'#include "{stem}.h"', "#include <cstring>", "", f"namespace {ns} {{", ""] + c + \
+              f'#include "{stem}.h"', "#include <cstring>", "#include <new>",
+              "#include <type_traits>", "#include <utility>", "#include <variant>", "", f"namespace {ns} {{", ""] + c + \
              ["", f"}}  // namespace {ns}", ""]
     for path, lines in ((f"{out_dir}/{stem}.h", header), (f"{out_dir}/{stem}.cpp", source)):
         text = "\n".join(lines)
