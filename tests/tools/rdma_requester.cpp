@@ -35,6 +35,15 @@
 //   deaf         posts no receive at all and asks for infinite RNR retries, then sends
 //                a NULL call: the server's reply can never be delivered   -> the
 //                server disconnects once its rdma.send_timeout has passed
+//   v41reads EXPORT FILE
+//                NFSv4.1 (EXCHANGE_ID, CREATE_SESSION, then SEQUENCE'd COMPOUNDs): writes
+//                EXPORT/FILE locally with a known pattern, then reads it back over RDMA
+//                with six READs in one COMPOUND and no write chunk, twice: 100 bytes each
+//                (an inline reply of 13 pieces, more than a Send may gather: the server
+//                copies it into its send buffer) and 1000 bytes each with a reply chunk
+//                (a reply too long to go inline: its 13 pieces are RDMA-Written into the
+//                chunk, split across Writes of at most the QP's gather entries). Every
+//                byte is checked.
 //
 // After every error scenario but overrun and badrkey it sends a NULL call on the same connection
 // and expects a normal reply: a refused message must not cost the connection.
@@ -134,6 +143,14 @@ class Client {
         ibv_mr* mr = ibv_reg_mr(pd_, bytes.data(), bytes.size(),
                                 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ);
         if (!mr) die("ibv_reg_mr (remote read)");
+        return {mr->rkey, reinterpret_cast<uintptr_t>(bytes.data())};
+    }
+
+    // Registers `bytes` for the server to RDMA-Write (a reply chunk).
+    std::pair<uint32_t, uint64_t> expose_writable(std::vector<uint8_t>& bytes) {
+        const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+        ibv_mr* mr = ibv_reg_mr(pd_, bytes.data(), bytes.size(), access);
+        if (!mr) die("ibv_reg_mr (remote write)");
         return {mr->rkey, reinterpret_cast<uintptr_t>(bytes.data())};
     }
 
@@ -283,14 +300,224 @@ std::vector<uint8_t> null_call(uint32_t xid) {
     return w.b;
 }
 
+// ---- NFSv4.1 (RFC 8881; XDR of RFC 5662), written word by word like the rest ----
+
+// An XDR opaque<> or string<>: length, bytes, zero padding to four (RFC 4506 §4.10).
+Words& opaque(Words& w, const void* p, size_t n) {
+    w.u(uint32_t(n));
+    const auto* b = static_cast<const uint8_t*>(p);
+    w.b.insert(w.b.end(), b, b + n);
+    w.b.resize((w.b.size() + 3) & ~size_t(3), 0);
+    return w;
+}
+
+// An RPC COMPOUND call to NFSv4 with AUTH_SYS as root (RFC 5531 §9, §A), minor version 1,
+// `nops` operations to follow.
+void rpc_compound(Words& w, uint32_t xid, uint32_t nops) {
+    w.u(xid).u(0).u(2).u(kNfsProgram).u(4).u(1);
+    w.u(1).u(24).u(0);                   // AUTH_SYS, body: stamp,
+    opaque(w, "req", 3).u(0).u(0).u(0);  // machine name, uid 0, gid 0, no groups
+    w.u(0).u(0);                         // verifier AUTH_NONE
+    w.u(0).u(1).u(nops);                 // tag "", minorversion 1, argarray
+}
+
+// Reads an NFSv4 COMPOUND reply (RFC 5531 §9 header, then COMPOUND4res) op by op.
+struct Reply4 {
+    const uint8_t* p;
+    const uint8_t* end;
+    const char* what;
+
+    uint32_t u() {
+        if (end - p < 4) die(std::string(what) + ": reply cut short");
+        uint32_t v = word(p);
+        p += 4;
+        return v;
+    }
+    uint64_t h() {
+        uint64_t hi = u();
+        return hi << 32 | u();
+    }
+    const uint8_t* bytes(size_t n) {
+        size_t padded = (n + 3) & ~size_t(3);
+        if (size_t(end - p) < padded) die(std::string(what) + ": reply cut short");
+        const uint8_t* at = p;
+        p += padded;
+        return at;
+    }
+    // The RPC header up to the COMPOUND status, which it returns after the tag and the
+    // result count.
+    uint32_t start(uint32_t xid) {
+        if (u() != xid || u() != 1 || u() != 0) die(std::string(what) + ": not MSG_ACCEPTED");
+        u();
+        bytes(u());  // verifier
+        if (uint32_t a = u(); a != 0) die(std::string(what) + ": accept_stat " + std::to_string(a));
+        uint32_t status = u();
+        bytes(u());  // tag
+        u();         // result count
+        return status;
+    }
+    // The next result's operation and status; dies unless it is `op` with NFS4_OK.
+    void op(uint32_t want) {
+        uint32_t got = u(), status = u();
+        if (got != want || status != 0)
+            die(std::string(what) + ": op " + std::to_string(got) + " status " +
+                std::to_string(status) + " (want op " + std::to_string(want) + " NFS4_OK)");
+    }
+};
+
+// The RPC message of an RDMA_MSG reply: what follows its transport header, which must
+// carry empty chunk lists.
+Reply4 inline_reply(const std::vector<uint8_t>& m, uint32_t xid, const char* what) {
+    if (m.size() < 28) die(std::string(what) + ": no reply (connection lost or timeout)");
+    if (word(&m[0]) != xid || word(&m[12]) != 0)
+        die(std::string(what) + ": not an RDMA_MSG reply (proc " + std::to_string(word(&m[12])) +
+            ")");
+    if (word(&m[16]) || word(&m[20]) || word(&m[24]))
+        die(std::string(what) + ": the reply has chunk lists where none were offered");
+    return Reply4{m.data() + 28, m.data() + m.size(), what};
+}
+
+enum : uint32_t {
+    OP_LOOKUP = 15,
+    OP_PUTROOTFH = 24,
+    OP_READ = 25,
+    OP_EXCHANGE_ID = 42,
+    OP_CREATE_SESSION = 43,
+    OP_SEQUENCE = 53,
+};
+
+// channel_attrs4 (RFC 8881 §18.36): no header padding, 1 MiB + 4 KiB each way, 16
+// operations, `slots` slots, no RDMA read depth.
+void channel_attrs(Words& w, uint32_t slots) {
+    const uint32_t max = (1u << 20) + 4096;
+    w.u(0).u(max).u(max).u(4096).u(16).u(slots).u(0);
+}
+
+// The v41reads scenario (see the file comment).
+void v41reads(Client& c, uint32_t& xid, const std::string& export_dir, const std::string& name) {
+    // The file, written here through the local file system: byte i is (i * 7 + 3) & 255.
+    std::vector<uint8_t> content(8192);
+    for (size_t i = 0; i < content.size(); ++i) content[i] = uint8_t(i * 7 + 3);
+    const std::string path = export_dir + "/" + name;
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || write(fd, content.data(), content.size()) != ssize_t(content.size()) ||
+        close(fd) != 0)
+        die("cannot write " + path);
+
+    // EXCHANGE_ID (§18.35): verifier, owner, no flags, SP4_NONE, no implementation id.
+    Words w = header(++xid, 0).u(0).u(0).u(0);
+    rpc_compound(w, xid, 1);
+    w.u(OP_EXCHANGE_ID).u(0x5245).u(0x51);  // co_verifier
+    opaque(w, "rdma_requester v41reads", 23).u(0).u(0).u(0);
+    c.send({w.b});
+    auto m = c.receive();
+    Reply4 r = inline_reply(m, xid, "EXCHANGE_ID");
+    if (uint32_t st = r.start(xid); st != 0) die("EXCHANGE_ID: status " + std::to_string(st));
+    r.op(OP_EXCHANGE_ID);
+    const uint64_t clientid = r.h();
+    const uint32_t sequence = r.u();
+
+    // CREATE_SESSION (§18.36): no back channel (flags 0), AUTH_NONE for callbacks.
+    w = header(++xid, 0).u(0).u(0).u(0);
+    rpc_compound(w, xid, 1);
+    w.u(OP_CREATE_SESSION).u(uint32_t(clientid >> 32)).u(uint32_t(clientid)).u(sequence).u(0);
+    channel_attrs(w, 4);
+    channel_attrs(w, 1);
+    w.u(0x40000000).u(1).u(0);  // cb_program, one callback_sec_parms4: AUTH_NONE
+    c.send({w.b});
+    m = c.receive();
+    r = inline_reply(m, xid, "CREATE_SESSION");
+    if (uint32_t st = r.start(xid); st != 0) die("CREATE_SESSION: status " + std::to_string(st));
+    r.op(OP_CREATE_SESSION);
+    uint8_t session[16];
+    std::memcpy(session, r.bytes(16), 16);
+
+    // SEQUENCE, PUTROOTFH, a LOOKUP per component of EXPORT/FILE, six READs at offsets
+    // 0, 1000, ... with the anonymous stateid.
+    constexpr uint32_t kReads = 6;
+    std::vector<std::string> parts;
+    for (size_t at = 0; at < path.size();) {
+        size_t next = path.find('/', at);
+        if (next == std::string::npos) next = path.size();
+        if (next > at) parts.push_back(path.substr(at, next - at));
+        at = next + 1;
+    }
+    uint32_t slot_seq = 0;
+    // Appends the COMPOUND (call `xid`) to `w`, a transport header.
+    auto reads = [&](Words& w, uint32_t count) {
+        rpc_compound(w, xid, 2 + uint32_t(parts.size()) + kReads);
+        w.u(OP_SEQUENCE);
+        w.b.insert(w.b.end(), session, session + 16);
+        w.u(++slot_seq).u(0).u(0).u(0);  // sequenceid, slot 0, highest slot 0, no cache
+        w.u(OP_PUTROOTFH);
+        for (const auto& part : parts) opaque(w.u(OP_LOOKUP), part.data(), part.size());
+        for (uint32_t i = 0; i < kReads; ++i)
+            w.u(OP_READ).u(0).u(0).u(0).u(0).u(0).u(i * 1000).u(count);
+    };
+    auto check = [&](Reply4& rr, uint32_t count, const char* what) {
+        if (uint32_t st = rr.start(xid); st != 0)
+            die(std::string(what) + ": COMPOUND status " + std::to_string(st));
+        rr.op(OP_SEQUENCE);
+        rr.bytes(16 + 5 * 4);
+        rr.op(OP_PUTROOTFH);
+        for (size_t i = 0; i < parts.size(); ++i) rr.op(OP_LOOKUP);
+        for (uint32_t i = 0; i < kReads; ++i) {
+            rr.op(OP_READ);
+            rr.u();  // eof
+            uint32_t n = rr.u();
+            if (n != count)
+                die(std::string(what) + ": READ " + std::to_string(i) + " returned " +
+                    std::to_string(n) + " bytes, want " + std::to_string(count));
+            if (std::memcmp(rr.bytes(n), &content[i * 1000], n) != 0)
+                die(std::string(what) + ": READ " + std::to_string(i) + " data differs");
+        }
+        if (rr.p != rr.end) die(std::string(what) + ": bytes after the last result");
+    };
+
+    // Inline: 6 x 100 bytes.
+    w = header(++xid, 0).u(0).u(0).u(0);
+    reads(w, 100);
+    c.send({w.b});
+    m = c.receive();
+    r = inline_reply(m, xid, "six inline READs");
+    check(r, 100, "six inline READs");
+    std::printf("ok: six 100-byte READs in one inline reply, every byte right\n");
+
+    // A reply chunk: 6 x 1000 bytes do not fit the 4 KiB inline threshold.
+    static std::vector<uint8_t> chunk(16384);
+    auto [rkey, addr] = c.expose_writable(chunk);
+    w = header(++xid, 0).u(0).u(0).u(1).u(1).seg(rkey, uint32_t(chunk.size()), addr);
+    reads(w, 1000);
+    c.send({w.b});
+    m = c.receive();
+    // RDMA_NOMSG (RFC 8166 §3.5.4): empty read and write lists, then the reply chunk with
+    // the length written into each segment.
+    if (m.size() < 28 || word(&m[0]) != xid)
+        die("six READs with a reply chunk: no reply (connection lost or timeout)");
+    if (word(&m[12]) != 1)
+        die("six READs with a reply chunk: proc " + std::to_string(word(&m[12])) +
+            ", want RDMA_NOMSG");
+    if (m.size() < 48 || word(&m[16]) || word(&m[20]) || word(&m[24]) != 1 || word(&m[28]) != 1)
+        die("six READs with a reply chunk: the header does not return one reply segment");
+    const uint32_t written = word(&m[36]);
+    if (written > chunk.size()) die("six READs with a reply chunk: more written than offered");
+    Reply4 rc{chunk.data(), chunk.data() + written, "six READs with a reply chunk"};
+    check(rc, 1000, "six READs with a reply chunk");
+    std::printf("ok: six 1000-byte READs through a reply chunk (%u bytes), every byte right\n",
+                written);
+    unlink(path.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 4) {
+    const bool v4 = argc == 6 && std::string(argv[3]) == "v41reads";
+    if (argc != 4 && !v4) {
         std::fprintf(
             stderr,
             "usage: rdma_requester ADDR PORT null|vers|unaligned|oversize|"
-            "truncated|badlist|nomsg|longcall|overrun|badrkey|vanish|bignomsg|ddp2|deaf|hog\n");
+            "truncated|badlist|nomsg|longcall|overrun|badrkey|vanish|bignomsg|ddp2|deaf|hog\n"
+            "       rdma_requester ADDR PORT v41reads EXPORT FILE\n");
         return 2;
     }
     std::string scenario = argv[3];
@@ -434,6 +661,9 @@ int main(int argc, char** argv) {
             }
         }
         healthy_after("two DDP items");
+    } else if (scenario == "v41reads") {
+        v41reads(c, xid, argv[4], argv[5]);
+        healthy_after("NFSv4.1 READs");
     } else if (scenario == "deaf" || scenario == "hog") {
         if (scenario == "hog") {
             static std::vector<uint8_t> exposed(1u << 20, 0x5a);

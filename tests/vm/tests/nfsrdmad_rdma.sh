@@ -49,7 +49,10 @@
 #    says rdma), $BIG_MB MiB written and read back md5-exact after a remount, four parallel
 #    writers and readers, ls -l of the $MANY-entry directory and a 1000-byte readlink,
 #    nfs4_workload (lib/nfs.sh) passes, the daemon's counters show read, write and reply
-#    chunks and no payload memcpy, the daemon restarted under the mount with a file open
+#    chunks and no payload memcpy; a crafted requester's COMPOUND of six READs without
+#    write chunks reads every byte right inline (the reply has more pieces than a Send
+#    gathers: copied, and counted) and through a reply chunk (Writes split by gather
+#    entries); the daemon restarted under the mount with a file open
 #    (nfs4_restart_under_mount: the client reclaims over RDMA), and $V4_REMOUNTS remounts
 #    leave no client state behind (nfs4_remounts);
 #  - NFSv4.1 delegations over RDMA (RFC 8167): the v4.1 mount's backchannel on its RDMA
@@ -447,6 +450,16 @@ if check "nfsrdmad starts with nfsv4.enabled and RDMA" nfsrdmad_start "$EXPORT" 
         check "v4.1/rdma: RDMA Writes ran (READ data in write chunks)" test "$(counter write_chunks)" -gt 0
         check "v4.1/rdma: reply chunks ran (long replies)" test "$(counter reply_chunks)" -gt 0
         check_eq "v4.1/rdma: payload bytes memcpy'd in userspace" 0 "$(counter payload_memcpy_bytes)"
+        # COMPOUNDs the Linux client never sends: six READs and no write chunk, inline (13
+        # pieces, more than a Send gathers: the server copies the reply into its send
+        # buffer, and counts it) and through a reply chunk (13 pieces RDMA-Written in
+        # Writes of at most the QP's gather entries).
+        check "requester: v4.1 six READs inline and through a reply chunk, every byte right" \
+            "$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" v41reads "$EXPORT" sge.bin
+        dump_stats
+        check "v4.1/rdma: the 13-piece inline reply was copied, and counted" \
+            test "$(counter payload_memcpy_bytes)" -gt 0
+        echo "    payload_memcpy_bytes=$(counter payload_memcpy_bytes) err_chunk=$(counter err_chunk)"
         nfs4_restart_under_mount $MNT4 "v4.1/rdma restart" nfsrdmad_start "$EXPORT" \
             --rdma "$RXE_IP:$RDMA_PORT" --config "$(nfs4_config)"
         note "client-side statistics (per operation):"
