@@ -2,6 +2,8 @@
 // from RFC 4506 / RFC 1813.
 #include <gtest/gtest.h>
 
+#include <variant>  // std::bad_variant_access: a union arm that is not live
+
 #include "xdr/mount_prot.h"
 #include "xdr/nfs3_prot.h"
 #include "xdr/rpc_prot.h"

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <string_view>
 #include <type_traits>
+#include <variant>  // std::bad_variant_access: a union arm that is not live
 
 #include "xdr/nfs4_prot.h"
 #include "tests/unit/xdr_bytes.h"

@@ -792,10 +792,12 @@ class Generator:
         def dec_arm(d):
             if d.kind == "void":
                 c.append("        v.select(0);")
+                c.append("        v.disc_ = d;")
                 c.append("        break;")
                 return
             c.append("    {")
             c.append(f"        v.select({index[d.name]});")
+            c.append("        v.disc_ = d;  // agrees with the arm even if the arm fails to decode")
             c.append(f"        auto& a = v.u_.a{index[d.name]};")
             self.dec_field(d, "a", c, "        ")
             c.append("        break;")
