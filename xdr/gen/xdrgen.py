@@ -685,33 +685,24 @@ class Generator:
         def cases(values):
             return [f"    case static_cast<int64_t>({self.value(v)}):" for v in values]
 
-        def per_arm(stmt):
-            """A switch on arm_ running stmt(i, type) for each data arm."""
-            c.append("    switch (arm_) {")
+        def construct(init):
+            """Constructs arm `a` (a name in the emitted code) from init(i), and records it."""
+            c.append("    switch (a) {")
             for i, t in sorted(types.items()):
-                c.append(f"    case {i}: {stmt(i, t)} break;")
+                c.append(f"    case {i}: new (&u_.a{i}) {t}({init(i)}); break;")
             c.append("    default: break;")
             c.append("    }")
+            c.append("    arm_ = a;")
 
         c.append(f"{name}::{name}() {{ select({zero}); }}")
         c.append(f"{name}::{name}({dt} d) : disc_(d) {{ select(arm_of(d)); }}")
         c.append(f"{name}::{name}(const {name}& o) : disc_(o.disc_) {{")
         c.append("    const uint32_t a = o.arm_;")
-        c.append("    switch (a) {")
-        for i, t in sorted(types.items()):
-            c.append(f"    case {i}: new (&u_.a{i}) {t}(o.u_.a{i}); break;")
-        c.append("    default: break;")
-        c.append("    }")
-        c.append("    arm_ = a;")
+        construct(lambda i: f"o.u_.a{i}")
         c.append("}")
         c.append(f"{name}::{name}({name}&& o) noexcept : disc_(o.disc_) {{")
         c.append("    const uint32_t a = o.arm_;")
-        c.append("    switch (a) {")
-        for i, t in sorted(types.items()):
-            c.append(f"    case {i}: new (&u_.a{i}) {t}(std::move(o.u_.a{i})); break;")
-        c.append("    default: break;")
-        c.append("    }")
-        c.append("    arm_ = a;")
+        construct(lambda i: f"std::move(o.u_.a{i})")
         c.append("}")
         c.append(f"{name}& {name}::operator=(const {name}& o) {{")
         c.append(f"    if (this != &o) *this = {name}(o);")
@@ -722,18 +713,17 @@ class Generator:
         c.append("    destroy();")
         c.append("    disc_ = o.disc_;")
         c.append("    const uint32_t a = o.arm_;")
-        c.append("    switch (a) {")
-        for i, t in sorted(types.items()):
-            c.append(f"    case {i}: new (&u_.a{i}) {t}(std::move(o.u_.a{i})); break;")
-        c.append("    default: break;")
-        c.append("    }")
-        c.append("    arm_ = a;")
+        construct(lambda i: f"std::move(o.u_.a{i})")
         c.append("    return *this;")
         c.append("}")
         c.append(f"{name}::~{name}() {{ destroy(); }}")
         c.append(f"void {name}::destroy() noexcept {{")
         if types:
-            per_arm(lambda i, t: f"std::destroy_at(&u_.a{i});")
+            c.append("    switch (arm_) {")
+            for i, t in sorted(types.items()):
+                c.append(f"    case {i}: std::destroy_at(&u_.a{i}); break;")
+            c.append("    default: break;")
+            c.append("    }")
         c.append("    arm_ = 0;")
         c.append("}")
         c.append(f"uint32_t {name}::arm_of({dt} d) {{")
@@ -747,12 +737,7 @@ class Generator:
         c.append("}")
         c.append(f"void {name}::select(uint32_t a) {{")
         c.append("    destroy();")
-        c.append("    switch (a) {")
-        for i, t in sorted(types.items()):
-            c.append(f"    case {i}: new (&u_.a{i}) {t}(); break;")
-        c.append("    default: break;")
-        c.append("    }")
-        c.append("    arm_ = a;")
+        construct(lambda i: "")
         c.append("}")
         for i, t in sorted(types.items()):
             c.append(f"static_assert(std::is_nothrow_move_constructible_v<{t}>);")
