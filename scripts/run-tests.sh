@@ -30,11 +30,15 @@ run_tier() {
   return 0
 }
 
+# The Release build's unit, end-to-end and package tests first (in parallel, two at a time).
+run_tier "release: unit + e2e + package" "$build" -LE 'vm|package' "$@"
+
 # $ASAN_BUILD_CMD (make test sets it) builds the sanitizer tree, in the background and at
-# idle priority (SCHED_IDLE, nice 19) while the Release tier runs: the TCG guests of the VM
-# tier keep about 60 % of two cores busy, and the build takes what they leave instead of
-# adding its own dozen minutes before the first test. The sanitizer and fuzz tiers wait
-# for it; a failed build fails them.
+# idle priority (SCHED_IDLE, nice 19) while the VM tier runs: its TCG guests keep about
+# 60 % of two cores busy, and the build takes what they leave instead of adding its own
+# dozen minutes before the first test. It starts after the end-to-end tests, whose daemons
+# would otherwise race it for the CPU. The sanitizer and fuzz tiers wait for it; a failed
+# build fails them.
 asan_built=1
 asan_build_pid=
 asan_build_log=
@@ -48,8 +52,9 @@ if [ -n "${ASAN_BUILD_CMD:-}" ]; then
 fi
 
 # The VM tier (label vm) boots a guest and runs the Release daemon in it: once is
-# enough, so the sanitizer pass leaves it out.
-run_tier "release: unit + e2e + vm" "$build" "$@"
+# enough, so the sanitizer pass leaves it out. The package tests go with it: the .deb
+# (package_deb) is the fixture of vm_nfsrdmad_package.
+run_tier "release: vm + package" "$build" -L 'vm|package' "$@"
 
 if [ -n "$asan_build_pid" ]; then
   echo "=== waiting for the sanitizer build"
