@@ -43,7 +43,7 @@
 //                copies it into its send buffer) and 1000 bytes each with a reply chunk
 //                (a reply too long to go inline: its 13 pieces are RDMA-Written into the
 //                chunk, split across Writes of at most the QP's gather entries). Every
-//                byte is checked.
+//                byte is checked; then DESTROY_SESSION and DESTROY_CLIENTID.
 //
 // After every error scenario but overrun and badrkey it sends a NULL call on the same connection
 // and expects a normal reply: a refused message must not cost the connection.
@@ -383,7 +383,9 @@ enum : uint32_t {
     OP_READ = 25,
     OP_EXCHANGE_ID = 42,
     OP_CREATE_SESSION = 43,
+    OP_DESTROY_SESSION = 44,
     OP_SEQUENCE = 53,
+    OP_DESTROY_CLIENTID = 57,
 };
 
 // channel_attrs4 (RFC 8881 §18.36): no header padding, 1 MiB + 4 KiB each way, 16
@@ -506,6 +508,27 @@ void v41reads(Client& c, uint32_t& xid, const std::string& export_dir, const std
     std::printf("ok: six 1000-byte READs through a reply chunk (%u bytes), every byte right\n",
                 written);
     unlink(path.c_str());
+
+    // Leave no client behind (a restart of the server would otherwise wait for this one
+    // to reclaim): DESTROY_SESSION, then DESTROY_CLIENTID, each alone in its COMPOUND
+    // (RFC 8881 §18.37, §18.50).
+    w = header(++xid, 0).u(0).u(0).u(0);
+    rpc_compound(w, xid, 1);
+    w.u(OP_DESTROY_SESSION).b.insert(w.b.end(), session, session + 16);
+    c.send({w.b});
+    m = c.receive();
+    r = inline_reply(m, xid, "DESTROY_SESSION");
+    if (uint32_t st = r.start(xid); st != 0) die("DESTROY_SESSION: status " + std::to_string(st));
+    r.op(OP_DESTROY_SESSION);
+    w = header(++xid, 0).u(0).u(0).u(0);
+    rpc_compound(w, xid, 1);
+    w.u(OP_DESTROY_CLIENTID).u(uint32_t(clientid >> 32)).u(uint32_t(clientid));
+    c.send({w.b});
+    m = c.receive();
+    r = inline_reply(m, xid, "DESTROY_CLIENTID");
+    if (uint32_t st = r.start(xid); st != 0) die("DESTROY_CLIENTID: status " + std::to_string(st));
+    r.op(OP_DESTROY_CLIENTID);
+    std::printf("ok: session and client destroyed\n");
 }
 
 }  // namespace
