@@ -4,7 +4,7 @@
 #                NFSv3 and NFSv4.1 on TCP port 2049 (MOUNT on 20048) in the foreground
 #   make test    installs what is missing, builds Release (GCC) and one clang build with
 #                ASan+UBSan that also holds the libFuzzer targets (at idle priority, while
-#                the Release tests run), runs every test (unit, end-to-end, VM, the same
+#                the VM tests run), runs every test (unit, end-to-end, VM, the same
 #                unit and end-to-end under the sanitizers, fuzz)
 #   make deb     builds the Debian package build/deb/nfsrdmad_<version>_<arch>.deb with Debian's
 #                build flags and checks it with lintian (packaging/README.md)
@@ -75,7 +75,7 @@ deb: deps
 	scripts/make-deb.sh --lintian $(BUILD)/deb
 
 # The sanitizer tree is built by scripts/run-tests.sh, in the background at idle priority
-# while the Release tier's VM guests leave cores idle.
+# while the VM tier's guests leave cores idle.
 test: build
 	@FUZZ_BUILD=$(FUZZ_BUILD) ASAN_BUILD_CMD='$(MAKE) --no-print-directory build-asan' \
 	  scripts/run-tests.sh $(BUILD) $(ASAN_BUILD) $(CTEST_ARGS)
