@@ -484,6 +484,18 @@ size_t Daemon::OpenFdCount() const {
     return n;
 }
 
+std::optional<uint64_t> Daemon::StatsCounterAtLeast(const std::string& group,
+                                                    const std::string& name, uint64_t min) {
+    std::optional<uint64_t> v;
+    WaitFor(
+        [&] {
+            v = StatsCounter(group, name);
+            return v && *v >= min;
+        },
+        std::chrono::seconds(10));
+    return v;
+}
+
 std::optional<uint64_t> Daemon::StatsCounter(const std::string& group, const std::string& name) {
     if (pid_ <= 0) return std::nullopt;
     std::error_code ec;

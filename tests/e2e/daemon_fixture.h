@@ -115,6 +115,10 @@ class Daemon {
     // SIGUSR1, then NAME's value in the dump's "stats: GROUP ..." line (GROUP: rpc, tcp,
     // vfs, rdma). nullopt when no such line or counter appears within 5 s.
     std::optional<uint64_t> StatsCounter(const std::string& group, const std::string& name);
+    // StatsCounter until it reaches at least `min` (within 10 s): for counters the daemon
+    // bumps after the reply has left (a splice counts when it returns). The last value read.
+    std::optional<uint64_t> StatsCounterAtLeast(const std::string& group, const std::string& name,
+                                                uint64_t min);
     const std::string& config_path() const { return config_; }
 
     bool running() const { return pid_ > 0; }
