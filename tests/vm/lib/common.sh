@@ -21,16 +21,36 @@ VM_FAILED=0
 VM_FAILED_NAMES=()
 
 note() { echo "    $*"; }
-step() { echo; echo "### $* (t=$(cut -d' ' -f1 /proc/uptime)s)"; }
+
+# Seconds of uptime at the last step or result, and how long since then as " (+N s)" when that
+# is 2 s or more: the console shows which checks (and the work before them) take the time.
+_VM_LAST_T=0.00
+_vm_took() {  # sets _VM_TOOK; no fork (uptime has two decimals: count hundredths)
+    local up _ d
+    read -r up _ < /proc/uptime
+    d=$(( 10#${up/./} - 10#${_VM_LAST_T/./} ))
+    _VM_TOOK=
+    [ $d -ge 200 ] && _VM_TOOK=" (+$((d / 100)).$((d / 10 % 10)) s)"
+    _VM_LAST_T=$up
+}
+step() {
+    local up _
+    read -r up _ < /proc/uptime
+    _VM_LAST_T=$up
+    echo; echo "### $* (t=${up}s)"
+}
 
 _vm_record() {  # PASS|FAIL DESC [detail]
+    local took
+    _vm_took
+    took=$_VM_TOOK
     if [ "$1" = PASS ]; then
         VM_PASSED=$((VM_PASSED + 1))
-        echo "PASS: $2"
+        echo "PASS: $2$took"
     else
         VM_FAILED=$((VM_FAILED + 1))
         VM_FAILED_NAMES+=("$2")
-        echo "FAIL: $2${3:+ -- $3}"
+        echo "FAIL: $2${3:+ -- $3}$took"
     fi
     echo "$1: $2${3:+ -- $3}" >> "$VMTEST_OUT/results.txt"
 }
