@@ -74,10 +74,15 @@ run: deps $(BUILD)/Makefile
 deb: deps
 	scripts/make-deb.sh --lintian $(BUILD)/deb
 
-# The sanitizer tree is built by scripts/run-tests.sh, in the background at idle priority
-# while the VM tier's guests leave cores idle.
-test: build
-	@FUZZ_BUILD=$(FUZZ_BUILD) ASAN_BUILD_CMD='$(MAKE) --no-print-directory build-asan' \
+# Only what the VM tier runs is built before it: the daemon (the package is made from it)
+# and the crafted RDMA requester. The rest of the Release tree, then the sanitizer tree,
+# are built by scripts/run-tests.sh in the background at idle priority while the VM
+# tier's guests leave cores idle; the other tiers wait for them.
+VM_TARGETS := nfsrdmad rdma_requester
+test: deps $(BUILD)/Makefile
+	cmake --build $(BUILD) -j $(JOBS) --target $(VM_TARGETS)
+	@FUZZ_BUILD=$(FUZZ_BUILD) \
+	  BACKGROUND_BUILD_CMD='cmake --build $(BUILD) -j $(JOBS) && $(MAKE) --no-print-directory build-asan' \
 	  scripts/run-tests.sh $(BUILD) $(ASAN_BUILD) $(CTEST_ARGS)
 
 test-unit: build

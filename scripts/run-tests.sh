@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every test: the Release build's unit and end-to-end tests, then the same
-# tests under AddressSanitizer + UndefinedBehaviorSanitizer, then the fuzz tier (the
+# Runs every test: the Release build's VM tier and package tests, then its unit and
+# end-to-end tests, then the same tests under AddressSanitizer +
+# UndefinedBehaviorSanitizer, then the fuzz tier (the
 # libFuzzer targets in $FUZZ_BUILD, default the sanitizer build: each replays its
 # corpus and fuzzes briefly). Fails if any fails or if a tier ran no test at all.
 # Tests run $CTEST_JOBS at a time (default: the CPU count): every e2e daemon picks its own
@@ -30,25 +31,24 @@ run_tier() {
   return 0
 }
 
-# The Release build's unit and end-to-end tests first (in parallel, two at a time).
-run_tier "release: unit + e2e" "$build" -LE 'vm|package' "$@"
-
-# $ASAN_BUILD_CMD (make test sets it) builds the sanitizer tree, in the background and at
-# idle priority (SCHED_IDLE, nice 19) while the VM tier runs: its TCG guests keep about
-# 60 % of two cores busy, and the build takes what they leave instead of adding its own
-# dozen minutes before the first test. It starts after the end-to-end tests, whose daemons
-# would otherwise race it for the CPU. The sanitizer and fuzz tiers wait for it; a failed
-# build fails them.
-asan_built=1
-asan_build_pid=
-asan_build_log=
-if [ -n "${ASAN_BUILD_CMD:-}" ]; then
-  asan_build_log=$(mktemp)
-  echo "=== sanitizer build, in the background at idle priority: $ASAN_BUILD_CMD"
+# $BACKGROUND_BUILD_CMD (make test sets it) builds what the VM tier does not need: the rest
+# of the Release tree (unit, end-to-end and bench programs), then the sanitizer tree. It runs
+# in the background at idle priority (SCHED_IDLE, nice 19) while the VM tier runs: the TCG
+# guests keep about 60-70 % of two cores busy, and the builds take what they leave instead
+# of adding their minutes before the first test. make test builds only the daemon and the
+# crafted requester before the VM tier. Every other tier waits for the builds, so no test
+# daemon races a compiler for the CPU; a failed build prints its last 60 lines and fails
+# the run.
+bg_pid=
+bg_log=
+if [ -n "${BACKGROUND_BUILD_CMD:-}" ]; then
+  bg_log=$(mktemp)
+  echo "=== builds for the other tiers, in the background at idle priority: $BACKGROUND_BUILD_CMD"
   idle="chrt --idle 0 nice -n 19"
   $idle true 2>/dev/null || idle="nice -n 19"  # SCHED_IDLE refused (a container's seccomp)
-  $idle bash -c "$ASAN_BUILD_CMD" > "$asan_build_log" 2>&1 &
-  asan_build_pid=$!
+  $idle bash -c 't0=$SECONDS; eval "$1" || exit; echo "=== built in $((SECONDS - t0)) s"' \
+    _ "$BACKGROUND_BUILD_CMD" > "$bg_log" 2>&1 &
+  bg_pid=$!
 fi
 
 # The VM tier (label vm) boots a guest and runs the Release daemon in it: once is
@@ -56,23 +56,24 @@ fi
 # (package_deb) is the fixture of vm_nfsrdmad_package.
 run_tier "release: vm + package" "$build" -L 'vm|package' "$@"
 
-if [ -n "$asan_build_pid" ]; then
-  echo "=== waiting for the sanitizer build"
-  if wait "$asan_build_pid"; then
-    tail -2 "$asan_build_log"
+if [ -n "$bg_pid" ]; then
+  echo "=== waiting for the background builds"
+  if wait "$bg_pid"; then
+    tail -1 "$bg_log"
   else
-    echo "!!! the sanitizer build failed; its last lines:"
-    tail -60 "$asan_build_log"
-    asan_built=0
-    status=1
+    echo "!!! a background build failed; its last lines:"
+    tail -60 "$bg_log"
+    rm -f "$bg_log"
+    echo "!!! no unit, end-to-end, sanitizer or fuzz tier: the build failed"
+    echo "SOME TESTS FAILED"
+    exit 1
   fi
-  rm -f "$asan_build_log"
+  rm -f "$bg_log"
 fi
-if [ "$asan_built" -eq 0 ]; then
-  echo "!!! no sanitizer or fuzz tier: the sanitizer build failed"
-  echo "SOME TESTS FAILED"
-  exit 1
-fi
+
+# The Release build's unit and end-to-end tests (in parallel, two at a time).
+run_tier "release: unit + e2e" "$build" -LE 'vm|package' "$@"
+
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   run_tier "asan+ubsan: unit + e2e" "$asan" -LE 'vm|fuzz' "$@"
 # libFuzzer targets (label fuzz): corpus replay, then a short fuzzing run each.
