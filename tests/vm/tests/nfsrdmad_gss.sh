@@ -30,13 +30,13 @@
 # its machine credential under krb5i, pass (no open or lock is left behind); the daemon copied no payload outside the
 # RPCSEC_GSS wraps (rdma payload_memcpy_bytes 0) and counted the ones inside them
 # (rpc inlined_payload_bytes); the daemon exits 0.
-# Env: NFSRDMAD_BIN (required), BIG_MB (32), MANY (5000).
+# Env: NFSRDMAD_BIN (required), BIG_MB (16), MANY (5000).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/nfs.sh"
 source "$VMTEST_LIB/rxe.sh"
 source "$VMTEST_LIB/krb5.sh"
 
-BIG_MB=${BIG_MB:-32}
+BIG_MB=${BIG_MB:-16}
 MANY=${MANY:-5000}
 EXPORT=/srv/export
 STRICT=/srv/strict

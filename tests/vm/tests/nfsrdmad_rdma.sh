@@ -5,7 +5,7 @@
 # Asserts:
 #  - the daemon finds the rxe device and listens on $RXE_IP:20049;
 #  - the kernel client mounts vers=3,proto=rdma and /proc/self/mountstats says rdma;
-#  - a 256 MiB file written and read back (cold cache, after a remount) with matching md5
+#  - a $BIG_MB (128) MiB file written and read back (cold cache, after a remount) with matching md5
 #    at rsize/wsize 1 MiB, and $SMALL_MB MiB at 4 KiB (many small transfers);
 #  - four parallel writers, then four parallel readers, md5-checked;
 #  - with the client's inline thresholds lowered to 1024 (sunrpc.rdma_max_inline_read/
@@ -71,7 +71,7 @@ source "$VMTEST_LIB/nfs.sh"
 source "$VMTEST_LIB/rxe.sh"
 
 MANY=${MANY:-5000}
-BIG_MB=${BIG_MB:-256}
+BIG_MB=${BIG_MB:-128}
 SMALL_MB=${SMALL_MB:-32}
 REMOUNTS=${REMOUNTS:-10}
 V4_REMOUNTS=${V4_REMOUNTS:-10}
@@ -200,7 +200,7 @@ if [ -x "${RDMA_REQUESTER:-}" ]; then
     for ((i = 0; i < 90; i++)); do vanished && break; done  # ~1 s a round (dump_stats)
     check "the vanished peer's connection and buffers are released" vanished
     echo "    open=$(counter open) buffers_in_use=$(counter buffers_in_use) (idle mount: $idle_buffers)"
-    check_eq "the kernel mount still reads the 64 MiB file" "$want" "$(md5sum < "$MNT/big.bin" | cut -d' ' -f1)"
+    check_eq "the kernel mount still reads the $BIG_MB MiB file" "$want" "$(md5sum < "$MNT/big.bin" | cut -d' ' -f1)"
     echo "after the requester" > /tmp/after.txt
     check "the kernel mount still writes" cp /tmp/after.txt "$MNT/after.txt"
     check_eq "and the server has it" "after the requester" "$(cat "$EXPORT/after.txt")"

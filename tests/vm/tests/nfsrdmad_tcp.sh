@@ -23,7 +23,7 @@
 # directories, over an existing file, directory, onto an empty directory, and the refusal onto
 # a non-empty one); hard link (nlink, shared inode, unlink one name); symlink (relative,
 # dangling, to a directory, 1000-byte target); chmod (incl. setuid, sticky), chown, chgrp,
-# truncate (shrink, grow sparse, to zero); `ls -l` of 2 000 entries, many READDIRPLUS calls
+# truncate (shrink, grow sparse, to zero); `ls -l` of $MANY (1 000) entries, many READDIRPLUS calls
 # (count, names, attributes, again with cold caches; the RDMA group lists 5 000); rm -rf of
 # the big and deep trees.
 # Then NFSv4.1 (nfsv4.enabled): the daemon restarted with it, the kernel client mounts
@@ -46,11 +46,11 @@
 # CB_GETATTR, and a cut connection under a held delegation is rebound and recalls again
 # (lib/nfs.sh nfs4_two_clients). Then CB_RECALL_ANY to the kernel client when a small
 # delegation table fills (lib/nfs.sh nfs4_recall_any).
-# Env: NFSRDMAD_BIN (required), MANY (2000), KEEP_GOING=1 default (all checks run).
+# Env: NFSRDMAD_BIN (required), MANY (1000), KEEP_GOING=1 default (all checks run).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/nfs.sh"
 
-MANY=${MANY:-2000}
+MANY=${MANY:-1000}
 V4_MANY=${V4_MANY:-1000}
 EXPORT=/srv/export
 LOCAL=/srv/local

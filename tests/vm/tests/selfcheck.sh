@@ -7,17 +7,17 @@
 #  3. userspace verbs over rxe: ibv_rc_pingpong (RC send/recv ping-pong, 4 KiB x 500) and
 #     rping (rdma_cm connection setup + RDMA read/write) both succeed on both sides;
 #  4. the kernel NFS client mounts the kernel nfsd over RDMA with vers=3 and vers=4.1:
-#     /proc/self/mountstats shows xprt rdma, a 64 MiB random file is written (conv=fsync),
+#     /proc/self/mountstats shows xprt rdma, a 16 MiB random file is written (conv=fsync),
 #     its md5 on the server's file system matches, and after a remount the file read back
 #     over RDMA matches too; WRITE and READ calls were really sent on that mount;
 #  5. assert_mount_transport is not vacuous: on a TCP mount it accepts "tcp" and rejects "rdma";
 #  6. the kernel nfsd stops cleanly.
-# Env: SIZE_MB (64), SKIP_RDMA_NFS=1 to skip 4.
+# Env: SIZE_MB (16), SKIP_RDMA_NFS=1 to skip 4.
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/rxe.sh"
 source "$VMTEST_LIB/nfs.sh"
 
-SIZE_MB=${SIZE_MB:-64}
+SIZE_MB=${SIZE_MB:-16}
 EXPORT=/srv/knfsd
 
 step "guest environment"
@@ -63,7 +63,7 @@ if [ "${SKIP_RDMA_NFS:-0}" != 1 ]; then
     # rdma_roundtrip NAME OPTS PATH: write, server-side md5, remount, read back
     rdma_roundtrip() {
         local name=$1 opts=$2 path=$3 mnt=/mnt/$1 t0 md5 n
-        step "$name: 64 MiB over RDMA ($opts)"
+        step "$name: $SIZE_MB MiB over RDMA ($opts)"
         check "$name: mount" nfs_mount "$RXE_IP:$path" "$mnt" "$opts" || return
         check "$name: mountstats says xprt rdma" assert_mount_transport "$mnt" rdma
         t0=$(now)
