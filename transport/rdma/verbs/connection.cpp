@@ -111,7 +111,16 @@ bool Connection::setup(std::string* why) {
     qa.recv_cq = cq_.get();
     qa.qp_type = IBV_QPT_RC;
     qa.cap.max_send_wr = send_depth;
-    qa.cap.max_send_sge = std::max(1, std::min(a.max_sge, 8));
+    // Gather entries per send work request. A reply needs three at most on the paths a
+    // client takes every day: the transport and RPC header staged in one send buffer, the
+    // file data where it was read, and what follows the data (XDR padding, a COMPOUND's
+    // trailing results) staged again. Longer gathers are split into more Writes or
+    // copied into the send buffer (send.cpp). Every slot of the send queue is sized for
+    // the largest gather, and providers allocate it per connection: on Soft-RoCE a send
+    // slot is 208 bytes of work request plus 16 per entry, rounded up to a power of two,
+    // so 8 entries took 512 bytes a slot and 3 take 256 (half the send queue's memory);
+    // on a ConnectX, 3 entries fit two 64-byte blocks where 8 take three.
+    qa.cap.max_send_sge = std::max(1, std::min(a.max_sge, 3));
     max_send_sge_ = qa.cap.max_send_sge;  // what we asked for; the device may give more
     // Receives come from the device's shared receive queue, already posted: the Linux
     // client may send its first call before ESTABLISHED reaches us, and finds one.
