@@ -10,7 +10,7 @@
 #  - four parallel writers, then four parallel readers, md5-checked;
 #  - with the client's inline thresholds lowered to 1024 (sunrpc.rdma_max_inline_read/
 #    write) everything still works and more replies go through reply chunks;
-#  - $REMOUNTS (10) umount/remount cycles, then the data is still there and nothing leaked;
+#  - $REMOUNTS (5) umount/remount cycles, then the data is still there and nothing leaked;
 #  - a directory of $MANY entries listed (READDIR/READDIRPLUS through reply chunks);
 #  - a 1000-byte symlink target read back (READLINK through a write chunk);
 #  - a crafted requester (tests/tools/rdma_requester) gets ERR_VERS for a wrong version,
@@ -73,8 +73,8 @@ source "$VMTEST_LIB/rxe.sh"
 MANY=${MANY:-5000}
 BIG_MB=${BIG_MB:-128}
 SMALL_MB=${SMALL_MB:-32}
-REMOUNTS=${REMOUNTS:-10}
-V4_REMOUNTS=${V4_REMOUNTS:-10}
+REMOUNTS=${REMOUNTS:-5}
+V4_REMOUNTS=${V4_REMOUNTS:-5}
 EXPORT=/srv/export
 MNT=/mnt/rdma
 RDMA_PORT=20049
