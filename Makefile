@@ -77,12 +77,13 @@ deb: deps
 # Only what the VM tier runs is built before it: the daemon (the package is made from it)
 # and the crafted RDMA requester. The rest of the Release tree, then the sanitizer tree,
 # are built by scripts/run-tests.sh in the background at idle priority while the VM
-# tier's guests leave cores idle; the other tiers wait for them.
+# tier's guests leave cores idle; the other tiers wait for them. (So do not edit the
+# sources while the VM tier runs: the background build would relink the daemon under it.)
 VM_TARGETS := nfsrdmad rdma_requester
 test: deps $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS) --target $(VM_TARGETS)
-	@FUZZ_BUILD=$(FUZZ_BUILD) \
-	  BACKGROUND_BUILD_CMD='cmake --build $(BUILD) -j $(JOBS) && $(MAKE) --no-print-directory build-asan' \
+	@FUZZ_BUILD=$(FUZZ_BUILD) RELEASE_BUILD_CMD='cmake --build $(BUILD) -j $(JOBS)' \
+	  ASAN_BUILD_CMD='$(MAKE) --no-print-directory build-asan' \
 	  scripts/run-tests.sh $(BUILD) $(ASAN_BUILD) $(CTEST_ARGS)
 
 test-unit: build

@@ -31,25 +31,54 @@ run_tier() {
   return 0
 }
 
-# $BACKGROUND_BUILD_CMD (make test sets it) builds what the VM tier does not need: the rest
-# of the Release tree (unit, end-to-end and bench programs), then the sanitizer tree. It runs
-# in the background at idle priority (SCHED_IDLE, nice 19) while the VM tier runs: the TCG
-# guests keep about 60-70 % of two cores busy, and the builds take what they leave instead
-# of adding their minutes before the first test. make test builds only the daemon and the
-# crafted requester before the VM tier. Every other tier waits for the builds, so no test
-# daemon races a compiler for the CPU; a failed build prints its last 60 lines and fails
-# the run.
+# $RELEASE_BUILD_CMD and $ASAN_BUILD_CMD (make test sets them) build what the VM tier does
+# not need: the rest of the Release tree (unit, end-to-end and bench programs), then the
+# sanitizer tree. They run one after the other in the background at idle priority
+# (SCHED_IDLE, nice 19) while the VM tier runs: the TCG guests keep about 60-70 % of two
+# cores busy, and the builds take what they leave instead of adding their minutes before
+# the first test (make test builds only the daemon and the crafted requester first).
+# Every other tier waits for both, so no test daemon races a compiler for the CPU. A
+# failed build prints its last 60 lines, fails the run, and skips the tiers it feeds.
+# The builds run in a session of their own: an interrupted run stops them too.
 bg_pid=
-bg_log=
-if [ -n "${BACKGROUND_BUILD_CMD:-}" ]; then
-  bg_log=$(mktemp)
-  echo "=== builds for the other tiers, in the background at idle priority: $BACKGROUND_BUILD_CMD"
+bg_dir=
+stop_builds() {
+  [ -n "$bg_pid" ] && kill -- -"$bg_pid" 2>/dev/null
+  [ -n "$bg_dir" ] && rm -rf "$bg_dir"
+}
+trap stop_builds EXIT
+trap 'exit 130' INT TERM
+if [ -n "${RELEASE_BUILD_CMD:-}${ASAN_BUILD_CMD:-}" ]; then
+  bg_dir=$(mktemp -d)
+  echo "=== builds for the other tiers, in the background at idle priority"
   idle="chrt --idle 0 nice -n 19"
   $idle true 2>/dev/null || idle="nice -n 19"  # SCHED_IDLE refused (a container's seccomp)
-  $idle bash -c 't0=$SECONDS; eval "$1" || exit; echo "=== built in $((SECONDS - t0)) s"' \
-    _ "$BACKGROUND_BUILD_CMD" > "$bg_log" 2>&1 &
+  # Each build: its output in $bg_dir/NAME.log, its exit status in $bg_dir/NAME.rc.
+  # shellcheck disable=SC2016
+  D=$bg_dir setsid $idle bash -c '
+    for b in release asan; do
+      cmd=$1; shift
+      [ -n "$cmd" ] || { echo 0 > "$D/$b.rc"; continue; }
+      t0=$SECONDS
+      eval "$cmd" > "$D/$b.log" 2>&1
+      echo $? > "$D/$b.rc"
+      echo "=== $b build: $((SECONDS - t0)) s" >> "$D/$b.log"
+    done' _ "${RELEASE_BUILD_CMD:-}" "${ASAN_BUILD_CMD:-}" &
   bg_pid=$!
 fi
+
+# built NAME: 0 when the background build NAME succeeded (or none ran), else prints why.
+built() {
+  [ -n "$bg_dir" ] || return 0
+  if [ "$(cat "$bg_dir/$1.rc" 2>/dev/null)" = 0 ]; then
+    tail -1 "$bg_dir/$1.log" 2>/dev/null
+    return 0
+  fi
+  echo "!!! the $1 build failed; its last lines:"
+  tail -60 "$bg_dir/$1.log" 2>/dev/null
+  status=1
+  return 1
+}
 
 # The VM tier (label vm) boots a guest and runs the Release daemon in it: once is
 # enough, so the sanitizer pass leaves it out. The package tests go with it: the .deb
@@ -58,26 +87,25 @@ run_tier "release: vm + package" "$build" -L 'vm|package' "$@"
 
 if [ -n "$bg_pid" ]; then
   echo "=== waiting for the background builds"
-  if wait "$bg_pid"; then
-    tail -1 "$bg_log"
-  else
-    echo "!!! a background build failed; its last lines:"
-    tail -60 "$bg_log"
-    rm -f "$bg_log"
-    echo "!!! no unit, end-to-end, sanitizer or fuzz tier: the build failed"
-    echo "SOME TESTS FAILED"
-    exit 1
-  fi
-  rm -f "$bg_log"
+  wait "$bg_pid"
+  bg_pid=
 fi
 
 # The Release build's unit and end-to-end tests (in parallel, two at a time).
-run_tier "release: unit + e2e" "$build" -LE 'vm|package' "$@"
+if built release; then
+  run_tier "release: unit + e2e" "$build" -LE 'vm|package' "$@"
+else
+  echo "!!! no Release unit or end-to-end tier: the build failed"
+fi
 
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  run_tier "asan+ubsan: unit + e2e" "$asan" -LE 'vm|fuzz' "$@"
-# libFuzzer targets (label fuzz): corpus replay, then a short fuzzing run each.
-run_tier "fuzz: libFuzzer corpus replay + short runs" "$fuzz" -L fuzz "$@"
+if built asan; then
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    run_tier "asan+ubsan: unit + e2e" "$asan" -LE 'vm|fuzz' "$@"
+  # libFuzzer targets (label fuzz): corpus replay, then a short fuzzing run each.
+  run_tier "fuzz: libFuzzer corpus replay + short runs" "$fuzz" -L fuzz "$@"
+else
+  echo "!!! no sanitizer or fuzz tier: the build failed"
+fi
 
 if [ $status -eq 0 ]; then echo "ALL TESTS PASSED"; else echo "SOME TESTS FAILED"; fi
 exit $status
