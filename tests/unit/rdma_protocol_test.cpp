@@ -625,7 +625,9 @@ TEST(RdmaReplyPlan, SecondPayloadRidesTheReplyChunk) {
     call.writes.push_back({{{5, 8192, 0xa000}}});
     call.reply = WriteChunk{{{9, 65536, 0x100000}}};
     TwoReads r(5000, 3001);
-    auto plan = plan_reply({&call, 32, r.bytes, r.segs, 1024, false});
+    // Enough gather entries for the reply chunk's pieces in one Write (the split at fewer
+    // is RdmaGather's subject below).
+    auto plan = plan_reply({&call, 32, r.bytes, r.segs, 1024, false, 8});
     ASSERT_EQ(plan.type, MsgType::NoMsg) << plan.error;
     EXPECT_EQ(plan.write_chunk_bytes, 5000u);
     EXPECT_EQ(plan.reply_chunk_bytes, 100u + 40 + 3001 + 3 + 20);
@@ -878,7 +880,10 @@ TEST(RdmaSendQueue, DepthCoversTheCreditsAndTheLongestReply) {
 }
 
 // The sizing above is only sound if no reply plan takes more work requests than
-// longest_reply_chain: the most segments the limits accept, every one of them used.
+// longest_reply_chain: the most segments the limits accept, every one of them used, and
+// no segment given more local pieces than a Write gathers (send_queue.h): here the four
+// 16-byte spans between the payloads land in the reply chunk's first segment, which
+// needs 4 gather entries.
 TEST(RdmaSendQueue, TheLongestReplyPlanFitsAnEmptyQueue) {
     Limits l;
     TransportHeader call;
@@ -905,7 +910,7 @@ TEST(RdmaSendQueue, TheLongestReplyPlanFitsAnEmptyQueue) {
         segs.push_back({bytes.size(), p, 0});
     }
     bytes.insert(bytes.end(), l.max_segments * 64 - bytes.size(), 3);
-    auto plan = plan_reply({&call, 32, bytes, segs, 1024, false});
+    auto plan = plan_reply({&call, 32, bytes, segs, 1024, false, 4});
     ASSERT_EQ(plan.type, MsgType::NoMsg) << plan.error;
     EXPECT_EQ(plan.writes.size() + 1, longest_reply_chain(l));
     EXPECT_TRUE(SendQueueSlots(send_queue_depth(0, 1, 1, 0, l)).fits(plan.writes.size() + 1));

@@ -85,7 +85,7 @@ ReplyPlan plan_reply(const ReplyInputs& in) {
         }
         const WriteChunk& chunk = call.writes[used.write_lengths.size()];
         std::vector<uint32_t> lengths;
-        if (!scatter({p.data}, chunk, plan.writes, lengths)) {
+        if (!scatter({p.data}, chunk, plan.writes, lengths, in.max_sge)) {
             plan.type = MsgType::Error;
             plan.error = "payload of " + std::to_string(p.data.size()) +
                          " bytes does not fit the " + std::to_string(chunk.capacity()) +

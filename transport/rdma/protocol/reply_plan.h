@@ -56,7 +56,7 @@ struct ReplyInputs {
     // Scatter/gather entries one work request may carry (the QP's max_send_sge): no Push
     // gathers more local pieces than this; a longer run into one segment becomes several
     // Writes to consecutive remote ranges.
-    size_t max_sge = 8;
+    size_t max_sge = 3;
 };
 
 ReplyPlan plan_reply(const ReplyInputs& in);
@@ -64,7 +64,7 @@ ReplyPlan plan_reply(const ReplyInputs& in);
 // Scatters `pieces` over `chunk`'s segments in order, at most `max_local` pieces per Push.
 // Returns false if they do not fit.
 bool scatter(const std::vector<Bytes>& pieces, const WriteChunk& chunk, std::vector<Push>& out,
-             std::vector<uint32_t>& lengths, size_t max_local = 8);
+             std::vector<uint32_t>& lengths, size_t max_local = 3);
 
 // Joins scatter/gather entries that continue one another in one registration (the same
 // lkey, the next address): staged pieces copied one after the other into one buffer

@@ -12,7 +12,12 @@
 // replies); RDMA Reads in flight are bounded by the peer's initiator depth, and reverse
 // calls by their own limit. So 2 x credits + reads + reverse calls never waits for such a
 // client. A reply whose chunks have more segments takes more; the queue is never shorter
-// than the longest chain the chunk limits allow, so every plan fits an empty queue.
+// than the longest chain the chunk limits allow at one Write per segment, so such a plan
+// fits an empty queue. One exception: a segment of the reply chunk that receives more
+// local pieces than a work request gathers (the QP's max_send_sge, 3) takes one more
+// Write per extra max_send_sge pieces. Only a COMPOUND of several READs without write
+// chunks does that (each READ adds its data and the bytes after it); on a queue already
+// at the floor and already full of segments, such a reply is answered ERR_CHUNK.
 // Each slot costs memory per connection in the provider's rings (Soft-RoCE maps them into
 // the process), which is why the depth is not set for the worst case.
 #pragma once
@@ -26,7 +31,7 @@
 namespace nfsrdmad::rdma {
 
 // Work requests of the longest reply `l` allows: a Write per segment of every write
-// chunk and of the reply chunk, then the Send.
+// chunk and of the reply chunk, then the Send (see above for the one exception).
 inline size_t longest_reply_chain(const Limits& l) {
     return (l.max_write_chunks + 1) * l.max_segments + 1;
 }
