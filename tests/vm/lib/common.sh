@@ -28,6 +28,7 @@ _VM_LAST_T=0.00
 _vm_took() {  # sets _VM_TOOK; no fork (uptime has two decimals: count hundredths)
     local up _ d
     read -r up _ < /proc/uptime
+    up=${up:-$_VM_LAST_T}
     d=$(( 10#${up/./} - 10#${_VM_LAST_T/./} ))
     _VM_TOOK=
     [ $d -ge 200 ] && _VM_TOOK=" (+$((d / 100)).$((d / 10 % 10)) s)"

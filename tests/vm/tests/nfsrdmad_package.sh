@@ -219,7 +219,6 @@ check "the v4.1 RDMA mount reads through the new daemon" cmp /tmp/data /mnt/r/da
 step "remove and purge"
 check "umount the v4.1 RDMA mount" nfs_umount /mnt/r
 check "umount the v3 TCP mount" nfs_umount /mnt/t
-journalctl -u nfsrdmad --no-pager > "$VMTEST_OUT/journal.final" 2>&1
 check "dpkg -r" dpkg -r nfsrdmad
 check "the service is stopped" bash -c '! systemctl is-active -q nfsrdmad'
 # systemd forgets a unit whose file went away even if its process lives on (seen while
@@ -232,6 +231,7 @@ check "its rpcbind entries are gone" bash -c "! grep -Eq '1000(03|05|21) ' $VMTE
 check "rpcbind itself still runs" grep -Eq '100000 +2 +tcp' "$VMTEST_OUT/rpcinfo.removed"
 check "dpkg -P" dpkg -P nfsrdmad
 check "nothing is known to dpkg" bash -c '! dpkg-query -W nfsrdmad 2>/dev/null'
+journalctl -u nfsrdmad --no-pager > "$VMTEST_OUT/journal.final" 2>&1
 upper_files > "$VMTEST_OUT/upper.after"
 left_behind > "$VMTEST_OUT/left-behind.txt"
 sed 's/^/    left: /' "$VMTEST_OUT/left-behind.txt"
