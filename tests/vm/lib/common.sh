@@ -24,7 +24,8 @@ note() { echo "    $*"; }
 
 # Seconds of uptime at the last step or result, and how long since then as " (+N s)" when that
 # is 2 s or more: the console shows which checks (and the work before them) take the time.
-_VM_LAST_T=0.00
+read -r _VM_LAST_T _ < /proc/uptime  # a result before the first step: time since sourcing
+_VM_LAST_T=${_VM_LAST_T:-0.00}
 _vm_took() {  # sets _VM_TOOK; no fork (uptime has two decimals: count hundredths)
     local up _ d
     read -r up _ < /proc/uptime

@@ -31,7 +31,7 @@
 # compared with the local run's) and nfs4_workload (lib/nfs.sh: files, readdir, rename, links, symlinks,
 # chmod, chown by name, truncate, I/O on a file unlinked while open, locks, rm -rf), READ
 # spliced, the daemon restarted under the mount with a file open (nfs4_restart_under_mount:
-# reclaim in grace, no error for the application), 20 remounts that leave no client,
+# reclaim in grace, no error for the application), 5 remounts that leave no client,
 # session or stateid behind (nfs4_remounts), and a mount without vers= negotiates 4.1.
 # Then delegations (write delegations on): the kernel client holds read and write
 # delegations over TCP; a v3 mount's write and read, and a local process's append on the
@@ -365,7 +365,7 @@ if check "mount -o $OPTS4" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "$OPTS4"; then
     note "client-side statistics of the v4.1 workload (per operation):"
     mount_op_summary $MNT4 | sed 's/^/    /'
     check "umount (v4.1)" nfs_umount $MNT4
-    nfs4_remounts 127.0.0.1:$EXPORT $MNT4 "$OPTS4" 20 "v4.1 remounts"
+    nfs4_remounts 127.0.0.1:$EXPORT $MNT4 "$OPTS4" 5 "v4.1 remounts"
     # Without vers=: the client tries 4.2 (MINOR_VERS_MISMATCH), then 4.1.
     if check "mount without vers=" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "proto=tcp,port=$NFSRDMAD_PORT,soft,timeo=150,retrans=2"; then
         check_eq "... negotiated vers=4.1" "vers=4.1" "$(grep " $MNT4 " /proc/mounts | grep -o 'vers=[0-9.]*')"
