@@ -22,7 +22,7 @@ TEST_F(Nfs4Backchannel, CbNullOnTheSameConnectionThenTheSessionWorks) {
     // The fore channel goes on, and the path is not down; no second probe for a second
     // session of the same client (its path is up).
     EXPECT_EQ(Flags() & kDown, 0u);
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ASSERT_TRUE(WaitPathsUp(1)) << "the callback path never came up";
     EXPECT_EQ(Flags() & kDown, 0u);
     Open(true);
     if (HasFatalFailure()) return;

@@ -65,6 +65,23 @@ class Nfs4CallbackTest : public Nfs4DaemonTest {
         std::string why;
         ASSERT_TRUE(c.SendRecord(r.take(), &why)) << why;
     }
+    // Waits until the daemon has logged `n` callback paths up (nfs/v4/callback/path.cpp):
+    // the CB_NULL answer is taken on a worker after the client sent it, and the path is
+    // not up (no delegation, a second probe) until then.
+    bool WaitPathsUp(size_t n) {
+        for (int i = 0; i < 500; ++i) {  // 10 s
+            std::string log;
+            size_t seen = 0;
+            if (ReadFile(daemon_->log_path(), &log))
+                for (size_t at = log.find(kPathUp); at != std::string::npos;
+                     at = log.find(kPathUp, at + 1))
+                    ++seen;
+            if (seen >= n) return true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        return false;
+    }
+    static constexpr const char* kPathUp = " up (CB_NULL on connection ";
     // SEQUENCE's status flags, on `c`.
     uint32_t Flags(wire::Conn* c = nullptr) {
         Res r = Compound({Sequence()}, c);

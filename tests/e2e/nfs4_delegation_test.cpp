@@ -43,7 +43,7 @@ class Nfs4Delegation : public Nfs4CallbackTest {
         export_fh_ = ExportHandle();
         ASSERT_FALSE(export_fh_.empty());
         // The probe's answer is taken on a worker: wait until a delegation can be had.
-        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        ASSERT_TRUE(WaitPathsUp(1)) << "the callback path never came up";
         // The other client, without a backchannel, on its own connection.
         other_.conn = Connect();
         ASSERT_NE(other_.conn, nullptr);

@@ -235,10 +235,12 @@ TEST_F(IdleTimeoutTest, IdleConnectionsAreClosedBusyOnesAreNot) {
     Bytes partial = wire::RecordMark(100, true);
     partial.resize(partial.size() + 20, 0);
     ASSERT_TRUE(stalled->Send(partial, nullptr));
+    // Before the last connection is accepted: none of the three can be closed earlier
+    // than an idle timeout after it.
+    auto t0 = Clock::now();
     auto silent = Open();  // never sends anything
     ASSERT_TRUE(silent);
 
-    auto t0 = Clock::now();
     EXPECT_TRUE(served->WaitForClose(10000)) << "idle after a reply";
     EXPECT_TRUE(stalled->WaitForClose(10000)) << "no complete call";
     EXPECT_TRUE(silent->WaitForClose(10000)) << "never sent a call";
