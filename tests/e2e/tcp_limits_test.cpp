@@ -235,8 +235,8 @@ TEST_F(IdleTimeoutTest, IdleConnectionsAreClosedBusyOnesAreNot) {
     Bytes partial = wire::RecordMark(100, true);
     partial.resize(partial.size() + 20, 0);
     ASSERT_TRUE(stalled->Send(partial, nullptr));
-    // Before the last connection is accepted: none of the three can be closed earlier
-    // than an idle timeout after it.
+    // Before the silent connection is accepted: it cannot be closed earlier than an idle
+    // timeout after that, so the last close comes at least that long after t0.
     auto t0 = Clock::now();
     auto silent = Open();  // never sends anything
     ASSERT_TRUE(silent);
