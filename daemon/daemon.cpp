@@ -186,7 +186,7 @@ rdma::ServerOptions rdma_options(const config::Config& cfg) {
         spdlog::warn("rdma: every RDMA Read registers its own sink (NFSRDMAD_RDMA_PER_READ_SINKS)");
     }
     // A shallow send queue, so that work waits for slots (send_queue.h): 3 (a Write, its
-    // Send and a Read) to 65536. Replies with longer chains are refused with ERR_CHUNK.
+    // Send and a Read) to 65536. Replies with longer chains are posted in parts.
     if (const char* e = std::getenv("NFSRDMAD_RDMA_SEND_QUEUE_DEPTH"); e && *e) {
         char* end = nullptr;
         const unsigned long n = std::strtoul(e, &end, 10);

@@ -226,6 +226,10 @@ void rdma_counters(Families& f, rdma::Server* server) {
               "Attempts to post a reply, RDMA_ERROR, reverse call or RDMA Read that found "
               "the connection's send queue full (each retry counts)",
               d(c.send_queue_waits));
+    f.counter("nfsrdmad_rdma_reply_parts_total",
+              "Parts of RDMA Writes posted ahead of their reply's Send, for replies longer "
+              "than the connection's send queue",
+              d(c.reply_parts));
     f.gauge("nfsrdmad_rdma_calls_waiting", "Calls waiting for a payload buffer now",
             d(c.calls_waiting));
     f.gauge("nfsrdmad_rdma_buffers_in_use", "Registered buffers held by calls and replies",

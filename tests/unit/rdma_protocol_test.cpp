@@ -865,26 +865,53 @@ TEST(RdmaSendQueue, SlotsAreTakenPerChainAndGivenBackByItsCompletion) {
     EXPECT_EQ(q.free(), 2u) << "a refused take takes nothing";
     q.give(2);  // the reply's Send completed: its Write's slot comes back with it
     EXPECT_TRUE(q.take(3));
-    EXPECT_TRUE(q.fits(5));
-    EXPECT_FALSE(q.fits(6)) << "longer than the queue: could never be posted";
     q.give(100);
     EXPECT_EQ(q.free(), 5u) << "never more than the depth";
 }
 
-TEST(RdmaSendQueue, DepthCoversTheCreditsAndTheLongestReply) {
+TEST(RdmaSendQueue, DepthIsACreditEachAndTheReadsAndReverseCalls) {
+    EXPECT_EQ(send_queue_depth(0, 128, 16, 16), 160u) << "credits + Reads + reverse calls";
+    EXPECT_EQ(send_queue_depth(0, 128, 128, 16), 208u)
+        << "the Linux client on Soft-RoCE: Reads capped at kMaxReadsInFlight (a 256-slot ring)";
+    EXPECT_LT(send_queue_depth(0, 128, 255, 16), 256u) << "under Soft-RoCE's next ring size";
+    EXPECT_EQ(send_queue_depth(4, 128, 16, 16), 4u) << "configured";
     Limits l;
     EXPECT_EQ(longest_reply_chain(l), 321u) << "(4 write chunks + the reply chunk) x 64 + Send";
-    EXPECT_EQ(send_queue_depth(0, 128, 16, 16, l), 321u) << "the longest chain dominates";
-    EXPECT_EQ(send_queue_depth(0, 512, 16, 16, l), 1056u) << "two per credit, Reads, reverse calls";
-    EXPECT_EQ(send_queue_depth(4, 128, 16, 16, l), 4u) << "configured";
+    EXPECT_GT(longest_reply_chain(l), send_queue_depth(0, 128, 128, 16))
+        << "the longest reply is longer than the queue: it goes in parts";
 }
 
-// The sizing above is only sound if no reply plan takes more work requests than
-// longest_reply_chain: the most segments the limits accept, every one of them used, and
-// no segment given more local pieces than a Write gathers (send_queue.h): here the four
-// 16-byte spans between the payloads land in the reply chunk's first segment, which
-// needs 4 gather entries.
-TEST(RdmaSendQueue, TheLongestReplyPlanFitsAnEmptyQueue) {
+TEST(RdmaSendQueue, AChainThatFitsTheQueueGoesWholeOrWaits) {
+    auto p = next_chain_part(1, 2, 208);  // a READ's Write and Send, two slots free
+    EXPECT_EQ(p.writes, 1u);
+    EXPECT_TRUE(p.send);
+    EXPECT_TRUE(next_chain_part(0, 1, 208).send) << "an inline reply: its Send";
+    EXPECT_TRUE(next_chain_part(1, 1, 208).empty()) << "it fits the queue: wait, not a part";
+    EXPECT_TRUE(next_chain_part(0, 0, 208).empty());
+    EXPECT_TRUE(next_chain_part(206, 100, 208).empty()) << "fits an emptier queue whole";
+}
+
+TEST(RdmaSendQueue, AChainLongerThanTheQueueGoesInPartsOfAtLeastHalfIt) {
+    EXPECT_TRUE(next_chain_part(320, 103, 208).empty()) << "under half the queue free: wait";
+    auto p = next_chain_part(320, 104, 208);
+    EXPECT_EQ(p.writes, 104u) << "Writes only, as many as are free";
+    EXPECT_FALSE(p.send);
+    p = next_chain_part(320, 208, 208);
+    EXPECT_EQ(p.writes, 208u);
+    EXPECT_FALSE(p.send);
+    p = next_chain_part(5, 4, 4);  // the VM test's queue of 4, the v41reads reply chunk
+    EXPECT_EQ(p.writes, 4u);
+    EXPECT_FALSE(p.send);
+    p = next_chain_part(1, 2, 4);
+    EXPECT_EQ(p.writes, 1u);
+    EXPECT_TRUE(p.send) << "the rest fits: the last Write and the Send";
+}
+
+// The longest reply the limits allow (every segment used, and the reply chunk's first
+// segment given four pieces, more than a Write gathers: the four 16-byte spans between
+// the payloads) is posted on the Linux client's queue: parts and then the Send, each
+// Write exactly once, whatever else holds slots meanwhile.
+TEST(RdmaSendQueue, TheLongestReplyPlanIsPostedInParts) {
     Limits l;
     TransportHeader call;
     call.xid = kXid;
@@ -910,8 +937,42 @@ TEST(RdmaSendQueue, TheLongestReplyPlanFitsAnEmptyQueue) {
         segs.push_back({bytes.size(), p, 0});
     }
     bytes.insert(bytes.end(), l.max_segments * 64 - bytes.size(), 3);
-    auto plan = plan_reply({&call, 32, bytes, segs, 1024, false, 4});
+    auto plan = plan_reply({&call, 32, bytes, segs, 1024, false, 3});
     ASSERT_EQ(plan.type, MsgType::NoMsg) << plan.error;
-    EXPECT_EQ(plan.writes.size() + 1, longest_reply_chain(l));
-    EXPECT_TRUE(SendQueueSlots(send_queue_depth(0, 1, 1, 0, l)).fits(plan.writes.size() + 1));
+    ASSERT_GT(plan.writes.size() + 1, longest_reply_chain(l)) << "one segment took two Writes";
+
+    // The queue, with other work (a Read, an inline reply) taking and freeing a few slots
+    // between the parts.
+    SendQueueSlots q(send_queue_depth(0, 128, 128, 16));
+    ASSERT_TRUE(q.take(150)) << "other work holds most of the queue at first";
+    size_t left = plan.writes.size(), parts = 0, waits = 0;
+    std::vector<size_t> posted_parts;  // slots each part holds until its completion
+    bool sent = false;
+    for (int round = 0; round < 1000 && !sent; ++round) {
+        const auto part = next_chain_part(left, q.free(), q.depth());
+        if (part.empty()) {
+            ++waits;
+            // A completion: the oldest part, or the other work, gives its slots back.
+            if (!posted_parts.empty()) {
+                q.give(posted_parts.front());
+                posted_parts.erase(posted_parts.begin());
+            } else {
+                q.give(50);
+            }
+            continue;
+        }
+        const size_t n = part.writes + (part.send ? 1 : 0);
+        ASSERT_TRUE(q.take(n)) << "a part never takes more than is free";
+        left -= part.writes;
+        sent = part.send;
+        if (!sent) {
+            ++parts;
+            EXPECT_GE(part.writes, q.depth() / 2u) << "parts are not posted a slot at a time";
+            posted_parts.push_back(n);
+        }
+    }
+    EXPECT_TRUE(sent) << "the Send went";
+    EXPECT_EQ(left, 0u) << "every Write once";
+    EXPECT_GE(parts, 1u);
+    EXPECT_GE(waits, 1u);
 }

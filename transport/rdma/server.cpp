@@ -12,6 +12,7 @@
 #include <future>
 
 #include "transport/rdma/protocol/private_data.h"
+#include "transport/rdma/protocol/send_queue.h"
 #include "transport/rdma/verbs/inventory.h"
 
 namespace nfsrdmad::rdma {
@@ -147,10 +148,11 @@ void Server::on_connect_request(rdma_cm_id* id, const rdma_conn_param& param) {
         o.peer_remote_invalidate = pd->remote_invalidate;
     }
     // The request's initiator_depth is, from our side, how many RDMA Reads we may have
-    // outstanding (shared/vmtest notes: never clamp it to responder_resources).
+    // outstanding (shared/vmtest notes: never clamp it to responder_resources). We keep
+    // at most kMaxReadsInFlight of them posted (send_queue.h: each takes a slot).
     const auto& a = dev->attr();
     uint8_t depth = std::min<int>(param.initiator_depth, a.max_qp_init_rd_atom);
-    o.initiator_depth = std::max<uint8_t>(depth, 1);
+    o.initiator_depth = std::clamp<uint32_t>(depth, 1, kMaxReadsInFlight);
 
     auto& reactor = reactors_.next_own_thread();  // see listen()
     auto conn = verbs::Connection::create(

@@ -44,7 +44,8 @@
 #    moves 32 MiB each way intact; an idle poll-mode daemon burns CPU, an idle adaptive or
 #    event one does not (CPU ticks from /proc, a functional check, not a speed check).
 #    Each runs with send queues of 4 work requests (NFSRDMAD_RDMA_SEND_QUEUE_DEPTH): work
-#    waits for slots (send_queue_waits > 0), with no disconnect and no ERR_CHUNK;
+#    waits for slots (send_queue_waits > 0), with no disconnect and no ERR_CHUNK; in poll
+#    mode a crafted requester's reply of 6 work requests is posted in parts (reply_parts);
 #  - NFSv4.1 (nfsv4.enabled): the kernel client mounts vers=4.1,proto=rdma (mountstats
 #    says rdma), $BIG_MB MiB written and read back md5-exact after a remount, four parallel
 #    writers and readers, ls -l of the $MANY-entry directory and a 1000-byte readlink,
@@ -252,7 +253,7 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 # idle_ticks: ticks the daemon burns in 3 s with an idle mount
 idle_ticks() { local a; sleep 1; a=$(cpu_ticks "$NFSRDMAD_PID"); sleep 3; echo $(($(cpu_ticks "$NFSRDMAD_PID") - a)); }
 
-# Each mode also runs with send queues of 4 work requests (by default 400 here): the
+# Each mode also runs with send queues of 4 work requests (by default 208 here): the
 # client's WRITEs (RDMA Reads) and READs (a Write and a Send each) find the queue full,
 # wait for completions, and go on: no disconnect, no ERR_CHUNK. Without the count nothing
 # waits (a build with it disabled: send_queue_waits=0, and its posts stayed within what
@@ -261,6 +262,8 @@ idle_ticks() { local a; sleep 1; a=$(cpu_ticks "$NFSRDMAD_PID"); sleep 3; echo $
 for mode in poll event adaptive; do
     step "engine mode $mode (send queues of 4)"
     printf 'engine:\n  mode: %s\n  threads: 1\n' "$mode" > /tmp/engine-$mode.yaml
+    # poll: NFSv4.1 too, for the requester's COMPOUND below
+    [ "$mode" = poll ] && printf 'nfsv4:\n  enabled: true\n' >> /tmp/engine-$mode.yaml
     NFSRDMAD_RDMA_SEND_QUEUE_DEPTH=4 check "nfsrdmad starts in $mode mode" nfsrdmad_start \
         "$EXPORT" --rdma "$RXE_IP:$RDMA_PORT" --config /tmp/engine-$mode.yaml || continue
     check "$mode: listening" wait_for 20 grep -q "rdma: listening on $RXE_IP:$RDMA_PORT (.*$mode completion mode" "$NFSRDMAD_LOG"
@@ -276,6 +279,18 @@ for mode in poll event adaptive; do
     check_eq "$mode: no disconnect but the remount's" 1 "$(counter disconnects)"
     check_eq "$mode: no ERR_CHUNK" 0 "$(counter err_chunk)"
     check_eq "$mode: no completion error" 0 "$(counter completion_errors)"
+    if [ "$mode" = poll ] && [ -x "${RDMA_REQUESTER:-}" ]; then
+        # A reply longer than the queue: the requester's six READs through a reply chunk
+        # take 5 Writes and the Send (6 work requests, the queue holds 4). They are posted
+        # in parts (send_queue.h), never refused: with the parts disabled this is ERR_CHUNK
+        # and the requester fails.
+        check "poll: six v4.1 READs through a reply chunk, in parts on a queue of 4" \
+            "$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" v41reads "$EXPORT" sge4.bin
+        dump_stats
+        echo "    poll: reply_parts=$(counter reply_parts) err_chunk=$(counter err_chunk)"
+        check "poll: the long reply went in parts" test "$(counter reply_parts)" -gt 0
+        check_eq "poll: still no ERR_CHUNK" 0 "$(counter err_chunk)"
+    fi
     ls "$MNT" > /dev/null
     ticks=$(idle_ticks)
     echo "    $mode: $ticks CPU ticks in 3 s with an idle mount"

@@ -4,16 +4,18 @@
 //
 //   - one CQ and one QP. Receives are not its own: they are the device's (SRQ), so a
 //     connection costs no registered memory while idle, and a thousand cost the same
-//     receive memory as one. Its send queue is counted (send_queue.h): two work requests
-//     per credit and room for Reads and reverse calls (at least 321, the longest reply),
-//     and work that finds it full waits for completions.
-//   - work_: one record per signaled work request it posted (RDMA Reads, reply Sends),
-//     each owning the buffers the request uses; a QP in error flushes them all, so a
-//     disconnect gives every buffer back before teardown() lets the reactor go of it.
+//     receive memory as one. Its send queue is counted (send_queue.h): a work request
+//     per credit and room for Reads and reverse calls; work that finds it full waits for
+//     completions, and a reply longer than the whole queue is posted in parts.
+//   - work_: one record per signaled work request it posted (RDMA Reads, reply Sends,
+//     the last Write of a part of a reply posted in parts), each owning the buffers the
+//     request uses (a part's record owns none: its reply's does); a QP in error flushes them all,
+//     so a disconnect gives every buffer back before teardown() lets the reactor go of it.
 //   - at most `credits` calls at a time (the largest grant it was ever sent), and
 //     `initiator_depth` RDMA Reads in flight (what the peer's connect request allows).
 //   - calls and replies that found a pool empty, or the send queue full, wait in order
-//     (starved_*), holding nothing, until the pool hands a buffer back or a completion
+//     (starved_*), holding nothing (but reply_, the oldest reply, once a part of it is
+//     posted: its buffers), until the pool hands a buffer back or a completion
 //     frees slots: a shortage is never a disconnect.
 #include "transport/rdma/verbs/connection.h"
 
@@ -51,6 +53,7 @@ Connection::~Connection() {
     // Work records own buffers; the QP and CQ go before them (reverse declaration order
     // would free the CQ first, so be explicit).
     if (id_ && id_->qp) rdma_destroy_qp(id_.get());
+    reply_.reset();
     lingering_.clear();
     // A receive this QP consumed from the shared queue but nobody reaped (it completed
     // while the connection was going down) still holds a slot of the SRQ: give it back.
@@ -92,13 +95,15 @@ bool Connection::setup(std::string* why) {
     // before any event exists: never block in ibv_get_cq_event.
     fcntl(channel_->fd, F_SETFL, fcntl(channel_->fd, F_GETFL) | O_NONBLOCK);
     const auto& a = dev_->attr();
-    // Receive completions on this CQ: at most the calls the peer may have outstanding
-    // (a peer that sends more overflows only its own CQ, and is cut off for it).
+    // Receive completions on this CQ: at most the calls the peer may have outstanding,
+    // twice over, so that a peer that sends past its credits is caught by the credit check
+    // (credit_overruns) before it could overflow its own CQ. With the Linux client
+    // (credits 128) and the send queue below (208) that is 464 entries, which Soft-RoCE
+    // rounds up to a ring of 512.
     const int recv_depth = static_cast<int>(opts_.credits) * 2;
-    const int send_depth =
-        std::min<int>(a.max_qp_wr, rdma::send_queue_depth(opts_.send_queue_depth, opts_.credits,
-                                                          opts_.initiator_depth,
-                                                          svc_.max_back_calls, opts_.limits));
+    const int send_depth = std::min<int>(
+        a.max_qp_wr, rdma::send_queue_depth(opts_.send_queue_depth, opts_.credits,
+                                            opts_.initiator_depth, svc_.max_back_calls));
     sq_ = SendQueueSlots(static_cast<uint32_t>(send_depth));
     cq_.reset(
         ibv_create_cq(ctx, std::min(a.max_cqe, recv_depth + send_depth), this, channel_.get(), 0));
@@ -211,7 +216,7 @@ void Connection::handle(const ibv_wc& wc) {
         if (SharedReceiveQueue::is_receive(wc.wr_id)) {
             dev_->receive_queue().take(wc.wr_id);  // the buffer goes back to the pool
             dev_->receive_queue().refill();
-        } else if (wc.wr_id) {
+        } else if (wc.wr_id) {  // a Read, a reply's Send, a part's last Write
             auto it = work_.find(wc.wr_id);
             if (it != work_.end()) {
                 if (it->second->kind == Work::Read) {
@@ -249,6 +254,9 @@ void Connection::handle(const ibv_wc& wc) {
             if (static_cast<ReplyRecord*>(it->second.get())->holds_credit) release_credit();
             work_.erase(it);
             forget_completed_sends();
+            break;
+        case Work::WritePart:  // its slots are back; the reply's record holds the buffers
+            work_.erase(it);
             break;
     }
     on_send_queue_room();
@@ -307,6 +315,13 @@ void Connection::wait_for_buffers() {
 
 void Connection::retry_starved() {
     if (closed_) return;
+    // A reply in parts needs only send queue slots, and holds buffers: it goes on before
+    // anything that could wait for a buffer (an RDMA_ERROR short of a send buffer would
+    // otherwise hold it back, and the buffers it holds with it).
+    if (reply_ && post_reply()) {
+        if (closed_) return;
+        starved_replies_.pop_front();
+    }
     // Errors and replies first: they give buffers and credits back.
     while (!starved_errors_.empty()) {
         auto [xid, err] = starved_errors_.front();
@@ -349,6 +364,10 @@ void Connection::disconnect(const std::string& why) {
     starved_calls_.clear();
     starved_errors_.clear();
     starved_replies_.clear();
+    if (reply_) {  // Writes of it already posted may still read its buffers
+        if (reply_->posted) lingering_.push_back(std::move(reply_->rec));
+        reply_.reset();
+    }
     starved_back_calls_.clear();
     if (svc_.channels) svc_.channels->remove(peer_.conn);
     finish_back_calls(pending_.fail_all("the connection closed"));

@@ -52,7 +52,7 @@ struct ConnectionOptions {
     size_t inline_size = 4096;   // our receive (and send) buffer size
     size_t peer_receive = 1024;  // the peer's receive size (RFC 8797), else 1024
     bool peer_remote_invalidate = false;
-    uint32_t initiator_depth = 16;  // RDMA Reads we may have in flight
+    uint32_t initiator_depth = 16;  // RDMA Reads we may have in flight (≤ kMaxReadsInFlight)
     uint32_t send_queue_depth = 0;  // work requests; 0: automatic (send_queue.h)
     Limits limits;
     // Test hook (fuzz seeds from real traffic): every received message is also written
@@ -125,6 +125,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
     struct Work;
     struct CallWork;
+    struct ReplyInProgress;
 
   private:
     Connection(rdma_cm_id* id, std::shared_ptr<Device> dev, engine::Reactor& r,
@@ -153,8 +154,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     using ReplyPtr = std::shared_ptr<std::optional<rpc::Reply>>;
     void send_reply(std::shared_ptr<CallWork> call, ReplyPtr reply);
     // false: no registered buffer free now (short_of_), or too few send queue slots
-    // (nothing was posted or consumed)
+    // (nothing was posted or consumed; or a part of its Writes was, and reply_ holds it)
     bool try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Reply& reply);
+    // Posts what the send queue takes of reply_: the rest with its Send (true), or a part
+    // of its Writes or nothing (false: it waits for completions).
+    bool post_reply();
     bool reserve_pulls(CallWork& call);
     void begin_reads(std::shared_ptr<CallWork> call);  // its buffers are reserved
     // Registered memory ran out: calls and replies wait here, in order, until the pool
@@ -210,6 +214,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     std::deque<std::shared_ptr<CallWork>> starved_calls_;
     std::deque<std::pair<uint32_t, HeaderError::Answer>> starved_errors_;
     std::deque<std::pair<std::shared_ptr<CallWork>, ReplyPtr>> starved_replies_;
+    // The front of starved_replies_, built and partly posted (send_queue.h: a chain longer
+    // than the queue). Set by try_send_reply, reset when its Send is posted or on
+    // disconnect (Writes already posted keep its buffers in lingering_).
+    std::unique_ptr<ReplyInProgress> reply_;
     std::deque<std::pair<uint32_t, std::vector<uint8_t>>> starved_back_calls_;  // xid, call
     // Reverse calls sent and not yet answered, and how many the client lets us have out
     // (RFC 8167 §4.2: its reverse replies grant them, apart from forward credits; one until

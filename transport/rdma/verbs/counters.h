@@ -27,6 +27,7 @@ struct TransportCounters {
     Counter payload_memcpy_bytes{0};  // file data copied in userspace: must stay 0
     Counter buffer_waits{0};          // times calls or replies waited for registered memory
     Counter send_queue_waits{0};      // attempts that found the send queue full
+    Counter reply_parts{0};  // parts of a reply's Writes posted ahead of its Send (send_queue.h)
     Counter stalled_sends{0};         // disconnects for a Send the peer never took
     Counter sink_registrations{0};    // iWARP: RDMA Read sinks registered for one Read
     // RFC 8167: calls to the client (the NFSv4.1 backchannel), those that failed (no

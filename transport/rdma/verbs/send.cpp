@@ -1,6 +1,7 @@
 // Replies, RFC 8166 §3.4-4: the reply plan says which parts of the RPC reply go by RDMA
 // Write into the requester's write chunk or reply chunk and what rides inline in the
-// Send; one chain of Writes ends in one signaled Send (or Send With Invalidate, RFC 8166
+// Send; one chain of Writes (posted in parts when it is longer than the send queue) ends
+// in one signaled Send (or Send With Invalidate, RFC 8166
 // §3.4.7 when the peer asked for it in its private data, RFC 8797).
 //
 // What it copies: nothing of the file data. READ payload sits in a registered payload
@@ -10,8 +11,9 @@
 //
 // What it bounds: a reply that finds no send buffer, or too few send queue slots for its
 // Writes and Send, waits in order (starved_replies_) and goes first when one frees up,
-// since it hands a credit and buffers back. A Send the peer does not take (it posts no
-// receives) ends the connection after `send_timeout` (check_stalled_sends): never an
+// since it hands a credit and buffers back. A reply longer than the whole send queue is
+// posted in parts (send_queue.h, post_reply below), never refused. A Send the peer does not take
+// (it posts no receives) ends the connection after `send_timeout` (check_stalled_sends): never an
 // unbounded hold on credits and memory.
 #include <spdlog/spdlog.h>
 
@@ -25,16 +27,6 @@
 #include "transport/rdma/verbs/work.h"
 
 namespace nfsrdmad::rdma::verbs {
-
-namespace {
-
-// Where a local span can be sent from: its own registered buffer, or staged.
-struct Gather {
-    std::vector<ibv_sge> sges;
-    uint64_t staged = 0;
-};
-
-}  // namespace
 
 void Connection::send_reply(std::shared_ptr<CallWork> call, ReplyPtr reply) {
     if (closed_) {
@@ -52,6 +44,7 @@ void Connection::send_reply(std::shared_ptr<CallWork> call, ReplyPtr reply) {
 }
 
 bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Reply& r) {
+    if (reply_) return post_reply();  // this reply (the oldest), built and partly posted
     rpc::Reply* reply = &r;
     ReplyInputs in;
     in.call = &call->header;
@@ -68,23 +61,16 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
         send_error(call->header.xid, HeaderError::ErrChunk);
         return true;
     }
-    // The Writes and the Send go in one post: they need that many send queue slots.
-    const size_t chain = plan.writes.size() + 1;
-    if (!sq_.fits(chain)) {  // more segments than the queue could ever hold at once
-        spdlog::info(
-            "rdma {}: ERR_CHUNK for xid {:#x}: the reply takes {} work requests, the "
-            "send queue holds {}",
-            peer_.text, call->header.xid, chain, sq_.depth());
-        send_error(call->header.xid, HeaderError::ErrChunk);
-        return true;
-    }
-    if (sq_.free() < chain) {
+    // Build it only when the queue takes something of it now: a reply waiting for slots
+    // holds no staging buffers (until a part of it is posted: then reply_ holds them).
+    if (next_chain_part(plan.writes.size(), sq_.free(), sq_.depth()).empty()) {
         wait_for_send_queue(true);
         return false;
     }
 
-    auto rec = std::make_unique<ReplyRecord>();
-    rec->slots = static_cast<uint32_t>(chain);
+    auto p = std::make_unique<ReplyInProgress>();
+    p->rec = std::make_unique<ReplyRecord>();
+    ReplyRecord* rec = p->rec.get();
     rec->call = call;
     // The registered buffers the payloads were read into (one per payload_buffer() call).
     std::vector<const Buffer*> registered;
@@ -97,18 +83,19 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
         return nullptr;
     };
     auto is_payload = [&](Bytes b) {
-        return std::any_of(reply->payloads.begin(), reply->payloads.end(), [&](const auto& p) {
-            return b.data() >= p.data.data() && b.data() < p.data.data() + p.data.size();
+        return std::any_of(reply->payloads.begin(), reply->payloads.end(), [&](const auto& pl) {
+            return b.data() >= pl.data.data() && b.data() < pl.data.data() + pl.data.size();
         });
     };
 
     // Spans in registered memory go out as they are; the rest (RPC header, attributes,
     // directory entries) is staged into registered buffers.
-    auto gather = [&](const std::vector<Bytes>& pieces, Gather& g) -> bool {
+    uint64_t staged = 0;
+    auto gather = [&](const std::vector<Bytes>& pieces, std::vector<ibv_sge>& sges) -> bool {
         for (Bytes b : pieces) {
             if (const Buffer* buf = registered_in(b)) {
-                g.sges.push_back({reinterpret_cast<uintptr_t>(b.data()),
-                                  static_cast<uint32_t>(b.size()), buf->lkey()});
+                sges.push_back({reinterpret_cast<uintptr_t>(b.data()),
+                                static_cast<uint32_t>(b.size()), buf->lkey()});
                 continue;
             }
             while (!b.empty()) {
@@ -123,9 +110,9 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
                 std::memcpy(nb->data(), b.data(), n);
                 // File data that was not in registered memory: must never happen.
                 if (is_payload(b)) count(&TransportCounters::payload_memcpy_bytes, n);
-                g.sges.push_back({reinterpret_cast<uintptr_t>(nb->data()), static_cast<uint32_t>(n),
-                                  nb->lkey()});
-                g.staged += n;
+                sges.push_back({reinterpret_cast<uintptr_t>(nb->data()), static_cast<uint32_t>(n),
+                                nb->lkey()});
+                staged += n;
                 rec->staging.push_back(std::move(nb));
                 b = b.subspan(n);
             }
@@ -133,34 +120,32 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
         return true;
     };
 
-    std::vector<ibv_send_wr> wrs(plan.writes.size() + 1);
-    std::vector<Gather> gathers(plan.writes.size() + 1);
-    uint64_t staged = 0;
+    p->wrs.resize(plan.writes.size() + 1);
+    p->sges.resize(plan.writes.size() + 1);
     for (size_t i = 0; i < plan.writes.size(); ++i) {
         const auto& push = plan.writes[i];
-        if (!gather(push.local, gathers[i])) return false;  // staging buffers go back
+        if (!gather(push.local, p->sges[i])) return false;  // staging buffers go back
         // The plan gives a Write at most max_sge pieces, and each becomes one entry (a
         // staged piece fits one buffer: replies are at most a payload buffer long).
-        if (gathers[i].sges.size() > max_send_sge_) {
+        if (p->sges[i].size() > max_send_sge_) {
             spdlog::warn("rdma {}: ERR_CHUNK for xid {:#x}: a Write gathers {} pieces, the QP {}",
-                         peer_.text, call->header.xid, gathers[i].sges.size(), max_send_sge_);
+                         peer_.text, call->header.xid, p->sges[i].size(), max_send_sge_);
             send_error(call->header.xid, HeaderError::ErrChunk);
             return true;
         }
-        staged += gathers[i].staged;
-        ibv_send_wr& wr = wrs[i];
+        ibv_send_wr& wr = p->wrs[i];
         wr.opcode = IBV_WR_RDMA_WRITE;
-        wr.sg_list = gathers[i].sges.data();
-        wr.num_sge = static_cast<int>(gathers[i].sges.size());
+        wr.sg_list = p->sges[i].data();
+        wr.num_sge = static_cast<int>(p->sges[i].size());
         wr.wr.rdma.remote_addr = push.remote.offset;
         wr.wr.rdma.rkey = push.remote.handle;
-        wr.next = &wrs[i + 1];
+        wr.next = &p->wrs[i + 1];
     }
     // The Send: transport header, then (RDMA_MSG) the inline reply.
     std::vector<Bytes> send_pieces;
     send_pieces.push_back(plan.header);
     for (auto b : plan.send) send_pieces.push_back(b);
-    Gather& sg = gathers.back();
+    std::vector<ibv_sge>& sg = p->sges.back();
     // Header and staged pieces share one send buffer, one after the other, so they join
     // into one gather entry; pieces in registered memory (inline READ data) go as they
     // are. A reply with more inline payloads than the QP gathers (an NFSv4.1 COMPOUND of
@@ -174,14 +159,14 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
             return false;
         }
         for (bool copy_all : {false, true}) {
-            sg.sges.clear();
+            sg.clear();
             size_t off = 0;
             uint64_t copied_payload = 0;
             for (Bytes b : send_pieces) {
                 const Buffer* buf = copy_all ? nullptr : registered_in(b);
                 if (buf) {
-                    sg.sges.push_back({reinterpret_cast<uintptr_t>(b.data()),
-                                       static_cast<uint32_t>(b.size()), buf->lkey()});
+                    sg.push_back({reinterpret_cast<uintptr_t>(b.data()),
+                                  static_cast<uint32_t>(b.size()), buf->lkey()});
                     continue;
                 }
                 if (off + b.size() > sb->size()) {
@@ -190,12 +175,12 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
                 }
                 std::memcpy(sb->data() + off, b.data(), b.size());
                 if (copy_all && registered_in(b)) copied_payload += b.size();
-                sg.sges.push_back({reinterpret_cast<uintptr_t>(sb->data() + off),
-                                   static_cast<uint32_t>(b.size()), sb->lkey()});
+                sg.push_back({reinterpret_cast<uintptr_t>(sb->data() + off),
+                              static_cast<uint32_t>(b.size()), sb->lkey()});
                 off += b.size();
             }
-            merge_adjacent(sg.sges);
-            if (sg.sges.size() <= max_send_sge_) {
+            merge_adjacent(sg);
+            if (sg.size() <= max_send_sge_) {
                 staged += off;
                 if (copied_payload) {
                     count(&TransportCounters::payload_memcpy_bytes, copied_payload);
@@ -209,17 +194,16 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
         }
         rec->buffer = std::move(sb);
     }
-    ibv_send_wr& send = wrs.back();
+    ibv_send_wr& send = p->wrs.back();
     send.opcode = plan.invalidate ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND;
     if (plan.invalidate) {
         send.invalidate_rkey = *plan.invalidate;
         count(&TransportCounters::send_invalidate);
     }
     send.send_flags = IBV_SEND_SIGNALED;
-    send.sg_list = sg.sges.data();
-    send.num_sge = static_cast<int>(sg.sges.size());
+    send.sg_list = sg.data();
+    send.num_sge = static_cast<int>(sg.size());
     rec->payloads = std::move(reply->payload_owners);
-    send.wr_id = track(std::move(rec));
 
     count(&TransportCounters::staged_bytes, staged);
     if (plan.write_chunks) {
@@ -232,18 +216,65 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
     } else {
         count(&TransportCounters::inline_replies);
     }
+    reply_ = std::move(p);
+    return post_reply();
+}
+
+//   the reply's chain:   W W W W W W W W W W W W W W W W W W W W S
+//   posted in one go:    └──────────── unsignaled ──────────────┘ signaled: frees all
+//   or, longer than the queue, in parts:
+//                        W W W W W W W*│W W W W W W W*│W W W W W W S
+//                        part (last Write signaled: frees the part) ... the rest
+bool Connection::post_reply() {
+    ReplyInProgress& p = *reply_;
+    const size_t writes = p.wrs.size() - 1;
+    const ChainPart part = next_chain_part(writes - p.posted, sq_.free(), sq_.depth());
+    if (part.empty()) {
+        wait_for_send_queue(true);
+        return false;
+    }
+    ibv_send_wr* first = &p.wrs[p.posted];
+    const size_t n = part.writes + (part.send ? 1 : 0);
+    ibv_send_wr& last = p.wrs[p.posted + n - 1];
+    if (part.send) {  // the rest and the Send, whose completion frees them
+        p.rec->slots = static_cast<uint32_t>(n);
+        last.wr_id = track(std::move(p.rec));
+        sends_in_flight_.push_back({last.wr_id, std::chrono::steady_clock::now()});
+    } else {  // a part: its last Write signaled, to free its slots
+        last.next = nullptr;
+        last.send_flags = IBV_SEND_SIGNALED;
+        auto rec = std::make_unique<Work>(Work::WritePart);
+        rec->slots = static_cast<uint32_t>(n);
+        last.wr_id = track(std::move(rec));
+        count(&TransportCounters::reply_parts);
+    }
+    sq_.take(n);
     ibv_send_wr* bad = nullptr;
-    sends_in_flight_.push_back({send.wr_id, std::chrono::steady_clock::now()});
-    sq_.take(chain);
-    if (ibv_post_send(id_->qp, wrs.data(), &bad) != 0) {
-        sq_.give(chain);
-        auto node = work_.extract(send.wr_id);
-        // Writes before `bad` were posted: their buffers stay until the QP is gone.
-        if (bad != wrs.data()) lingering_.push_back(std::move(node.mapped()));
+    if (ibv_post_send(id_->qp, first, &bad) != 0) {
+        sq_.give(n);
+        auto node = work_.extract(last.wr_id);
+        // Writes posted before (earlier parts, or this post before `bad`) may still read
+        // the reply's buffers: they stay until the QP is gone.
+        const bool some_posted = p.posted || bad != first;
+        if (part.send) {
+            if (some_posted) lingering_.push_back(std::move(node.mapped()));
+        } else if (some_posted) {
+            lingering_.push_back(std::move(p.rec));
+        }
+        reply_.reset();
         release_credit();
         disconnect(std::string("ibv_post_send (reply): ") + std::strerror(errno));
+        return true;
     }
-    return true;
+    if (part.send) {
+        reply_.reset();
+        return true;
+    }
+    p.posted += part.writes;
+    // The part's completion (or an earlier one) posts more: on_send_queue_room. Not a
+    // wait that found the queue full, so not counted as one.
+    sq_short_ = replies_want_sq_ = true;
+    return false;
 }
 
 void Connection::send_error(uint32_t xid, HeaderError::Answer err) {

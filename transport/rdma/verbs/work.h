@@ -17,11 +17,14 @@ namespace nfsrdmad::rdma::verbs {
 // A posted work request and what it keeps alive until it completes. Receives are not
 // here: they belong to the device's shared receive queue until one completes.
 struct Connection::Work {
-    enum Kind { Read, Reply } kind;
+    // WritePart: the signaled last Write of a part of a reply posted ahead of its Send
+    // (send_queue.h); it owns nothing (the reply's record does), it frees slots.
+    enum Kind { Read, Reply, WritePart } kind;
     explicit Work(Kind k) : kind(k) {}
     virtual ~Work() = default;
     BufferPtr buffer;    // Reply: the send buffer
-    uint32_t slots = 1;  // send queue slots its completion frees (a reply: its Writes too)
+    uint32_t slots =
+        1;  // send queue slots its completion frees (a reply: the Writes posted with it)
 };
 
 // One call, from its receive until its reply is sent.
@@ -54,6 +57,16 @@ struct ReplyRecord : Connection::Work {
     std::vector<std::unique_ptr<rpc::PayloadBuffer>> payloads;  // what the Writes send from
     std::shared_ptr<Connection::CallWork> call;                 // keeps the received message alive
     bool holds_credit = true;
+};
+
+// A reply built (gathered, staged) and being posted in parts, because its chain is longer
+// than the send queue (send_queue.h). Only the oldest reply can be one: replies go in
+// order, and it stays at the front of starved_replies_ until its Send is posted.
+struct Connection::ReplyInProgress {
+    std::unique_ptr<ReplyRecord> rec;        // the Send's: staging, send buffer, payloads
+    std::vector<ibv_send_wr> wrs;            // the Writes, then the Send, chained
+    std::vector<std::vector<ibv_sge>> sges;  // their gather lists (wrs point into them)
+    size_t posted = 0;                       // Writes already posted
 };
 
 }  // namespace nfsrdmad::rdma::verbs
