@@ -95,11 +95,11 @@ bool Connection::setup(std::string* why) {
     // before any event exists: never block in ibv_get_cq_event.
     fcntl(channel_->fd, F_SETFL, fcntl(channel_->fd, F_GETFL) | O_NONBLOCK);
     const auto& a = dev_->attr();
-    // Receive completions on this CQ: at most the calls the peer may have outstanding,
-    // twice over, so that a peer that sends past its credits is caught by the credit check
-    // (credit_overruns) before it could overflow its own CQ. With the Linux client
-    // (credits 128) and the send queue below (208) that is 464 entries, which Soft-RoCE
-    // rounds up to a ring of 512.
+    // Receive completions on this CQ: the calls the peer may have outstanding, twice over
+    // (a peer that sends past its credits is cut off by the credit check, credit_overruns,
+    // as the reactor reaps; one that floods faster overflows only its own CQ). With the
+    // Linux client (credits 128) and the send queue below (208) that is 464 entries, which
+    // Soft-RoCE rounds up to a ring of 512.
     const int recv_depth = static_cast<int>(opts_.credits) * 2;
     const int send_depth = std::min<int>(
         a.max_qp_wr, rdma::send_queue_depth(opts_.send_queue_depth, opts_.credits,

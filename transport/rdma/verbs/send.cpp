@@ -1,8 +1,8 @@
 // Replies, RFC 8166 §3.4-4: the reply plan says which parts of the RPC reply go by RDMA
 // Write into the requester's write chunk or reply chunk and what rides inline in the
 // Send; one chain of Writes (posted in parts when it is longer than the send queue) ends
-// in one signaled Send (or Send With Invalidate, RFC 8166
-// §3.4.7 when the peer asked for it in its private data, RFC 8797).
+// in one signaled Send (or Send With Invalidate, RFC 8166 §3.4.7 when the peer asked for
+// it in its private data, RFC 8797).
 //
 // What it copies: nothing of the file data. READ payload sits in a registered payload
 // buffer the file was read into, and goes out as it is; the RPC header, attributes and
@@ -12,9 +12,9 @@
 // What it bounds: a reply that finds no send buffer, or too few send queue slots for its
 // Writes and Send, waits in order (starved_replies_) and goes first when one frees up,
 // since it hands a credit and buffers back. A reply longer than the whole send queue is
-// posted in parts (send_queue.h, post_reply below), never refused. A Send the peer does not take
-// (it posts no receives) ends the connection after `send_timeout` (check_stalled_sends): never an
-// unbounded hold on credits and memory.
+// posted in parts (send_queue.h, post_reply below), never refused. A Send the peer does
+// not take (it posts no receives) ends the connection after `send_timeout`
+// (check_stalled_sends): never an unbounded hold on credits and memory.
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
