@@ -9,10 +9,11 @@
 //     completions, and a reply longer than the whole queue is posted in parts.
 //   - work_: one record per signaled work request it posted (RDMA Reads, reply Sends,
 //     the last Write of a part of a reply posted in parts), each owning the buffers the
-//     request uses (a part's record owns none: its reply's does); a QP in error flushes them all,
-//     so a disconnect gives every buffer back before teardown() lets the reactor go of it.
+//     request uses (a part's record owns none: its reply's does); a QP in error flushes
+//     them all, so a disconnect gives every buffer back before teardown() releases it.
 //   - at most `credits` calls at a time (the largest grant it was ever sent), and
-//     `initiator_depth` RDMA Reads in flight (what the peer's connect request allows).
+//     `initiator_depth` RDMA Reads in flight (what the peer's connect request allows,
+//     at most kMaxReadsInFlight).
 //   - calls and replies that found a pool empty, or the send queue full, wait in order
 //     (starved_*), holding nothing (but reply_, the oldest reply, once a part of it is
 //     posted: its buffers), until the pool hands a buffer back or a completion
