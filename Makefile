@@ -4,8 +4,9 @@
 #                NFSv3 and NFSv4.1 on TCP port 2049 (MOUNT on 20048) in the foreground
 #   make test    installs what is missing, builds Release (GCC) and one clang build with
 #                ASan+UBSan that also holds the libFuzzer targets (at idle priority, while
-#                the VM tests run), runs every test (unit, end-to-end, VM, the same
-#                unit and end-to-end under the sanitizers, fuzz)
+#                the VM tests run, and the fuzz tier after them there), runs every test
+#                (unit, end-to-end, VM, the same unit and end-to-end under the sanitizers,
+#                fuzz)
 #   make deb     builds the Debian package build/deb/nfsrdmad_<version>_<arch>.deb with Debian's
 #                build flags and checks it with lintian (packaging/README.md)
 #   make fuzz    fuzzes every decoder for FUZZ_SECONDS each; crashes land in

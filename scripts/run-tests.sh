@@ -37,9 +37,13 @@ run_tier() {
 # (SCHED_IDLE, nice 19) while the VM tier runs: the TCG guests keep about 60-70 % of two
 # cores busy, and the builds take what they leave instead of adding their minutes before
 # the first test (make test builds only the daemon and the crafted requester first).
-# Every other tier waits for both, so no test daemon races a compiler for the CPU. A
-# failed build prints its last 60 lines, fails the run, and skips the tiers it feeds.
-# The builds run in a session of their own: an interrupted run stops them too.
+# The fuzz tier follows them there when the fuzz targets are in the sanitizer tree (the
+# default): it replays each corpus and fuzzes for a fixed time, needs no daemon and no
+# timing, and so only runs fewer inputs when the guests leave it less CPU. Its output is
+# printed after the VM tier. Every other tier waits for all of it, so no test daemon races
+# a compiler or a fuzzer for the CPU. A failed build prints its last 60 lines, fails the
+# run, and skips the tiers it feeds. The background work runs in a session of its own: an
+# interrupted run stops it too.
 bg_pid=
 bg_dir=
 stop_builds() {
@@ -55,7 +59,9 @@ if [ -n "${RELEASE_BUILD_CMD:-}${ASAN_BUILD_CMD:-}" ]; then
   $idle true 2>/dev/null || idle="nice -n 19"  # SCHED_IDLE refused (a container's seccomp)
   # Each build: its output in $bg_dir/NAME.log, its exit status in $bg_dir/NAME.rc.
   # shellcheck disable=SC2016
-  D=$bg_dir setsid $idle bash -c '
+  fuzz_bg=
+  [ -n "${ASAN_BUILD_CMD:-}" ] && [ "$fuzz" = "$asan" ] && fuzz_bg=$fuzz
+  D=$bg_dir FUZZ_DIR=$fuzz_bg JOBS=$jobs setsid $idle bash -c '
     for b in release asan; do
       cmd=$1; shift
       [ -n "$cmd" ] || { echo 0 > "$D/$b.rc"; continue; }
@@ -63,7 +69,14 @@ if [ -n "${RELEASE_BUILD_CMD:-}${ASAN_BUILD_CMD:-}" ]; then
       eval "$cmd" > "$D/$b.log" 2>&1
       echo $? > "$D/$b.rc"
       echo "=== $b build: $((SECONDS - t0)) s" >> "$D/$b.log"
-    done' _ "${RELEASE_BUILD_CMD:-}" "${ASAN_BUILD_CMD:-}" &
+    done
+    if [ -n "$FUZZ_DIR" ] && [ "$(cat "$D/asan.rc")" = 0 ]; then
+      t0=$SECONDS
+      (cd "$FUZZ_DIR" && ctest --output-on-failure --timeout 900 -j "$JOBS" -L fuzz "$@") \
+        > "$D/fuzz.log" 2>&1
+      echo $? > "$D/fuzz.rc"
+      echo "=== fuzz tier (in the background): $((SECONDS - t0)) s" >> "$D/fuzz.log"
+    fi' _ "${RELEASE_BUILD_CMD:-}" "${ASAN_BUILD_CMD:-}" "$@" &
   bg_pid=$!
 fi
 
@@ -101,8 +114,19 @@ fi
 if built asan; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     run_tier "asan+ubsan: unit + e2e" "$asan" -LE 'vm|fuzz' "$@"
-  # libFuzzer targets (label fuzz): corpus replay, then a short fuzzing run each.
-  run_tier "fuzz: libFuzzer corpus replay + short runs" "$fuzz" -L fuzz "$@"
+  # libFuzzer targets (label fuzz): corpus replay, then a short fuzzing run each. Run in the
+  # background during the VM tier when they are in the sanitizer tree (above).
+  if [ -n "${fuzz_bg:-}" ]; then
+    echo "=== fuzz: libFuzzer corpus replay + short runs (ran in the background)"
+    cat "$bg_dir/fuzz.log" 2>/dev/null
+    if [ "$(cat "$bg_dir/fuzz.rc" 2>/dev/null)" != 0 ]; then
+      echo "!!! fuzz: failed (or never ran)"; status=1
+    elif grep -q "No tests were found" "$bg_dir/fuzz.log"; then
+      echo "!!! fuzz: no tests ran"; status=1
+    fi
+  else
+    run_tier "fuzz: libFuzzer corpus replay + short runs" "$fuzz" -L fuzz "$@"
+  fi
 else
   echo "!!! no sanitizer or fuzz tier: the build failed"
 fi
