@@ -51,7 +51,7 @@ op_counts() {
 server_delegs() {
     local line
     if [ "$1" = nfsrdmad ]; then
-        kill -USR1 "$NFSRDMAD_PID" 2>/dev/null && sleep 1
+        nfsrdmad_dump
         line=$(grep -o 'stats: nfs4_delegations .*' "$NFSRDMAD_LOG" | tail -1)
         [ -n "$line" ] || { echo null; return; }
         # "held=1 write=0 granted=3 ..." -> {"held": 1, "write": 0, "granted": 3, ...}

@@ -91,7 +91,7 @@ if check "nfsrdmad_start" nfsrdmad_start $EXPORT --rdma "$RXE_IP:20050"; then
     for f in "${FLAVORS[@]}"; do
         suite nfsrdmad "$f" "$KRB5_HOST:$EXPORT" 20050 "$NFSRDMAD_MOUNT_PORT"
     done
-    kill -USR1 "$NFSRDMAD_PID"; sleep 1
+    nfsrdmad_dump
     grep -E 'stats: (rpc|rdma) ' "$NFSRDMAD_LOG" | tail -2 | sed 's/^/    /'
     check "nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop
 else

@@ -50,7 +50,7 @@ memory() {
     while read -r f; do
         case $f in VmRSS:*) rss=${f//[^0-9]/} ;; esac
     done < "/proc/$NFSRDMAD_PID/status"
-    kill -USR1 "$NFSRDMAD_PID" && sleep 1
+    nfsrdmad_dump
     f=$(grep -o 'registered_bytes=[0-9]*' "$NFSRDMAD_LOG" | tail -1)
     [ -n "$f" ] && reg=${f#*=}
     echo "\"rss_kib\": $rss, \"registered\": $reg"

@@ -231,7 +231,7 @@ nfsrdmad_stop() {
     [ -n "$NFSRDMAD_PID" ] || return 0
     local pid=$NFSRDMAD_PID i rc
     NFSRDMAD_PID=
-    kill -USR1 "$pid" 2>/dev/null && sleep 0.5
+    nfsrdmad_dump "$pid"
     kill -TERM "$pid" 2>/dev/null || { echo "nfsrdmad (pid $pid) was not running" >&2; wait "$pid"; return 1; }
     for ((i = 0; i < 150; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
     if kill -0 "$pid" 2>/dev/null; then
@@ -305,10 +305,26 @@ nfs4_deleg_config() {
     echo /tmp/nfsrdmad-v4d.yaml
 }
 
+# nfsrdmad_dump [PID [LOG]]: SIGUSR1 to the daemon (default $NFSRDMAD_PID), then wait until
+# LOG (default $NFSRDMAD_LOG) holds the whole dump: its last line is "stats: end dump=N",
+# one more of them than before the signal. Polls, so it costs a tenth of a second, not the
+# fixed second the scripts slept (and never reads an older dump under load).
+nfsrdmad_dump() {
+    local pid=${1:-$NFSRDMAD_PID} log=${2:-$NFSRDMAD_LOG} n i
+    n=$(grep -c 'stats: end dump=' "$log" 2>/dev/null)
+    kill -USR1 "$pid" 2>/dev/null || return 1
+    for ((i = 0; i < 100; i++)); do
+        [ "$(grep -c 'stats: end dump=' "$log" 2>/dev/null)" -gt "${n:-0}" ] && return 0
+        sleep 0.1
+    done
+    echo "nfsrdmad (pid $pid) logged no whole stats dump within 10 s of SIGUSR1" >&2
+    return 1
+}
+
 # nfsrdmad_stat GROUP KEY: KEY's value in a fresh "stats: GROUP ..." line of the daemon's
 # log (SIGUSR1 writes its counters there).
 nfsrdmad_stat() {
-    kill -USR1 "$NFSRDMAD_PID" && sleep 1
+    nfsrdmad_dump
     grep -o "stats: $1 .*" "$NFSRDMAD_LOG" | tail -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
 
@@ -789,7 +805,7 @@ nfs4_remounts() {
             nfs_umount "$M" > /dev/null && ok=$((ok + 1))
     done
     check_eq "$L: mount/ls/umount cycles that worked" "$n" "$ok"
-    kill -USR1 "$NFSRDMAD_PID" && sleep 1
+    nfsrdmad_dump
     line=$(grep -o 'stats: nfs4 .*' "$NFSRDMAD_LOG" | tail -1)
     note "$line"
     check_eq "$L: no client, session, stateid, open or lock left behind" \

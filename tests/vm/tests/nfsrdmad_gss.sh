@@ -48,7 +48,7 @@ CAROL=2003
 counter() {  # GROUP NAME: NAME= in the daemon's last "stats: GROUP" line
     grep -o "stats: $1 .*" "$NFSRDMAD_LOG" | tail -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
-dump_stats() { kill -USR1 "$NFSRDMAD_PID" && sleep 1; }
+dump_stats() { nfsrdmad_dump; }
 
 gss_opts() {  # PROTO VERS SEC
     local o

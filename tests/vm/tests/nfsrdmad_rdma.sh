@@ -88,7 +88,7 @@ counter() {  # NAME: the value of NAME= in the last stats line of the daemon log
     grep -o "stats: rdma .*" "$NFSRDMAD_LOG" | tail -1 | tr ' ' '\n' | sed -n "s/^$1=//p"
 }
 
-dump_stats() { kill -USR1 "$NFSRDMAD_PID" && sleep 1; }
+dump_stats() { nfsrdmad_dump; }
 
 # parallel_roundtrip NAME LABEL [MNT OPTS]: /tmp/par1..4.bin written to MNT/NAME1..4.bin
 # (default $MNT, mounted with OPTS, default rdma_opts) by four parallel writers, then (after a

@@ -53,7 +53,7 @@ tcp_opts() {
 disconnect_lines() {  # SKIP: "disconnecting" lines of the daemon log after line SKIP
     awk -v skip="$1" 'NR > skip && /disconnecting/' "$NFSRDMAD_LOG"
 }
-dump_stats() { kill -USR1 "$NFSRDMAD_PID" 2>/dev/null && sleep 1; grep -o "stats: rdma .*" "$NFSRDMAD_LOG" | tail -1; }
+dump_stats() { nfsrdmad_dump; grep -o "stats: rdma .*" "$NFSRDMAD_LOG" | tail -1; }
 
 step "setup: Soft-RoCE, $SCALE_CONNS addresses, nfsrdmad on every address"
 check "tools" need_cmd fio python3 mkfs.ext4 || { vm_summary; exit 1; }

@@ -301,7 +301,7 @@ note "client-side statistics of the remounted NFS mount (per operation):"
 mount_op_summary $MNT | sed 's/^/    /'
 # The daemon's counters: READ data went file -> pipe -> socket (splice), and every create,
 # remove, rename... was committed to stable storage before its reply.
-kill -USR1 "$NFSRDMAD_PID" && sleep 1
+nfsrdmad_dump
 stat_of() { grep -o "stats: $1 .*" "$NFSRDMAD_LOG" | tail -1 | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 note "$(grep -o 'stats: tcp .*' "$NFSRDMAD_LOG" | tail -1)"
 note "$(grep -o 'stats: vfs .*' "$NFSRDMAD_LOG" | tail -1)"
@@ -352,7 +352,7 @@ if check "mount -o $OPTS4" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "$OPTS4"; then
         test $((A1 - A0)) -lt 10
     rmdir $MNT4/cinfo
     nfs4_workload $MNT4 v4.1 $EXPORT
-    kill -USR1 "$NFSRDMAD_PID" && sleep 1
+    nfsrdmad_dump
     note "$(grep -o 'stats: tcp .*' "$NFSRDMAD_LOG" | tail -1)"
     check "v4.1: READ data was spliced, not copied (payload_spliced_bytes >= 8 MiB)" \
         test "$(stat_of tcp payload_spliced_bytes)" -ge $((8 << 20))
@@ -429,7 +429,7 @@ if check "a client host: network namespace nlmc, 10.77.0.2 -> 10.77.0.1" nlm_hos
             grep -q "nsm: host 'nlmclient' rebooted" "$NFSRDMAD_LOG"
         check "umount (v4.1)" nfs_umount $MNT4
     fi
-    kill -USR1 "$NFSRDMAD_PID" && sleep 1
+    nfsrdmad_dump
     note "$(grep -o 'stats: rpc .*' "$NFSRDMAD_LOG" | tail -1)"
     check "nfsrdmad (NLM) exits 0 on SIGTERM" nfsrdmad_stop
 fi
