@@ -217,13 +217,31 @@ echo 3 > /proc/sys/vm/drop_caches
 check "the v4.1 RDMA mount reads through the new daemon" cmp /tmp/data /mnt/r/data
 
 step "remove and purge"
+# nfs_mounts_of PID: the NFS mount points in PID's mount namespace (mountinfo's fstype
+# follows the " - " separator).
+nfs_mounts_of() {
+    awk '{for (i = 7; i <= NF; i++) if ($i == "-") { if ($(i + 1) ~ /^nfs/) print $5; break }}' \
+        /proc/$1/mountinfo | xargs
+}
+PID=$(service_prop MainPID)
+note "propagation of / here: $(findmnt -no PROPAGATION /); NFS mounts in the daemon's namespace before the umounts: $(nfs_mounts_of $PID)"
 check "umount the v4.1 RDMA mount" nfs_umount /mnt/r
 check "umount the v3 TCP mount" nfs_umount /mnt/t
+note "NFS mounts in the daemon's namespace after: $(nfs_mounts_of $PID)"
 check "dpkg -r" dpkg -r nfsrdmad
 check "the service is stopped" bash -c '! systemctl is-active -q nfsrdmad'
 # systemd forgets a unit whose file went away even if its process lives on (seen while
 # policy-rc.d blocked the stop): the process itself must be gone.
 check "no nfsrdmad process is left" bash -c '! pgrep -x nfsrdmad'
+# One that is left is stuck in the kernel: say where, thread by thread. (Seen when the
+# guest's root was private: the daemon's namespace kept copies of /mnt/r and /mnt/t, and
+# its exit unmounted them, waiting in the NFS client for the dead daemon; guest/init.)
+for p in $(pgrep -x nfsrdmad); do
+    for t in /proc/$p/task/*; do
+        note "left: pid $p thread ${t##*/} ($(cat $t/comm 2>/dev/null)): $(grep -E '^State' $t/status 2>/dev/null), wchan $(cat $t/wchan 2>/dev/null)"
+        sed 's/^/    left:   /' $t/stack 2>/dev/null
+    done
+done
 check "the binary is gone" test ! -e /usr/sbin/nfsrdmad
 check "the conffile stays until purge" test -f "$CONF"
 rpcinfo -p > "$VMTEST_OUT/rpcinfo.removed" 2>&1
