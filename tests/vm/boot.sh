@@ -24,6 +24,8 @@
 #                  overlay's upper directory (every file the guest wrote) is at /.vmtest-upper,
 #                  its lower one (the host's root) at /.vmtest-lower
 #
+# VMTEST_KERNEL_ARGS: more arguments for the guest kernel (default none).
+#
 # Runs are serialized per VM directory (flock on VM_DIR/.lock; VMTEST_LOCK_WAIT seconds, 1800).
 #
 # The guest sees the host's / read-only (plus a tmpfs overlay), so host binaries - the freshly
@@ -158,6 +160,8 @@ fi
 APPEND="console=ttyS0 panic=-1 oops=panic loglevel=4 mitigations=off nokaslr"
 APPEND+=" vmtest.kroot=$VM_DIR/kroot"
 [ $DEBUG = 1 ] && APPEND+=" vmtest.debug=1"
+# More kernel arguments for an experiment, e.g. VMTEST_KERNEL_ARGS="clocksource=tsc tsc=reliable".
+[ -n "${VMTEST_KERNEL_ARGS:-}" ] && APPEND+=" $VMTEST_KERNEL_ARGS"
 APPEND+=" ${VMTEST_APPEND:-}"
 if [ $SHELL_MODE = 1 ]; then
     CONSOLE=(-chardev "stdio,id=con0,mux=on,signal=off,logfile=$RUN_DIR/console.log"
