@@ -13,9 +13,12 @@ rpc::Outcome proc_write(Request& rq) {
     if (a.data.size() < a.count) return rpc::Outcome::garbage();
     std::shared_ptr<const vfs::OpenFile> file;
     Caller who;
-    res.set_status(rq.open(a.file, vfs::OpenFor::Write, file, who));
+    std::optional<struct statx> read_now;
+    res.set_status(rq.open(a.file, vfs::OpenFor::Write, file, who, &read_now));
     if (res.status() != x::NFS3_OK) return rq.reply(res);
-    auto before = vfs::getattr(*file);
+    // The pre-op attributes: what the descriptor cache read a moment ago when it opened the
+    // file for this call (the first WRITE of a new file: a statx fewer), else read here.
+    auto before = read_now ? vfs::Result<struct statx>(*read_now) : vfs::getattr(*file);
     x::wcc_data w;
     if (before) w.before = pre_op(*before);
     if (!who.read_write) {

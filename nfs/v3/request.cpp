@@ -35,14 +35,15 @@ x::nfsstat3 Request::resolve(const x::nfs_fh3& fh, Target& out, struct statx* at
 }
 
 x::nfsstat3 Request::open(const x::nfs_fh3& fh, vfs::OpenFor need,
-                          std::shared_ptr<const vfs::OpenFile>& file, Caller& who) {
+                          std::shared_ptr<const vfs::OpenFile>& file, Caller& who,
+                          std::optional<struct statx>* read_now) {
     auto ref = table->find_by_handle(fh.data);
     if (!ref) return to_nfsstat3(ref.error());
     if (x::nfsstat3 s = admit(*ref->exp, who); s != x::NFS3_OK) return s;
     // A caller without write access gets NFS3ERR_ROFS from WRITE, with the file's wcc
     // data: a read-only descriptor serves that (RFC 1813 §3.3.7).
     if (!who.read_write) need = vfs::OpenFor::Read;
-    auto f = svc.files.get(*ref, need);
+    auto f = svc.files.get(*ref, need, read_now);
     if (!f) return to_nfsstat3(f.error());
     // READ beside a write delegation, WRITE beside any (RFC 8881 §10.4.1).
     if (delegated((*f)->handle, need == vfs::OpenFor::Write)) return x::NFS3ERR_JUKEBOX;

@@ -43,9 +43,10 @@ class Request {
     x::nfsstat3 resolve(const x::nfs_fh3& fh, Target& out, struct statx* attrs = nullptr);
     // The same for READ/WRITE/COMMIT, through the descriptor cache. OpenFor::Write opens
     // the file for writing only if the caller's rule allows writing (else it is opened
-    // read-only, and the procedure answers NFS3ERR_ROFS).
+    // read-only, and the procedure answers NFS3ERR_ROFS). `read_now`: as FdCache::get's.
     x::nfsstat3 open(const x::nfs_fh3& fh, vfs::OpenFor need,
-                     std::shared_ptr<const vfs::OpenFile>& file, Caller& who);
+                     std::shared_ptr<const vfs::OpenFile>& file, Caller& who,
+                     std::optional<struct statx>* read_now = nullptr);
 
     // An NFSv4.1 client's delegation of `file` stands in the way of this access (RFC 8881
     // §10.4.1): its recall is under way and the call answers NFS3ERR_JUKEBOX.

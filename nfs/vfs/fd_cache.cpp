@@ -17,14 +17,15 @@ bool usable_for(const OpenFile& f, const Export* exp, OpenFor need) {
     return f.exp.get() == exp && !f.directory && (need == OpenFor::Read || f.writable);
 }
 
-Result<void> check_regular(const Export& exp, int path_fd, const struct statx* known) {
+// The attributes checked (`known`, or read now).
+Result<struct statx> check_regular(const Export& exp, int path_fd, const struct statx* known) {
     Result<struct statx> st = known ? Result<struct statx>(*known) : sys::stat_fd(path_fd);
     if (!st) return st.failure();
     if (makedev(st->stx_dev_major, st->stx_dev_minor) != exp.dev()) return fail(ESTALE);
     if (S_ISDIR(st->stx_mode)) return fail(EISDIR);
     if (!S_ISREG(st->stx_mode)) return fail(EINVAL);
     if (st->stx_nlink == 0) return fail(ESTALE);  // removed, kept alive only by open fds
-    return {};
+    return st;
 }
 
 // As root, and no wider than needed: O_RDWR only to write. A descriptor open for
@@ -55,11 +56,12 @@ size_t FdCache::HandleHash::operator()(const FileHandle& h) const {
     return static_cast<size_t>(v);
 }
 
-Result<std::shared_ptr<const OpenFile>> FdCache::get(const HandleRef& ref, OpenFor need) {
+Result<std::shared_ptr<const OpenFile>> FdCache::get(const HandleRef& ref, OpenFor need,
+                                                     std::optional<struct statx>* read_now) {
     if (auto hit = lookup(ref.handle, ref.exp.get(), need)) return hit;
     auto path_fd = open_kernel_handle(ref.exp->mount_fd(), ref.decoded.kernel, O_PATH);
     if (!path_fd) return path_fd.failure();
-    return open_and_insert(ref.exp, ref.handle, path_fd->get(), need);
+    return open_and_insert(ref.exp, ref.handle, path_fd->get(), need, nullptr, read_now);
 }
 
 Result<std::shared_ptr<const OpenFile>> FdCache::get(const ExportTable& table,
@@ -123,13 +125,14 @@ Result<Node> FdCache::node(const HandleRef& ref, struct statx* attrs) {
     return Node{ref.exp, NodeFd(shared, std::move(file)), ref.handle};
 }
 
-Result<std::shared_ptr<const OpenFile>> FdCache::open_and_insert(std::shared_ptr<const Export> exp,
-                                                                 const FileHandle& handle,
-                                                                 int path_fd, OpenFor need,
-                                                                 const struct statx* known) {
-    if (auto r = check_regular(*exp, path_fd, known); !r) return r.failure();
+Result<std::shared_ptr<const OpenFile>> FdCache::open_and_insert(
+    std::shared_ptr<const Export> exp, const FileHandle& handle, int path_fd, OpenFor need,
+    const struct statx* known, std::optional<struct statx>* read_now) {
+    auto checked = check_regular(*exp, path_fd, known);
+    if (!checked) return checked.failure();
     auto opened = open_regular(path_fd, need);
     if (!opened) return opened.failure();
+    if (read_now) *read_now = *checked;
     auto file = std::make_shared<const OpenFile>(
         OpenFile{std::move(exp), handle, std::move(opened->first), opened->second});
     return insert(std::move(file), need);

@@ -36,6 +36,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -74,7 +75,11 @@ class FdCache final : public FdReclaimer {
     // file cannot be opened for writing (EROFS, ETXTBSY, EPERM for immutable/append-only,
     // EWOULDBLOCK while a local lease is being broken -> NFS3ERR_JUKEBOX).
     // An entry from an older export-table generation is not reused.
-    Result<std::shared_ptr<const OpenFile>> get(const HandleRef& ref, OpenFor need);
+    // `read_now`: set on a miss to the attributes read (as the file was checked, just before
+    // it was opened); left alone on a hit. WRITE takes them as its pre-op attributes
+    // instead of a statx of its own.
+    Result<std::shared_ptr<const OpenFile>> get(const HandleRef& ref, OpenFor need,
+                                                std::optional<struct statx>* read_now = nullptr);
     // table.find_by_handle(wire) (kBadHandle, ESTALE), then the above.
     Result<std::shared_ptr<const OpenFile>> get(const ExportTable& table,
                                                 std::span<const uint8_t> wire, OpenFor need);
@@ -119,10 +124,9 @@ class FdCache final : public FdReclaimer {
     std::shared_ptr<const OpenFile> insert_directory(std::shared_ptr<const OpenFile> dir);
     // Under mu_: drops least recently used entries past capacity into `evicted`.
     void evict_over_capacity(std::vector<std::shared_ptr<const OpenFile>>& evicted);
-    Result<std::shared_ptr<const OpenFile>> open_and_insert(std::shared_ptr<const Export> exp,
-                                                            const FileHandle& handle, int path_fd,
-                                                            OpenFor need,
-                                                            const struct statx* known = nullptr);
+    Result<std::shared_ptr<const OpenFile>> open_and_insert(
+        std::shared_ptr<const Export> exp, const FileHandle& handle, int path_fd, OpenFor need,
+        const struct statx* known = nullptr, std::optional<struct statx>* read_now = nullptr);
 
     const size_t capacity_;
     mutable std::mutex mu_;

@@ -270,6 +270,25 @@ TEST_F(IoTest, WriteNeedsAWritableDescriptor) {
               EFBIG);
 }
 
+// A miss hands out the attributes it checked the file with (NFSv3 WRITE's pre-op
+// attributes, instead of a statx more); a hit has read none and says so.
+TEST_F(IoTest, AMissHandsOutTheAttributesItChecked) {
+    write_file("f", "hello", 0644);
+    auto ref = table_->find_by_handle(node("f").handle.data());
+    ASSERT_TRUE(ref.ok());
+    std::optional<struct statx> read_now;
+    auto first = cache_.get(*ref, OpenFor::Write, &read_now);
+    ASSERT_TRUE(first.ok()) << describe_error(first.error());
+    ASSERT_TRUE(read_now.has_value());
+    EXPECT_EQ(read_now->stx_size, 5u);
+    EXPECT_EQ(read_now->stx_ino, getattr(**first)->stx_ino);
+    std::optional<struct statx> again;
+    auto second = cache_.get(*ref, OpenFor::Write, &again);
+    ASSERT_TRUE(second.ok());
+    EXPECT_EQ(second->get(), first->get());  // served from the cache
+    EXPECT_FALSE(again.has_value());
+}
+
 TEST_F(IoTest, CacheIsBoundedLru) {
     FdCache small(2);
     write_file("a", "a");
