@@ -24,7 +24,7 @@
 #                  overlay's upper directory (every file the guest wrote) is at /.vmtest-upper,
 #                  its lower one (the host's root) at /.vmtest-lower
 #
-# VMTEST_KERNEL_ARGS: more arguments for the guest kernel (default none).
+# VMTEST_APPEND: more arguments for the guest kernel, e.g. "clocksource=tsc tsc=reliable".
 #
 # Runs are serialized per VM directory (flock on VM_DIR/.lock; VMTEST_LOCK_WAIT seconds, 1800).
 #
@@ -160,8 +160,6 @@ fi
 APPEND="console=ttyS0 panic=-1 oops=panic loglevel=4 mitigations=off nokaslr"
 APPEND+=" vmtest.kroot=$VM_DIR/kroot"
 [ $DEBUG = 1 ] && APPEND+=" vmtest.debug=1"
-# More kernel arguments for an experiment, e.g. VMTEST_KERNEL_ARGS="clocksource=tsc tsc=reliable".
-[ -n "${VMTEST_KERNEL_ARGS:-}" ] && APPEND+=" $VMTEST_KERNEL_ARGS"
 APPEND+=" ${VMTEST_APPEND:-}"
 if [ $SHELL_MODE = 1 ]; then
     CONSOLE=(-chardev "stdio,id=con0,mux=on,signal=off,logfile=$RUN_DIR/console.log"
