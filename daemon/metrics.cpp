@@ -238,6 +238,9 @@ void rdma_counters(Families& f, rdma::Server* server) {
             d(p.registered_bytes));
     f.gauge("nfsrdmad_rdma_receives_posted", "Receives posted on the shared receive queues",
             d(p.receives_posted));
+    f.counter("nfsrdmad_rdma_receive_strays_total",
+              "Receives reaped after their connection had closed (buffers given back)",
+              d(p.receive_strays));
     f.gauge("nfsrdmad_rdma_read_bytes_in_flight", "Bytes of RDMA Read issued and not complete",
             d(p.read_bytes_in_flight));
 }

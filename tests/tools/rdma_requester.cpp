@@ -17,6 +17,9 @@
 //                §3.5.3), padded past any inline threshold  -> the server RDMA-Reads it
 //                and answers the NULL call
 //   overrun      4x the granted credits in one burst         -> the server disconnects
+//   flood        1 500 calls in one chain, more than a per-connection CQ sized to the
+//                credits could hold (the server's receives complete on a CQ as deep as
+//                its shared receive queue)                     -> the server disconnects
 //   badrkey      a read chunk naming an rkey that does not exist: the server's RDMA
 //                Read fails with a remote access error       -> the server disconnects
 //   vanish       a NULL call with a 1 MiB read chunk, then the process exits while the
@@ -45,9 +48,9 @@
 //                chunk, split across Writes of at most the QP's gather entries). Every
 //                byte is checked; then DESTROY_SESSION and DESTROY_CLIENTID.
 //
-// After every error scenario but overrun and badrkey it sends a NULL call on the same connection
-// and expects a normal reply: a refused message must not cost the connection.
-// Exit 0 when the server behaved as expected; 1 with a message otherwise.
+// After every error scenario but overrun, flood and badrkey it sends a NULL call on the same
+// connection and expects a normal reply: a refused message must not cost the connection. Exit 0
+// when the server behaved as expected; 1 with a message otherwise.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
@@ -56,6 +59,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -67,6 +71,7 @@ namespace {
 
 constexpr size_t kBuf = 4096;
 constexpr int kRecvs = 256;
+constexpr int kSends = 2048;  // send slots: a flood posts 1 500 Sends in one chain
 constexpr uint32_t kNfsProgram = 100003;
 
 [[noreturn]] void die(const std::string& why) {
@@ -109,16 +114,16 @@ class Client {
         if (rdma_resolve_route(id_, 5000)) die("rdma_resolve_route");
         expect(RDMA_CM_EVENT_ROUTE_RESOLVED);
         pd_ = ibv_alloc_pd(id_->verbs);
-        cq_ = ibv_create_cq(id_->verbs, 1024, nullptr, nullptr, 0);
+        cq_ = ibv_create_cq(id_->verbs, kRecvs + kSends, nullptr, nullptr, 0);
         if (!pd_ || !cq_) die("pd/cq");
         ibv_qp_init_attr qa{};
         qa.send_cq = qa.recv_cq = cq_;
         qa.qp_type = IBV_QPT_RC;
-        qa.cap.max_send_wr = 512;
+        qa.cap.max_send_wr = kSends;
         qa.cap.max_recv_wr = kRecvs;
         qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
         if (rdma_create_qp(id_, pd_, &qa)) die("rdma_create_qp");
-        mem_.resize(kBuf * (kRecvs + 512));
+        mem_.resize(kBuf * (kRecvs + kSends));
         // An int, not the enum: verbs.h's ibv_reg_mr macro ANDs it with another enum type.
         const int access = IBV_ACCESS_LOCAL_WRITE;
         mr_ = ibv_reg_mr(pd_, mem_.data(), mem_.size(), access);
@@ -182,7 +187,7 @@ class Client {
         std::vector<ibv_sge> sges(msgs.size());
         std::vector<ibv_send_wr> wrs(msgs.size());
         for (size_t i = 0; i < msgs.size(); ++i) {
-            uint8_t* slot = &mem_[(kRecvs + (next_send_++ % 512)) * kBuf];
+            uint8_t* slot = &mem_[(kRecvs + (next_send_++ % kSends)) * kBuf];
             std::memcpy(slot, msgs[i].data(), msgs[i].size());
             sges[i] = {reinterpret_cast<uintptr_t>(slot), uint32_t(msgs[i].size()), mr_->lkey};
             wrs[i].wr_id = 1000000 + i;
@@ -539,7 +544,7 @@ int main(int argc, char** argv) {
         std::fprintf(
             stderr,
             "usage: rdma_requester ADDR PORT null|vers|unaligned|oversize|"
-            "truncated|badlist|nomsg|longcall|overrun|badrkey|vanish|bignomsg|ddp2|deaf|hog\n"
+            "truncated|badlist|nomsg|longcall|overrun|flood|badrkey|vanish|bignomsg|ddp2|deaf|hog\n"
             "       rdma_requester ADDR PORT v41reads EXPORT FILE\n");
         return 2;
     }
@@ -601,13 +606,14 @@ int main(int argc, char** argv) {
         c.send({w.b});
         expect_null_reply(c.receive(), xid, "RDMA_NOMSG with a 6000-byte position-zero chunk");
         healthy_after("long call");
-    } else if (scenario == "overrun") {
+    } else if (scenario == "overrun" || scenario == "flood") {
         c.send({null_call(++xid)});
         auto first = c.receive();
         expect_null_reply(first, xid, "NULL before the overrun");
         uint32_t granted = word(&first[8]);
         std::vector<std::vector<uint8_t>> burst;
-        for (uint32_t i = 0; i < granted * 4 && i < 500; ++i) burst.push_back(null_call(++xid));
+        const uint32_t n = scenario == "flood" ? 1500 : std::min<uint32_t>(granted * 4, 500);
+        for (uint32_t i = 0; i < n; ++i) burst.push_back(null_call(++xid));
         c.send(burst);
         // Replies to the calls within the grant may arrive; then the connection must go.
         size_t replies = 0;

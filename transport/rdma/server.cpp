@@ -294,6 +294,7 @@ Server::Pools Server::pools_locked() {
     for (auto& [ctx, d] : devices_) {
         s.payload_wait_timeouts += d->payloads().wait_timeouts();
         s.receives_posted += d->receive_queue().posted();
+        s.receive_strays += d->receive_strays();
         s.read_bytes_in_flight += d->read_budget().in_flight();
         s.read_waiters += d->read_budget().waiting();
         for (auto* p : {&d->receives(), &d->sends(), &d->payloads()}) {
@@ -316,12 +317,13 @@ std::vector<std::string> Server::stats() {
     lines.push_back(fmt::format(
         "rdma connections={} open={} disconnects={} rejected={} credits_granted={} {} "
         "buffers_in_use={} registrations={} registered_bytes={} huge_page_bytes={} "
-        "payload_wait_timeouts={} receives_posted={} calls_waiting={} read_bytes_in_flight={} "
-        "read_waiters={}",
+        "payload_wait_timeouts={} receives_posted={} receive_strays={} calls_waiting={} "
+        "read_bytes_in_flight={} read_waiters={}",
         c.connections.load(), p.open_connections, c.disconnects.load(),
         c.rejected_connections.load(), c.credits_granted.load(), c.format(), p.buffers_in_use,
         p.registrations, p.registered_bytes, p.huge_page_bytes, p.payload_wait_timeouts,
-        p.receives_posted, c.calls_waiting.load(), p.read_bytes_in_flight, p.read_waiters));
+        p.receives_posted, p.receive_strays, c.calls_waiting.load(), p.read_bytes_in_flight,
+        p.read_waiters));
     // One line per open connection (its counters are atomics: safe to read from here).
     for (auto& [id, conn] : conns_)
         lines.push_back(fmt::format("rdma-connection {} credits={} read_depth={} {}",

@@ -63,6 +63,7 @@ class Server {
         size_t open_connections = 0;
         size_t buffers_in_use = 0, registrations = 0, registered_bytes = 0, huge_page_bytes = 0;
         size_t payload_wait_timeouts = 0, receives_posted = 0;
+        uint64_t receive_strays = 0;  // receives reaped after their connection went
         size_t read_bytes_in_flight = 0, read_waiters = 0;
     };
     Pools pools();

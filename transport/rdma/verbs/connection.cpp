@@ -2,11 +2,13 @@
 // queue and how the reactor reaps it, backpressure when registered memory runs out, and
 // the way down (disconnect, flush, teardown). What a connection owns and its bounds:
 //
-//   - one CQ and one QP. Receives are not its own: they are the device's (SRQ), so a
-//     connection costs no registered memory while idle, and a thousand cost the same
-//     receive memory as one. Its send queue is counted (send_queue.h): a work request
-//     per credit and room for Reads and reverse calls; work that finds it full waits for
-//     completions, and a reply longer than the whole queue is posted in parts.
+//   - one QP and the CQ of its send queue. Receives are not its own: they are the
+//     device's (SRQ), so a connection costs no registered memory while idle, and a
+//     thousand cost the same receive memory as one; they complete on the reactor's
+//     receive CQ (receive_completions.h), which hands them to us by QP number. Its send
+//     queue is counted (send_queue.h): a work request per credit and room for Reads and
+//     reverse calls; work that finds it full waits for completions, and a reply longer
+//     than the whole queue is posted in parts. The CQ is as deep as the send queue.
 //   - work_: one record per signaled work request it posted (RDMA Reads, reply Sends,
 //     the last Write of a part of a reply posted in parts), each owning the buffers the
 //     request uses (a part's record owns none: its reply's does); a QP in error flushes
@@ -52,21 +54,16 @@ Connection::~Connection() {
     if (svc_.channels) svc_.channels->remove(peer_.conn);
     svc_.dispatcher.connection_closed(peer_.conn);
     // Work records own buffers; the QP and CQ go before them (reverse declaration order
-    // would free the CQ first, so be explicit).
+    // would free the CQ first, so be explicit). A receive the QP took that was not
+    // reaped by now goes back through the reactor's receive CQ (a stray there).
+    if (rcq_) rcq_->detach(qp_num_);
     if (id_ && id_->qp) rdma_destroy_qp(id_.get());
-    reply_.reset();
-    lingering_.clear();
-    // A receive this QP consumed from the shared queue but nobody reaped (it completed
-    // while the connection was going down) still holds a slot of the SRQ: give it back.
-    if (cq_) {
-        ibv_wc wcs[32];
-        int n;
-        while ((n = ibv_poll_cq(cq_.get(), 32, wcs)) > 0)
-            for (int i = 0; i < n; ++i)
-                if (SharedReceiveQueue::is_receive(wcs[i].wr_id))
-                    dev_->receive_queue().take(wcs[i].wr_id);
+    if (!early_.empty()) {  // never started: what arrived goes back to the shared queue
+        for (const ibv_wc& wc : early_) dev_->receive_queue().take(wc.wr_id);
         dev_->receive_queue().refill();
     }
+    reply_.reset();
+    lingering_.clear();
     work_.clear();
     if (attached_) dev_->detach();
 }
@@ -77,6 +74,7 @@ std::shared_ptr<Connection> Connection::create(rdma_cm_id* id, std::shared_ptr<D
     std::shared_ptr<Connection> c(new Connection(id, std::move(dev), reactor, svc, opts));
     if (!c->setup(why)) {
         // The caller still owns `id`: it rejects the request, then destroys it.
+        if (c->rcq_) c->rcq_->detach(c->qp_num_);
         if (id->qp) rdma_destroy_qp(id);
         c->work_.clear();
         c->id_.release();
@@ -96,25 +94,25 @@ bool Connection::setup(std::string* why) {
     // before any event exists: never block in ibv_get_cq_event.
     fcntl(channel_->fd, F_SETFL, fcntl(channel_->fd, F_GETFL) | O_NONBLOCK);
     const auto& a = dev_->attr();
-    // Receive completions on this CQ: the calls the peer may have outstanding, twice over
-    // (a peer that sends past its credits is cut off by the credit check, credit_overruns,
-    // as the reactor reaps; one that floods faster overflows only its own CQ). With the
-    // Linux client (credits 128) and the send queue below (208) that is 464 entries, which
-    // Soft-RoCE rounds up to a ring of 512.
-    const int recv_depth = static_cast<int>(opts_.credits) * 2;
+    // Our CQ takes the send queue's completions only: at most one per work request the
+    // queue holds (a flush completes unsignaled ones too), so it is as deep as the queue
+    // and cannot overflow. With the Linux client that is 208 entries, which Soft-RoCE
+    // rounds up to a ring of 256. Receives complete on the reactor's CQ, sized to the
+    // shared receive queue.
     const int send_depth = std::min<int>(
         a.max_qp_wr, rdma::send_queue_depth(opts_.send_queue_depth, opts_.credits,
                                             opts_.initiator_depth, svc_.max_back_calls));
     sq_ = SendQueueSlots(static_cast<uint32_t>(send_depth));
-    cq_.reset(
-        ibv_create_cq(ctx, std::min(a.max_cqe, recv_depth + send_depth), this, channel_.get(), 0));
+    cq_.reset(ibv_create_cq(ctx, std::min(a.max_cqe, send_depth), this, channel_.get(), 0));
     if (!cq_) {
         *why = std::string("ibv_create_cq: ") + std::strerror(errno);
         return false;
     }
+    rcq_ = dev_->receive_completions(reactor_, why);
+    if (!rcq_) return false;
     ibv_qp_init_attr qa{};
     qa.send_cq = cq_.get();
-    qa.recv_cq = cq_.get();
+    qa.recv_cq = rcq_->cq();
     qa.qp_type = IBV_QPT_RC;
     qa.cap.max_send_wr = send_depth;
     // Gather entries per send work request. A reply needs three at most on the paths a
@@ -135,6 +133,10 @@ bool Connection::setup(std::string* why) {
         *why = std::string("rdma_create_qp: ") + std::strerror(errno);
         return false;
     }
+    // Receives may complete as soon as we accept: the reactor's CQ finds us by QP
+    // number from now on (on_receive_completion keeps them until start()).
+    qp_num_ = id_->qp->qp_num;
+    rcq_->attach(qp_num_, weak_from_this());
     dev_->attach();
     attached_ = true;
     if (ibv_req_notify_cq(cq_.get(), 0) != 0) {
@@ -165,8 +167,21 @@ void Connection::start() {
         port_ = std::make_shared<ReverseCallPort>(self, reactor_, svc_.workers);
         svc_.channels->add(peer_.conn, port_);
     }
-    // Completions may already be waiting (see setup()).
+    started_ = true;
+    // Calls may already have arrived (see setup()), in order.
+    for (const ibv_wc& wc : std::exchange(early_, {})) handle(wc);
     on_completion_event();
+}
+
+void Connection::on_receive_completion(const ibv_wc& wc) {
+    if (!started_ && !closed_) {
+        early_.push_back(wc);
+        return;
+    }
+    // A reply's Send completion frees the credit the peer's next call may spend; it is on
+    // our own CQ, so reap that first (one CQ used to order them).
+    reap();
+    handle(wc);
 }
 
 uint64_t Connection::track(std::unique_ptr<Work> w) {
@@ -390,6 +405,13 @@ void Connection::on_cm_disconnected() {
 // reap() lands here at once.)
 void Connection::teardown() {
     torn_down_ = true;
+    // Receives our QP took before it entered the error state that the reactor has not
+    // reaped yet: reaped now, from the top of the reactor's loop and while the QP exists
+    // (receive_completions.h), then we stop taking them; later ones are strays.
+    reactor_.post([self = shared_from_this()] {
+        self->rcq_->reap();
+        self->rcq_->detach(self->qp_num_);
+    });
     if (poller_) {
         reactor_.remove_poller(poller_);  // drops the poller's reference to us
         poller_ = 0;

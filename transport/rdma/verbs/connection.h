@@ -32,6 +32,7 @@
 #include <span>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "transport/engine/reactor.h"
 #include "transport/engine/worker_pool.h"
@@ -104,6 +105,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     engine::Reactor& reactor() const { return reactor_; }
     const rpc::Peer& peer() const { return peer_; }
     void start();                             // on the reactor: watch the completion channel
+    // On the reactor (ReceiveCompletions): a receive of the shared queue completed on our
+    // QP. Before start(), it is kept until then.
+    void on_receive_completion(const ibv_wc& wc);
     void disconnect(const std::string& why);  // on the reactor
     void on_cm_disconnected();                // on the reactor
     // On the reactor: disconnects when the oldest reply Send has waited `limit` for the
@@ -196,7 +200,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     ConnectionOptions opts_;
     rpc::Peer peer_;
     CompChannelPtr channel_;
-    CqPtr cq_;
+    CqPtr cq_;  // the send queue's completions (Reads, Sends, a part's last Write)
+    // Where our receives complete: the reactor's CQ on this device (receive_completions.h).
+    std::shared_ptr<ReceiveCompletions> rcq_;
+    uint32_t qp_num_ = 0;
+    bool started_ = false;
+    std::vector<ibv_wc> early_;  // receives that completed before start()
     CreditWindow credits_;
     std::unordered_map<uint64_t, std::unique_ptr<Work>> work_;
     uint64_t next_id_ = 1;

@@ -1,5 +1,7 @@
 #include "transport/rdma/verbs/device.h"
 
+#include <spdlog/spdlog.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -53,6 +55,28 @@ std::shared_ptr<Device> Device::open(ibv_context* ctx, const PoolSizes& s, engin
 }  // namespace nfsrdmad::rdma::verbs
 
 namespace nfsrdmad::rdma::verbs {
+
+std::shared_ptr<ReceiveCompletions> Device::receive_completions(engine::Reactor& reactor,
+                                                                std::string* why) {
+    std::lock_guard lock(rcq_mu_);
+    for (auto& [r, rc] : rcqs_)
+        if (r == &reactor) return rc;
+    auto rc = ReceiveCompletions::create(ctx_, attr_, srq_, reactor, why);
+    if (!rc) return nullptr;
+    rcqs_.emplace_back(&reactor, rc);
+    spdlog::info(
+        "rdma: {}: receive completion queue {} of {} entries (the shared receive queue's "
+        "depth), for a reactor's connections",
+        name_, rcqs_.size(), rc->depth());
+    return rc;
+}
+
+uint64_t Device::receive_strays() {
+    std::lock_guard lock(rcq_mu_);
+    uint64_t n = 0;
+    for (auto& [r, rc] : rcqs_) n += rc->strays();
+    return n;
+}
 
 size_t Device::registered_bytes() const {
     return recv_->registered_bytes() + send_->registered_bytes() + payload_->registered_bytes();

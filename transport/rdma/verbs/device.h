@@ -8,13 +8,17 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "transport/engine/reactor.h"
 #include "transport/rdma/protocol/credits.h"
 #include "transport/rdma/protocol/read_budget.h"
 #include "transport/rdma/verbs/memory_pool.h"
+#include "transport/rdma/verbs/receive_completions.h"
 #include "transport/rdma/verbs/receive_queue.h"
 #include "transport/rdma/verbs/resources.h"
 
@@ -64,6 +68,11 @@ class Device {
     MemoryPool& payloads() { return *payload_; }
     PayloadPoolAllocator& allocator() { return *alloc_; }
     SharedReceiveQueue& receive_queue() { return *srq_; }
+    // The receive CQ of `reactor`'s connections on this device, created with the first of
+    // them (any thread; see receive_completions.h). nullptr and `why` when it cannot be.
+    std::shared_ptr<ReceiveCompletions> receive_completions(engine::Reactor& reactor,
+                                                            std::string* why);
+    uint64_t receive_strays();  // summed over the receive CQs
     ReadBudget& read_budget() { return *reads_; }
     // iWARP: each RDMA Read registers its sink with this access (read_sink_access()).
     std::optional<int> read_sink_access() const { return read_sink_access_; }
@@ -86,6 +95,8 @@ class Device {
     std::unique_ptr<MemoryPool> recv_, send_, payload_;
     std::unique_ptr<PayloadPoolAllocator> alloc_;
     std::shared_ptr<SharedReceiveQueue> srq_;  // after the pools: destroyed before them
+    std::mutex rcq_mu_;
+    std::vector<std::pair<engine::Reactor*, std::shared_ptr<ReceiveCompletions>>> rcqs_;
     size_t credit_budget_ = 0;
     std::unique_ptr<ReadBudget> reads_;
     std::optional<int> read_sink_access_;
