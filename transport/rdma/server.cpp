@@ -168,8 +168,9 @@ void Server::on_connect_request(rdma_cm_id* id, const rdma_conn_param& param) {
     acc.responder_resources = std::min<int>(param.responder_resources, a.max_qp_rd_atom);
     // The RNR retry count we send in the CM reply sets how often the *peer's* Sends retry
     // when we have no receive posted (IBA CM: each side's QP takes the other side's
-    // value). A compliant peer never meets that (2 x credits receives stay posted), so
-    // a finite count: 7 would mean forever. Our own Sends take the count from the peer's
+    // value). A compliant peer never meets that (the shared receive queue stays posted
+    // beyond every credit granted, receive_queue.h), so a finite count: 7 would mean
+    // forever. Our own Sends take the count from the peer's
     // request, possibly 7; the send watchdog (check_stalled_sends) bounds those.
     acc.rnr_retry_count = 6;
     if (rdma_accept(id, &acc) != 0) {
