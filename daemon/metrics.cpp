@@ -238,6 +238,10 @@ void rdma_counters(Families& f, rdma::Server* server) {
             d(p.registered_bytes));
     f.gauge("nfsrdmad_rdma_receives_posted", "Receives posted on the shared receive queues",
             d(p.receives_posted));
+    f.counter(
+        "nfsrdmad_rdma_async_events_total",
+        "Asynchronous events of the RDMA devices (port up or down, fatal errors), each logged",
+        d(p.async_events));
     f.counter("nfsrdmad_rdma_receive_strays_total",
               "Receives reaped after their connection had closed (buffers given back)",
               d(p.receive_strays));

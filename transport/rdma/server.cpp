@@ -88,7 +88,9 @@ std::shared_ptr<verbs::Device> Server::device_for(ibv_context* ctx, std::string*
     verbs::PoolSizes sizes = opts_.pools;
     sizes.inline_size = opts_.inline_size;
     auto dev = verbs::Device::open(ctx, sizes, cm_reactor_, why);
-    if (dev) devices_[ctx] = dev;
+    if (!dev) return nullptr;
+    devices_[ctx] = dev;
+    cm_reactor_->post([dev, r = cm_reactor_] { verbs::Device::watch_async_events(dev, *r); });
     return dev;
 }
 
@@ -296,6 +298,7 @@ Server::Pools Server::pools_locked() {
         s.payload_wait_timeouts += d->payloads().wait_timeouts();
         s.receives_posted += d->receive_queue().posted();
         s.receive_strays += d->receive_strays();
+        s.async_events += d->async_events();
         s.read_bytes_in_flight += d->read_budget().in_flight();
         s.read_waiters += d->read_budget().waiting();
         for (auto* p : {&d->receives(), &d->sends(), &d->payloads()}) {
@@ -319,12 +322,12 @@ std::vector<std::string> Server::stats() {
         "rdma connections={} open={} disconnects={} rejected={} credits_granted={} {} "
         "buffers_in_use={} registrations={} registered_bytes={} huge_page_bytes={} "
         "payload_wait_timeouts={} receives_posted={} receive_strays={} calls_waiting={} "
-        "read_bytes_in_flight={} read_waiters={}",
+        "read_bytes_in_flight={} read_waiters={} async_events={}",
         c.connections.load(), p.open_connections, c.disconnects.load(),
         c.rejected_connections.load(), c.credits_granted.load(), c.format(), p.buffers_in_use,
         p.registrations, p.registered_bytes, p.huge_page_bytes, p.payload_wait_timeouts,
         p.receives_posted, p.receive_strays, c.calls_waiting.load(), p.read_bytes_in_flight,
-        p.read_waiters));
+        p.read_waiters, p.async_events));
     // One line per open connection (its counters are atomics: safe to read from here).
     for (auto& [id, conn] : conns_)
         lines.push_back(fmt::format("rdma-connection {} credits={} read_depth={} {}",

@@ -64,6 +64,7 @@ class Server {
         size_t buffers_in_use = 0, registrations = 0, registered_bytes = 0, huge_page_bytes = 0;
         size_t payload_wait_timeouts = 0, receives_posted = 0;
         uint64_t receive_strays = 0;  // receives reaped after their connection went
+        uint64_t async_events = 0;    // the devices' asynchronous events (logged)
         size_t read_bytes_in_flight = 0, read_waiters = 0;
     };
     Pools pools();

@@ -15,15 +15,18 @@
 #  - a 1000-byte symlink target read back (READLINK through a write chunk);
 #  - a crafted requester (tests/tools/rdma_requester) gets ERR_VERS for a wrong version,
 #    ERR_CHUNK for unaligned, oversize, truncated and malformed chunk lists, and is
-#    disconnected for a credit overrun and for a read chunk with a bogus rkey (the RDMA
-#    Read fails); a requester that dies while its 1 MiB read chunk is being pulled costs
-#    nothing: its buffers come back -- while the kernel mount keeps working;
+#    disconnected for a credit overrun, for a flood of 1 500 calls in one chain and for
+#    a read chunk with a bogus rkey (the RDMA Read fails); a requester that dies while its
+#    1 MiB read chunk is being pulled costs nothing: its buffers come back, and every
+#    receive of the shared queue is posted again -- while the kernel mount keeps working;
 #  - a long call larger than a payload buffer gets ERR_CHUNK at once (not a call parked
 #    forever), and a requester that posts no receive is disconnected by the send
 #    watchdog (rdma.send_timeout, 3 s here) while the kernel mount keeps going;
 #  - the daemon's counters prove the paths ran: read chunks (WRITE), write chunks (READ),
 #    reply chunks (long replies), and payload bytes memcpy'd in userspace stayed 0; the
 #    per-connection lines of the dump agree;
+#  - the link under rxe down and up: the daemon logs the port error and the port coming
+#    back (the device's asynchronous events) and counts them;
 #  - the daemon exits 0 on SIGTERM;
 #  - a payload pool of 4 registered buffers on huge pages under four parallel writers and
 #    readers: calls wait for buffers (counted), none fails, no ERR_CHUNK, data intact;
@@ -249,6 +252,14 @@ sleep 1
 dump_stats
 check_eq "no connection left open" 0 "$(counter open)"
 check_eq "no registered buffer left in use" 0 "$(counter buffers_in_use)"
+# The device's asynchronous events are logged: the link under rxe goes down (rxe reports a
+# port error) and comes back (port active). No mount is left to notice.
+ip link set "$RXE_NETDEV" down
+check "a port going down is logged" wait_for 10 grep -q "rdma: $RXE_DEV port 1: port error" "$NFSRDMAD_LOG"
+ip link set "$RXE_NETDEV" up
+check "... and coming back" wait_for 10 grep -q "rdma: $RXE_DEV port 1: port active" "$NFSRDMAD_LOG"
+dump_stats
+check "... counted" test "$(counter async_events)" -ge 2
 check "nfsrdmad exits 0 on SIGTERM" nfsrdmad_stop
 
 # cpu_ticks PID: user+system clock ticks the process has used so far

@@ -2,6 +2,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
+#include <sys/epoll.h>
+
 #include <cerrno>
 #include <cstring>
 
@@ -69,6 +72,68 @@ std::shared_ptr<ReceiveCompletions> Device::receive_completions(engine::Reactor&
         "depth), for a reactor's connections",
         name_, rcqs_.size(), rc->depth());
     return rc;
+}
+
+void Device::watch_async_events(const std::shared_ptr<Device>& dev, engine::Reactor& reactor) {
+    const int fd = dev->ctx_->async_fd;
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);  // never block the reactor
+    std::weak_ptr<Device> weak = dev;
+    if (!reactor.add(fd, EPOLLIN, [weak](uint32_t) {
+            if (auto d = weak.lock()) d->on_async_events();
+        }))
+        spdlog::warn("rdma: {}: cannot watch the device's asynchronous events", dev->name_);
+}
+
+void Device::on_async_events() {
+    ibv_async_event ev;
+    while (ibv_get_async_event(ctx_, &ev) == 0) {
+        async_events_.fetch_add(1, std::memory_order_relaxed);
+        const char* what = ibv_event_type_str(ev.event_type);
+        switch (ev.event_type) {
+            case IBV_EVENT_PORT_ACTIVE:
+                spdlog::info("rdma: {} port {}: {}", name_, ev.element.port_num, what);
+                break;
+            case IBV_EVENT_PORT_ERR:
+                spdlog::warn("rdma: {} port {}: {}: connections through it fail until it is up",
+                             name_, ev.element.port_num, what);
+                break;
+            case IBV_EVENT_GID_CHANGE:  // every address added or removed: not worth a line
+            case IBV_EVENT_LID_CHANGE:
+            case IBV_EVENT_PKEY_CHANGE:
+            case IBV_EVENT_SM_CHANGE:
+            case IBV_EVENT_CLIENT_REREGISTER:
+                spdlog::debug("rdma: {} port {}: {}", name_, ev.element.port_num, what);
+                break;
+            case IBV_EVENT_DEVICE_FATAL:
+                spdlog::error(
+                    "rdma: {}: {}: every connection on it fails; restart the daemon "
+                    "once the device is back",
+                    name_, what);
+                break;
+            case IBV_EVENT_CQ_ERR:
+                spdlog::error("rdma: {}: {} (a completion queue overran or failed)", name_, what);
+                break;
+            case IBV_EVENT_QP_FATAL:
+            case IBV_EVENT_QP_REQ_ERR:
+            case IBV_EVENT_QP_ACCESS_ERR:
+            case IBV_EVENT_PATH_MIG_ERR:
+                spdlog::warn("rdma: {}: qp {}: {}", name_, ev.element.qp->qp_num, what);
+                break;
+            case IBV_EVENT_SRQ_ERR:
+                spdlog::error("rdma: {}: {} (the shared receive queue failed)", name_, what);
+                break;
+            case IBV_EVENT_COMM_EST:  // the QP saw traffic before rdma_cm's ESTABLISHED
+            case IBV_EVENT_SQ_DRAINED:
+            case IBV_EVENT_QP_LAST_WQE_REACHED:  // an SRQ's QP in error takes no more receives
+            case IBV_EVENT_PATH_MIG:
+            case IBV_EVENT_SRQ_LIMIT_REACHED:
+            default:
+                spdlog::debug("rdma: {}: {}", name_, what);
+                break;
+        }
+        // At once: destroying a QP or CQ waits until its events read so far are acked.
+        ibv_ack_async_event(&ev);
+    }
 }
 
 uint64_t Device::receive_strays() {

@@ -73,6 +73,11 @@ class Device {
     std::shared_ptr<ReceiveCompletions> receive_completions(engine::Reactor& reactor,
                                                             std::string* why);
     uint64_t receive_strays();  // summed over the receive CQs
+    // On `reactor` (the CM reactor): logs the device's asynchronous events (a port going
+    // down or up, a fatal device error, a QP or CQ in error) as they come, and
+    // acknowledges them. Call it on that reactor's thread.
+    static void watch_async_events(const std::shared_ptr<Device>& dev, engine::Reactor& reactor);
+    uint64_t async_events() const { return async_events_.load(std::memory_order_relaxed); }
     ReadBudget& read_budget() { return *reads_; }
     // iWARP: each RDMA Read registers its sink with this access (read_sink_access()).
     std::optional<int> read_sink_access() const { return read_sink_access_; }
@@ -101,6 +106,8 @@ class Device {
     std::unique_ptr<ReadBudget> reads_;
     std::optional<int> read_sink_access_;
     std::atomic<size_t> connections_{0};
+    std::atomic<uint64_t> async_events_{0};
+    void on_async_events();
 };
 
 }  // namespace nfsrdmad::rdma::verbs
