@@ -172,8 +172,8 @@ void Server::on_connect_request(rdma_cm_id* id, const rdma_conn_param& param) {
     // when we have no receive posted (IBA CM: each side's QP takes the other side's
     // value). A compliant peer never meets that (the shared receive queue stays posted
     // beyond every credit granted, receive_queue.h), so a finite count: 7 would mean
-    // forever. Our own Sends take the count from the peer's
-    // request, possibly 7; the send watchdog (check_stalled_sends) bounds those.
+    // forever. Our own Sends take the count from the peer's request, possibly 7; the send
+    // watchdog (check_stalled_sends) bounds those.
     acc.rnr_retry_count = 6;
     if (rdma_accept(id, &acc) != 0) {
         spdlog::warn("rdma: rdma_accept from {}: {}", conn->peer().text, std::strerror(errno));

@@ -31,6 +31,7 @@
 #include <cstring>
 #include <utility>
 
+#include "transport/rdma/verbs/cq_events.h"
 #include "transport/rdma/verbs/work.h"
 
 namespace nfsrdmad::rdma::verbs {
@@ -206,19 +207,9 @@ int Connection::reap() {
 
 void Connection::on_completion_event() {
     if (torn_down_) return;
-    ibv_cq* cq = nullptr;
-    void* ctx = nullptr;
-    if (ibv_get_cq_event(channel_.get(), &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
-    if (poller_) {  // the reactor polls and arms
-        reap();
-        return;
-    }
-    // Event mode: reap, re-arm, and reap what slipped in before the re-arm.
-    do {
-        reap();
-        if (torn_down_) return;
-        ibv_req_notify_cq(cq_.get(), 0);
-    } while (reap() > 0);
+    on_cq_event(
+        channel_.get(), cq_.get(), poller_ != 0, [this] { return reap(); },
+        [this] { return torn_down_; });
 }
 
 void Connection::handle(const ibv_wc& wc) {

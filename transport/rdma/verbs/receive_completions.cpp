@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "transport/rdma/verbs/connection.h"
+#include "transport/rdma/verbs/cq_events.h"
 
 namespace nfsrdmad::rdma::verbs {
 
@@ -58,18 +59,8 @@ void ReceiveCompletions::start() {
 }
 
 void ReceiveCompletions::on_event() {
-    ibv_cq* cq = nullptr;
-    void* ctx = nullptr;
-    if (ibv_get_cq_event(channel_.get(), &cq, &ctx) == 0) ibv_ack_cq_events(cq, 1);
-    if (poller_) {  // the reactor polls and arms
-        reap();
-        return;
-    }
-    // Event mode: reap, re-arm, and reap what slipped in before the re-arm.
-    do {
-        reap();
-        ibv_req_notify_cq(cq_.get(), 0);
-    } while (reap() > 0);
+    on_cq_event(
+        channel_.get(), cq_.get(), poller_ != 0, [this] { return reap(); }, [] { return false; });
 }
 
 int ReceiveCompletions::reap() {
