@@ -13,8 +13,8 @@
 // receive completion there can ever be: the queue cannot overflow, whatever the peers
 // send and however many connect. A per-connection CQ could only be sized to what a
 // compliant peer sends (twice its credits) and be overrun by one that floods faster than
-// the credit check cuts it off. It also halves what a connection costs: its own CQ now
-// holds only its send queue's completions.
+// the credit check cuts it off. It also halves a connection's own CQ, which now holds
+// only its send queue's completions (a quarter of a connection's rings saved on Soft-RoCE).
 //
 // Ordering: a reply's Send completion (on the connection's own CQ) frees the credit the
 // peer's next call spends; the connection polls its own CQ before it takes a receive
