@@ -117,6 +117,10 @@ x::nfsstat3 to_nfsstat3(int err) {
         // to complete it in a timely fashion"), never NFS3ERR_IO.
         case EMFILE: return x::NFS3ERR_JUKEBOX;
         case ENFILE: return x::NFS3ERR_JUKEBOX;
+        // The kernel short of memory for the call (open_by_handle_at(2) can say so): the
+        // same kind of shortage; the kernel nfsd answers -ENOMEM with JUKEBOX too.
+        case ENOMEM:
+            return x::NFS3ERR_JUKEBOX;
         case vfs::kBadHandle: return x::NFS3ERR_BADHANDLE;
         default: return x::NFS3ERR_IO;
     }

@@ -283,10 +283,12 @@ x4::nfsstat4 to_nfsstat4(int err) {
             return x4::NFS4ERR_FILE_OPEN;
         case EBADF:
             return x4::NFS4ERR_BAD_STATEID;
-        // A shortage the client should wait out (fd_pressure.h): NFS4ERR_DELAY.
+        // A shortage the client should wait out (fd_pressure.h; the kernel short of
+        // memory for the call): NFS4ERR_DELAY, as the kernel nfsd answers -ENOMEM.
         case EAGAIN:
         case EMFILE:
         case ENFILE:
+        case ENOMEM:
             return x4::NFS4ERR_DELAY;
         case vfs::kBadHandle:
             return x4::NFS4ERR_BADHANDLE;
