@@ -1,6 +1,10 @@
 // NFSPROC3_CREATE (RFC 1813 §3.3.8): UNCHECKED, GUARDED and EXCLUSIVE (the verifier
 // is kept in the file's timestamps by vfs::create, so a retransmission is recognised
 // even after a server restart).
+//
+// A file made here is opened for writing as it is made and handed to the descriptor cache
+// (FdCache::adopt): a client creates a file to write it, and its first WRITE then finds the
+// descriptor open instead of opening the handle again.
 #include <cerrno>
 
 #include "nfs/v3/creation.h"
@@ -17,8 +21,11 @@ rpc::Outcome proc_create(Request& rq) {
         uint64_t verf = 0;
         for (uint8_t b : how.verf()) verf = verf << 8 | b;
         return create_object(rq, a.where, nullptr, [&](Target& dir, vfs::DirChange* c) {
-            return vfs::create(dir.node, a.where.name, 0, vfs::CreateHow::Exclusive, verf,
-                               dir.who.id, nullptr, c);
+            bool made = false;
+            auto e = vfs::create(dir.node, a.where.name, 0, vfs::CreateHow::Exclusive, verf,
+                                 dir.who.id, &made, c, /*writable=*/true);
+            if (e && made) rq.svc.files.adopt(e->node);
+            return e;
         });
     }
     const x::sattr3& attrs = how.obj_attributes();
@@ -33,7 +40,11 @@ rpc::Outcome proc_create(Request& rq) {
                 regular_file_handle(dir.node, a.where.name, existing);
                 if (existing.size && rq.delegated(existing, true)) return vfs::fail(EAGAIN);
             }
-            return vfs::create(dir.node, a.where.name, mode, kind, 0, dir.who.id, nullptr, c);
+            bool made = false;
+            auto e = vfs::create(dir.node, a.where.name, mode, kind, 0, dir.who.id, &made, c,
+                                 /*writable=*/true);
+            if (e && made) rq.svc.files.adopt(e->node);
+            return e;
         });
 }
 

@@ -63,8 +63,11 @@ uint64_t verifier_of(const x4::verifier4& v) {
 }
 
 // CLAIM_NULL with OPEN4_CREATE (§18.16.3).
+// `writing`: the OPEN asks for write access. The file, if this call makes it, is then opened
+// for writing as it is made and handed to the descriptor cache (FdCache::adopt), where the
+// open's descriptor is taken from below, instead of being opened again by its handle.
 x4::nfsstat4 create(Request& rq, const Target& dir, std::string_view name, x4::createhow4& how,
-                    Opening& out) {
+                    bool writing, Opening& out) {
     if (dir.pseudo) return x4::NFS4ERR_ROFS;
     if (!dir.who.read_write) return x4::NFS4ERR_ROFS;
     vfs::SetAttrs attrs;
@@ -99,8 +102,9 @@ x4::nfsstat4 create(Request& rq, const Target& dir, std::string_view name, x4::c
     const uint32_t perm = attrs.mode.value_or(0666);
     bool made = false;
     vfs::DirChange change;
-    auto e = vfs::create(dir.node, name, perm, mode, verf, dir.who.id, &made, &change);
+    auto e = vfs::create(dir.node, name, perm, mode, verf, dir.who.id, &made, &change, writing);
     if (!e) return to_nfsstat4(e.error());
+    if (made && writing) rq.svc.files.adopt(e->node);
     const bool existed = !made;
     if (!S_ISREG(e->attr.stx_mode)) {
         // UNCHECKED4 found something else under the name.
@@ -127,8 +131,9 @@ x4::nfsstat4 create(Request& rq, const Target& dir, std::string_view name, x4::c
     out.attrset = set;
     // A created file's node holds the descriptor it was made with, which would keep a
     // write delegation's lease from being taken (vfs/lease.h). Where it fails, the file
-    // only gets no write delegation.
-    if (rq.svc.options.write_delegations) (void)vfs::pin_by_path(e->node);
+    // only gets no write delegation. (Not when the cache adopted it: that description is
+    // the one the open, and a write lease, will use.)
+    if (rq.svc.options.write_delegations && !e->node.fd.shared()) (void)vfs::pin_by_path(e->node);
     out.file = Target{};
     out.file.node = std::move(e->node);
     out.file.who = dir.who;
@@ -199,7 +204,8 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
             if (st == x4::NFS4_OK) st = check_name(a.claim.file(), name);
             if (st != x4::NFS4_OK) break;
             if (a.openhow.opentype() == x4::OPEN4_CREATE) {
-                st = create(rq, *cur, name, a.openhow.how(), o);
+                st = create(rq, *cur, name, a.openhow.how(),
+                            (access & x4::OPEN4_SHARE_ACCESS_WRITE) != 0, o);
             } else {
                 st = lookup_entry(rq, *cur, name, o.file);
                 if (st == x4::NFS4_OK) {

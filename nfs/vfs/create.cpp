@@ -53,8 +53,9 @@ Result<Entry> existing_file(const Node& dir, const char* name, CreateHow how, ui
 }
 
 Result<Entry> create_file(const Node& dir, const char* name, uint32_t mode, CreateHow how,
-                          uint64_t verifier, bool* created) {
-    auto fd = sys::openat2(dir.fd.get(), name, O_CREAT | O_EXCL | O_RDONLY | O_NOFOLLOW,
+                          uint64_t verifier, bool* created, bool writable) {
+    const int access = writable ? O_RDWR | O_NONBLOCK : O_RDONLY;
+    auto fd = sys::openat2(dir.fd.get(), name, O_CREAT | O_EXCL | access | O_NOFOLLOW,
                            sys::kResolveBeneath, mode & 07777);
     if (!fd) {
         if (fd.error() != EEXIST || how == CreateHow::Guarded) return fd.failure();
@@ -148,7 +149,8 @@ Result<Entry> make_special(const Node& dir, const char* name, mode_t type, const
 }  // namespace
 
 Result<Entry> create(const Node& dir, std::string_view name, uint32_t mode, CreateHow how,
-                     uint64_t verifier, const Identity& id, bool* created, DirChange* change) {
+                     uint64_t verifier, const Identity& id, bool* created, DirChange* change,
+                     bool writable) {
     if (created) *created = false;
     if (auto r = validate_new_name(name); !r) return r.failure();
     const auto n = sys::name_buf(name);
@@ -157,8 +159,9 @@ Result<Entry> create(const Node& dir, std::string_view name, uint32_t mode, Crea
     // and EXCLUSIVE retries see the same state as the first attempt (RFC 1813 §3.3.8).
     return durable(dir, [&] {
         return change_directory(dir, change, [&] {
-            return with_identity(
-                id, [&] { return create_file(dir, n.c_str(), mode, how, verifier, created); });
+            return with_identity(id, [&] {
+                return create_file(dir, n.c_str(), mode, how, verifier, created, writable);
+            });
         });
     });
 }

@@ -40,9 +40,13 @@ enum class CreateHow { Unchecked = 0, Guarded = 1, Exclusive = 2 };
 //   created (when given): whether this call made the file (false: an existing one was
 //              returned), decided by the O_CREAT|O_EXCL open itself, so no lookup before
 //              it and no race with one.
+//   writable:  a file this call makes is opened O_RDWR|O_NONBLOCK (its creator may, whatever
+//              the mode says), for the caller to hand to the descriptor cache
+//              (FdCache::adopt) when a WRITE is what comes next; otherwise O_RDONLY. A file
+//              that existed is never opened for writing here (its Entry's descriptor is O_PATH).
 Result<Entry> create(const Node& dir, std::string_view name, uint32_t mode, CreateHow how,
                      uint64_t verifier, const Identity& id, bool* created = nullptr,
-                     DirChange* change = nullptr);
+                     DirChange* change = nullptr, bool writable = false);
 
 // RFC 1813 §3.3.9 MKDIR.
 Result<Entry> mkdir(const Node& dir, std::string_view name, uint32_t mode, const Identity& id,

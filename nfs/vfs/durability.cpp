@@ -64,7 +64,7 @@ Result<void> commit_directory(const Node& dir) {
 }
 
 Result<void> commit_object(const Node& node) {
-    if (node.fd.shared()) return fsync_directory(node);  // only directories are shared
+    if (node.fd.shared_directory()) return fsync_directory(node);
     struct stat st;
     if (::fstat(node.fd.get(), &st) != 0) return fail(errno);
     if (S_ISDIR(st.st_mode)) return fsync_directory(node);

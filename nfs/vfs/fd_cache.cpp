@@ -212,6 +212,18 @@ size_t FdCache::reclaim_fds(size_t want) {
     return closing.size();
 }
 
+void FdCache::adopt(Node& node) {
+    if (!node.exp || node.fd.shared()) return;
+    UniqueFd fd = node.fd.take_own();
+    if (!fd) return;
+    auto file = std::make_shared<const OpenFile>(
+        OpenFile{node.exp, node.handle, std::move(fd), /*writable=*/true});
+    // A writable entry already there for the handle is kept, and ours closed (insert).
+    file = insert(std::move(file), OpenFor::Write);
+    const int shared = file->fd.get();
+    node.fd = NodeFd(shared, std::move(file), /*directory=*/false);
+}
+
 void FdCache::forget(const FileHandle& handle) {
     std::lock_guard lock(mu_);
     auto it = slots_.find(handle);

@@ -95,6 +95,14 @@ class FdCache final : public FdReclaimer {
     // one open more, each later one a statx only.
     Result<Node> node(const HandleRef& ref, struct statx* attrs = nullptr);
 
+    // A regular file this request has just created, its node's own descriptor open O_RDWR
+    // (vfs::create with `writable`): kept as the handle's writable entry, so the WRITE that
+    // follows a CREATE finds it open, where a miss costs an open_by_handle_at, a statx, a
+    // reopen through /proc and a close. The node then shares the cache's descriptor. Does
+    // nothing for a node whose descriptor is not its own. Call as root or as the creator:
+    // permission is checked before each use either way (io.h), never by the descriptor.
+    void adopt(Node& node);
+
     void forget(const FileHandle& handle);
     void clear();
     size_t size() const;

@@ -21,24 +21,33 @@ class NodeFd {
   public:
     NodeFd() = default;
     NodeFd(UniqueFd fd) : own_(std::move(fd)) {}  // NOLINT: a Node takes its own fd as before
-    // `keep` keeps `fd` open while this NodeFd lives.
-    NodeFd(int fd, std::shared_ptr<const void> keep) : shared_(fd), keep_(std::move(keep)) {}
+    // `keep` keeps `fd` open while this NodeFd lives; `directory`: whether it is one.
+    NodeFd(int fd, std::shared_ptr<const void> keep, bool directory = true)
+        : shared_(fd), shared_directory_(directory), keep_(std::move(keep)) {}
     NodeFd& operator=(UniqueFd fd) {
         own_ = std::move(fd);
         keep_.reset();
         shared_ = -1;
+        shared_directory_ = false;
         return *this;
     }
     int get() const { return keep_ ? shared_ : own_.get(); }
     bool valid() const { return get() >= 0; }
     explicit operator bool() const { return valid(); }
-    // Shared with the cache: a directory, opened O_RDONLY (an own descriptor is O_PATH
-    // unless its maker says otherwise).
+    // Shared with the cache: a directory, opened O_RDONLY, or a file a create handed to
+    // it (FdCache::adopt). An own descriptor is O_PATH unless its maker says otherwise.
     bool shared() const { return keep_ != nullptr; }
+    bool shared_directory() const { return keep_ != nullptr && shared_directory_; }
+    // The descriptor, if it is this NodeFd's own (else an invalid one); this is then empty.
+    UniqueFd take_own() {
+        if (keep_) return UniqueFd();
+        return std::move(own_);
+    }
 
   private:
     UniqueFd own_;
     int shared_ = -1;
+    bool shared_directory_ = false;
     std::shared_ptr<const void> keep_;
 };
 

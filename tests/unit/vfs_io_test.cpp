@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "nfs/vfs/durability.h"
 #include "nfs/vfs/lease.h"
 #include "tests/unit/vfs_test_util.h"
 
@@ -287,6 +288,84 @@ TEST_F(IoTest, AMissHandsOutTheAttributesItChecked) {
     ASSERT_TRUE(second.ok());
     EXPECT_EQ(second->get(), first->get());  // served from the cache
     EXPECT_FALSE(again.has_value());
+}
+
+// A file made for writing (vfs::create `writable`) is handed to the cache: the node then
+// shares the cache's descriptor, and the WRITE after the CREATE is a hit that opens nothing.
+TEST_F(IoTest, ACreatedFileAdoptedByTheCacheServesTheWriteThatFollows) {
+    bool made = false;
+    auto e = create(root_, "new", 0444, CreateHow::Guarded, 0, kUser1234, &made, nullptr,
+                    /*writable=*/true);
+    ASSERT_TRUE(e.ok()) << describe_error(e.error());
+    ASSERT_TRUE(made);
+    // Its creator may write it whatever the mode says: opened O_RDWR as it was made.
+    EXPECT_EQ(::fcntl(e->node.fd.get(), F_GETFL) & O_ACCMODE, O_RDWR);
+    const int made_fd = e->node.fd.get();
+    cache_.adopt(e->node);
+    EXPECT_TRUE(e->node.fd.shared());
+    EXPECT_EQ(e->node.fd.get(), made_fd);  // the same descriptor, now the cache's
+    EXPECT_TRUE(cache_.contains(e->node.handle));
+
+    auto ref = table_->find_by_handle(e->node.handle.data());
+    ASSERT_TRUE(ref.ok());
+    std::optional<struct statx> read_now;
+    auto wf = cache_.get(*ref, OpenFor::Write, &read_now);
+    ASSERT_TRUE(wf.ok()) << describe_error(wf.error());
+    EXPECT_EQ((*wf)->fd.get(), made_fd);  // a hit: nothing opened
+    EXPECT_FALSE(read_now.has_value());
+    EXPECT_TRUE((*wf)->writable);
+    const std::vector<uint8_t> data = {1, 2, 3};
+    ASSERT_TRUE(write(**wf, 0, data, StableHow::FileSync, kUser1234).ok());
+    EXPECT_EQ(getattr(**wf)->stx_size, 3u);
+    // A shared file is no directory: its commit (a SETATTR's) fsyncs the file.
+    EXPECT_FALSE(e->node.fd.shared_directory());
+    auto committed = commit_object(e->node);
+    EXPECT_TRUE(committed.ok()) << describe_error(committed.error());
+
+    // Once the request's node is gone the cache alone keeps it, and forgets it as before.
+    e = fail(EIO);
+    wf = fail(EIO);
+    cache_.forget(ref->handle);
+    EXPECT_FALSE(cache_.contains(ref->handle));
+}
+
+// Without `writable` a create opens no more than it did (O_RDONLY), and adopt() leaves a
+// node alone whose descriptor is not its own (a directory shared with the cache).
+TEST_F(IoTest, OnlyAWritableCreateIsOpenForWritingAndAdoptTakesOnlyOwnDescriptors) {
+    auto e = create(root_, "plain", 0644, CreateHow::Guarded, 0, kUser1234);
+    ASSERT_TRUE(e.ok());
+    EXPECT_EQ(::fcntl(e->node.fd.get(), F_GETFL) & O_ACCMODE, O_RDONLY);
+    ASSERT_TRUE(::mkdirat(root_.fd.get(), "d", 0755) == 0);
+    auto ref = table_->find_by_handle(node("d").handle.data());
+    ASSERT_TRUE(ref.ok());
+    auto dir = cache_.node(*ref);
+    ASSERT_TRUE(dir.ok());
+    ASSERT_TRUE(dir->fd.shared());
+    const size_t before = cache_.size();
+    cache_.adopt(*dir);
+    EXPECT_EQ(cache_.size(), before);
+    EXPECT_TRUE(dir->fd.shared());
+}
+
+// An NFSv4.1 OPEN that creates for writing adopts the new file; a write delegation's lease
+// is then taken on that very description (the create's descriptor is no second open).
+TEST_F(IoTest, AnAdoptedCreateTakesAWriteLeaseOnItsOwnDescription) {
+    sigset_t sig;
+    sigemptyset(&sig);
+    sigaddset(&sig, lease_signal());
+    sigaddset(&sig, SIGIO);
+    ASSERT_EQ(pthread_sigmask(SIG_BLOCK, &sig, nullptr), 0);
+    bool made = false;
+    auto e = create(root_, "adopted", 0644, CreateHow::Guarded, 0, kUser1234, &made, nullptr,
+                    /*writable=*/true);
+    ASSERT_TRUE(e.ok() && made);
+    cache_.adopt(e->node);
+    auto wf = cache_.get(e->node, OpenFor::Write);
+    ASSERT_TRUE(wf.ok());
+    auto lease = Lease::take_write(*wf);
+    ASSERT_TRUE(lease.ok()) << describe_error(lease.error());
+    EXPECT_TRUE((*lease)->write());
+    lease = fail(EIO);  // given back
 }
 
 TEST_F(IoTest, CacheIsBoundedLru) {
