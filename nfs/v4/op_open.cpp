@@ -116,6 +116,9 @@ x4::nfsstat4 create(Request& rq, const Target& dir, std::string_view name, x4::c
     // (UNCHECKED4) only a size is applied, as O_TRUNC.
     vfs::SetAttrs rest = attrs;
     rest.mode.reset();
+    // A file this call made is empty: a size of 0 (the Linux client's O_TRUNC) would only
+    // truncate it to what it is, and commit that, for nothing. It is still reported set.
+    if (made && rest.size && *rest.size == 0) rest.size.reset();
     const bool any = rest.size || rest.uid || rest.gid || rest.atime.how != vfs::TimeChange::Keep ||
                      rest.mtime.how != vfs::TimeChange::Keep;
     // Over an existing file (a truncate, an owner change): another client's delegation of it

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "nfs/v4/attrs/object_attrs.h"
+#include "nfs/vfs/durability.h"
 #include "tests/unit/nfs4_ops_util.h"
 
 namespace nfsrdmad::nfs::v4::testing {
@@ -185,6 +186,30 @@ TEST_F(Nfs4Files, AttributesReadByLookupOrOpenAreNotUsedPastAChange) {
     Reply o = seq({put_root(), open, op_getfh(), op_getattr({x4::FATTR4_SIZE})});
     ASSERT_EQ(o.status(), x4::NFS4_OK);
     EXPECT_EQ(size_in(o, 4), 5u);
+}
+
+// The Linux client's O_TRUNC comes as a size of 0 with the OPEN that creates the file: a
+// file just made is empty, so that size changes nothing and costs no truncate and no
+// commit of its own; it is still reported set, and a size other than 0 is applied.
+TEST_F(Nfs4Files, ASizeOfZeroOnACreatedFileCommitsNothingMore) {
+    auto open_with_size = [&](const char* name, uint64_t size) {
+        x4::nfs_argop4 open = op_open(s("owner-z"), s(name), true, x4::OPEN4_SHARE_ACCESS_BOTH);
+        auto& attrs = open.opopen().openhow.how().createattrs();
+        attrs.attrmask = {1u << x4::FATTR4_SIZE};
+        std::vector<uint8_t> v(8);
+        for (int i = 0; i < 8; ++i) v[i] = static_cast<uint8_t>(size >> (56 - 8 * i));
+        attrs.attr_vals = v;
+        const uint64_t before = vfs::metadata_commits();
+        Reply r = seq({put_root(), open, op_getattr({x4::FATTR4_SIZE})});
+        EXPECT_EQ(r.status(), x4::NFS4_OK) << name;
+        if (r.status() != x4::NFS4_OK) return uint64_t{~0ull};
+        EXPECT_EQ(r.op(2).opopen().resok4().attrset, std::vector<uint32_t>{1u << x4::FATTR4_SIZE});
+        xdr::Decoder d(r.op(3).opgetattr().resok4().obj_attributes.attr_vals);
+        EXPECT_EQ(d.get_u64(), size) << name;
+        return vfs::metadata_commits() - before;
+    };
+    EXPECT_EQ(open_with_size("empty", 0), 1u);  // the directory's, for the new name
+    EXPECT_EQ(open_with_size("five", 5), 2u);   // and the size's
 }
 
 TEST_F(Nfs4Files, StateidForAnotherFileIsBad) {

@@ -388,6 +388,18 @@ TEST_F(Sequence, DestroySessionOnABackChannelConnection) {
     EXPECT_EQ(t.destroy_session(c.sessionid, 3, "sys:0", std::nullopt), x4::NFS4_OK);
 }
 
+// The daemon's state clock is the coarse monotonic one: never ahead of steady_clock, never
+// more than a tick or so behind it (leases and grace count in seconds).
+TEST(SteadyClockTest, IsTheSteadyClockATickBehindAtMost) {
+    SteadyClock clock;
+    for (int i = 0; i < 1000; ++i) {
+        const auto coarse = clock.now();
+        const auto precise = std::chrono::steady_clock::now();
+        EXPECT_LE(coarse, precise);
+        EXPECT_GT(coarse, precise - std::chrono::milliseconds(100));  // HZ=100: 10 ms a tick
+    }
+}
+
 // Workers call concurrently: each thread drives its own slot while another thread creates and
 // destroys sessions and runs the lease timer. Every request on a live slot must succeed and
 // every reply must come back from the cache; ASan/TSan builds check the locking.

@@ -6,6 +6,8 @@
 // the operation numbers come from the same header.
 #pragma once
 
+#include <time.h>
+
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -34,9 +36,19 @@ class Clock {
     virtual Time now() const = 0;
 };
 
+// Leases, grace periods and delegation recalls count in seconds: the kernel's coarse
+// monotonic clock (the same epoch as steady_clock, at most one tick behind it) serves, and
+// is read from the vDSO on every clock source. CLOCK_MONOTONIC is a system call where the
+// clock source has no vDSO reader (hpet, acpi_pm: virtual machines), and a COMPOUND asks
+// for the time several times.
 class SteadyClock final : public Clock {
   public:
-    Time now() const override { return std::chrono::steady_clock::now(); }
+    Time now() const override {
+        struct timespec ts;
+        ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+        return Time(std::chrono::duration_cast<Time::duration>(
+            std::chrono::seconds(ts.tv_sec) + std::chrono::nanoseconds(ts.tv_nsec)));
+    }
 };
 
 // bitmap4 helpers: operation n is bit n % 32 of word n / 32.
