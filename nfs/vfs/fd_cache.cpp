@@ -79,32 +79,33 @@ Result<std::shared_ptr<const OpenFile>> FdCache::get(const Node& node, OpenFor n
 }
 
 Result<Node> FdCache::node(const HandleRef& ref, struct statx* attrs) {
-    std::shared_ptr<const OpenFile> dir;
+    std::shared_ptr<const OpenFile> kept;  // a directory, or a file open for I/O
     {
         std::lock_guard lock(mu_);
         if (auto it = slots_.find(ref.handle); it != slots_.end()) {
             const auto& f = it->second.file;
-            if (f->directory && f->exp == ref.exp) {
+            if (f->exp == ref.exp) {
                 lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
-                dir = f;
+                kept = f;
             }
         }
     }
-    if (dir) {
-        auto st = sys::stat_fd(dir->fd.get());
+    if (kept) {
+        auto st = sys::stat_fd(kept->fd.get());
         if (!st) return st.failure();
-        if (st->stx_nlink == 0) {  // removed (rmdir) since it was cached
+        if (st->stx_nlink == 0) {  // removed since it was cached
             std::lock_guard lock(mu_);
             auto it = slots_.find(ref.handle);
-            if (it != slots_.end() && it->second.file == dir) {  // not a newer table's
+            if (it != slots_.end() && it->second.file == kept) {  // not a newer table's
                 lru_.erase(it->second.lru_pos);
                 slots_.erase(it);
             }
             return fail(ESTALE);
         }
         if (attrs) *attrs = *st;
-        const int fd = dir->fd.get();
-        return Node{ref.exp, NodeFd(fd, std::move(dir)), ref.handle};
+        const int fd = kept->fd.get();
+        const bool directory = kept->directory;
+        return Node{ref.exp, NodeFd(fd, std::move(kept), directory), ref.handle};
     }
     struct statx st {};
     auto node = ExportTable::open(ref, &st);

@@ -23,6 +23,8 @@
 // reported once per open file description, so each commit opens one of its own). A directory
 // removed meanwhile is found with nlink 0 and answered ESTALE, as open_by_handle_at would. Regular
 // files are not kept for node(): an O_PATH descriptor would keep a removed file's blocks allocated.
+// But one the cache holds for I/O serves node() as well (a GETATTR after a WRITE, an NFSv4.1
+// CLOSE's GETATTR): the Node shares it, found removed (nlink 0) as a directory is.
 // The cache is an FdReclaimer (fd_pressure.h): when an open anywhere in the vfs fails
 // with EMFILE/ENFILE, it closes its least recently used entries that no request holds.
 // The daemon sizes it with fd_cache_capacity() from RLIMIT_NOFILE.
@@ -92,7 +94,8 @@ class FdCache final : public FdReclaimer {
     // The object a checked handle names, as ExportTable::open (call as root, outside any
     // IdentityScope; `attrs` as there), except that a directory is kept open here and the
     // Node shares its descriptor (NodeFd::shared): the first resolve of a directory costs
-    // one open more, each later one a statx only.
+    // one open more, each later one a statx only. A regular file the cache holds open for
+    // reading or writing is shared the same way (never opened for this alone).
     Result<Node> node(const HandleRef& ref, struct statx* attrs = nullptr);
 
     // A regular file this request has just created, its node's own descriptor open O_RDWR

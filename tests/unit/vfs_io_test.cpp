@@ -368,6 +368,32 @@ TEST_F(IoTest, AnAdoptedCreateTakesAWriteLeaseOnItsOwnDescription) {
     lease = fail(EIO);  // given back
 }
 
+// A regular file is never opened for node() alone, but one the cache holds for I/O serves
+// it: the node shares that descriptor (no open_by_handle_at, no close), and a file removed
+// since is ESTALE, the entry dropped, as for a directory.
+TEST_F(IoTest, AFileOpenInTheCacheServesItsNodeToo) {
+    write_file("g", "abc");
+    const FileHandle fh = node("g").handle;
+    auto ref = table_->find_by_handle(fh.data());
+    ASSERT_TRUE(ref.ok());
+    auto own = cache_.node(*ref);
+    ASSERT_TRUE(own.ok());
+    EXPECT_FALSE(own->fd.shared());  // not in the cache: a descriptor of its own
+    auto f = cache_.get(*ref, OpenFor::Read);
+    ASSERT_TRUE(f.ok());
+    struct statx st {};
+    auto shared = cache_.node(*ref, &st);
+    ASSERT_TRUE(shared.ok()) << describe_error(shared.error());
+    EXPECT_TRUE(shared->fd.shared());
+    EXPECT_FALSE(shared->fd.shared_directory());
+    EXPECT_EQ(shared->fd.get(), (*f)->fd.get());
+    EXPECT_EQ(st.stx_size, 3u);
+    EXPECT_TRUE(S_ISREG(st.stx_mode));
+    ASSERT_EQ(::unlink(path("g").c_str()), 0);
+    EXPECT_EQ(cache_.node(*ref).error(), ESTALE);
+    EXPECT_FALSE(cache_.contains(fh));
+}
+
 TEST_F(IoTest, CacheIsBoundedLru) {
     FdCache small(2);
     write_file("a", "a");
