@@ -127,7 +127,7 @@ class OpTimer {
 }  // namespace
 
 CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args, xdr::Encoder& res,
-                             rpc::OpStats* stats) {
+                             rpc::OpStats* stats, std::chrono::steady_clock::time_point* clock) {
     // COMPOUND4args: tag, minorversion, argarray (RFC 5662).
     auto tag = args.get_opaque(static_cast<uint32_t>(kMaxTagBytes));
     uint32_t minorversion = args.get_u32();
@@ -150,8 +150,17 @@ CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args
     c.op_count = count;
     x4::nfsstat4 status = x4::NFS4_OK;
     uint32_t results = 0;
-    std::chrono::steady_clock::time_point mark;  // where the next operation's time starts
-    if (stats) mark = std::chrono::steady_clock::now();
+    // Where the next operation's time starts; the caller's clock gets the last reading back.
+    std::chrono::steady_clock::time_point mark;
+    if (stats) mark = clock ? *clock : std::chrono::steady_clock::now();
+    struct GiveBack {
+        std::chrono::steady_clock::time_point* clock;
+        const std::chrono::steady_clock::time_point& mark;
+        bool on;
+        ~GiveBack() {
+            if (on && clock) *clock = mark;
+        }
+    } give_back{clock, mark, stats != nullptr};
     for (size_t i = 0; i < count && status == x4::NFS4_OK; ++i) {
         c.op_index = i;
         ++results;

@@ -25,6 +25,8 @@
 // and may ask for a replay of the slot's cached reply or for the reply to be kept.
 #pragma once
 
+#include <chrono>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -90,8 +92,11 @@ enum class CompoundOutcome { Done, Garbage };
 
 // Decodes COMPOUND4args from `args` and appends COMPOUND4res to `res`.
 // `stats`, when given, counts each operation run: its status and how long it took.
+// `clock` (with stats): where the first operation's time starts (the call's start), and on
+// return the clock's last reading (the last operation's end); null: read here.
 CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args, xdr::Encoder& res,
-                             rpc::OpStats* stats = nullptr);
+                             rpc::OpStats* stats = nullptr,
+                             std::chrono::steady_clock::time_point* clock = nullptr);
 
 // A table of the NFSv4.1 operations (RFC 8881 §18) by opnum, with nfsstat4 names.
 std::shared_ptr<rpc::OpStats> make_op_stats();

@@ -39,9 +39,12 @@ rpc::Outcome Nfs4Program::call(rpc::CallContext& ctx) {
     // headers (including security flavor credentials and verifiers) but excludes any RPC
     // transport framing headers": the call as encoded, WRITE data in read chunks included.
     rq.compound.request_bytes = ctx.args.stream_size();
-    if (run_compound(ops_, rq.compound, ctx.args, ctx.res, op_stats_.get()) ==
-        CompoundOutcome::Garbage)
-        return rpc::Outcome::garbage();
+    // The operations' times run from the call's start to its end (CallContext::last_reading).
+    const bool timed = op_stats_ && ctx.started != std::chrono::steady_clock::time_point{};
+    ctx.last_reading = ctx.started;
+    const auto out = run_compound(ops_, rq.compound, ctx.args, ctx.res, op_stats_.get(),
+                                  timed ? &ctx.last_reading : nullptr);
+    if (out == CompoundOutcome::Garbage) return rpc::Outcome::garbage();
     return rpc::Outcome::ok();
 }
 

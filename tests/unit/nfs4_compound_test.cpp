@@ -326,3 +326,33 @@ TEST_F(CompoundTest, MoreOperationsThanTheEngineDecodesStopThere) {
     EXPECT_EQ(res.resarray.size(), kMaxDecodedOps + 1);
     EXPECT_EQ(size_t(n.putrootfh), kMaxDecodedOps - 1);
 }
+
+namespace {
+
+// With stats and the call's clock, the first operation's time runs from the call's start
+// (here 2 s ago: it lands in the 2.5 s bucket), each next one from the previous one's end
+// (short), and the clock comes back with the last reading, the call's end.
+TEST_F(CompoundTest, OperationsAreTimedFromTheCallsStartAndGiveTheLastReadingBack) {
+    auto stats = make_op_stats();
+    const auto start = std::chrono::steady_clock::now() - std::chrono::seconds(2);
+    auto clock = start;
+    std::vector<uint8_t> call = compound({seq(), op(x4::OP_PUTROOTFH), op(x4::OP_GETFH)});
+    reply.clear();
+    xdr::Decoder d(call);
+    xdr::Encoder e(reply);
+    ASSERT_EQ(run_compound(ops, c, d, e, stats.get(), &clock), CompoundOutcome::Done);
+    EXPECT_GT(clock, start + std::chrono::seconds(2) - std::chrono::milliseconds(1));
+    EXPECT_LE(clock, std::chrono::steady_clock::now());
+    const auto snap = stats->snapshot();
+    uint64_t calls = 0;
+    for (const auto& o : snap.ops) {
+        calls += o.calls;
+        if (o.name == "SEQUENCE")
+            EXPECT_GE(o.seconds, 2.0);  // from the call's start
+        else
+            EXPECT_LT(o.seconds, 1.0);  // from the previous operation's end
+    }
+    EXPECT_EQ(calls, 3u);
+}
+
+}  // namespace

@@ -56,6 +56,8 @@ class EchoProgram : public rpc::Program {
         uint32_t v = ctx.args.get_u32();
         if (!ctx.args.ok()) return rpc::Outcome::garbage();
         if (ctx.header.proc == 1) return rpc::Outcome::system_error();
+        // A program that read the clock last says so: the call ends at that reading.
+        if (v == 7777) ctx.last_reading = ctx.started + std::chrono::seconds(3);
         ctx.res.put_u32(v + ctx.header.cred.sys.uid);
         return rpc::Outcome::ok();
     }
@@ -105,6 +107,23 @@ TEST_F(Fixture, SuccessCarriesResults) {
     ASSERT_EQ(rest.size(), 4u);
     EXPECT_EQ(rest[3], 5 + 1000 - 768);  // 1005 = 0x3ed
     EXPECT_EQ(rest[2], 3);
+}
+
+// The call's time runs from the dispatcher's reading to the program's last one when the
+// program took one (CallContext::last_reading), else to the dispatcher's own second one.
+TEST_F(Fixture, ACallEndsAtTheProgramsLastClockReading) {
+    ASSERT_TRUE(send(auth_none(call(1, 400000, 3, 0)).u(7777).b));
+    ASSERT_TRUE(send(auth_none(call(2, 400000, 3, 0)).u(5).b));
+    double seconds = -1;
+    uint64_t calls = 0;
+    for (const auto& st : d.registry().stats())
+        for (const auto& o : st->snapshot().ops) {
+            seconds = o.seconds;
+            calls = o.calls;
+        }
+    EXPECT_EQ(calls, 2u);
+    EXPECT_GE(seconds, 3.0);
+    EXPECT_LT(seconds, 4.0);
 }
 
 TEST_F(Fixture, ProgUnavail) {

@@ -2,6 +2,7 @@
 // nfs/ tree depends on this header and on nothing else of transport/.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -41,6 +42,14 @@ public:
     xdr::Decoder& args;
     xdr::Encoder& res;
     CallReport report;  // filled by the procedure, counted by the dispatcher
+
+    // The call's time on the worker, for a program that times its parts too (NFSv4.1's
+    // operations): the dispatcher's reading as the program was called, and the last
+    // reading the program took, if it ends the call: the dispatcher then takes that as
+    // the call's end instead of reading the clock once more (a system call, where the
+    // clock source has no vDSO reader: virtual machines).
+    std::chrono::steady_clock::time_point started{};
+    std::chrono::steady_clock::time_point last_reading{};
 
     // Memory for a reply payload; it lives until the reply has been sent, as does every
     // other one this call asked for (a COMPOUND may return several). nullptr when the
