@@ -62,3 +62,21 @@ TEST(ReactorTimer, TheCoarseClockIsTheSteadyClockATickBehind) {
         EXPECT_GT(coarse, precise - 100ms);  // HZ=100 makes a tick 10 ms
     }
 }
+
+// Timers keep the coarse clock: a delay may come out short by a tick (HZ=100: 10 ms), never
+// by more, and never runs long by more than a few ticks on an idle reactor.
+TEST(ReactorTimer, ADelayIsKeptToATick) {
+    Reactor r;
+    r.start("timer-test");
+    for (auto delay : {30ms, 80ms}) {
+        std::promise<Reactor::Clock::duration> done;
+        const auto asked = Reactor::Clock::now();
+        r.post([&] { r.after(delay, [&] { done.set_value(Reactor::Clock::now() - asked); }); });
+        auto f = done.get_future();
+        ASSERT_EQ(f.wait_for(5s), std::future_status::ready);
+        const auto took = f.get();
+        EXPECT_GE(took, delay - 11ms);
+        EXPECT_LT(took, delay + 2s);  // generous: a loaded CI machine
+    }
+    r.stop();
+}

@@ -138,7 +138,7 @@ Reactor::Clock::time_point Reactor::coarse_now() {
 }
 
 Reactor::TimerId Reactor::after(std::chrono::milliseconds delay, std::function<void()> fn) {
-    TimerId id{Clock::now() + delay, next_timer_++};
+    TimerId id{coarse_now() + delay, next_timer_++};
     timers_.emplace(id, std::move(fn));
     return id;
 }
@@ -151,7 +151,7 @@ int Reactor::run_timers() {
     for (;;) {
         if (timers_.empty()) return -1;
         auto it = timers_.begin();
-        auto now = Clock::now();
+        auto now = coarse_now();
         if (it->first.at > now) {
             auto ms = std::chrono::ceil<std::chrono::milliseconds>(it->first.at - now).count();
             return static_cast<int>(std::min<int64_t>(ms, INT32_MAX));

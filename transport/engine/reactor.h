@@ -82,7 +82,9 @@ class Reactor {
 
     // Timers, only from the reactor's own thread: `fn` runs on it once, `delay` from now
     // (epoll_wait sleeps until the earliest one; no descriptor is used, so timers work
-    // even when the process is out of them).
+    // even when the process is out of them). Kept on coarse_now(): a timer's delay may be
+    // off by a tick (every user counts in tens of ms or more: backoffs, idle timeouts,
+    // callback timeouts, sweeps), and a loop with timers reads the clock every round.
     using Clock = std::chrono::steady_clock;
     // Clock's time as of the last timer tick (CLOCK_MONOTONIC_COARSE: one to a few ms
     // behind, read from the vDSO page without a system call whatever the clocksource).
