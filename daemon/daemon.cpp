@@ -38,6 +38,7 @@
 #include "transport/rpc/auth/gss/host_keys.h"
 #include "transport/rpc/back_channel.h"
 #include "transport/rpc/dispatcher.h"
+#include "transport/rpc/latency_clock.h"
 #include "transport/rpc/rpcbind.h"
 #include "transport/tcp/callback_client.h"
 #include "transport/tcp/server.h"
@@ -643,6 +644,12 @@ int run(config::Config cfg, const Options& opts) {
             "control: no control socket ({}): nfsrdmad stats, exports, clients and "
             "log-level cannot reach this daemon",
             control_why);
+    // Before the first call: the counter's rate is measured here, not on a worker.
+    rpc::latency::init();
+    if (rpc::latency::uses_tsc())
+        spdlog::info(
+            "latency: calls are timed with the time-stamp counter (the clock source has no "
+            "vDSO reader: CLOCK_MONOTONIC would be a system call per reading)");
     spdlog::info("nfsrdmad ready: {} reactor(s), {} worker(s)", reactors.size(), cfg.workers);
     // Destroyed before the reactors: its watchdog thread posts to them.
     ServiceManager service;

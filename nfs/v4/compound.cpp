@@ -100,19 +100,18 @@ namespace {
 
 // Counts one operation when it goes out of scope, with the status it ended with and the
 // time since `mark`, which it then moves to now: one operation's end is the next one's
-// start, so a COMPOUND of n operations reads the clock n + 1 times, not 2n (a system call
-// each where the clock source has no vDSO reader: virtual machines).
+// start, so a COMPOUND of n operations reads the clock n + 1 times, not 2n.
 class OpTimer {
   public:
     OpTimer(rpc::OpStats* stats, uint32_t opnum, const x4::nfsstat4& status,
-            std::chrono::steady_clock::time_point& mark)
+            rpc::latency::Ticks& mark)
         : stats_(stats), opnum_(opnum), status_(status), mark_(mark) {}
     ~OpTimer() {
         if (!stats_) return;
-        const auto now = std::chrono::steady_clock::now();
-        auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now - mark_);
+        const rpc::latency::Ticks now = rpc::latency::now();
+        const uint64_t ns = rpc::latency::elapsed_ns(mark_, now);
         mark_ = now;
-        stats_->record(opnum_, static_cast<uint32_t>(status_), static_cast<uint64_t>(ns.count()));
+        stats_->record(opnum_, static_cast<uint32_t>(status_), ns);
     }
     OpTimer(const OpTimer&) = delete;
     OpTimer& operator=(const OpTimer&) = delete;
@@ -121,13 +120,13 @@ class OpTimer {
     rpc::OpStats* stats_;
     uint32_t opnum_;
     const x4::nfsstat4& status_;
-    std::chrono::steady_clock::time_point& mark_;
+    rpc::latency::Ticks& mark_;
 };
 
 }  // namespace
 
 CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args, xdr::Encoder& res,
-                             rpc::OpStats* stats, std::chrono::steady_clock::time_point* clock) {
+                             rpc::OpStats* stats, rpc::latency::Ticks* clock) {
     // COMPOUND4args: tag, minorversion, argarray (RFC 5662).
     auto tag = args.get_opaque(static_cast<uint32_t>(kMaxTagBytes));
     uint32_t minorversion = args.get_u32();
@@ -151,11 +150,11 @@ CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args
     x4::nfsstat4 status = x4::NFS4_OK;
     uint32_t results = 0;
     // Where the next operation's time starts; the caller's clock gets the last reading back.
-    std::chrono::steady_clock::time_point mark;
-    if (stats) mark = clock ? *clock : std::chrono::steady_clock::now();
+    rpc::latency::Ticks mark = 0;
+    if (stats) mark = clock ? *clock : rpc::latency::now();
     struct GiveBack {
-        std::chrono::steady_clock::time_point* clock;
-        const std::chrono::steady_clock::time_point& mark;
+        rpc::latency::Ticks* clock;
+        const rpc::latency::Ticks& mark;
         bool on;
         ~GiveBack() {
             if (on && clock) *clock = mark;

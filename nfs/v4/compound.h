@@ -35,6 +35,7 @@
 #include <span>
 #include <vector>
 
+#include "transport/rpc/latency_clock.h"
 #include "transport/rpc/op_stats.h"
 #include "xdr/nfs4_prot.h"
 #include "xdr/runtime/xdr.h"
@@ -95,8 +96,7 @@ enum class CompoundOutcome { Done, Garbage };
 // `clock` (with stats): where the first operation's time starts (the call's start), and on
 // return the clock's last reading (the last operation's end); null: read here.
 CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args, xdr::Encoder& res,
-                             rpc::OpStats* stats = nullptr,
-                             std::chrono::steady_clock::time_point* clock = nullptr);
+                             rpc::OpStats* stats = nullptr, rpc::latency::Ticks* clock = nullptr);
 
 // A table of the NFSv4.1 operations (RFC 8881 §18) by opnum, with nfsstat4 names.
 std::shared_ptr<rpc::OpStats> make_op_stats();

@@ -1,7 +1,11 @@
 // rpc::OpStats: the per-operation counters behind the metrics endpoint.
+#include "transport/rpc/latency_clock.h"
 #include "transport/rpc/op_stats.h"
 
 #include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
 
 namespace nfsrdmad::rpc {
 namespace {
@@ -126,3 +130,39 @@ TEST(ExportStats, SlotsByPathBoundedAndListedWhenServedOrCalled) {
 
 }  // namespace
 }  // namespace nfsrdmad::rpc
+
+// The latency clock (latency_clock.h): differences in nanoseconds, whatever its source;
+// never negative; ticks_of_ns is the inverse of elapsed_ns.
+TEST(LatencyClock, MeasuresASleepAndNeverGoesNegative) {
+    using namespace nfsrdmad::rpc;
+    latency::init();
+    const latency::Ticks a = latency::now();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const latency::Ticks b = latency::now();
+    const uint64_t ns = latency::elapsed_ns(a, b);
+    EXPECT_GE(ns, 19000000u);
+    EXPECT_LT(ns, 5000000000u);  // generous: a loaded machine
+    EXPECT_EQ(latency::elapsed_ns(b, a), 0u);
+    const uint64_t back = latency::elapsed_ns(a, a + latency::ticks_of_ns(3000000000u));
+    EXPECT_GT(back, 2990000000u);
+    EXPECT_LT(back, 3010000000u);
+}
+
+// Where the clock source would make every reading a system call, the counter stands in:
+// its measured rate turns a 20 ms sleep into about 20 ms (x86-64; elsewhere there is none).
+TEST(LatencyClock, TheCountersRateMeasuresASleep) {
+    using namespace nfsrdmad::rpc::latency;
+    double rate = 0;
+#if defined(__x86_64__)
+    ASSERT_TRUE(detail::tsc_rate(&rate));
+    ASSERT_GT(rate, 0.0);
+    const uint64_t a = detail::tsc();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const uint64_t b = detail::tsc();
+    const double ns = static_cast<double>(b - a) * rate;
+    EXPECT_GE(ns, 19e6);
+    EXPECT_LT(ns, 5e9);
+#else
+    EXPECT_FALSE(detail::tsc_rate(&rate));
+#endif
+}

@@ -235,12 +235,10 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
     if (in_place) args.set_read_chunks(msg.read_chunks);
     xdr::Encoder res(r.bytes);
     CallContext ctx(h, args, res, alloc, r.payload_owners);
-    ctx.started = std::chrono::steady_clock::now();
+    ctx.started = latency::now();
     Outcome out = prog.call(ctx);
-    const auto ended =
-        ctx.last_reading > ctx.started ? ctx.last_reading : std::chrono::steady_clock::now();
-    const auto ns = static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::nanoseconds>(ended - ctx.started).count());
+    const latency::Ticks ended = ctx.last_reading > ctx.started ? ctx.last_reading : latency::now();
+    const uint64_t ns = latency::elapsed_ns(ctx.started, ended);
     // RFC 8166 §4.5.2: a read chunk that matches no XDR data item of the arguments is a
     // mismatch between chunk offsets and the Payload stream: GARBAGE_ARGS. (Linux svc_rdma
     // splices each chunk into the arguments at its position, so there a misplaced chunk

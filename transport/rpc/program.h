@@ -2,12 +2,12 @@
 // nfs/ tree depends on this header and on nothing else of transport/.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <vector>
 
 #include "transport/rpc/call.h"
+#include "transport/rpc/latency_clock.h"
 #include "transport/rpc/op_stats.h"
 #include "xdr/runtime/xdr.h"
 
@@ -43,13 +43,12 @@ public:
     xdr::Encoder& res;
     CallReport report;  // filled by the procedure, counted by the dispatcher
 
-    // The call's time on the worker, for a program that times its parts too (NFSv4.1's
-    // operations): the dispatcher's reading as the program was called, and the last
-    // reading the program took, if it ends the call: the dispatcher then takes that as
-    // the call's end instead of reading the clock once more (a system call, where the
-    // clock source has no vDSO reader: virtual machines).
-    std::chrono::steady_clock::time_point started{};
-    std::chrono::steady_clock::time_point last_reading{};
+    // The call's time on the worker (latency_clock.h), for a program that times its parts
+    // too (NFSv4.1's operations): the dispatcher's reading as the program was called, and
+    // the last reading the program took, if it ends the call: the dispatcher then takes
+    // that as the call's end instead of reading the clock once more.
+    latency::Ticks started = 0;
+    latency::Ticks last_reading = 0;
 
     // Memory for a reply payload; it lives until the reply has been sent, as does every
     // other one this call asked for (a COMPOUND may return several). nullptr when the
