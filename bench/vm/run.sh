@@ -15,6 +15,8 @@
 #                        [--build DIR] [--vm-dir DIR] [--out DIR]
 #        bench/vm/run.sh --gss [--gss-vers 3|4.1] [--proto rdma|tcp] [--size SIZE]
 #                        [--runtime SECONDS] [--build DIR] [--vm-dir DIR] [--out DIR]
+#        bench/vm/run.sh --ab NAME=DAEMON [--ab NAME=DAEMON ...] [--rounds N] [--vers 3|4.1]
+#                        [--proto tcp|rdma] [--threads T] [--files F] [--knfsd] [--out DIR]
 #   --build DIR    CMake build tree (default <repo>/build): daemon DIR/daemon/nfsrdmad, VM
 #                  files in DIR/vm (tests/vm/prepare.sh makes them if needed)
 #   --size SIZE    file size of the data jobs (default 128M)
@@ -31,6 +33,13 @@
 #                  O_DIRECT at --depth (128) writes and reads over one mount (both over --proto,
 #                  rdma); --threads (4) x --files (500) files created with fsync over RDMA and
 #                  TCP. Wall time, MiB/s, files/s, worst completion, reconnects. --mem (3G).
+# A/B mode (guest-ab.sh): two or more daemon binaries (copy each build somewhere first) on
+# the create storm, in one boot, taking turns for --rounds (4) rounds in alternating order:
+#   --ab NAME=DAEMON  a build, under a name (repeat; the first is the base of the ratios);
+#                  --threads (4) x --files (300 here) files with fsync over --proto (tcp)
+#                  and NFSv--vers (3); --knfsd adds the kernel nfsd once per round. Files/s
+#                  and the guest's CPU per file, per round, and each build's geometric mean
+#                  over the first's. For a change too small to show between boots.
 # Delegation mode (issue 11; guest-deleg.sh, jobs/deleg-orc.fio), kernel nfsd and nfsrdmad on
 # one boot, NFSv4.1 over TCP and RDMA, each WITH and WITHOUT delegations (knfsd:
 # fs.leases-enable=1/0; nfsrdmad: `nfsv4: {delegations: true/false}`):
@@ -59,6 +68,7 @@ BUILD=$REPO/build
 SIZE=128M RUNTIME=15 NRFILES=1000 OUT= VM_DIR= LOAD=0 DELEG=0 GSS=0 GSS_VERS=4.1 SIZE_SET=0 RUNTIME_SET=0
 DELEG_FILES=200 DELEG_SIZE=4096 PASSES=10
 CLIENTS=16 MB=2 DEPTH=128 THREADS=4 FILES=500 PROTO=rdma MEM=3G
+AB_BINS=() ROUNDS=4 VERS=3 KNFSD=0 FILES_SET=0 PROTO_SET=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --build) BUILD=$2; shift 2 ;;
@@ -74,8 +84,12 @@ while [ $# -gt 0 ]; do
         --mb) MB=$2; shift 2 ;;
         --depth) DEPTH=$2; shift 2 ;;
         --threads) THREADS=$2; shift 2 ;;
-        --files) FILES=$2; shift 2 ;;
-        --proto) PROTO=$2; shift 2 ;;
+        --files) FILES=$2; FILES_SET=1; shift 2 ;;
+        --proto) PROTO=$2; PROTO_SET=1; shift 2 ;;
+        --ab) AB_BINS+=("$2"); shift 2 ;;
+        --rounds) ROUNDS=$2; shift 2 ;;
+        --vers) VERS=$2; shift 2 ;;
+        --knfsd) KNFSD=1; shift ;;
         --mem) MEM=$2; shift 2 ;;
         --deleg) DELEG=1; shift ;;
         --deleg-files) DELEG_FILES=$2; shift 2 ;;
@@ -95,7 +109,21 @@ case "$PROTO" in rdma|tcp) ;; *) echo "bench/vm/run.sh: --proto rdma or tcp" >&2
 # Other work on the host skews everything (the VM's 2 vCPUs are emulated on its cores).
 echo "host load average before the run: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"
 rc=0
-if [ $GSS = 1 ]; then
+if [ ${#AB_BINS[@]} -gt 0 ]; then
+    OUT=${OUT:-$BUILD/bench-vm-ab}
+    [ $FILES_SET = 1 ] || FILES=300
+    [ $PROTO_SET = 1 ] || PROTO=tcp
+    for b in "${AB_BINS[@]}"; do
+        case $b in
+            *=*) [ -x "${b#*=}" ] || { echo "bench/vm/run.sh: --ab $b: no executable ${b#*=}" >&2; exit 2; } ;;
+            *) echo "bench/vm/run.sh: --ab NAME=DAEMON, not $b" >&2; exit 2 ;;
+        esac
+    done
+    "$REPO/tests/vm/boot.sh" --vm-dir "$VM_DIR" --run-dir "$OUT" --mem 3G --timeout 3600 \
+        -e "AB_BINS=${AB_BINS[*]}" -e "AB_ROUNDS=$ROUNDS" -e "AB_PROTO=$PROTO" -e "AB_VERS=$VERS" \
+        -e "AB_THREADS=$THREADS" -e "AB_FILES=$FILES" -e "AB_KNFSD=$KNFSD" \
+        "$HERE/guest-ab.sh" "$HERE/cpu.sh" || rc=$?
+elif [ $GSS = 1 ]; then
     OUT=${OUT:-$BUILD/bench-vm-gss}
     [ $SIZE_SET = 1 ] || SIZE=64M
     [ $RUNTIME_SET = 1 ] || RUNTIME=10

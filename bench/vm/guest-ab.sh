@@ -1,0 +1,139 @@
+#!/bin/bash
+# guest-ab.sh - runs IN THE VM (bench/vm/run.sh --ab boots it): two or more nfsrdmad builds
+# against each other in one boot, on the create storm (AB_THREADS threads x AB_FILES files,
+# each created, written 100 bytes, fsync'd and closed: tests/vm/lib/load.sh load_storm), the
+# builds taking turns round after round in alternating order (round 1 in the order given,
+# round 2 reversed, ...), the kernel nfsd once per round when AB_KNFSD=1. Between boots the
+# same build moves by tens of per cent; inside one boot, with the order alternated, a few per
+# cent show. Per run: files/s, the worst create, and the guest's CPU per file (every vCPU's
+# busy ticks, the client's and the kernel's work included: what the server costs the box).
+# Results: $VMTEST_OUT/results/ab.json; table.txt has each round and each build's geometric
+# mean of files/s over the first build's, round by round.
+# Env: AB_BINS ("NAME=PATH NAME=PATH..."), AB_ROUNDS (4), AB_PROTO (tcp), AB_VERS (3 or 4.1),
+# AB_THREADS (4), AB_FILES (300), AB_KNFSD (0).
+source "$VMTEST_LIB/common.sh"
+source "$VMTEST_LIB/rxe.sh"
+source "$VMTEST_LIB/nfs.sh"
+source "$VMTEST_LIB/load.sh"
+source /vmtest/cpu.sh
+
+read -r -a BINS <<< "${AB_BINS:?AB_BINS: NAME=PATH ...}"
+ROUNDS=${AB_ROUNDS:-4} PROTO=${AB_PROTO:-tcp} VERS=${AB_VERS:-3}
+THREADS=${AB_THREADS:-4} FILES=${AB_FILES:-300}
+EXPORT=/srv/ab
+MNT=/mnt/ab
+RES=$VMTEST_OUT/results
+NFSRDMAD_RDMA_PORT=20050
+mkdir -p "$RES"
+: > "$RES/ab.lines"
+
+# opts SERVER: mount options for SERVER over PROTO in VERS
+opts() {
+    local port mport=$KNFSD_MOUNTD_PORT
+    case "$1-$PROTO" in
+        knfsd-tcp) port=$KNFSD_PORT ;; knfsd-rdma) port=$KNFSD_RDMA_PORT ;;
+        *-tcp) port=$NFSRDMAD_PORT; mport=$NFSRDMAD_MOUNT_PORT ;;
+        *-rdma) port=$NFSRDMAD_RDMA_PORT; mport=$NFSRDMAD_MOUNT_PORT ;;
+    esac
+    if [ "$VERS" = 3 ]; then
+        echo "vers=3,proto=$PROTO,port=$port,mountport=$mport,mountproto=tcp,nolock"
+    else
+        echo "vers=$VERS,proto=$PROTO,port=$port"
+    fi
+}
+# src SERVER: what to mount (the kernel nfsd's NFSv4 pseudo-root is the export, fsid=0)
+src() {
+    local host=127.0.0.1 path=$EXPORT
+    [ "$PROTO" = rdma ] && host=$RXE_IP
+    [ "$1" = knfsd ] && [ "$VERS" != 3 ] && path=/
+    echo "$host:$path"
+}
+
+# storm NAME ROUND: one storm against the running server NAME
+storm() {
+    local name=$1 r=$2 b0 b1 out=/tmp/ab-storm.json
+    check "$name round $r: mount" nfs_mount "$(src "$name")" "$MNT" "$(opts "$name")" || return
+    b0=$(vm_busy)
+    load_storm "$MNT/ab-$name-$r" "$THREADS" "$FILES" "$out" > /dev/null
+    b1=$(vm_busy)
+    python3 - "$name" "$r" "$out" $((b1 - b0)) $((THREADS * FILES)) >> "$RES/ab.lines" <<'PY'
+import json, sys
+name, r, path, ticks, n = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+d = json.load(open(path))
+print(json.dumps({"name": name, "round": r, "files_per_s": d["files_per_s"], "errors": d["errors"],
+                  "worst_s": d["worst_s"], "cpu_us_per_file": round(ticks * 10000 / n)}))
+PY
+    note "$(tail -1 "$RES/ab.lines")"
+    nfs_umount "$MNT"
+    rm -rf "${EXPORT:?}/ab-$name-$r"
+}
+
+step "setup: ${BINS[*]}, $ROUNDS rounds, NFSv$VERS over $PROTO, $THREADS threads x $FILES files"
+check "tools" need_cmd python3 mkfs.ext4 || exit 1
+check "rxe_setup" rxe_setup || exit 1
+check "ext4 export" make_ext4 $EXPORT 2048 || exit 1
+check "NFS client modules" nfs_client_modules || exit 1
+check "rpcbind" rpcbind_start || exit 1
+NFSRDMAD_ADDR=0.0.0.0
+config=()
+[ "$VERS" != 3 ] && config=(--config "$(nfs4_config)")
+
+for ((r = 1; r <= ROUNDS; r++)); do
+    order=("${BINS[@]}")
+    if ((r % 2 == 0)); then
+        order=()
+        for ((i = ${#BINS[@]} - 1; i >= 0; i--)); do order+=("${BINS[i]}"); done
+    fi
+    step "round $r: ${order[*]%%=*}"
+    if [ "${AB_KNFSD:-0}" = 1 ] && check "knfsd_start" knfsd_start $EXPORT; then
+        storm knfsd "$r"
+        check "knfsd_stop" knfsd_stop
+    fi
+    for b in "${order[@]}"; do
+        name=${b%%=*} NFSRDMAD_BIN=${b#*=}
+        check "$name start" nfsrdmad_start $EXPORT --rdma "0.0.0.0:$NFSRDMAD_RDMA_PORT" "${config[@]}" || continue
+        # NFSv4.1: OPENs wait out the grace period (lease_time 15 s) first
+        [ "$VERS" != 3 ] && wait_for 40 grep -q "grace period over" "$NFSRDMAD_LOG"
+        storm "$name" "$r"
+        check "$name stop" nfsrdmad_stop > /dev/null
+    done
+done
+
+step "results"
+python3 - "$RES/ab.lines" "${BINS[0]%%=*}" > "$VMTEST_OUT/table.txt" <<'PY'
+import json, math, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+base = sys.argv[2]
+json.dump(rows, open(sys.argv[1].replace(".lines", ".json"), "w"), indent=1)
+names = []
+for r in rows:
+    if r["name"] not in names:
+        names.append(r["name"])
+print(f"{'round':>5}  " + "  ".join(f"{n:>22}" for n in names) + "   (files/s, guest CPU per file)")
+for rd in sorted({r["round"] for r in rows}):
+    cells = []
+    for n in names:
+        m = [r for r in rows if r["round"] == rd and r["name"] == n]
+        cells.append(f"{m[0]['files_per_s']:>9} {m[0]['cpu_us_per_file']:>7} us" + (" E" if m[0]["errors"] else "  ") if m else f"{'-':>22}")
+    print(f"{rd:>5}  " + "  ".join(f"{c:>22}" for c in cells))
+def ratio(n, over):
+    ratios = []
+    for rd in {r["round"] for r in rows}:
+        a = [r for r in rows if r["round"] == rd and r["name"] == over]
+        b = [r for r in rows if r["round"] == rd and r["name"] == n]
+        if a and b and a[0]["files_per_s"] > 0:
+            ratios.append(b[0]["files_per_s"] / a[0]["files_per_s"])
+    if ratios:
+        g = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
+        print(f"{n} / {over}: geometric mean {g:.3f} over {len(ratios)} rounds "
+              f"(each: {', '.join(f'{x:.2f}' for x in sorted(ratios))})")
+for n in names:
+    if n not in (base, "knfsd"):
+        ratio(n, base)
+if "knfsd" in names:
+    for n in names:
+        if n != "knfsd":
+            ratio(n, "knfsd")
+PY
+cat "$VMTEST_OUT/table.txt"
+vm_summary
