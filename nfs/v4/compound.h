@@ -25,8 +25,6 @@
 // and may ask for a replay of the slot's cached reply or for the reply to be kept.
 #pragma once
 
-#include <chrono>
-
 #include <cstddef>
 #include <cstdint>
 #include <functional>
