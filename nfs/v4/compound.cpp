@@ -2,8 +2,6 @@
 
 #include "nfs/v4/op_table.h"
 
-#include <chrono>
-
 namespace nfsrdmad::nfs::v4 {
 
 void encode_status_only(xdr::Encoder& res, x4::nfsstat4 status) {

@@ -61,7 +61,6 @@ class ReceiveCompletions : public std::enable_shared_from_this<ReceiveCompletion
                                                       engine::Reactor& reactor, std::string* why);
     ibv_cq* cq() const { return cq_.get(); }
     uint32_t depth() const { return depth_; }
-    engine::Reactor& reactor() const { return reactor_; }
 
     void attach(uint32_t qp_num, std::weak_ptr<Connection> c);
     void detach(uint32_t qp_num);
