@@ -1,10 +1,12 @@
 # cpu.sh - CPU time of the servers and of the whole VM, for the bench's guest scripts
-# (guest-deleg.sh, guest-gss.sh; sourced from /vmtest). Bash builtins only: under TCG every
+# (guest-bench.sh, guest-deleg.sh, guest-gss.sh; sourced from /vmtest). Bash builtins only: under TCG every
 # fork+exec costs a tenth of a second.
 #   server_cpu SERVER   ticks (user + system) SERVER has used so far: nfsrdmad's process
 #                       (all its threads, $NFSRDMAD_PID), or the kernel nfsd's threads
 #   vm_busy             ticks all vCPUs have spent not idle so far (/proc/stat)
 #   cpu_json SERVER     {"server": ticks, "vm": ticks}
+#   mount_bytes MNT     "READ WRITE": bytes the NFS mount at MNT has read from and written to
+#                       its server so far (/proc/self/mountstats, "bytes:" server fields)
 
 server_cpu() {
     local f p comm sum=0
@@ -27,3 +29,21 @@ vm_busy() {
 }
 
 cpu_json() { echo "{\"server\": $(server_cpu "$1"), \"vm\": $(vm_busy)}"; }
+
+mount_bytes() {
+    local mnt src mounted on at rest key f
+    mnt=$(cd "$1" && pwd -P) || return 1
+    local inb=0
+    while read -r key rest; do
+        if [ "$key" = device ]; then
+            read -r src mounted on at _ <<< "$rest"  # SRC mounted on MNT with fstype nfs4 ...
+            inb=0
+            [ "$on" = on ] && [ "$at" = "$mnt" ] && [[ $rest == *" with fstype nfs"* ]] && inb=1
+        elif [ $inb = 1 ] && [ "$key" = bytes: ]; then
+            read -r -a f <<< "$rest"  # normal r/w, direct r/w, server r/w, pages r/w
+            echo "${f[4]} ${f[5]}"
+            return 0
+        fi
+    done < /proc/self/mountstats
+    echo "0 0"
+}

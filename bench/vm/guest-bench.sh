@@ -2,12 +2,17 @@
 # guest-bench.sh - runs IN THE VM (bench/vm/run.sh boots it): the same fio jobs through the
 # kernel NFS client (NFSv3, then NFSv4.1) against the kernel nfsd and against nfsrdmad, over
 # TCP and RDMA (Soft-RoCE), then prints the side-by-side tables (table.py).
-# Files in /vmtest: jobs/*.fio and jobs/*.py, table.py. Env: NFSRDMAD_BIN, BENCH_VERS ("3 4.1"), BENCH_SIZE (128M),
+# Around every job the server's CPU ticks and the bytes the mount moved (CONFIG.JOB.cpu.json);
+# after nfsrdmad's RDMA seq-write and seq-read, io_floor moves the same bytes between the
+# exported file and a registered buffer (CONFIG.JOB.floor.json): the floor of CPU per GiB.
+# Files in /vmtest: jobs/*.fio and jobs/*.py, table.py, cpu.sh. Env: NFSRDMAD_BIN, IO_FLOOR_BIN,
+# BENCH_VERS ("3 4.1"), BENCH_SIZE (128M),
 # BENCH_RUNTIME (15 s per data job), BENCH_NRFILES (1000), NFSRDMAD_RDMA_ARGS (the daemon's
 # RDMA listener arguments; default "--rdma $RXE_IP:20050" when `nfsrdmad --help` shows --rdma).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/rxe.sh"
 source "$VMTEST_LIB/nfs.sh"
+source /vmtest/cpu.sh  # server_cpu, vm_busy, mount_bytes
 
 read -r -a VERS <<< "${BENCH_VERS:-3 4.1}"
 export SIZE=${BENCH_SIZE:-128M} RUNTIME=${BENCH_RUNTIME:-15} NRFILES=${BENCH_NRFILES:-1000}
@@ -19,7 +24,8 @@ mkdir -p "$RES"
 
 # suite CONFIG SRC OPTS TRANSPORT: mount, run every job, unmount
 suite() {
-    local config=$1 src=$2 opts=$3 transport=$4 mnt=/mnt/bench j t0
+    local config=$1 src=$2 opts=$3 transport=$4 mnt=/mnt/bench j t0 s0 v0 b0 s1 v1 b1
+    local server=${config%%-*}
     step "$config: $src ($opts)"
     if ! check "$config: mount" nfs_mount "$src" $mnt "$opts"; then
         echo "mount failed" > "$RES/$config.na"; return 1
@@ -30,12 +36,19 @@ suite() {
     for j in "${JOBS[@]}"; do
         sync; echo 3 > /proc/sys/vm/drop_caches
         t0=$(now)
+        read -r -a b0 <<< "$(mount_bytes $mnt)"
+        s0=$(server_cpu "$server") v0=$(vm_busy)
         if [ -f "/vmtest/jobs/$j.py" ]; then  # not fio: a loop fio cannot express
             check "$config: $j" timeout 600 python3 "/vmtest/jobs/$j.py" "$DIR/$j" "$RUNTIME" "$RES/$config.$j.json"
         else
             check "$config: fio $j" timeout 600 fio --eta=never --output-format=json --output="$RES/$config.$j.json" "/vmtest/jobs/$j.fio"
         fi
-        note "$j: $(since "$t0") s wall"
+        s1=$(server_cpu "$server") v1=$(vm_busy)
+        read -r -a b1 <<< "$(mount_bytes $mnt)"
+        printf '{"hz": %s, "server": %s, "vm": %s, "read_bytes": %s, "write_bytes": %s}\n' "$(getconf CLK_TCK)" \
+            $((s1 - s0)) $((v1 - v0)) $((b1[0] - b0[0])) $((b1[1] - b0[1])) > "$RES/$config.$j.cpu.json"
+        note "$j: $(since "$t0") s wall, server CPU $((s1 - s0)) ticks, $(((b1[0] - b0[0]) >> 20)) MiB read, $(((b1[1] - b0[1]) >> 20)) MiB written"
+        [ "$server-$transport" = nfsrdmad-rdma ] && floor "$config" "$j" $((b1[0] - b0[0])) $((b1[1] - b0[1]))
     done
     _mountstats_block "$(cd $mnt && pwd -P)" > "$RES/$config.mountstats.txt"
     mount_op_summary $mnt | sed 's/^/    /'
@@ -43,8 +56,37 @@ suite() {
     check "$config: umount" nfs_umount $mnt
 }
 
+# floor CONFIG JOB READ_BYTES WRITE_BYTES: after seq-read, io_floor reads the job's file as
+# many bytes as the job read, from a cold cache as the job began; after seq-write it writes as
+# many into a file of its own and fsyncs it. Into or from a buffer registered on $RXE_DEV:
+# once alone (CONFIG.JOB.floor.json), once with each chunk moved over the device too
+# (--wire: RDMA Write after the pread, RDMA Read before the pwrite; CONFIG.JOB.floor-wire.json).
+floor() {
+    local config=$1 j=$2 rb=$3 wb=$4 kind args out
+    for kind in floor floor-wire; do
+        args=(--dev "$RXE_DEV"); [ $kind = floor-wire ] && args+=(--wire "$RXE_GID_IDX")
+        out=$RES/$config.$j.$kind.json
+        case $j in
+            seq-read)
+                [ "$rb" -gt 0 ] || return 0
+                sync; echo 3 > /proc/sys/vm/drop_caches
+                check "$config: io_floor read $((rb >> 20)) MiB ${args[*]}" \
+                    sh -c '"$0" "$@" > "'"$out"'"' "$IO_FLOOR_BIN" read "$EXPORT/fio/seq.dat" "$rb" "${args[@]}" ;;
+            seq-write)
+                [ "$wb" -gt 0 ] || return 0
+                check "$config: io_floor write $((wb >> 20)) MiB ${args[*]}" \
+                    sh -c '"$0" "$@" > "'"$out"'"' "$IO_FLOOR_BIN" write "$EXPORT/fio/floor.dat" "$wb" "${args[@]}"
+                rm -f "$EXPORT/fio/floor.dat" ;;
+            *) return 0 ;;
+        esac
+        [ -s "$out" ] && note "$kind: $(cat "$out")"
+    done
+    return 0
+}
+
 step "setup (size $SIZE, runtime ${RUNTIME}s per data job, $NRFILES files per metadata job)"
 check "tools" need_cmd fio python3 mkfs.ext4 rpc.nfsd || exit 1
+check "io_floor" test -x "${IO_FLOOR_BIN:-}" || exit 1
 check "rxe_setup" rxe_setup || exit 1
 check "ext4 export" make_ext4 $EXPORT 1536 || exit 1
 check "NFS client modules" nfs_client_modules || exit 1

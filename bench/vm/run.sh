@@ -8,7 +8,8 @@
 # A benchmark, not a test: it is not registered in ctest. Under TCG emulation the absolute
 # numbers are meaningless; track the ratios nfsrdmad/knfsd.
 #
-# Usage: bench/vm/run.sh [--build DIR] [--vm-dir DIR] [--size SIZE] [--runtime SECONDS] [--nrfiles N] [--out DIR]
+# Usage: bench/vm/run.sh [--build DIR] [--vm-dir DIR] [--size SIZE] [--runtime SECONDS] [--nrfiles N]
+#                        [--vers 3|4.1] [--out DIR]
 #        bench/vm/run.sh --load [--clients N] [--mb MB] [--depth D] [--threads T] [--files F]
 #                        [--proto rdma|tcp] [--mem SIZE] [--build DIR] [--vm-dir DIR] [--out DIR]
 #        bench/vm/run.sh --deleg [--deleg-files N] [--deleg-size BYTES] [--passes P]
@@ -22,6 +23,11 @@
 #   --size SIZE    file size of the data jobs (default 128M)
 #   --runtime S    seconds per data job (default 15)
 #   --nrfiles N    files per metadata job (default 1000)
+#   --vers V       one NFS version only (default: 3 and 4.1)
+#   Beside the throughputs, the server's CPU seconds per GiB of every data job (the daemon's
+#   process, or the nfsd threads), and over RDMA the floor: io_floor (bench/vm/io_floor.cpp,
+#   built as DIR/bench/io_floor) moving the same bytes between the exported file and a
+#   registered buffer with pread/pwrite alone, right after the job (issue 13).
 #   --vm-dir DIR   VM files (default DIR/vm of --build)
 #   --out DIR      run directory (default DIR/bench-vm, DIR/bench-vm-load for --load,
 #                  DIR/bench-vm-deleg for --deleg); the table
@@ -68,7 +74,7 @@ BUILD=$REPO/build
 SIZE=128M RUNTIME=15 NRFILES=1000 OUT= VM_DIR= LOAD=0 DELEG=0 GSS=0 GSS_VERS=4.1 SIZE_SET=0 RUNTIME_SET=0
 DELEG_FILES=200 DELEG_SIZE=4096 PASSES=10
 CLIENTS=16 MB=2 DEPTH=128 THREADS=4 FILES=500 PROTO=rdma MEM=3G
-AB_BINS=() ROUNDS=4 VERS=3 KNFSD=0 FILES_SET=0 PROTO_SET=0
+AB_BINS=() ROUNDS=4 VERS=3 VERS_SET=0 KNFSD=0 FILES_SET=0 PROTO_SET=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --build) BUILD=$2; shift 2 ;;
@@ -88,7 +94,7 @@ while [ $# -gt 0 ]; do
         --proto) PROTO=$2; PROTO_SET=1; shift 2 ;;
         --ab) AB_BINS+=("$2"); shift 2 ;;
         --rounds) ROUNDS=$2; shift 2 ;;
-        --vers) VERS=$2; shift 2 ;;
+        --vers) VERS=$2; VERS_SET=1; shift 2 ;;
         --knfsd) KNFSD=1; shift ;;
         --mem) MEM=$2; shift 2 ;;
         --deleg) DELEG=1; shift ;;
@@ -145,9 +151,13 @@ elif [ $LOAD = 1 ]; then
         "$HERE/guest-load.sh" "$HERE/table.py" || rc=$?
 else
     OUT=${OUT:-$BUILD/bench-vm}
+    FLOOR_BIN=$BUILD/bench/io_floor
+    [ -x "$FLOOR_BIN" ] || { echo "bench/vm/run.sh: no $FLOOR_BIN (build it: cmake --build $BUILD --target io_floor)" >&2; exit 2; }
+    BENCH_VERS="3 4.1"; [ $VERS_SET = 1 ] && BENCH_VERS=$VERS
     "$REPO/tests/vm/boot.sh" --vm-dir "$VM_DIR" --run-dir "$OUT" --mem 3G --timeout 3600 \
         -e "NFSRDMAD_BIN=$BIN" -e "BENCH_SIZE=$SIZE" -e "BENCH_RUNTIME=$RUNTIME" -e "BENCH_NRFILES=$NRFILES" \
-        "$HERE/guest-bench.sh" "$HERE/jobs" "$HERE/table.py" || rc=$?
+        -e "IO_FLOOR_BIN=$FLOOR_BIN" -e "BENCH_VERS=$BENCH_VERS" \
+        "$HERE/guest-bench.sh" "$HERE/jobs" "$HERE/table.py" "$HERE/cpu.sh" || rc=$?
 fi
 echo
 echo "host load average after the run: $(cut -d' ' -f1-3 /proc/loadavg)"

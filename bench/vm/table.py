@@ -208,6 +208,60 @@ def version_table(results, version, suffix):
     return lines + notes
 
 
+DATA_JOBS = [j for j in JOBS if j[0] in ("seq-write", "seq-read", "rand-read", "rand-write")]
+
+
+def cpu_per_gib(results, config, job, direction):
+    """The server's CPU seconds per GiB the mount moved during the job (CONFIG.JOB.cpu.json of
+    guest-bench.sh: ticks and the mount's server byte counters, ramp time included in both)."""
+    cpu = read_json(os.path.join(results, f"{config}.{job}.cpu.json"))
+    if not cpu:
+        return None
+    moved = cpu.get(f"{direction}_bytes", 0)
+    return cpu["server"] / cpu["hz"] / (moved / float(1 << 30)) if moved else None
+
+
+def cpu_table(results, version, suffix):
+    """CPU seconds per GiB of the data jobs; over RDMA beside the floor (io_floor: pread or
+    pwrite of the same bytes into or from a registered buffer, guest-bench.sh's floor())."""
+    pairs = [(t, ours + suffix, theirs + suffix) for t, ours, theirs in PAIRS]
+    header = ["server CPU s per GiB"]
+    for transport, _, _ in pairs:
+        header += [f"nfsrdmad/{transport}", f"knfsd/{transport}", f"ratio/{transport}"]
+    header += ["floor", "floor+wire", "nfsrdmad/floor+wire"]
+    rows = [header]
+    any_value = False
+
+    def cell(v):
+        return f"{v:.2f}" if v is not None else "-"
+
+    for job, label, _, direction, _ in DATA_JOBS:
+        row = [label]
+        for _, ours, theirs in pairs:
+            a = cpu_per_gib(results, ours, job, direction)
+            b = cpu_per_gib(results, theirs, job, direction)
+            any_value |= a is not None or b is not None
+            row += [cell(a), cell(b), f"{a / b:.2f}" if a is not None and b else "-"]
+        ours_rdma = "nfsrdmad-rdma" + suffix
+        floors = []
+        for kind in ("floor", "floor-wire"):
+            fl = read_json(os.path.join(results, f"{ours_rdma}.{job}.{kind}.json"))
+            floors.append(fl.get("cpu_s_per_gib") if fl else None)
+        a = cpu_per_gib(results, ours_rdma, job, direction)
+        wire = floors[1]
+        row += [cell(floors[0]), cell(wire), f"{a / wire:.2f}" if a is not None and wire else "-"]
+        rows.append(row)
+    if not any_value:
+        return []
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = []
+    for n, r in enumerate(rows):
+        lines.append("  ".join([r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:])]))
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return lines
+
+
 def ran(results, suffix):
     names = [c + suffix for _, ours, theirs in PAIRS for c in (ours, theirs)]
     return any(f.startswith(tuple(n + "." for n in names)) for f in os.listdir(results))
@@ -430,8 +484,23 @@ def main():
     for version, suffix in VERSIONS:
         if ran(results, suffix):
             lines += version_table(results, version, suffix) + [""]
-    lines.append("ratio = nfsrdmad / knfsd (higher is better in every row); kernel client, "
-                 "same ext4 export, O_DIRECT for data jobs; emulated (TCG): compare ratios, not values.")
+            cpu = cpu_table(results, version, suffix)
+            if cpu:
+                lines += cpu + [""]
+    lines.append("ratio = nfsrdmad / knfsd (higher is better in every row; lower for CPU s per GiB); "
+                 "kernel client, same ext4 export, O_DIRECT for data jobs; emulated (TCG): compare "
+                 "ratios, not values.")
+    lines.append("server CPU s per GiB: the daemon's process (its reactors' polling and, over "
+                 "Soft-RoCE, the send work done in its threads) or the nfsd threads (without the "
+                 "kernel's RDMA and TCP work in softirqs and kworkers), over the bytes the mount "
+                 "moved. floor: io_floor moving the same bytes between the file and a registered "
+                 "buffer with pread (reads) or pwrite + fsync (writes) alone: the floor on an RDMA "
+                 "NIC, which moves the bytes itself. floor+wire: the same, each chunk also RDMA-"
+                 "Written to (reads) or RDMA-Read from (writes) a second queue pair on the device: "
+                 "Soft-RoCE does that work on the CPU, in the poster's system call for an RDMA Write "
+                 "and in softirqs (charged to whichever thread they interrupt, or ksoftirqd) for an "
+                 "RDMA Read, so on Soft-RoCE floor+wire is the comparable floor for reads and only a "
+                 "rough one for writes. Issue 13's goal: <= 1.2 x the floor.")
     print("\n".join(lines))
 
 
