@@ -487,8 +487,16 @@ int run(config::Config cfg, const Options& opts) {
             std::strerror(err));
     // RDMA's reactors on threads of their own (engine/reactor.h: the kernel's rdma_cm and
     // uverbs want a thread that never switched identity), as many more when configured.
+    // Before the reactors and the first call: the counter's rate is measured here, once.
+    rpc::latency::init();
+    if (rpc::latency::uses_tsc())
+        spdlog::info(
+            "latency: calls are timed, and reactors' spins measured, with the time-stamp "
+            "counter (the clock source has no vDSO reader: CLOCK_MONOTONIC would be a "
+            "system call per reading)");
     engine::ReactorGroup reactors(reactor_threads, engine_mode(cfg.engine_mode),
-                                  std::chrono::microseconds(cfg.spin_us), rdma_reactor_threads);
+                                  std::chrono::microseconds(cfg.spin_us), rdma_reactor_threads,
+                                  &rpc::latency::now_ns);
     reactors.start(workers);
     if (nfs4) {
         engine::Reactor& r = reactors.next();
@@ -644,12 +652,6 @@ int run(config::Config cfg, const Options& opts) {
             "control: no control socket ({}): nfsrdmad stats, exports, clients and "
             "log-level cannot reach this daemon",
             control_why);
-    // Before the first call: the counter's rate is measured here, not on a worker.
-    rpc::latency::init();
-    if (rpc::latency::uses_tsc())
-        spdlog::info(
-            "latency: calls are timed with the time-stamp counter (the clock source has no "
-            "vDSO reader: CLOCK_MONOTONIC would be a system call per reading)");
     spdlog::info("nfsrdmad ready: {} reactor(s), {} worker(s)", reactors.size(), cfg.workers);
     // Destroyed before the reactors: its watchdog thread posts to them.
     ServiceManager service;

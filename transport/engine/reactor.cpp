@@ -29,9 +29,10 @@ const char* mode_name(Mode m) {
     return "?";
 }
 
-Reactor::Reactor(Mode mode, std::chrono::microseconds spin)
+Reactor::Reactor(Mode mode, std::chrono::microseconds spin, SpinClock spin_clock)
     : mode_(mode),
-      spin_(spin),
+      spin_ns_(static_cast<uint64_t>(std::chrono::nanoseconds(spin).count())),
+      spin_clock_(spin_clock),
       epfd_(epoll_create1(EPOLL_CLOEXEC)),
       wakefd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
     if (!epfd_ || !wakefd_) throw std::runtime_error("reactor: epoll/eventfd failed");
@@ -128,6 +129,13 @@ bool Reactor::arm_pollers() {
     return work;
 }
 
+uint64_t Reactor::spin_now() const {
+    if (spin_clock_ != nullptr) return spin_clock_();
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+            .count());
+}
+
 Reactor::Clock::time_point Reactor::coarse_now() {
     struct timespec ts {};
     ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
@@ -214,18 +222,18 @@ bool Reactor::run_here(const std::function<bool()>& hand_over) {
     owner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
     epoll_event events[64];
     auto& last_work = last_work_;
-    if (last_work == Clock::time_point{}) last_work = Clock::now();
+    if (last_work == 0) last_work = spin_now();
     while (!stopping_) {
         bool busy = false;
         // Only a loop with pollers that it may spin on looks at when it last had work
         // (a clock reading per round saved for the others).
         const bool spins = mode_ != Mode::Event && !pollers_.empty();
         if (spins) {
-            busy = mode_ == Mode::Poll || Clock::now() - last_work < spin_;
+            busy = mode_ == Mode::Poll || spin_now() - last_work < spin_ns_;
             // Going to sleep: every poller must be armed first, and whatever completed
             // before the arm must be reaped now, or it would wait for the next event.
             if (!busy && arm_pollers()) {
-                last_work = Clock::now();
+                last_work = spin_now();
                 continue;
             }
         }
@@ -239,7 +247,7 @@ bool Reactor::run_here(const std::function<bool()>& hand_over) {
         int n = epoll_wait(epfd_.get(), events, 64, timeout);
         sleeping_.store(false, std::memory_order_relaxed);
         if (n < 0 && errno != EINTR) break;
-        if (n > 0 && spins) last_work = Clock::now();
+        if (n > 0 && spins) last_work = spin_now();
         for (int i = 0; i < n; ++i) {
             int fd = events[i].data.fd;
             if (fd == wakefd_.get()) {
@@ -252,11 +260,11 @@ bool Reactor::run_here(const std::function<bool()>& hand_over) {
             auto h = it->second;  // the handler may remove itself
             (*h)(events[i].events);
         }
-        if (mode_ != Mode::Event && run_pollers()) last_work = Clock::now();
+        if (mode_ != Mode::Event && run_pollers()) last_work = spin_now();
         // Posted work is work: it keeps an adaptive reactor spinning, as the eventfd's
         // wakeup did when every post wrote it (a worker's reply sent now is often
         // followed by the client's next call: the spin catches it without an interrupt).
-        if (pending_.load() && drain_posted() && spins) last_work = Clock::now();
+        if (pending_.load() && drain_posted() && spins) last_work = spin_now();
         // A handler of this round left a job for this thread (WorkerPool::submit): once a
         // parked worker has the loop, run it here. Nothing of the reactor is touched after.
         if (handed_over(hand_over)) return true;
@@ -271,10 +279,10 @@ bool Reactor::run_here(const std::function<bool()>& hand_over) {
 }
 
 ReactorGroup::ReactorGroup(unsigned count, Mode mode, std::chrono::microseconds spin,
-                           unsigned own_thread)
+                           unsigned own_thread, SpinClock spin_clock)
     : mode_(mode), spin_(spin), shared_(count) {
     for (unsigned i = 0; i < count + own_thread; ++i)
-        reactors_.push_back(std::make_unique<Reactor>(mode, spin));
+        reactors_.push_back(std::make_unique<Reactor>(mode, spin, spin_clock));
 }
 
 void ReactorGroup::start() {

@@ -24,6 +24,11 @@
 //  poll pollers + epoll_wait(0) ───────────┘              epoll_wait(-1) (sleep)
 //   ▲                                                                     │
 //   └──────────────────── an fd or a notification fires ─────────────────┘
+//
+// The spin is measured on a SpinClock, read a few times a round while a loop may spin. By
+// default steady_clock; the daemon gives the latency clock (transport/rpc/latency_clock.h),
+// which reads the time-stamp counter where the kernel's clock source has no vDSO reader
+// (hpet, acpi_pm: virtual machines) and every CLOCK_MONOTONIC would be a system call.
 #pragma once
 
 #include <sys/epoll.h>
@@ -48,6 +53,9 @@ class WorkerPool;
 enum class Mode { Event, Poll, Adaptive };
 const char* mode_name(Mode m);
 
+// Nanoseconds from any fixed origin, never going back; nullptr: steady_clock.
+using SpinClock = uint64_t (*)();
+
 // Something the reactor polls in poll and adaptive modes.
 struct Poller {
     std::function<bool()> poll;  // reap what is ready; true if there was anything
@@ -59,7 +67,8 @@ class Reactor {
     using Handler = std::function<void(uint32_t epoll_events)>;
 
     explicit Reactor(Mode mode = Mode::Event,
-                     std::chrono::microseconds spin = std::chrono::microseconds(50));
+                     std::chrono::microseconds spin = std::chrono::microseconds(50),
+                     SpinClock spin_clock = nullptr);
     ~Reactor();
     Reactor(const Reactor&) = delete;
     Reactor& operator=(const Reactor&) = delete;
@@ -121,9 +130,11 @@ class Reactor {
     bool run_pollers();
     bool arm_pollers();
     int run_timers();  // runs the due ones; returns epoll_wait's timeout until the next
+    uint64_t spin_now() const;
 
     const Mode mode_;
-    const std::chrono::microseconds spin_;
+    const uint64_t spin_ns_;
+    const SpinClock spin_clock_;
     UniqueFd epfd_;
     UniqueFd wakefd_;
     std::thread thread_;   // start(name) only
@@ -133,7 +144,7 @@ class Reactor {
     std::mutex stopped_mu_;
     std::condition_variable stopped_cv_;
     bool stopped_ = false;           // the loop ended for good (hosted: what stop() waits for)
-    Clock::time_point last_work_{};  // kept across hand-overs: the spin goes on
+    uint64_t last_work_ = 0;         // spin_now(); kept across hand-overs: the spin goes on
     std::atomic<bool> stopping_{false};
     std::unordered_map<int, std::shared_ptr<Handler>> handlers_;
     std::mutex post_mu_;
@@ -159,7 +170,7 @@ class ReactorGroup {
   public:
     explicit ReactorGroup(unsigned count, Mode mode = Mode::Event,
                           std::chrono::microseconds spin = std::chrono::microseconds(50),
-                          unsigned own_thread = 0);
+                          unsigned own_thread = 0, SpinClock spin_clock = nullptr);
     void start();                  // a thread of its own per reactor
     void start(WorkerPool& pool);  // the first `count` loops on the pool's threads (Reactor)
     void stop();

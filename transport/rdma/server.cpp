@@ -245,7 +245,10 @@ void Server::on_cm_events() {
 
 void Server::on_tick() {
     tick_ = cm_reactor_->after(std::chrono::seconds(1), [this] { on_tick(); });
-    const auto now = std::chrono::steady_clock::now();
+    // The coarse clock, as the Sends' own times (send.cpp): a watchdog of seconds needs no
+    // finer one, and a Send's time is taken for every reply (no system call on any clock
+    // source).
+    const auto now = engine::Reactor::coarse_now();
     std::lock_guard lock(mu_);
     for (auto& [id, conn] : conns_) {
         auto c = conn;

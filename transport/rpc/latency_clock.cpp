@@ -91,6 +91,12 @@ Ticks now() {
                                   .count());
 }
 
+uint64_t now_ns() {
+    const Source& s = source();
+    if (!s.tsc) return now();
+    return static_cast<uint64_t>(static_cast<double>(detail::tsc()) * s.ns_per_tick);
+}
+
 uint64_t elapsed_ns(Ticks from, Ticks to) {
     if (to <= from) return 0;
     const Source& s = source();

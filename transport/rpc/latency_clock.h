@@ -22,6 +22,9 @@ using Ticks = uint64_t;  // 0: no reading
 // otherwise. The daemon calls it at start.
 void init();
 Ticks now();
+// The same clock in nanoseconds from an arbitrary origin: what the reactors' adaptive spin
+// is measured on (engine::SpinClock).
+uint64_t now_ns();
 // to - from in nanoseconds; 0 when `to` is not after `from`.
 uint64_t elapsed_ns(Ticks from, Ticks to);
 // The ticks of `ns` nanoseconds (tests move readings with it).

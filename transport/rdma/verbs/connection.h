@@ -215,7 +215,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
         Buffer* into;
     };
     std::deque<PendingRead> read_queue_;
-    // Signaled Sends (replies, RDMA_ERRORs) by wr_id, in post order (check_stalled_sends).
+    // Signaled Sends (replies, RDMA_ERRORs) by wr_id, in post order (check_stalled_sends),
+    // with the coarse time they were posted (engine::Reactor::coarse_now).
     std::deque<std::pair<uint64_t, std::chrono::steady_clock::time_point>> sends_in_flight_;
     std::chrono::steady_clock::time_point send_progress_at_{};  // a check saw Sends complete
     bool sends_progressed_ = false;  // some left sends_in_flight_ since the last check

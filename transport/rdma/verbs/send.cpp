@@ -239,7 +239,7 @@ bool Connection::post_reply() {
     if (part.send) {  // the rest and the Send, whose completion frees them
         p.rec->slots = static_cast<uint32_t>(n);
         last.wr_id = track(std::move(p.rec));
-        sends_in_flight_.push_back({last.wr_id, std::chrono::steady_clock::now()});
+        sends_in_flight_.push_back({last.wr_id, engine::Reactor::coarse_now()});
     } else {  // a part: its last Write signaled, to free its slots
         last.next = nullptr;
         last.send_flags = IBV_SEND_SIGNALED;
@@ -321,7 +321,7 @@ void Connection::post_inline_send(BufferPtr buffer, size_t length, bool holds_cr
     wr.num_sge = 1;
     wr.wr_id = track(std::move(rec));
     ibv_send_wr* bad = nullptr;
-    sends_in_flight_.push_back({wr.wr_id, std::chrono::steady_clock::now()});
+    sends_in_flight_.push_back({wr.wr_id, engine::Reactor::coarse_now()});
     sq_.take(1);
     if (ibv_post_send(id_->qp, &wr, &bad) != 0) {
         sq_.give(1);
