@@ -485,8 +485,6 @@ int run(config::Config cfg, const Options& opts) {
             "workers: PR_SET_IO_FLUSHER: {} (a client mounting this server from the "
             "same host can deadlock under memory pressure)",
             std::strerror(err));
-    // RDMA's reactors on threads of their own (engine/reactor.h: the kernel's rdma_cm and
-    // uverbs want a thread that never switched identity), as many more when configured.
     // Before the reactors and the first call: the counter's rate is measured here, once.
     rpc::latency::init();
     if (rpc::latency::uses_tsc())
@@ -494,6 +492,8 @@ int run(config::Config cfg, const Options& opts) {
             "latency: calls are timed, and reactors' spins measured, with the time-stamp "
             "counter (the clock source has no vDSO reader: CLOCK_MONOTONIC would be a "
             "system call per reading)");
+    // RDMA's reactors on threads of their own (engine/reactor.h: the kernel's rdma_cm and
+    // uverbs want a thread that never switched identity), as many more when configured.
     engine::ReactorGroup reactors(reactor_threads, engine_mode(cfg.engine_mode),
                                   std::chrono::microseconds(cfg.spin_us), rdma_reactor_threads,
                                   &rpc::latency::now_ns);

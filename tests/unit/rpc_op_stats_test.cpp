@@ -166,3 +166,18 @@ TEST(LatencyClock, TheCountersRateMeasuresASleep) {
     EXPECT_FALSE(detail::tsc_rate(&rate));
 #endif
 }
+
+// now_ns, the reactors' spin clock (engine::SpinClock), counts nanoseconds as elapsed_ns does.
+TEST(LatencyClock, NanosecondsAgreeWithTheTicks) {
+    using namespace nfsrdmad::rpc;
+    latency::init();
+    const uint64_t a = latency::now_ns();
+    const latency::Ticks ta = latency::now();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const latency::Ticks tb = latency::now();
+    const uint64_t b = latency::now_ns();
+    ASSERT_GT(b, a);
+    EXPECT_GE(b - a, latency::elapsed_ns(ta, tb));
+    EXPECT_GE(b - a, 19000000u);
+    EXPECT_LT(b - a, 5000000000u);  // generous: a loaded machine
+}

@@ -53,7 +53,8 @@ class WorkerPool;
 enum class Mode { Event, Poll, Adaptive };
 const char* mode_name(Mode m);
 
-// Nanoseconds from any fixed origin, never going back; nullptr: steady_clock.
+// Nanoseconds from any fixed origin; nullptr: steady_clock. A reading behind an earlier one
+// (a time-stamp counter of another CPU) only ends a spin early.
 using SpinClock = uint64_t (*)();
 
 // Something the reactor polls in poll and adaptive modes.
