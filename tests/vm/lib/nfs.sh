@@ -200,6 +200,8 @@ nfsrdmad_start() {
     [ -x "$NFSRDMAD_BIN" ] || { echo "nfsrdmad_start: $NFSRDMAD_BIN is not executable in the guest (a host path under /tmp, /run or /dev/shm is not visible there)" >&2; return 1; }
     [ -d "$dir" ] || { echo "nfsrdmad_start: no directory $dir" >&2; return 1; }
     mkdir -p "$NFSRDMAD_STATE"
+    local before
+    before=$(wc -l < "$NFSRDMAD_LOG" 2>/dev/null) || before=0
     echo "+ $NFSRDMAD_BIN --foreground --tcp $NFSRDMAD_ADDR:$NFSRDMAD_PORT --mount-port $NFSRDMAD_MOUNT_PORT --export $dir=${NFSRDMAD_EXPORT_OPTS:-rw,no_root_squash} $*" | tee -a "$NFSRDMAD_LOG"
     "$NFSRDMAD_BIN" --foreground --log-level "${NFSRDMAD_LOG_LEVEL:-info}" \
         --state-dir "$NFSRDMAD_STATE" --tcp "$NFSRDMAD_ADDR:$NFSRDMAD_PORT" \
@@ -223,6 +225,16 @@ nfsrdmad_start() {
     done
     _tcp_open "$probe" "$NFSRDMAD_PORT" && _tcp_open "$probe" "$NFSRDMAD_MOUNT_PORT" \
         || { echo "nfsrdmad does not accept connections on $NFSRDMAD_ADDR:$NFSRDMAD_PORT and :$NFSRDMAD_MOUNT_PORT after 30 s" >&2; return 1; }
+    # Then its "ready" line: the listeners accept before the daemon has registered with
+    # rpcbind (under load, 100 ms a program version: a check of rpcinfo right after the
+    # start once found NLM not registered yet).
+    for ((i = 0; i < 150; i++)); do
+        tail -n +$((before + 2)) "$NFSRDMAD_LOG" | grep -q "nfsrdmad ready" && break
+        kill -0 "$NFSRDMAD_PID" 2>/dev/null || break
+        sleep 0.2
+    done
+    tail -n +$((before + 2)) "$NFSRDMAD_LOG" | grep -q "nfsrdmad ready" \
+        || { echo "nfsrdmad accepts connections but did not log 'nfsrdmad ready' within 30 s" >&2; return 1; }
     echo "nfsrdmad: pid $NFSRDMAD_PID, export $dir, listening on $NFSRDMAD_ADDR:$NFSRDMAD_PORT (MOUNT $NFSRDMAD_MOUNT_PORT)"
 }
 
