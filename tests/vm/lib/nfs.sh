@@ -233,8 +233,11 @@ nfsrdmad_start() {
         kill -0 "$NFSRDMAD_PID" 2>/dev/null || break
         sleep 0.2
     done
-    tail -n +$((before + 2)) "$NFSRDMAD_LOG" | grep -q "nfsrdmad ready" \
-        || { echo "nfsrdmad accepts connections but did not log 'nfsrdmad ready' within 30 s" >&2; return 1; }
+    if ! tail -n +$((before + 2)) "$NFSRDMAD_LOG" | grep -q "nfsrdmad ready"; then
+        echo "nfsrdmad accepted connections but did not log 'nfsrdmad ready' within 30 s; log:" >&2
+        tail -20 "$NFSRDMAD_LOG" | sed 's/^/  nfsrdmad: /' >&2
+        return 1
+    fi
     echo "nfsrdmad: pid $NFSRDMAD_PID, export $dir, listening on $NFSRDMAD_ADDR:$NFSRDMAD_PORT (MOUNT $NFSRDMAD_MOUNT_PORT)"
 }
 
