@@ -529,3 +529,57 @@ TEST(XdrNfs4, FuzzSeedsDecode) {
     }
     EXPECT_GE(seeds, 10);
 }
+
+// The COMPOUND engine finds an operation's end with xdr_skip (xdrgen --skip) before any
+// operation runs, and each operation decodes its arguments when it runs: the two must
+// accept the same operations and end each at the same byte. Checked on every fuzz seed,
+// cut short at every word and with every word replaced by values that break bounds,
+// booleans, enums and discriminants.
+TEST(XdrNfs4, SkipAcceptsExactlyWhatDecodeAccepts) {
+    const std::filesystem::path dir =
+        std::filesystem::path(NFSRDMAD_SOURCE_DIR) / "tests/fuzz/corpus/compound4_args";
+    size_t accepted = 0, refused = 0;
+    auto check = [&](const std::vector<uint8_t>& b, const std::string& what) {
+        xdr::Decoder head(b);
+        head.get_opaque(xdr::kUnbounded);  // tag
+        head.get_u32();                    // minorversion
+        const uint32_t count = head.get_u32();
+        xdr::Decoder skipped = head, decoded = head;
+        for (uint32_t i = 0; head.ok() && i < count; ++i) {
+            const bool s = x4::xdr_skip(skipped, std::type_identity<x4::nfs_argop4>{});
+            x4::nfs_argop4 op;
+            const bool d = x4::xdr_decode(decoded, op);
+            ASSERT_EQ(s, d) << what << ", operation " << i;
+            if (!d) {
+                ++refused;
+                return;
+            }
+            ++accepted;
+            ASSERT_EQ(skipped.offset(), decoded.offset()) << what << ", operation " << i;
+        }
+    };
+    int seeds = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        if (entry.path().filename().string().rfind("seed-", 0) != 0) continue;
+        std::ifstream in(entry.path(), std::ios::binary);
+        const std::vector<uint8_t> b{std::istreambuf_iterator<char>(in), {}};
+        ++seeds;
+        const std::string name = entry.path().filename().string();
+        check(b, name);
+        for (size_t cut = 0; cut < b.size(); cut += 4)
+            check(std::vector<uint8_t>(b.begin(), b.begin() + cut),
+                  name + " cut at " + std::to_string(cut));
+        for (size_t w = 0; w + 4 <= b.size(); w += 4) {
+            for (uint32_t v : {0u, 1u, 2u, 3u, 4u, 0x80u, 0x7fffffffu, 0xffffffffu}) {
+                std::vector<uint8_t> m = b;
+                m[w] = uint8_t(v >> 24), m[w + 1] = uint8_t(v >> 16);
+                m[w + 2] = uint8_t(v >> 8), m[w + 3] = uint8_t(v);
+                check(m, name + " word " + std::to_string(w / 4) + " = " + std::to_string(v));
+                if (::testing::Test::HasFatalFailure()) return;
+            }
+        }
+    }
+    EXPECT_GE(seeds, 10);
+    EXPECT_GT(accepted, 1000u) << "the operations read past";
+    EXPECT_GT(refused, 100u) << "the operations refused";
+}

@@ -35,6 +35,14 @@ A struct whose wire form always has the same size (only scalars, enums, fixed op
 arrays, and such structs) also gets  void xdr_store(uint8_t* p, const T&), which writes it
 at p; its xdr_encode takes that space at once (Encoder::extend) and stores into it.
 Enums are closed (RFC 4506 §4.3): decoding a value the declaration does not list fails.
+
+    xdrgen.py SPEC.x OUT_DIR NAMESPACE --skip ROOT[,ROOT...]
+
+also gives each struct and union ROOT holds (itself included, through every field and arm)
+    bool xdr_skip(xdr::Decoder&, std::type_identity<T>)
+which reads past one T and accepts exactly what xdr_decode accepts, storing nothing (no
+allocation): for finding where each item of a sequence ends before decoding any (the
+operations of an NFSv4 COMPOUND).
 """
 import os
 import re
@@ -219,8 +227,9 @@ class Parser:
 
 
 class Generator:
-    def __init__(self, parser, ns, stem):
+    def __init__(self, parser, ns, stem, skip_roots=()):
         self.p, self.ns, self.stem = parser, ns, stem
+        self.skip_roots = list(skip_roots)
         self.aliases = {}    # typedef name -> Decl
         self.list_nodes = {}  # struct name -> name of its self-referential field
         self.enums = set()
@@ -415,6 +424,66 @@ class Generator:
         else:  # structs, unions and enums (whose decoder checks the value) have their own
             out.append(f"{ind}if (!xdr_decode(dd, {expr})) return false;")
 
+    # -- skipping (see the file comment) -------------------------------------------------
+    def skip_field(self, d, out, ind="    ", depth=0):
+        """Reads past d, with the checks dec_field makes; `depth` names loop variables."""
+        d = self.resolve(d)
+        if d.kind == "void":
+            return
+        bound = d.size if d.size else "xdr::kUnbounded"
+        i = f"i{depth}"
+        if d.type == "opaque" and d.kind == "fixed":
+            out.append(f"{ind}dd.get_fixed({self.eval(d.size)});")
+        elif d.type == "opaque":
+            out.append(f"{ind}dd.get_opaque({bound});")
+        elif d.type == "string":
+            out.append(f"{ind}dd.get_string({bound});")
+        elif d.kind == "fixed":
+            out.append(f"{ind}for (size_t {i} = 0; {i} < {self.eval(d.size)}; ++{i}) {{")
+            self.skip_field(Decl(d.type, "x"), out, ind + "    ", depth + 1)
+            out.append(f"{ind}}}")
+        elif d.kind == "var":
+            n = f"n{depth}"
+            out.append(f"{ind}{{ uint32_t {n} = dd.get_u32();")
+            out.append(f"{ind}  if (!dd.ok() || {n} > uint32_t({bound}) || {n} > dd.remaining() / 4) {{ dd.fail(); return false; }}")
+            codec = PRIM_CODEC.get(self.resolve(Decl(d.type, "x")).type)
+            if codec in ("u32", "i32", "u64", "i64"):  # words, nothing to check: at once
+                out.append(f"{ind}  dd.get_fixed(size_t{{{n}}} * {8 if '64' in codec else 4}); }}")
+                return
+            out.append(f"{ind}  for (uint32_t {i} = 0; {i} < {n}; ++{i}) {{")
+            self.skip_field(Decl(d.type, "x"), out, ind + "    ", depth + 1)
+            out.append(f"{ind}  }} }}")
+        elif d.kind == "opt":
+            tag = f"std::type_identity<{self.q(d.type)}>{{}}"
+            if d.type in self.list_nodes:
+                out.append(f"{ind}while (dd.get_bool()) {{ if (!xdr_skip(dd, {tag})) return false; }}")
+            else:
+                out.append(f"{ind}if (dd.get_bool()) {{ if (!xdr_skip(dd, {tag})) return false; }}")
+        elif d.type in PRIM_CODEC:
+            out.append(f"{ind}dd.get_{PRIM_CODEC[d.type]}();")
+        elif d.type in self.enums:  # its decoder checks the value
+            out.append(f"{ind}{{ {self.q(d.type)} x{{}}; if (!xdr_decode(dd, x)) return false; }}")
+        else:
+            out.append(f"{ind}if (!xdr_skip(dd, std::type_identity<{self.q(d.type)}>{{}})) return false;")
+
+    def skipped(self):
+        """The structs and unions the --skip roots hold, the roots included."""
+        seen, todo = set(), list(self.skip_roots)
+        while todo:
+            n = todo.pop()
+            if n in seen:
+                continue
+            if n not in self.defined:
+                raise SyntaxError(f"--skip {n}: not a struct or union of this specification")
+            seen.add(n)
+            kind, body = self.defined[n]
+            decls = body if kind == "struct" else [a for _, a in body[1]] + ([body[2]] if body[2] else [])
+            for d in decls:
+                acc = set()
+                self.needs(d, acc)
+                todo += sorted(acc)
+        return seen
+
     # -- ordering ------------------------------------------------------------------------
     def needs(self, d, acc, depth=0):
         """The struct/union names a declaration refers to, through typedefs."""
@@ -502,6 +571,7 @@ class Generator:
         for kind, name, body in self.p.defs:
             if kind == "typedef" and body.name not in PRIM_CODEC:
                 self.gen_typedef(name, body, h, c)
+        self.skip = self.skipped()
         for name in self.ordered_defs():
             kind, body = self.defined[name]
             getattr(self, "gen_" + kind)(name, body, h, c)
@@ -615,6 +685,14 @@ class Generator:
                 self.dec_field(d, f"v.{d.name}", c)
         c.append("    return dd.ok();")
         c.append("}")
+        if name in self.skip:
+            h.append(f"bool xdr_skip(xdr::Decoder& dd, std::type_identity<{name}>);")
+            c.append(f"bool xdr_skip(xdr::Decoder& dd, std::type_identity<{name}>) {{")
+            for d in decls:
+                if d.name != skip:
+                    self.skip_field(d, c)
+            c.append("    return dd.ok();")
+            c.append("}")
 
     def gen_union(self, name, body, h, c):
         """A tagged variant (see the file comment): the discriminant and one live arm."""
@@ -801,18 +879,52 @@ class Generator:
         c.append("    v.disc_ = d;")
         c.append("    return dd.ok();")
         c.append("}")
+        if name not in self.skip:
+            return
+        h.append(f"bool xdr_skip(xdr::Decoder& dd, std::type_identity<{name}>);")
+        c.append(f"bool xdr_skip(xdr::Decoder& dd, std::type_identity<{name}>) {{")
+        c.append(f"    {dt} d{{}};")
+        self.dec_field(disc, "d", c)
+        c.append("    if (!dd.ok()) return false;")
+        c.append("    switch (static_cast<int64_t>(d)) {")
+        for values, d in arms:
+            c += cases(values)
+            c.append("    {")
+            self.skip_field(d, c, "        ")
+            c.append("        break;")
+            c.append("    }")
+        c.append("    default:")
+        if default:
+            c.append("    {")
+            self.skip_field(default, c, "        ")
+            c.append("        break;")
+            c.append("    }")
+        else:
+            c.append("        dd.fail();")
+            c.append("        return false;")
+        c.append("    }")
+        c.append("    return dd.ok();")
+        c.append("}")
 
 
 def main():
     spec, out_dir, ns = sys.argv[1:4]
+    roots = []
+    rest = sys.argv[4:]
+    while rest:
+        if rest[0] == "--skip" and len(rest) > 1:
+            roots += [r for r in rest[1].split(",") if r]
+            rest = rest[2:]
+        else:
+            raise SystemExit(f"xdrgen: unknown argument {rest[0]!r}")
     stem = os.path.splitext(os.path.basename(spec))[0]
     with open(spec) as f:
         parser = Parser(tokenize(f.read())).parse()
-    h, c = Generator(parser, ns, stem).generate()
+    h, c = Generator(parser, ns, stem, roots).generate()
     os.makedirs(out_dir, exist_ok=True)
     header = [f"// Generated by xdr/gen/xdrgen.py from {os.path.basename(spec)}. Do not edit.",
               "#pragma once", "#include <array>", "#include <cstdint>", "#include <optional>",
-              "#include <span>", "#include <string_view>", "#include <vector>",
+              "#include <span>", "#include <string_view>", "#include <type_traits>", "#include <vector>",
               '#include "xdr/runtime/xdr.h"', "", f"namespace {ns} {{", ""] + h + ["", f"}}  // namespace {ns}", ""]
     source = [f"// Generated by xdr/gen/xdrgen.py from {os.path.basename(spec)}. Do not edit.",
               f'#include "{stem}.h"', "#include <cstring>", "#include <new>",
