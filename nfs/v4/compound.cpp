@@ -30,21 +30,20 @@ struct Scan {
     size_t at = 0;  // the operation where it stops
 };
 
-// `opnums`: the numbers of the operations that decode (Compound::opnums).
-Scan scan(const OpTable& ops, xdr::Decoder d, size_t count, std::vector<uint32_t>& opnums) {
+// Records the numbers of the operations that decode (Compound::opnums).
+Scan scan(const OpTable& ops, xdr::Decoder d, size_t count, Compound& c) {
     Scan s;
     size_t n = std::min(count, kMaxDecodedOps);
-    opnums.clear();
-    opnums.reserve(n);
+    c.decoded_ops = 0;
     for (size_t i = 0; i < n; ++i) {
         xdr::Decoder at = d;
         uint32_t opnum = d.get_u32();
         if (!d.ok()) return {Scan::Garbage, i};
         if (!ops.find(opnum)) return {Scan::Illegal, i};
-        x4::nfs_argop4 op;
-        if (!x4::xdr_decode(at, op)) return {Scan::BadXdr, i};
+        // Read past, not decoded: each operation decodes its own arguments when it runs.
+        if (!x4::xdr_skip(at, std::type_identity<x4::nfs_argop4>{})) return {Scan::BadXdr, i};
         d = at;
-        opnums.push_back(opnum);
+        c.opnum_at[c.decoded_ops++] = opnum;
     }
     // Beyond what any session allows: SEQUENCE answers TOO_MANY_OPS first (§2.10.6.4)
     // and a COMPOUND without one stops at its first operation; this is a backstop.
@@ -141,7 +140,7 @@ CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args
         res.patch_u32(start, x4::NFS4ERR_MINOR_VERS_MISMATCH);
         return CompoundOutcome::Done;
     }
-    Scan s = scan(ops, args, count, c.opnums);
+    Scan s = scan(ops, args, count, c);
     if (s.stop == Scan::Garbage) return CompoundOutcome::Garbage;
 
     c.op_count = count;

@@ -25,6 +25,7 @@
 // and may ask for a replay of the slot's cached reply or for the reply to be kept.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -33,6 +34,7 @@
 #include <span>
 #include <vector>
 
+#include "nfs/vfs/handle.h"
 #include "transport/rpc/latency_clock.h"
 #include "transport/rpc/op_stats.h"
 #include "xdr/nfs4_prot.h"
@@ -42,8 +44,16 @@ namespace nfsrdmad::nfs::v4 {
 
 namespace x4 = xdr::nfs4;
 
-// A filehandle as the wire carries it (nfs_fh4, at most NFS4_FHSIZE bytes).
-using WireHandle = std::vector<uint8_t>;
+// A filehandle of this server as the wire carries it (nfs_fh4): every one is at most
+// vfs::kMaxHandleSize bytes, pseudo handles included, and is held inline, so the current
+// and saved filehandles and their resolutions copy it without allocating. PUTFH takes
+// nothing longer (NFS4ERR_BADHANDLE).
+using WireHandle = vfs::FileHandle;
+
+// Limits of the engine itself, whatever a session allows.
+inline constexpr size_t kMaxTagBytes = 1024;             // NFS4_OPAQUE_LIMIT
+inline constexpr size_t kMaxDecodedOps = 128;            // beyond any ca_maxoperations we grant
+inline constexpr size_t kDefaultMaxResponse = 1u << 20;  // before a session says otherwise
 
 // What one COMPOUND carries from operation to operation, and what the procedures
 // running it need to know about the request as a whole.
@@ -60,7 +70,10 @@ struct Compound {
 
     size_t op_index = 0;       // of the operation running
     uint32_t opnum = 0;        // the operation running (OP_*)
-    std::vector<uint32_t> opnums;  // of every operation that decodes, in order
+    // The operations that decode, in order: found before the first runs.
+    std::span<const uint32_t> opnums() const { return {opnum_at.data(), decoded_ops}; }
+    std::array<uint32_t, kMaxDecodedOps> opnum_at;  // the first decoded_ops are set
+    size_t decoded_ops = 0;
     size_t op_count = 0;       // operations in the request
     size_t request_bytes = 0;  // the RPC call as encoded (SEQUENCE: ca_maxrequestsize)
 
@@ -99,10 +112,5 @@ CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args
 // A table of the NFSv4.1 operations (RFC 8881 §18) by opnum, with nfsstat4 names.
 std::shared_ptr<rpc::OpStats> make_op_stats();
 const char* nfsstat4_name(uint32_t status);
-
-// Limits of the engine itself, whatever a session allows.
-inline constexpr size_t kMaxTagBytes = 1024;             // NFS4_OPAQUE_LIMIT
-inline constexpr size_t kMaxDecodedOps = 128;            // beyond any ca_maxoperations we grant
-inline constexpr size_t kDefaultMaxResponse = 1u << 20;  // before a session says otherwise
 
 }  // namespace nfsrdmad::nfs::v4

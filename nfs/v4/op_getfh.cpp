@@ -7,7 +7,7 @@ namespace nfsrdmad::nfs::v4 {
 
 OpResult op_getfh(Compound& c, xdr::Decoder&, xdr::Encoder& res) {
     x4::GETFH4res r(x4::NFS4_OK);
-    r.resok4().object = *c.current_fh;
+    r.resok4().object = c.current_fh->data();
     x4::xdr_encode(res, r);
     return {};
 }

@@ -23,8 +23,10 @@ OpResult op_putfh(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     } else if (auto ref = rq.find_by_handle(a.object); !ref) {
         st = to_nfsstat4(ref.error());
     }
+    auto fh = WireHandle::from(a.object);  // fits: one of ours
+    if (st == x4::NFS4_OK && !fh) st = x4::NFS4ERR_BADHANDLE;
     if (st == x4::NFS4_OK) {
-        c.current_fh = WireHandle(a.object.begin(), a.object.end());
+        c.current_fh = *fh;
         c.current_stateid.reset();  // §16.2.3.1.2: a new current fh clears it
     }
     encode_status_only(res, st);

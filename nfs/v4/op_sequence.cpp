@@ -74,8 +74,10 @@ OpResult op_sequence(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     // operation that overflows it into REP_TOO_BIG_TO_CACHE; when even that reply is larger
     // (a tiny limit, a long tag) nothing is kept, the slot is freed, and a retransmission
     // gets RETRY_UNCACHED_REP (§2.10.6.1.3) rather than finding the slot busy for ever.
-    c.on_finish = [session = r.session, slot = a.sa_slotid, seqid = a.sa_sequenceid](
-                      std::span<const uint8_t> reply) {
+    // The session is kept alive by rq.session, which nothing else sets, for as long as the
+    // COMPOUND runs. A pointer and two words fit std::function without an allocation.
+    c.on_finish = [session = r.session.get(), slot = a.sa_slotid,
+                   seqid = a.sa_sequenceid](std::span<const uint8_t> reply) {
         if (session->finish(slot, seqid, reply) == x4::NFS4ERR_REP_TOO_BIG_TO_CACHE)
             session->finish(slot, seqid, std::nullopt);
     };

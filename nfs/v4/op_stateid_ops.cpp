@@ -22,12 +22,7 @@ OpResult op_delegreturn(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (st == x4::NFS4_OK) {
         // The delegation must be of the current filehandle's file (§18.6.3).
         auto d = rq.svc.delegations.find(sid.other);
-        if (d) {
-            auto file = d->file.data();
-            const WireHandle& fh = *c.current_fh;
-            if (!std::equal(file.begin(), file.end(), fh.begin(), fh.end()))
-                st = x4::NFS4ERR_BAD_STATEID;
-        }
+        if (d && d->file != *c.current_fh) st = x4::NFS4ERR_BAD_STATEID;
     }
     if (st == x4::NFS4_OK) st = rq.svc.return_delegation(rq.clientid, sid);
     encode_status_only(res, st);

@@ -65,10 +65,9 @@ x4::nfsstat4 Request::admit(const vfs::Export& exp, Caller& who) {
     // DELEGRETURN). As the Linux server (nfsd4_spo_must_allow), a COMPOUND with such an
     // operation here or further on passes the export's sec= list; its client rule, squash
     // and access still apply.
-    const std::span<const uint32_t> rest =
-        compound.op_index < compound.opnums.size()
-            ? std::span<const uint32_t>(compound.opnums).subspan(compound.op_index)
-            : std::span<const uint32_t>();
+    const std::span<const uint32_t> rest = compound.op_index < compound.decoded_ops
+                                               ? compound.opnums().subspan(compound.op_index)
+                                               : std::span<const uint32_t>();
     if (v == Verdict::WeakAuth && clientid != 0 && integrity_protected() &&
         svc.clients.mach_allowed(clientid, rest, principal()))
         v = authorize(exp, ctx.header, who, /*any_flavor=*/true);
@@ -123,7 +122,7 @@ x4::nfsstat4 Request::resolve_cached(const std::optional<WireHandle>& fh,
         cache.reset();
         Target t;
         struct statx attrs {};
-        if (auto st = resolve(*fh, t, &attrs); st != x4::NFS4_OK) return st;
+        if (auto st = resolve(fh->data(), t, &attrs); st != x4::NFS4_OK) return st;
         cache.emplace(Cached{*fh, std::move(t), std::nullopt, false, {}});
         if (!cache->t.pseudo) {
             cache->attrs_op = compound.op_index;
@@ -158,7 +157,7 @@ const struct statx* Request::attrs_read_now() const {
     if (at == compound.op_index) return &current_->attrs;
     if (!current_->after_op || at > compound.op_index) return nullptr;
     for (size_t i = at + 1; i < compound.op_index; ++i)
-        if (i >= compound.opnums.size() || !leaves_attributes(compound.opnums[i])) return nullptr;
+        if (i >= compound.decoded_ops || !leaves_attributes(compound.opnum_at[i])) return nullptr;
     return &current_->attrs;
 }
 
@@ -170,13 +169,13 @@ x4::nfsstat4 Request::current_handle(const WireHandle*& out, bool& pseudo_fh) {
     out = nullptr;
     if (!compound.current_fh) return x4::NFS4ERR_NOFILEHANDLE;
     const WireHandle& fh = *compound.current_fh;
-    pseudo_fh = is_pseudo_handle(fh);
+    pseudo_fh = is_pseudo_handle(fh.data());
     if (pseudo_fh) {
-        auto node = decode_pseudo_handle(table->key(), fh);
+        auto node = decode_pseudo_handle(table->key(), fh.data());
         if (!node) return x4::NFS4ERR_BADHANDLE;
         if (!pseudo->has(*node)) return x4::NFS4ERR_STALE;
     } else if (!current_ || current_->fh != fh) {  // (current_: resolved and admitted)
-        auto ref = find_by_handle(fh);
+        auto ref = find_by_handle(fh.data());
         if (!ref) return to_nfsstat4(ref.error());
         Caller who;
         if (auto st = admit(*ref->exp, who); st != x4::NFS4_OK) return st;
@@ -190,12 +189,8 @@ x4::nfsstat4 Request::saved(Target*& out) {
 }
 
 WireHandle Request::handle_of(const Target& t) const {
-    if (t.pseudo) {
-        auto h = encode_pseudo_handle(table->key(), t.pseudo_node);
-        return WireHandle(h.data().begin(), h.data().end());
-    }
-    auto d = t.node.handle.data();
-    return WireHandle(d.begin(), d.end());
+    if (t.pseudo) return encode_pseudo_handle(table->key(), t.pseudo_node);
+    return t.node.handle;
 }
 
 void Request::set_current(Target t, const struct statx* attrs) {

@@ -23,8 +23,7 @@ x4::nfsstat4 effective_stateid(const Compound& c, const x4::stateid4& in, state:
 
 x4::nfsstat4 find_open(Request& rq, const state::Stateid& sid, const Target& cur, Open& out) {
     if (cur.pseudo) return x4::NFS4ERR_BAD_STATEID;
-    auto fh = cur.node.handle.data();
-    return find_open_of(rq, sid, WireHandle(fh.begin(), fh.end()), out);
+    return find_open_of(rq, sid, cur.node.handle, out);
 }
 
 x4::nfsstat4 find_open_of(Request& rq, const state::Stateid& sid, const WireHandle& fh, Open& out) {
@@ -33,8 +32,7 @@ x4::nfsstat4 find_open_of(Request& rq, const state::Stateid& sid, const WireHand
     if (r.status != x4::NFS4_OK) return r.status;
     auto o = rq.svc.opens.find(sid.other);
     if (!o || o->client != rq.clientid) return x4::NFS4ERR_BAD_STATEID;
-    auto file = o->file.data();
-    if (!std::equal(file.begin(), file.end(), fh.begin(), fh.end())) return x4::NFS4ERR_BAD_STATEID;
+    if (o->file != fh) return x4::NFS4ERR_BAD_STATEID;
     out = std::move(*o);
     out.stateid = r.stateid;
     return x4::NFS4_OK;
@@ -49,9 +47,7 @@ x4::nfsstat4 find_io_open_of(Request& rq, const state::Stateid& sid, const WireH
         // §10.2: the holder's I/O through its delegation, whatever it opened locally.
         auto d = rq.svc.delegations.find(sid.other);
         if (!d || d->client != rq.clientid) return x4::NFS4ERR_BAD_STATEID;
-        auto file = d->file.data();
-        if (!std::equal(file.begin(), file.end(), fh.begin(), fh.end()))
-            return x4::NFS4ERR_BAD_STATEID;
+        if (d->file != fh) return x4::NFS4ERR_BAD_STATEID;
         out = Open{};
         out.client = d->client;
         out.file = d->file;
@@ -66,8 +62,7 @@ x4::nfsstat4 find_io_open_of(Request& rq, const state::Stateid& sid, const WireH
     if (!ls || ls->client != rq.clientid) return x4::NFS4ERR_BAD_STATEID;
     auto o = rq.svc.opens.find(ls->open);
     if (!o || o->client != rq.clientid) return x4::NFS4ERR_BAD_STATEID;
-    auto file = o->file.data();
-    if (!std::equal(file.begin(), file.end(), fh.begin(), fh.end())) return x4::NFS4ERR_BAD_STATEID;
+    if (o->file != fh) return x4::NFS4ERR_BAD_STATEID;
     out = std::move(*o);
     return x4::NFS4_OK;
 }

@@ -33,14 +33,15 @@ OpResult sequence(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
 }
 
 OpResult putrootfh(Compound& c, xdr::Decoder&, xdr::Encoder& res) {
-    c.current_fh = WireHandle{9, 9};
+    const uint8_t bytes[] = {9, 9};
+    c.current_fh = *WireHandle::from(bytes);
     encode_status_only(res, x4::NFS4_OK);
     return {};
 }
 
 OpResult getfh(Compound& c, xdr::Decoder&, xdr::Encoder& res) {
     x4::GETFH4res r(x4::NFS4_OK);
-    r.resok4().object = *c.current_fh;
+    r.resok4().object = c.current_fh->data();
     x4::xdr_encode(res, r);
     return {};
 }

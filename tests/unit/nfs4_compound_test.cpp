@@ -18,6 +18,10 @@ struct Counters {
 };
 Counters* counters = nullptr;
 
+WireHandle handle(std::vector<uint8_t> bytes) {
+    return *WireHandle::from(bytes);
+}
+
 template <class Args>
 bool decode_args(xdr::Decoder& d, Args& a) {
     return x4::xdr_decode(d, a);
@@ -25,7 +29,7 @@ bool decode_args(xdr::Decoder& d, Args& a) {
 
 OpResult putrootfh(Compound& c, xdr::Decoder&, xdr::Encoder& res) {
     ++counters->putrootfh;
-    c.current_fh = WireHandle{1, 2, 3};
+    c.current_fh = handle({1, 2, 3});
     encode_status_only(res, x4::NFS4_OK);
     return {};
 }
@@ -33,7 +37,7 @@ OpResult putrootfh(Compound& c, xdr::Decoder&, xdr::Encoder& res) {
 OpResult getfh(Compound& c, xdr::Decoder&, xdr::Encoder& res) {
     ++counters->getfh;
     x4::GETFH4res r(x4::NFS4_OK);
-    r.resok4().object = *c.current_fh;
+    r.resok4().object = c.current_fh->data();
     x4::xdr_encode(res, r);
     return {};
 }
@@ -192,7 +196,7 @@ TEST_F(CompoundTest, SequenceThenOperationsRunInOrder) {
     ASSERT_EQ(opnums(),
               (std::vector<x4::nfs_opnum4>{x4::OP_SEQUENCE, x4::OP_PUTROOTFH, x4::OP_GETFH}));
     auto fh = res.resarray[2].opgetfh().resok4().object;
-    EXPECT_EQ(WireHandle(fh.begin(), fh.end()), (WireHandle{1, 2, 3}));
+    EXPECT_EQ(std::vector<uint8_t>(fh.begin(), fh.end()), (std::vector<uint8_t>{1, 2, 3}));
     EXPECT_EQ(std::string(res.tag.begin(), res.tag.end()), "tag");
 }
 

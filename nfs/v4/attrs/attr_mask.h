@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -64,9 +65,12 @@ class AttrMask {
     // Calls f(attr) for each attribute in the set, ascending: the order of attrlist4.
     template <class F>
     void for_each(F&& f) const {
-        for (uint32_t a = 0; a < kWords * 32; ++a)
-            if (has(a)) f(a);
+        for (uint32_t i = 0; i < kWords; ++i)
+            for (uint32_t bits = w_[i]; bits != 0; bits &= bits - 1)
+                f(i * 32 + static_cast<uint32_t>(std::countr_zero(bits)));
     }
+    // bitmap4's words 0..kWords-1 (those past the last set bit are zero).
+    const std::array<uint32_t, kWords>& words() const { return w_; }
 
   private:
     constexpr AttrMask(uint32_t a, uint32_t b, uint32_t c) : w_{a, b, c} {}

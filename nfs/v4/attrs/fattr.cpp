@@ -2,6 +2,7 @@
 
 #include <sys/sysmacros.h>
 
+#include <cstring>
 #include <vector>
 
 #include "nfs/v4/attrs/acl.h"
@@ -34,160 +35,221 @@ constexpr AttrMask kWriteOnly{x4::FATTR4_TIME_ACCESS_SET, x4::FATTR4_TIME_MODIFY
 constexpr AttrMask kExclCreat{x4::FATTR4_SIZE, x4::FATTR4_MODE, x4::FATTR4_OWNER,
                               x4::FATTR4_OWNER_GROUP};
 
-void put_time(xdr::Encoder& e, const struct statx_timestamp& t) {
-    x4::xdr_encode(e, x4::nfstime4{t.tv_sec, t.tv_nsec});
-}
+// The values of a fattr4 are many small words: they are stored through a buffer on the
+// stack and appended to the reply a few hundred bytes at a time, one capacity check each,
+// instead of one append per word.
+class ValueWriter {
+  public:
+    explicit ValueWriter(xdr::Encoder& e) : e_(e) {}
+    ValueWriter(const ValueWriter&) = delete;
+    ValueWriter& operator=(const ValueWriter&) = delete;
 
-// bitmap4: uint32_t<> (RFC 5662).
-void put_mask(xdr::Encoder& e, const AttrMask& m) {
-    auto words = m.to_wire();
-    e.put_u32(static_cast<uint32_t>(words.size()));
-    for (uint32_t w : words) e.put_u32(w);
-}
+    [[gnu::always_inline]] void u32(uint32_t v) {
+        room(4);
+        xdr::store_u32(buf_ + n_, v);
+        n_ += 4;
+    }
+    [[gnu::always_inline]] void u64(uint64_t v) {
+        room(8);
+        xdr::store_u64(buf_ + n_, v);
+        n_ += 8;
+    }
+    [[gnu::always_inline]] void boolean(bool v) { u32(v ? 1 : 0); }
+    // nfstime4: seconds (int64), nseconds (uint32).
+    [[gnu::always_inline]] void time(int64_t sec, uint32_t nsec) {
+        room(12);
+        xdr::store_u64(buf_ + n_, static_cast<uint64_t>(sec));
+        xdr::store_u32(buf_ + n_ + 8, nsec);
+        n_ += 12;
+    }
+    // bitmap4: uint32_t<>; trailing zero words left off (§3.3.7 allows any length).
+    void mask(const AttrMask& m) {
+        const auto w = m.words();
+        size_t len = w.size();
+        while (len > 0 && w[len - 1] == 0) --len;
+        room(4 + 4 * w.size());
+        xdr::store_u32(buf_ + n_, static_cast<uint32_t>(len));
+        for (size_t i = 0; i < len; ++i) xdr::store_u32(buf_ + n_ + 4 + 4 * i, w[i]);
+        n_ += 4 + 4 * len;
+    }
+    void opaque(std::span<const uint8_t> d) {
+        const size_t pad = xdr::pad4(d.size());
+        if (d.size() > sizeof buf_ - 4 - pad) {
+            flush().put_opaque(d);
+            return;
+        }
+        room(4 + d.size() + pad);
+        xdr::store_u32(buf_ + n_, static_cast<uint32_t>(d.size()));
+        if (!d.empty()) std::memcpy(buf_ + n_ + 4, d.data(), d.size());
+        std::memset(buf_ + n_ + 4 + d.size(), 0, pad);
+        n_ += 4 + d.size() + pad;
+    }
+    void string(const std::string& s) {
+        opaque({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
+    }
+    // Where the next value starts in the encoder's stream.
+    size_t offset() const { return e_.size() + n_; }
+    // What is buffered goes to the encoder, which is returned for a value written there.
+    xdr::Encoder& flush() {
+        if (n_) e_.put_fixed(buf_, n_);  // whole words: no padding
+        n_ = 0;
+        return e_;
+    }
 
-void put_string(xdr::Encoder& e, const std::string& s) {
-    e.put_string(s);
+  private:
+    [[gnu::always_inline]] void room(size_t k) {
+        if (sizeof buf_ - n_ < k) flush();
+    }
+    xdr::Encoder& e_;
+    size_t n_ = 0;
+    uint8_t buf_[512];
+};
+
+void put_time(ValueWriter& w, const struct statx_timestamp& t) {
+    w.time(t.tv_sec, t.tv_nsec);
 }
 
 // One attribute's value (§5.6, §5.7 give each one's XDR type).
-void put_value(uint32_t attr, const ObjectAttrs& o, xdr::Encoder& e) {
+void put_value(uint32_t attr, const ObjectAttrs& o, ValueWriter& w) {
     const struct statx& st = o.st;
     const FsAttrs& fs = *o.fs;
     switch (attr) {
         case x4::FATTR4_SUPPORTED_ATTRS:
-            put_mask(e, kSupported);
+            w.mask(kSupported);
             break;
         case x4::FATTR4_TYPE:
-            e.put_u32(file_type(st.stx_mode));
+            w.u32(file_type(st.stx_mode));
             break;
         case x4::FATTR4_FH_EXPIRE_TYPE:
-            e.put_u32(x4::FH4_PERSISTENT);
+            w.u32(x4::FH4_PERSISTENT);
             break;
         case x4::FATTR4_CHANGE:
-            e.put_u64(o.change);
+            w.u64(o.change);
             break;
         case x4::FATTR4_SIZE:
-            e.put_u64(st.stx_size);
+            w.u64(st.stx_size);
             break;
         case x4::FATTR4_LINK_SUPPORT:
-            e.put_bool(true);
+            w.boolean(true);
             break;
         case x4::FATTR4_SYMLINK_SUPPORT:
-            e.put_bool(true);
+            w.boolean(true);
             break;
         case x4::FATTR4_NAMED_ATTR:
-            e.put_bool(false);
+            w.boolean(false);
             break;
-        case x4::FATTR4_FSID:
-            x4::xdr_encode(e, fs.fsid);
+        case x4::FATTR4_FSID:  // fsid4: major, minor
+            w.u64(fs.fsid.major);
+            w.u64(fs.fsid.minor);
             break;
         case x4::FATTR4_UNIQUE_HANDLES:
-            e.put_bool(true);
+            w.boolean(true);
             break;
         case x4::FATTR4_LEASE_TIME:
-            e.put_u32(fs.lease_time);
+            w.u32(fs.lease_time);
             break;
         case x4::FATTR4_RDATTR_ERROR:
-            e.put_u32(x4::NFS4_OK);
+            w.u32(x4::NFS4_OK);
             break;
         case x4::FATTR4_FILEHANDLE:
-            e.put_opaque(o.fh);
+            w.opaque(o.fh);
             break;
         case x4::FATTR4_SUPPATTR_EXCLCREAT:
-            put_mask(e, kExclCreat);
+            w.mask(kExclCreat);
             break;
         case x4::FATTR4_ACL:
-            encode_mode_acl(st.stx_mode, e);
+            encode_mode_acl(st.stx_mode, w.flush());
             break;
         case x4::FATTR4_ACLSUPPORT:
-            e.put_u32(kAclSupport);
+            w.u32(kAclSupport);
             break;
         case x4::FATTR4_CANSETTIME:
-            e.put_bool(true);
+            w.boolean(true);
             break;
         case x4::FATTR4_CASE_INSENSITIVE:
-            e.put_bool(false);
+            w.boolean(false);
             break;
         case x4::FATTR4_CASE_PRESERVING:
-            e.put_bool(true);
+            w.boolean(true);
             break;
         case x4::FATTR4_CHOWN_RESTRICTED:
-            e.put_bool(true);
+            w.boolean(true);
             break;
         case x4::FATTR4_FILEID:
-            e.put_u64(st.stx_ino);
+            w.u64(st.stx_ino);
             break;
         case x4::FATTR4_FILES_AVAIL:
-            e.put_u64(fs.files_avail);
+            w.u64(fs.files_avail);
             break;
         case x4::FATTR4_FILES_FREE:
-            e.put_u64(fs.files_free);
+            w.u64(fs.files_free);
             break;
         case x4::FATTR4_FILES_TOTAL:
-            e.put_u64(fs.files_total);
+            w.u64(fs.files_total);
             break;
         case x4::FATTR4_HOMOGENEOUS:
-            e.put_bool(true);
+            w.boolean(true);
             break;
         case x4::FATTR4_MAXFILESIZE:
-            e.put_u64(fs.maxfilesize);
+            w.u64(fs.maxfilesize);
             break;
         case x4::FATTR4_MAXLINK:
-            e.put_u32(fs.maxlink);
+            w.u32(fs.maxlink);
             break;
         case x4::FATTR4_MAXNAME:
-            e.put_u32(fs.maxname);
+            w.u32(fs.maxname);
             break;
         case x4::FATTR4_MAXREAD:
-            e.put_u64(fs.maxread);
+            w.u64(fs.maxread);
             break;
         case x4::FATTR4_MAXWRITE:
-            e.put_u64(fs.maxwrite);
+            w.u64(fs.maxwrite);
             break;
         case x4::FATTR4_MODE:
-            e.put_u32(st.stx_mode & 07777);
+            w.u32(st.stx_mode & 07777);
             break;
         case x4::FATTR4_NO_TRUNC:
-            e.put_bool(true);
+            w.boolean(true);
             break;
         case x4::FATTR4_NUMLINKS:
-            e.put_u32(st.stx_nlink);
+            w.u32(st.stx_nlink);
             break;
         case x4::FATTR4_OWNER:
-            put_string(e, o.owner);
+            w.string(o.owner);
             break;
         case x4::FATTR4_OWNER_GROUP:
-            put_string(e, o.owner_group);
+            w.string(o.owner_group);
             break;
-        case x4::FATTR4_RAWDEV:
-            x4::xdr_encode(e, x4::specdata4{st.stx_rdev_major, st.stx_rdev_minor});
+        case x4::FATTR4_RAWDEV:  // specdata4: specdata1, specdata2
+            w.u32(st.stx_rdev_major);
+            w.u32(st.stx_rdev_minor);
             break;
         case x4::FATTR4_SPACE_AVAIL:
-            e.put_u64(fs.space_avail);
+            w.u64(fs.space_avail);
             break;
         case x4::FATTR4_SPACE_FREE:
-            e.put_u64(fs.space_free);
+            w.u64(fs.space_free);
             break;
         case x4::FATTR4_SPACE_TOTAL:
-            e.put_u64(fs.space_total);
+            w.u64(fs.space_total);
             break;
         case x4::FATTR4_SPACE_USED:
-            e.put_u64(st.stx_blocks * 512);
+            w.u64(st.stx_blocks * 512);
             break;
         case x4::FATTR4_TIME_ACCESS:
-            put_time(e, st.stx_atime);
+            put_time(w, st.stx_atime);
             break;
         case x4::FATTR4_TIME_DELTA:
-            x4::xdr_encode(e, x4::nfstime4{0, 1});
+            w.time(0, 1);
             break;
         case x4::FATTR4_TIME_METADATA:
-            put_time(e, st.stx_ctime);
+            put_time(w, st.stx_ctime);
             break;
         case x4::FATTR4_TIME_MODIFY:
-            put_time(e, st.stx_mtime);
+            put_time(w, st.stx_mtime);
             break;
         case x4::FATTR4_MOUNTED_ON_FILEID:
-            e.put_u64(o.mounted_on_fileid);
+            w.u64(o.mounted_on_fileid);
             break;
         default:
             break;  // not in kSupported: never asked for
@@ -330,12 +392,14 @@ bool attrlist_well_formed(const AttrMask& m, std::span<const uint8_t> vals) {
 x4::nfsstat4 encode_fattr(const AttrMask& requested, const ObjectAttrs& o, xdr::Encoder& e) {
     if (!(requested & kWriteOnly).empty()) return x4::NFS4ERR_INVAL;
     AttrMask returned = requested & kSupported;
-    put_mask(e, returned);
+    ValueWriter w(e);
+    w.mask(returned);
     // attr_vals is an opaque whose length comes first: encoded in place, its length
     // patched in after (every value is a whole number of XDR words, so no padding).
-    const size_t length_at = e.size();
-    e.put_u32(0);
-    returned.for_each([&](uint32_t a) { put_value(a, o, e); });
+    const size_t length_at = w.offset();
+    w.u32(0);
+    returned.for_each([&](uint32_t a) { put_value(a, o, w); });
+    w.flush();
     if (!e.counting()) e.patch_u32(length_at, static_cast<uint32_t>(e.size() - length_at - 4));
     return x4::NFS4_OK;
 }

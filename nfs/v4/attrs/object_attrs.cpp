@@ -59,8 +59,11 @@ x4::nfsstat4 encode_attrs_of(Request& rq, const Target& t, const AttrMask& want,
     ObjectAttrs o;
     FsAttrs fs;
     fill_limits(rq, fs);
-    WireHandle fh = rq.handle_of(t);
-    o.fh = fh;
+    WireHandle fh;  // made only when asked for: a pseudo directory's is a MAC
+    if (want.has(x4::FATTR4_FILEHANDLE)) {
+        fh = rq.handle_of(t);
+        o.fh = fh.data();
+    }
     if (t.pseudo) {
         // §7.3: read-only directories owned by root.
         o.st.stx_mode = S_IFDIR | 0555;
