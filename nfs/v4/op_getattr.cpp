@@ -11,15 +11,14 @@ namespace nfsrdmad::nfs::v4 {
 
 OpResult op_getattr(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     Request& rq = *c.rq;
-    x4::GETATTR4args a;
-    if (!rq.decode(args, a)) return OpResult::bad_xdr();
+    AttrMask want;  // GETATTR4args: attr_request, one bitmap4
+    if (!AttrMask::decode(args, want)) return OpResult::bad_xdr();
     Target* t;
     x4::nfsstat4 st = rq.current(t);
     // §10.4.3: another client's write delegation may hide the file's size and times: its
     // holder is asked (CB_GETATTR) and this GETATTR told to come back (NFS4ERR_DELAY) until
     // the answer is in; a holder with changes gives the size, and the file's times move.
     // Only attributes the holder's writes move are worth asking for (as knfsd does).
-    const AttrMask want = AttrMask::from_wire(a.attr_request);
     static constexpr uint32_t kMoved[] = {x4::FATTR4_CHANGE,        x4::FATTR4_SIZE,
                                           x4::FATTR4_SPACE_USED,    x4::FATTR4_TIME_ACCESS,
                                           x4::FATTR4_TIME_METADATA, x4::FATTR4_TIME_MODIFY};

@@ -226,3 +226,59 @@ TEST(AttrMask, WireFormTrimsAndIgnoresBitsBeyondTheKnownWords) {
     m.for_each([&](uint32_t a) { seen.push_back(a); });
     EXPECT_EQ(seen, (std::vector<uint32_t>{1, 33, 75}));
 }
+
+TEST(AttrMask, EveryWordsFirstAndLastBitInOrder) {
+    std::vector<uint32_t> seen;
+    AttrMask{95, 0, 64, 31, 32, 63}.for_each([&](uint32_t a) { seen.push_back(a); });
+    EXPECT_EQ(seen, (std::vector<uint32_t>{0, 31, 32, 63, 64, 95}));
+}
+
+// GETATTR reads its bitmap4 straight into a mask: the same bytes accepted as the
+// generated decoder accepts, the same mask as from_wire makes of what it decodes.
+TEST(AttrMask, DecodeAgreesWithTheGeneratedDecoder) {
+    using xdr::testing::be;
+    const std::vector<std::vector<uint8_t>> inputs = {
+        be({0}),                          // no words
+        be({2, 0x0010011a, 0x00b0a23a}),  // what the Linux client asks
+        be({5, 1, 2, 3, 4, 5}),           // words past the known ones
+        be({3, 1, 2}),                    // a word short
+        be({0x40000000, 1}),              // a count past the bytes
+        {},                               // nothing at all
+    };
+    for (const auto& b : inputs) {
+        xdr::Decoder generated(b), ours(b);
+        x4::GETATTR4args a;  // one bitmap4
+        const bool g = x4::xdr_decode(generated, a);
+        AttrMask m;
+        const bool o = AttrMask::decode(ours, m);
+        ASSERT_EQ(o, g) << ::testing::PrintToString(b);
+        if (!g) continue;
+        EXPECT_EQ(ours.offset(), generated.offset());
+        EXPECT_EQ(m, AttrMask::from_wire(a.attr_request));
+    }
+}
+
+// Values pass through a buffer of a few hundred bytes on their way to the reply: long
+// owner strings and the ACL (encoded straight into the reply) land in their places.
+TEST_F(FattrTest, LongValuesAndTheAclKeepTheirOrder) {
+    o.owner = std::string(600, 'o');
+    o.owner_group = std::string(300, 'g');
+    auto f = get({x4::FATTR4_SIZE, x4::FATTR4_ACL, x4::FATTR4_FILEID, x4::FATTR4_MODE,
+                  x4::FATTR4_OWNER, x4::FATTR4_OWNER_GROUP, x4::FATTR4_TIME_MODIFY});
+    xdr::Decoder d(f.attr_vals);
+    EXPECT_EQ(d.get_u64(), 12345u);     // 4 size
+    const uint32_t aces = d.get_u32();  // 12 acl
+    EXPECT_GE(aces, 3u);
+    for (uint32_t i = 0; i < aces; ++i) {
+        x4::nfsace4 ace;
+        ASSERT_TRUE(x4::xdr_decode(d, ace));
+    }
+    EXPECT_EQ(d.get_u64(), 4242u);                 // 20 fileid
+    EXPECT_EQ(d.get_u32(), 04755u);                // 33 mode
+    EXPECT_EQ(d.get_string(1024), o.owner);        // 36 owner
+    EXPECT_EQ(d.get_string(1024), o.owner_group);  // 37 owner_group
+    EXPECT_EQ(d.get_i64(), 1700000000);            // 53 time_modify
+    EXPECT_EQ(d.get_u32(), 5u);
+    EXPECT_TRUE(d.ok());
+    EXPECT_EQ(d.remaining(), 0u);
+}

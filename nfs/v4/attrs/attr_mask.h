@@ -56,6 +56,21 @@ class AttrMask {
         if (beyond) *beyond = extra;
         return m;
     }
+    // A bitmap4 (uint32_t<>) read into a mask without the vector xdr_decode makes: it
+    // accepts what that accepts, and drops the words from_wire drops.
+    static bool decode(xdr::Decoder& d, AttrMask& out) {
+        const uint32_t n = d.get_u32();
+        if (!d.ok() || n > d.remaining() / 4) {
+            d.fail();
+            return false;
+        }
+        out = AttrMask{};
+        for (uint32_t i = 0; i < n; ++i) {
+            const uint32_t w = d.get_u32();
+            if (i < kWords) out.w_[i] = w;
+        }
+        return d.ok();
+    }
     // Trailing zero words are left off (RFC 8881 §3.3.7 allows any length).
     x4::bitmap4 to_wire() const {
         size_t n = kWords;
