@@ -56,6 +56,17 @@ TEST(OpStats, CountsCallsLatencyBucketsAndErrorsByStatusName) {
 
 // Operation numbers the table does not name (a hostile or future op, a gap) count under
 // "other"; statuses the protocol does not list count under "unknown": labels stay bounded.
+// A bucket's bound is inclusive (Prometheus `le`), to the nanosecond.
+TEST(OpStats, LatencyBucketBoundsAreInclusive) {
+    EXPECT_EQ(latency_bucket(0), 0u);
+    EXPECT_EQ(latency_bucket(25'000), 0u);
+    EXPECT_EQ(latency_bucket(25'001), 1u);
+    EXPECT_EQ(latency_bucket(2'500'000), 6u);
+    EXPECT_EQ(latency_bucket(2'500'001), 7u);
+    EXPECT_EQ(latency_bucket(5'000'000'000), 15u);
+    EXPECT_EQ(latency_bucket(5'000'000'001), OpStats::kBuckets.size());
+}
+
 TEST(OpStats, UnnamedOperationsAndStatusesStayBounded) {
     OpStats t("nfs", "3", {"NULL", "GETATTR", ""}, status_name);
     t.record(2, 0, 1000);

@@ -25,11 +25,22 @@ size_t OpStats::slot_of(uint32_t op) const {
     return op < slots_.size() - 1 && slots_[op] ? op : slots_.size() - 1;
 }
 
+namespace {
+
+// OpStats::kBuckets in nanoseconds: a bucket is found with integer compares, not by
+// converting every call's time to seconds.
+constexpr std::array<uint64_t, OpStats::kBuckets.size()> kBucketNs = [] {
+    std::array<uint64_t, OpStats::kBuckets.size()> ns{};
+    for (size_t i = 0; i < ns.size(); ++i)
+        ns[i] = static_cast<uint64_t>(OpStats::kBuckets[i] * 1e9 + 0.5);
+    return ns;
+}();
+
+}  // namespace
+
 size_t latency_bucket(uint64_t nanoseconds) {
-    const double seconds = static_cast<double>(nanoseconds) * 1e-9;
-    return static_cast<size_t>(
-        std::lower_bound(OpStats::kBuckets.begin(), OpStats::kBuckets.end(), seconds) -
-        OpStats::kBuckets.begin());
+    return static_cast<size_t>(std::lower_bound(kBucketNs.begin(), kBucketNs.end(), nanoseconds) -
+                               kBucketNs.begin());
 }
 
 void OpStats::count(size_t i, uint64_t nanoseconds) {
