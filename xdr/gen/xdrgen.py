@@ -477,7 +477,7 @@ class Generator:
                 raise SyntaxError(f"--skip {n}: not a struct or union of this specification")
             seen.add(n)
             kind, body = self.defined[n]
-            decls = body if kind == "struct" else [a for _, a in body[1]] + ([body[2]] if body[2] else [])
+            decls = self.fields(kind, body)
             for d in decls:
                 acc = set()
                 self.needs(d, acc)
@@ -485,6 +485,11 @@ class Generator:
         return seen
 
     # -- ordering ------------------------------------------------------------------------
+    @staticmethod
+    def fields(kind, body):
+        """A struct's declarations, or a union's arms (its default arm last)."""
+        return body if kind == "struct" else [a for _, a in body[1]] + ([body[2]] if body[2] else [])
+
     def needs(self, d, acc, depth=0):
         """The struct/union names a declaration refers to, through typedefs."""
         if d.kind == "void" or d.type in ("opaque", "string") or depth > 16:
@@ -500,7 +505,7 @@ class Generator:
         deps = {}
         for name, (kind, body) in self.defined.items():
             acc = set()
-            decls = body if kind == "struct" else [a for _, a in body[1]] + ([body[2]] if body[2] else [])
+            decls = self.fields(kind, body)
             for d in decls:
                 if d.kind == "opt" and d.type in self.list_nodes:
                     continue
