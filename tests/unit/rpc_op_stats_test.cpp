@@ -54,8 +54,6 @@ TEST(OpStats, CountsCallsLatencyBucketsAndErrorsByStatusName) {
     EXPECT_EQ(s.errors[1].status, "ERR_ACCES");
 }
 
-// Operation numbers the table does not name (a hostile or future op, a gap) count under
-// "other"; statuses the protocol does not list count under "unknown": labels stay bounded.
 // A bucket's bound is inclusive (Prometheus `le`), to the nanosecond.
 TEST(OpStats, LatencyBucketBoundsAreInclusive) {
     EXPECT_EQ(latency_bucket(0), 0u);
@@ -67,6 +65,8 @@ TEST(OpStats, LatencyBucketBoundsAreInclusive) {
     EXPECT_EQ(latency_bucket(5'000'000'001), OpStats::kBuckets.size());
 }
 
+// Operation numbers the table does not name (a hostile or future op, a gap) count under
+// "other"; statuses the protocol does not list count under "unknown": labels stay bounded.
 TEST(OpStats, UnnamedOperationsAndStatusesStayBounded) {
     OpStats t("nfs", "3", {"NULL", "GETATTR", ""}, status_name);
     t.record(2, 0, 1000);
