@@ -515,7 +515,7 @@ std::optional<TcpListener> Loader::tcp_listener(const Val& v, const std::string&
 
 void Loader::engine(const Val& v) {
     if (!is_map(v, "'engine'", true)) return;
-    Keys keys = {"threads", "workers", "mode", "spin_us", "fd_cache"};
+    Keys keys = {"threads", "workers", "mode", "spin_us", "fd_cache", "reactor_calls"};
     for_each_key(v, "in engine", keys, [&](std::string_view key, const Val& val) {
         if (key == "threads") {
             if (auto n = number(val, "'threads'", 0, kMaxThreads))
@@ -526,6 +526,8 @@ void Loader::engine(const Val& v) {
             if (auto n = number(val, "'spin_us'", 0, 1000000)) cfg_.spin_us = uint32_t(*n);
         } else if (key == "fd_cache") {
             if (auto n = number(val, "'fd_cache'", 0, 1000000)) cfg_.fd_cache = uint32_t(*n);
+        } else if (key == "reactor_calls") {
+            if (auto b = flag(val, "'reactor_calls'")) cfg_.reactor_calls = *b;
         } else if (auto s = text(val, "'mode'")) {
             if (*s == "event")
                 cfg_.engine_mode = EngineMode::Event;

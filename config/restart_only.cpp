@@ -24,7 +24,7 @@ std::vector<std::string> restart_only_changes(const Config& running, const Confi
     note(!(running.kerberos == next.kerberos), "kerberos");
     note(running.engine_mode != next.engine_mode || running.spin_us != next.spin_us ||
              running.engine_threads != next.engine_threads || running.workers != next.workers ||
-             running.fd_cache != next.fd_cache,
+             running.fd_cache != next.fd_cache || running.reactor_calls != next.reactor_calls,
          "engine");
     note(running.state_dir != next.state_dir, "state_dir");
     return out;

@@ -180,6 +180,7 @@ rdma::ServerOptions rdma_options(const config::Config& cfg) {
     o.credits = cfg.rdma_tuning.credits;
     o.max_connections = cfg.rdma_tuning.max_connections;
     o.pools = pool_sizes(cfg);
+    o.reactor_calls = cfg.reactor_calls;
     // Test hooks (tests/vm): received RPC-over-RDMA messages written out as fuzz seeds;
     // the iWARP per-Read sink registration on any device; a shallow send queue.
     if (const char* e = std::getenv("NFSRDMAD_RDMA_CAPTURE_DIR"); e && *e) {

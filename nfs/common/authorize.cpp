@@ -73,6 +73,10 @@ bool port_allowed(const vfs::ClientRule& rule, const rpc::Peer& peer) {
     return port < 1024;
 }
 
+bool may_look_up_names(const vfs::Export& exp) {
+    return has_hostname_rule(exp.spec());
+}
+
 const vfs::ClientRule* client_rule(const vfs::Export& exp, const rpc::Peer& peer) {
     std::string host = has_hostname_rule(exp.spec()) ? verified_hostname(peer) : "";
     return vfs::match(exp.spec(), reinterpret_cast<const sockaddr*>(&peer.addr), host);

@@ -28,6 +28,11 @@ enum class Verdict {
 Verdict authorize(const vfs::Export& exp, const rpc::CallHeader& h, Caller& out,
                   bool any_flavor = false);
 
+// Whether authorize() and client_rule() may wait for a name lookup (the export has a
+// hostname rule): a caller that must not block (rpc::CallContext::nowait) leaves the call
+// to a worker then.
+bool may_look_up_names(const vfs::Export& exp);
+
 // The client rule only (MOUNT: the flavors to offer, whether it may mount at all).
 const vfs::ClientRule* client_rule(const vfs::Export& exp, const rpc::Peer& peer);
 

@@ -10,19 +10,20 @@ struct Proc {
     const char* name;
     bool idempotent;  // false: through the duplicate request cache (RFC 1813 §4.5)
     rpc::Outcome (*run)(Request&);
+    bool nowait = false;  // honours CallContext::nowait (Request::would_block)
 };
 
 rpc::Outcome proc_null(Request&) { return rpc::Outcome::ok(); }
 
 // Indexed by procedure number (RFC 1813 §3).
 constexpr Proc kProcs[] = {
-    {"NULL", true, proc_null},
-    {"GETATTR", true, proc_getattr},
+    {"NULL", true, proc_null},  // a worker's: a ping gains nothing on a reactor
+    {"GETATTR", true, proc_getattr, true},
     {"SETATTR", false, proc_setattr},
     {"LOOKUP", true, proc_lookup},
-    {"ACCESS", true, proc_access},
+    {"ACCESS", true, proc_access, true},
     {"READLINK", true, proc_readlink},
-    {"READ", true, proc_read},
+    {"READ", true, proc_read, true},
     {"WRITE", true, proc_write},  // rewriting the same bytes is harmless
     {"CREATE", false, proc_create},
     {"MKDIR", false, proc_mkdir},
@@ -51,7 +52,7 @@ uint32_t Nfs3Program::number() const { return x::NFS_PROGRAM; }
 rpc::ProcedureInfo Nfs3Program::procedure(uint32_t, uint32_t proc) const {
     if (proc >= std::size(kProcs)) return {};
     // RFC 1813: every result but NULL's begins with nfsstat3.
-    return {true, kProcs[proc].idempotent, kProcs[proc].name, proc != 0};
+    return {true, kProcs[proc].idempotent, kProcs[proc].name, proc != 0, kProcs[proc].nowait};
 }
 
 rpc::OpStats::StatusName Nfs3Program::status_name(uint32_t) const {

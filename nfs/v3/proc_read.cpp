@@ -18,6 +18,11 @@ rpc::Outcome proc_read(Request& rq) {
     if (res.status() != x::NFS3_OK) return rq.reply(res);
     uint32_t count = std::min(a.count, kMaxTransfer);
     rpc::PayloadBuffer* buf = rq.ctx.payload_buffer(count);
+    if (!buf && rq.ctx.nowait) {
+        // None free this instant: a worker waits a little for one (as the transport's).
+        rq.block();
+        return rq.reply(res);
+    }
     if (!buf) {
         // Every payload buffer is in flight (RDMA's registered pool is bounded): the
         // client retries later (RFC 1813 §2.6 NFS3ERR_JUKEBOX).
@@ -25,7 +30,15 @@ rpc::Outcome proc_read(Request& rq) {
         return rq.reply(res);
     }
     vfs::Result<vfs::ReadResult> r = vfs::fail(EINVAL);
-    if (int pipe = buf->splice_fd(); pipe >= 0) {
+    if (rq.ctx.nowait) {
+        // From the page cache, into memory: a transport that splices (TCP) is never asked
+        // to run a READ nowait, and one that is gets it done on a worker.
+        if (buf->splice_fd() < 0) r = vfs::read_nowait(*file, a.offset, count, buf->data(), who.id);
+        if (buf->splice_fd() >= 0 || (!r && r.error() == EWOULDBLOCK)) {
+            rq.block();
+            return rq.reply(res);
+        }
+    } else if (int pipe = buf->splice_fd(); pipe >= 0) {
         r = vfs::read_to_pipe(*file, a.offset, count, pipe, who.id);
         if (r) buf->set_spliced(r->count);
         if (r && !r->eof && r->count < count) {

@@ -1,5 +1,7 @@
 #include "nfs/v3/request.h"
 
+#include <cerrno>
+
 #include "nfs/vfs/secret.h"
 #include "xdr/rpc_prot.h"
 
@@ -27,8 +29,11 @@ x::nfsstat3 Request::admit(const vfs::Export& exp, Caller& who) {
 x::nfsstat3 Request::resolve(const x::nfs_fh3& fh, Target& out, struct statx* attrs) {
     auto ref = table->find_by_handle(fh.data);
     if (!ref) return to_nfsstat3(ref.error());
+    if (ctx.nowait && (!ref->exp->local() || any_delegations() || may_look_up_names(*ref->exp)))
+        return block();
     if (x::nfsstat3 s = admit(*ref->exp, out.who); s != x::NFS3_OK) return s;
-    auto node = svc.files.node(*ref, attrs);
+    auto node = ctx.nowait ? svc.files.cached_node(*ref, attrs) : svc.files.node(*ref, attrs);
+    if (!node && ctx.nowait && node.error() == EWOULDBLOCK) return block();
     if (!node) return to_nfsstat3(node.error());
     out.node = std::move(*node);
     return x::NFS3_OK;
@@ -39,11 +44,14 @@ x::nfsstat3 Request::open(const x::nfs_fh3& fh, vfs::OpenFor need,
                           std::optional<struct statx>* read_now) {
     auto ref = table->find_by_handle(fh.data);
     if (!ref) return to_nfsstat3(ref.error());
+    if (ctx.nowait && (!ref->exp->local() || any_delegations() || may_look_up_names(*ref->exp)))
+        return block();
     if (x::nfsstat3 s = admit(*ref->exp, who); s != x::NFS3_OK) return s;
     // A caller without write access gets NFS3ERR_ROFS from WRITE, with the file's wcc
     // data: a read-only descriptor serves that (RFC 1813 §3.3.7).
     if (!who.read_write) need = vfs::OpenFor::Read;
-    auto f = svc.files.get(*ref, need, read_now);
+    auto f = ctx.nowait ? svc.files.cached(*ref, need) : svc.files.get(*ref, need, read_now);
+    if (!f && ctx.nowait && f.error() == EWOULDBLOCK) return block();
     if (!f) return to_nfsstat3(f.error());
     // READ beside a write delegation, WRITE beside any (RFC 8881 §10.4.1).
     if (delegated((*f)->handle, need == vfs::OpenFor::Write)) return x::NFS3ERR_JUKEBOX;

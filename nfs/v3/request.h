@@ -59,8 +59,19 @@ class Request {
         return any_delegations() && svc.delegations->write_delegated(file);
     }
 
+    // A nowait call (rpc::CallContext::nowait) that cannot go on without blocking: a handle
+    // the descriptor cache does not hold, or delegations to check (their recalls are a
+    // worker's). Returns a status for the procedure to carry to reply(), which then answers
+    // Outcome::would_block() instead; nothing may be done in between.
+    x::nfsstat3 block() {
+        would_block_ = true;
+        return x::NFS3ERR_JUKEBOX;
+    }
+    bool would_block() const { return would_block_; }
+
     template <class Res>
     rpc::Outcome reply(const Res& res) {
+        if (would_block_) return rpc::Outcome::would_block();
         if (rejected_) return *rejected_;
         x::xdr_encode(ctx.res, res);
         return rpc::Outcome::ok();
@@ -69,6 +80,7 @@ class Request {
   private:
     x::nfsstat3 admit(const vfs::Export& exp, Caller& who);
     std::optional<rpc::Outcome> rejected_;
+    bool would_block_ = false;
 };
 
 // The procedures (RFC 1813 §3.3.x).

@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
 #include <algorithm>
@@ -22,6 +23,16 @@ constexpr SipKey kFsidKey = {'n', 'f', 's', 'r', 'd', 'm', 'a', 'd',
 
 void set_why(std::string* why, std::string text) {
     if (why) *why = std::move(text);
+}
+
+bool is_local_file_system(int fd) {
+    // statfs(2) f_type magics (linux/magic.h).
+    constexpr long kLocal[] = {0xEF53 /* ext2-4 */, 0x58465342 /* XFS */, 0x9123683E /* btrfs */,
+                               static_cast<long>(0xF2F52010) /* f2fs */, 0x01021994 /* tmpfs */};
+    struct statfs fs {};
+    if (::fstatfs(fd, &fs) != 0) return false;
+    return std::find(std::begin(kLocal), std::end(kLocal), static_cast<long>(fs.f_type)) !=
+           std::end(kLocal);
 }
 
 dev_t dev_of(const struct statx& st) {
@@ -165,6 +176,7 @@ Result<std::shared_ptr<const ExportTable>> ExportTable::create(std::vector<Expor
         }
         exp->dev_ = dev_of(*root_st);
         exp->root_ino_ = root_st->stx_ino;
+        exp->local_ = is_local_file_system(exp->root_.get());
 
         auto kernel = kernel_handle_of(exp->root_.get());
         if (!kernel) {

@@ -85,6 +85,11 @@ class Export : public std::enable_shared_from_this<Export> {
     const HandleKey& key() const { return key_; }
 
     bool is_root(const struct statx& st) const;
+    // The export is on a local disk or memory file system (ext2-4, XFS, btrfs, f2fs,
+    // tmpfs), where a statx of a held descriptor and a read from the page cache wait on
+    // nothing remote: calls that must not block (rpc::CallContext::nowait) may use it.
+    // Not a network or FUSE file system, whose every call may wait on a peer.
+    bool local() const { return local_; }
     FileHandle encode(const KernelHandle& kernel) const {
         return encode_handle(key_, fsid(), kernel);
     }
@@ -103,6 +108,7 @@ class Export : public std::enable_shared_from_this<Export> {
     UniqueFd mount_;
     dev_t dev_ = 0;
     uint64_t root_ino_ = 0;
+    bool local_ = false;
     FileHandle root_handle_;
     HandleKey key_{};
 };

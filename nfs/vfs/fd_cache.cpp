@@ -78,35 +78,46 @@ Result<std::shared_ptr<const OpenFile>> FdCache::get(const Node& node, OpenFor n
     return open_and_insert(node.exp, node.handle, node.fd.get(), need, known);
 }
 
-Result<Node> FdCache::node(const HandleRef& ref, struct statx* attrs) {
-    std::shared_ptr<const OpenFile> kept;  // a directory, or a file open for I/O
-    {
+std::shared_ptr<const OpenFile> FdCache::lookup_node(const HandleRef& ref) {
+    std::lock_guard lock(mu_);
+    auto it = slots_.find(ref.handle);
+    if (it == slots_.end() || it->second.file->exp != ref.exp) return nullptr;
+    lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
+    return it->second.file;  // a directory, or a file open for I/O
+}
+
+Result<Node> FdCache::kept_node(const HandleRef& ref, std::shared_ptr<const OpenFile> kept,
+                                struct statx* attrs) {
+    auto st = sys::stat_fd(kept->fd.get());
+    if (!st) return st.failure();
+    if (st->stx_nlink == 0) {  // removed since it was cached
         std::lock_guard lock(mu_);
-        if (auto it = slots_.find(ref.handle); it != slots_.end()) {
-            const auto& f = it->second.file;
-            if (f->exp == ref.exp) {
-                lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
-                kept = f;
-            }
+        auto it = slots_.find(ref.handle);
+        if (it != slots_.end() && it->second.file == kept) {  // not a newer table's
+            lru_.erase(it->second.lru_pos);
+            slots_.erase(it);
         }
+        return fail(ESTALE);
     }
-    if (kept) {
-        auto st = sys::stat_fd(kept->fd.get());
-        if (!st) return st.failure();
-        if (st->stx_nlink == 0) {  // removed since it was cached
-            std::lock_guard lock(mu_);
-            auto it = slots_.find(ref.handle);
-            if (it != slots_.end() && it->second.file == kept) {  // not a newer table's
-                lru_.erase(it->second.lru_pos);
-                slots_.erase(it);
-            }
-            return fail(ESTALE);
-        }
-        if (attrs) *attrs = *st;
-        const int fd = kept->fd.get();
-        const bool directory = kept->directory;
-        return Node{ref.exp, NodeFd(fd, std::move(kept), directory), ref.handle};
-    }
+    if (attrs) *attrs = *st;
+    const int fd = kept->fd.get();
+    const bool directory = kept->directory;
+    return Node{ref.exp, NodeFd(fd, std::move(kept), directory), ref.handle};
+}
+
+Result<Node> FdCache::cached_node(const HandleRef& ref, struct statx* attrs) {
+    auto kept = lookup_node(ref);
+    if (!kept) return fail(EWOULDBLOCK);
+    return kept_node(ref, std::move(kept), attrs);
+}
+
+Result<std::shared_ptr<const OpenFile>> FdCache::cached(const HandleRef& ref, OpenFor need) {
+    if (auto hit = lookup(ref.handle, ref.exp.get(), need)) return hit;
+    return fail(EWOULDBLOCK);
+}
+
+Result<Node> FdCache::node(const HandleRef& ref, struct statx* attrs) {
+    if (auto kept = lookup_node(ref)) return kept_node(ref, std::move(kept), attrs);
     struct statx st {};
     auto node = ExportTable::open(ref, &st);
     if (!node || !S_ISDIR(st.stx_mode)) {

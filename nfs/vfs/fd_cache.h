@@ -98,6 +98,11 @@ class FdCache final : public FdReclaimer {
     // reading or writing is shared the same way (never opened for this alone).
     Result<Node> node(const HandleRef& ref, struct statx* attrs = nullptr);
 
+    // For a call that must not block (rpc::CallContext::nowait): node() and get() from
+    // what the cache holds, never opening anything; EWOULDBLOCK on a miss.
+    Result<Node> cached_node(const HandleRef& ref, struct statx* attrs = nullptr);
+    Result<std::shared_ptr<const OpenFile>> cached(const HandleRef& ref, OpenFor need);
+
     // A regular file this request has just created, its node's own descriptor open O_RDWR
     // (vfs::create with `writable`): kept as the handle's writable entry, so the WRITE that
     // follows a CREATE finds it open, where a miss costs an open_by_handle_at, a statx, a
@@ -131,6 +136,10 @@ class FdCache final : public FdReclaimer {
 
     std::shared_ptr<const OpenFile> lookup(const FileHandle& handle, const Export* exp,
                                            OpenFor need);
+    // node()'s hit: the kept descriptor, or nullptr.
+    std::shared_ptr<const OpenFile> lookup_node(const HandleRef& ref);
+    Result<Node> kept_node(const HandleRef& ref, std::shared_ptr<const OpenFile> kept,
+                           struct statx* attrs);
     std::shared_ptr<const OpenFile> insert(std::shared_ptr<const OpenFile> file, OpenFor need);
     std::shared_ptr<const OpenFile> insert_directory(std::shared_ptr<const OpenFile> dir);
     // Under mu_: drops least recently used entries past capacity into `evicted`.

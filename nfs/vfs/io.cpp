@@ -46,6 +46,24 @@ Result<uint32_t> pread_full(int fd, uint64_t offset, uint32_t count, void* dst) 
     return done;
 }
 
+// pread_full from the page cache only: EWOULDBLOCK unless every byte up to `count` (or
+// end of file) is there; a short read is never returned, since the rest may be on disk.
+Result<uint32_t> pread_cached(int fd, uint64_t offset, uint32_t count, void* dst) {
+    auto* out = static_cast<uint8_t*>(dst);
+    uint32_t done = 0;
+    while (done < count) {
+        struct iovec iov {
+            out + done, count - done
+        };
+        const ssize_t n = ::preadv2(fd, &iov, 1, static_cast<off_t>(offset + done), RWF_NOWAIT);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return fail(errno == EAGAIN || errno == EOPNOTSUPP ? EWOULDBLOCK : errno);
+        if (n == 0) break;  // end of file
+        done += static_cast<uint32_t>(n);
+    }
+    return done;
+}
+
 int rwf_flags(StableHow stable) {
     switch (stable) {
         case StableHow::Unstable:
@@ -105,6 +123,13 @@ Result<ReadResult> read(const OpenFile& file, uint64_t offset, uint32_t count, v
                         const Identity& id, Unlinked unlinked) {
     return read_with(file, offset, count, id, unlinked,
                      [&](uint32_t n, bool&) { return pread_full(file.fd.get(), offset, n, dst); });
+}
+
+Result<ReadResult> read_nowait(const OpenFile& file, uint64_t offset, uint32_t count, void* dst,
+                               const Identity& id, Unlinked unlinked) {
+    return read_with(file, offset, count, id, unlinked, [&](uint32_t n, bool&) {
+        return pread_cached(file.fd.get(), offset, n, dst);
+    });
 }
 
 Result<ReadResult> read_to_pipe(const OpenFile& file, uint64_t offset, uint32_t count, int pipe_fd,

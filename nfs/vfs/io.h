@@ -43,6 +43,14 @@ enum class Unlinked { Stale, Allowed };
 Result<ReadResult> read(const OpenFile& file, uint64_t offset, uint32_t count, void* dst,
                         const Identity& id, Unlinked unlinked = Unlinked::Stale);
 
+// The same READ for a caller that must not block (rpc::CallContext::nowait): from the page
+// cache only (preadv2 RWF_NOWAIT), EWOULDBLOCK when any of the bytes it would return is
+// not there (or the file system cannot say: EOPNOTSUPP), with nothing returned. One
+// blocking step is left that RWF_NOWAIT does not cover: an access-time update, which
+// relatime (the default) makes at most once a day per file.
+Result<ReadResult> read_nowait(const OpenFile& file, uint64_t offset, uint32_t count, void* dst,
+                               const Identity& id, Unlinked unlinked = Unlinked::Stale);
+
 // The same READ, but the data never enters userspace: splice(2) moves page-cache pages
 // (references, not copies) into the pipe `pipe_fd`, which must be empty and hold
 // `count` bytes (a pipe slot per page touched: one more than count/4096 when the offset

@@ -187,6 +187,15 @@ TEST(ConfigDefaults, EmptySectionsAreAllowed) {
     EXPECT_TRUE(c.exports.empty());
 }
 
+TEST(ConfigValues, ReactorCalls) {
+    EXPECT_TRUE(good("engine:\n  workers: 4\n").reactor_calls);  // on by default
+    EXPECT_FALSE(good("engine:\n  reactor_calls: false\n").reactor_calls);
+    EXPECT_EQ(one_error("engine:\n  reactor_calls: 3\n").find("t.yaml:2:18: "), 0u);
+    config::Config running, next;
+    next.reactor_calls = false;
+    EXPECT_EQ(restart_only_changes(running, next), std::vector<std::string>{"engine"});
+}
+
 TEST(ConfigValues, FdCacheOverride) {
     EXPECT_EQ(good("engine:\n  fd_cache: 5000\n").fd_cache, 5000u);
     EXPECT_EQ(good("engine:\n  workers: 4\n").fd_cache, 0u);  // 0: sized from the limit
@@ -274,7 +283,7 @@ TEST(ConfigErrors, UnknownKeyAtTopLevelAndInSections) {
     EXPECT_EQ(
         one_error("engine:\n  thread: 2\n"),
         "t.yaml:2:3: unknown key 'thread' in engine (expected one of: threads, workers, mode, "
-        "spin_us, fd_cache)");
+        "spin_us, fd_cache, reactor_calls)");
     EXPECT_EQ(
         one_error("exports:\n  - path: /a\n    clients:\n      - match: '*'\n        rw: 1\n"),
         "t.yaml:5:9: unknown key 'rw' in client (expected one of: match, access, squash, "

@@ -143,6 +143,7 @@ void Server::on_connect_request(rdma_cm_id* id, const rdma_conn_param& param) {
     o.send_queue_depth = opts_.send_queue_depth;
     o.limits = fit_to_buffer(opts_.limits, dev->payloads().buffer_size());
     o.capture_dir = opts_.capture_dir;
+    o.reactor_calls = opts_.reactor_calls;
     // RFC 8797: the client's inline sizes and whether it takes Send With Invalidate.
     if (auto pd = parse_private_data(
             {static_cast<const uint8_t*>(param.private_data), param.private_data_len})) {

@@ -32,6 +32,7 @@ struct ServerOptions {
     // (Connection::check_stalled_sends); 0 disables.
     std::chrono::milliseconds send_timeout{std::chrono::seconds(60)};
     std::string capture_dir;  // test hook: ConnectionOptions::capture_dir
+    bool reactor_calls = true;  // ConnectionOptions::reactor_calls
     // Connections register here to carry calls to their clients (RFC 8167). Null: none.
     std::shared_ptr<rpc::ChannelRegistry> channels;
 };

@@ -63,7 +63,29 @@ void Dispatcher::add(std::shared_ptr<Program> p) {
 std::optional<Reply> Dispatcher::dispatch(const Message& msg, const Peer& peer,
                                           PayloadAllocator& alloc) {
     counters_.calls++;
+    bool nowait = false;
+    return route(msg, peer, alloc, nowait);
+}
+
+bool Dispatcher::dispatch_nowait(const Message& msg, const Peer& peer, PayloadAllocator& alloc,
+                                 std::optional<Reply>& out) {
+    bool nowait = true;
+    auto reply = route(msg, peer, alloc, nowait);
+    if (!nowait) return false;
+    counters_.calls++;
+    out = std::move(reply);
+    return true;
+}
+
+std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
+                                       PayloadAllocator& alloc, bool& nowait) {
     DecodedCall dc = decode_call(msg.bytes);
+    // A nowait call goes no further than this without a flavor that keeps no state.
+    if (nowait && dc.status == DecodedCall::Ok && dc.auth.cred_flavor != x::AUTH_NONE &&
+        dc.auth.cred_flavor != x::AUTH_SYS) {
+        nowait = false;
+        return std::nullopt;
+    }
     Reply r;
     switch (dc.status) {
         case DecodedCall::NotACall:
@@ -119,6 +141,10 @@ std::optional<Reply> Dispatcher::dispatch(const Message& msg, const Peer& peer,
     }
     Program& prog = *found.program;
     ProcedureInfo info = prog.procedure(h.vers, h.proc);
+    if (nowait && info.exists && (!info.nowait || !info.idempotent)) {
+        nowait = false;
+        return std::nullopt;
+    }
     if (!info.exists) {
         counters_.proc_unavail++;
         encode_accepted(r.bytes, h.xid, x::PROC_UNAVAIL, verf);
@@ -159,7 +185,7 @@ std::optional<Reply> Dispatcher::dispatch(const Message& msg, const Peer& peer,
     PlainAllocator plain(alloc);
     PayloadAllocator& use = flavor->protects(auth) ? plain : alloc;
     auto reply =
-        run(msg, h, args, dc.args_offset, prog, info, *found.stats, verf, use, stat_offset);
+        run(msg, h, args, dc.args_offset, prog, info, *found.stats, verf, use, stat_offset, nowait);
     if (key) {
         // Denied replies (stat_offset npos) and replies with out-of-line payload are not kept.
         if (reply && reply->payloads.empty() && stat_offset != std::string::npos)
@@ -224,7 +250,7 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
                                      std::span<const uint8_t> args_bytes, size_t args_offset,
                                      Program& prog, const ProcedureInfo& info, OpStats& stats,
                                      const OpaqueAuth& verf, PayloadAllocator& alloc,
-                                     size_t& stat_offset) {
+                                     size_t& stat_offset, bool& nowait) {
     Reply r;
     encode_accepted(r.bytes, h.xid, x::SUCCESS, verf);
     stat_offset = r.bytes.size() - 4;
@@ -235,8 +261,19 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
     if (in_place) args.set_read_chunks(msg.read_chunks);
     xdr::Encoder res(r.bytes);
     CallContext ctx(h, args, res, alloc, r.payload_owners);
+    ctx.nowait = nowait;
     ctx.started = latency::now();
     Outcome out = prog.call(ctx);
+    if (out.kind == Outcome::WouldBlock) {
+        // Nothing was done: the call runs again on a worker, and is counted there. Outside
+        // a nowait call this is the procedure's bug; answer it as one.
+        if (nowait) {
+            nowait = false;
+            return std::nullopt;
+        }
+        spdlog::error("rpc: {} answered WouldBlock outside a nowait call", info.name);
+        out = Outcome::system_error();
+    }
     const latency::Ticks ended = ctx.last_reading > ctx.started ? ctx.last_reading : latency::now();
     const uint64_t ns = latency::elapsed_ns(ctx.started, ended);
     // RFC 8166 §4.5.2: a read chunk that matches no XDR data item of the arguments is a
@@ -269,6 +306,7 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
             counters_.garbage_args++;
             stats.record_failure(h.proc, OpStats::Failure::GarbageArgs, ns);
             break;
+        case Outcome::WouldBlock:  // made SystemErr above
         case Outcome::SystemErr:
             export_stats_.record(ctx.report.export_slot, true, ns, 0, 0);
             counters_.system_errors++;

@@ -24,12 +24,15 @@ struct CallHeader {
 
 // What a procedure handler returns (RFC 5531 §9: accept_stat / auth_stat).
 struct Outcome {
-    enum Kind { Success, GarbageArgs, SystemErr, AuthError, Drop } kind = Success;
+    // WouldBlock: only in a nowait call (CallContext::nowait), before the procedure changed
+    // or reserved anything: it would have to block, so it is run again on a worker.
+    enum Kind { Success, GarbageArgs, SystemErr, AuthError, Drop, WouldBlock } kind = Success;
     uint32_t auth_stat = 0;  // for AuthError
     static Outcome ok() { return {}; }
     static Outcome garbage() { return {GarbageArgs, 0}; }
     static Outcome system_error() { return {SystemErr, 0}; }
     static Outcome auth(uint32_t stat) { return {AuthError, stat}; }
+    static Outcome would_block() { return {WouldBlock, 0}; }
 };
 
 class CallContext {
@@ -42,6 +45,12 @@ public:
     xdr::Decoder& args;
     xdr::Encoder& res;
     CallReport report;  // filled by the procedure, counted by the dispatcher
+
+    // The call runs on a thread that must neither block nor change identity (a reactor's:
+    // Dispatcher::dispatch_nowait). The procedure uses only what needs no disk and no
+    // identity switch (descriptors the cache holds, data in the page cache) and otherwise
+    // answers Outcome::would_block() before any effect.
+    bool nowait = false;
 
     // The call's time on the worker (latency_clock.h), for a program that times its parts
     // too (NFSv4.1's operations): the dispatcher's reading as the program was called, and
@@ -73,6 +82,8 @@ struct ProcedureInfo {
     // The results begin with the protocol's status (nfsstat3, nfsstat4, mountstat3):
     // the dispatcher counts a non-zero one as an error of this procedure.
     bool status_first = false;
+    // The procedure honours CallContext::nowait: it may be tried on a reactor.
+    bool nowait = false;
 };
 
 class Program {
@@ -90,7 +101,8 @@ public:
     // Tables of operations inside this program's procedures (NFSv4.1 COMPOUND), beside
     // the per-procedure table the registry keeps.
     virtual std::vector<std::shared_ptr<const OpStats>> op_stats() const { return {}; }
-    // Runs on a worker thread: may block on disk.
+    // Runs on a worker thread: may block on disk. With ctx.nowait (only for a procedure
+    // whose ProcedureInfo says nowait), on a reactor: see CallContext::nowait.
     virtual Outcome call(CallContext& ctx) = 0;
     // A connection (Peer::conn) is gone: state bound to it lets go (NFSv4.1 sessions).
     // Runs on the transport's thread: must not block.

@@ -59,6 +59,9 @@ struct ConnectionOptions {
     // Test hook (fuzz seeds from real traffic): every received message is also written
     // to a file here, the first kMaxCaptures of them. Empty: off.
     std::string capture_dir;
+    // Calls that need no disk are answered on the reactor (rpc::Dispatcher::dispatch_nowait)
+    // rather than handed to a worker and back (receive.cpp).
+    bool reactor_calls = true;
 };
 
 struct ConnectionServices {

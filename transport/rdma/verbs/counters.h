@@ -33,6 +33,7 @@ struct TransportCounters {
     // RFC 8167: calls to the client (the NFSv4.1 backchannel), those that failed (no
     // reply in time, the connection closed), replies that matched none.
     Counter back_calls{0}, back_failed{0}, stray_replies{0};
+    Counter reactor_calls{0};  // calls answered on the reactor, without a worker (receive.cpp)
 
     // "calls_msg=1 calls_nomsg=0 ..." in declaration order
     std::string format() const;

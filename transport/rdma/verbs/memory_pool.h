@@ -132,13 +132,19 @@ class MemoryPool {
 // file is read straight into what RDMA Write then pushes to the client.
 class RegisteredPayload : public rpc::PayloadBuffer {
   public:
-    explicit RegisteredPayload(BufferPtr b) : buf_(std::move(b)) {}
-    uint8_t* data() override { return buf_->data(); }
-    size_t capacity() const override { return buf_->size(); }
-    const Buffer& buffer() const { return *buf_; }
+    explicit RegisteredPayload(BufferPtr b) : buf_(std::move(b)), view_(buf_.get()) {}
+    // A buffer that stays `owner`'s, lent: a call tried on the reactor that would block
+    // goes on to a worker with the buffer still reserved for it (receive.cpp).
+    RegisteredPayload(const Buffer& lent, std::shared_ptr<const void> owner)
+        : view_(&lent), owner_(std::move(owner)) {}
+    uint8_t* data() override { return view_->data(); }
+    size_t capacity() const override { return view_->size(); }
+    const Buffer& buffer() const { return *view_; }
 
   private:
     BufferPtr buf_;
+    const Buffer* view_;
+    std::shared_ptr<const void> owner_;  // keeps a lent buffer's owner alive
 };
 
 class PayloadPoolAllocator : public rpc::PayloadAllocator {
