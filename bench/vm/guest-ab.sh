@@ -7,10 +7,14 @@
 # same build moves by tens of per cent; inside one boot, with the order alternated, a few per
 # cent show. Per run: files/s, the worst create, and the guest's CPU per file (every vCPU's
 # busy ticks, the client's and the kernel's work included: what the server costs the box).
+# AB_JOB=randread runs 4 KiB random reads instead (/vmtest/rand-read.fio: O_DIRECT, iodepth
+# 16, AB_RUNTIME seconds) over an AB_SIZE file made on the server, so in its page cache:
+# IOPS and the guest's CPU per READ.
 # Results: $VMTEST_OUT/results/ab.json; table.txt has each round and each build's geometric
-# mean of files/s over the first build's, round by round.
+# mean of files/s (IOPS) over the first build's, round by round.
 # Env: AB_BINS ("NAME=PATH NAME=PATH..."), AB_ROUNDS (4), AB_PROTO (tcp), AB_VERS (3 or 4.1),
-# AB_THREADS (4), AB_FILES (300), AB_KNFSD (0).
+# AB_THREADS (4), AB_FILES (300), AB_KNFSD (0), AB_JOB (storm), AB_SIZE (128M),
+# AB_RUNTIME (15).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/rxe.sh"
 source "$VMTEST_LIB/nfs.sh"
@@ -20,6 +24,7 @@ source /vmtest/cpu.sh
 read -r -a BINS <<< "${AB_BINS:?AB_BINS: NAME=PATH ...}"
 ROUNDS=${AB_ROUNDS:-4} PROTO=${AB_PROTO:-tcp} VERS=${AB_VERS:-3}
 THREADS=${AB_THREADS:-4} FILES=${AB_FILES:-300}
+JOB=${AB_JOB:-storm} SIZE=${AB_SIZE:-128M} RUNTIME=${AB_RUNTIME:-15}
 EXPORT=/srv/ab
 MNT=/mnt/ab
 RES=$VMTEST_OUT/results
@@ -68,7 +73,27 @@ PY
     rm -rf "${EXPORT:?}/ab-$name-$r"
 }
 
-step "setup: ${BINS[*]}, $ROUNDS rounds, NFSv$VERS over $PROTO, $THREADS threads x $FILES files"
+# randread NAME ROUND: 4 KiB random reads of $EXPORT/seq.dat against the running server NAME
+randread() {
+    local name=$1 r=$2 b0 b1 out=/tmp/ab-randread.json
+    check "$name round $r: mount" nfs_mount "$(src "$name")" "$MNT" "$(opts "$name")" || return
+    b0=$(vm_busy)
+    DIR=$MNT SIZE=$SIZE RUNTIME=$RUNTIME fio --output-format=json --output=$out /vmtest/rand-read.fio > /dev/null
+    b1=$(vm_busy)
+    python3 - "$name" "$r" "$out" $((b1 - b0)) >> "$RES/ab.lines" <<'PY'
+import json, sys
+name, r, path, ticks = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+rd = json.load(open(path))["jobs"][0]["read"]
+ios = max(rd["total_ios"], 1)
+print(json.dumps({"name": name, "round": r, "files_per_s": round(rd["iops"]), "errors": 0,
+                  "worst_s": rd["clat_ns"]["max"] / 1e9, "cpu_us_per_file": round(ticks * 10000 / ios)}))
+PY
+    note "$(tail -1 "$RES/ab.lines")"
+    nfs_umount "$MNT"
+}
+run_job() { if [ "$JOB" = randread ]; then randread "$@"; else storm "$@"; fi; }
+
+step "setup: ${BINS[*]}, $ROUNDS rounds, NFSv$VERS over $PROTO, job $JOB"
 check "tools" need_cmd python3 mkfs.ext4 || exit 1
 check "rxe_setup" rxe_setup || exit 1
 check "ext4 export" make_ext4 $EXPORT 2048 || exit 1
@@ -78,6 +103,14 @@ NFSRDMAD_ADDR=0.0.0.0
 config=()
 [ "$VERS" != 3 ] && config=(--config "$(nfs4_config)")
 
+if [ "$JOB" = randread ]; then
+    check "fio" need_cmd fio || exit 1
+    # Made on the server's side: in its page cache from the start, as after seq-write.
+    check "$SIZE file to read" fallocate -l "$SIZE" "$EXPORT/seq.dat" || exit 1
+    check "... filled" dd if=/dev/urandom of="$EXPORT/seq.dat" bs=1M count=$(($(stat -c %s "$EXPORT/seq.dat") >> 20)) conv=notrunc status=none || exit 1
+    chmod 0644 "$EXPORT/seq.dat"
+fi
+
 for ((r = 1; r <= ROUNDS; r++)); do
     order=("${BINS[@]}")
     if ((r % 2 == 0)); then
@@ -86,7 +119,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     fi
     step "round $r: ${order[*]%%=*}"
     if [ "${AB_KNFSD:-0}" = 1 ] && check "knfsd_start" knfsd_start $EXPORT; then
-        storm knfsd "$r"
+        run_job knfsd "$r"
         check "knfsd_stop" knfsd_stop
     fi
     for b in "${order[@]}"; do
@@ -94,22 +127,23 @@ for ((r = 1; r <= ROUNDS; r++)); do
         check "$name start" nfsrdmad_start $EXPORT --rdma "0.0.0.0:$NFSRDMAD_RDMA_PORT" "${config[@]}" || continue
         # NFSv4.1: OPENs wait out the grace period (lease_time 15 s) first
         [ "$VERS" != 3 ] && wait_for 40 grep -q "grace period over" "$NFSRDMAD_LOG"
-        storm "$name" "$r"
+        run_job "$name" "$r"
         check "$name stop" nfsrdmad_stop > /dev/null
     done
 done
 
 step "results"
-python3 - "$RES/ab.lines" "${BINS[0]%%=*}" > "$VMTEST_OUT/table.txt" <<'PY'
+python3 - "$RES/ab.lines" "${BINS[0]%%=*}" "$JOB" > "$VMTEST_OUT/table.txt" <<'PY'
 import json, math, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 base = sys.argv[2]
+unit = "(READs/s, guest CPU per READ)" if sys.argv[3] == "randread" else "(files/s, guest CPU per file)"
 json.dump(rows, open(sys.argv[1].replace(".lines", ".json"), "w"), indent=1)
 names = []
 for r in rows:
     if r["name"] not in names:
         names.append(r["name"])
-print(f"{'round':>5}  " + "  ".join(f"{n:>22}" for n in names) + "   (files/s, guest CPU per file)")
+print(f"{'round':>5}  " + "  ".join(f"{n:>22}" for n in names) + "   " + unit)
 for rd in sorted({r["round"] for r in rows}):
     cells = []
     for n in names:

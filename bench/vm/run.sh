@@ -17,7 +17,8 @@
 #        bench/vm/run.sh --gss [--gss-vers 3|4.1] [--proto rdma|tcp] [--size SIZE]
 #                        [--runtime SECONDS] [--build DIR] [--vm-dir DIR] [--out DIR]
 #        bench/vm/run.sh --ab NAME=DAEMON [--ab NAME=DAEMON ...] [--rounds N] [--vers 3|4.1]
-#                        [--proto tcp|rdma] [--threads T] [--files F] [--knfsd] [--out DIR]
+#                        [--proto tcp|rdma] [--threads T] [--files F] [--knfsd]
+#                        [--job storm|randread] [--size SIZE] [--runtime S] [--out DIR]
 #   --build DIR    CMake build tree (default <repo>/build): daemon DIR/daemon/nfsrdmad, VM
 #                  files in DIR/vm (tests/vm/prepare.sh makes them if needed)
 #   --size SIZE    file size of the data jobs (default 128M)
@@ -46,6 +47,9 @@
 #                  and NFSv--vers (3); --knfsd adds the kernel nfsd once per round. Files/s
 #                  and the guest's CPU per file, per round, and each build's geometric mean
 #                  over the first's. For a change too small to show between boots.
+#   --job randread  instead of the storm: jobs/rand-read.fio (4 KiB, O_DIRECT, iodepth 16)
+#                  for --runtime (15) s over a --size (128M) file made on the server (in its
+#                  page cache); IOPS and the guest's CPU per READ.
 # Delegation mode (issue 11; guest-deleg.sh, jobs/deleg-orc.fio), kernel nfsd and nfsrdmad on
 # one boot, NFSv4.1 over TCP and RDMA, each WITH and WITHOUT delegations (knfsd:
 # fs.leases-enable=1/0; nfsrdmad: `nfsv4: {delegations: true/false}`):
@@ -74,7 +78,7 @@ BUILD=$REPO/build
 SIZE=128M RUNTIME=15 NRFILES=1000 OUT= VM_DIR= LOAD=0 DELEG=0 GSS=0 GSS_VERS=4.1 SIZE_SET=0 RUNTIME_SET=0
 DELEG_FILES=200 DELEG_SIZE=4096 PASSES=10
 CLIENTS=16 MB=2 DEPTH=128 THREADS=4 FILES=500 PROTO=rdma MEM=3G
-AB_BINS=() ROUNDS=4 VERS=3 VERS_SET=0 KNFSD=0 FILES_SET=0 PROTO_SET=0
+AB_BINS=() ROUNDS=4 VERS=3 VERS_SET=0 KNFSD=0 FILES_SET=0 PROTO_SET=0 AB_JOB=storm
 while [ $# -gt 0 ]; do
     case "$1" in
         --build) BUILD=$2; shift 2 ;;
@@ -96,6 +100,7 @@ while [ $# -gt 0 ]; do
         --rounds) ROUNDS=$2; shift 2 ;;
         --vers) VERS=$2; VERS_SET=1; shift 2 ;;
         --knfsd) KNFSD=1; shift ;;
+        --job) AB_JOB=$2; shift 2 ;;
         --mem) MEM=$2; shift 2 ;;
         --deleg) DELEG=1; shift ;;
         --deleg-files) DELEG_FILES=$2; shift 2 ;;
@@ -128,7 +133,8 @@ if [ ${#AB_BINS[@]} -gt 0 ]; then
     "$REPO/tests/vm/boot.sh" --vm-dir "$VM_DIR" --run-dir "$OUT" --mem 3G --timeout 3600 \
         -e "AB_BINS=${AB_BINS[*]}" -e "AB_ROUNDS=$ROUNDS" -e "AB_PROTO=$PROTO" -e "AB_VERS=$VERS" \
         -e "AB_THREADS=$THREADS" -e "AB_FILES=$FILES" -e "AB_KNFSD=$KNFSD" \
-        "$HERE/guest-ab.sh" "$HERE/cpu.sh" || rc=$?
+        -e "AB_JOB=$AB_JOB" -e "AB_SIZE=$SIZE" -e "AB_RUNTIME=$RUNTIME" \
+        "$HERE/guest-ab.sh" "$HERE/cpu.sh" "$HERE/jobs/rand-read.fio" || rc=$?
 elif [ $GSS = 1 ]; then
     OUT=${OUT:-$BUILD/bench-vm-gss}
     [ $SIZE_SET = 1 ] || SIZE=64M
