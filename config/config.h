@@ -138,7 +138,7 @@ struct Config {
     unsigned workers = 16;           // disk worker pool size
     uint32_t fd_cache = 0;           // open files kept for READ/WRITE; 0 = from RLIMIT_NOFILE
     // RDMA: calls that need no disk (a GETATTR, ACCESS or READ of what the descriptor and
-    // page caches hold) are answered on the reactor, without a worker's hop.
+    // page caches hold, NFSv3 or NFSv4.1) are answered on the reactor, without a worker's hop.
     bool reactor_calls = true;
     std::string log_level = "info";  // trace, debug, info, warn, error, critical, off
     std::string state_dir = "/var/lib/nfsrdmad";

@@ -98,17 +98,37 @@ namespace {
 // Counts one operation when it goes out of scope, with the status it ended with and the
 // time since `mark`, which it then moves to now: one operation's end is the next one's
 // start, so a COMPOUND of n operations reads the clock n + 1 times, not 2n.
+// A nowait COMPOUND's counts wait until it is known to stand (it may be given up): they
+// are made when this goes out of scope, after every operation's OpTimer, unless given_up.
+struct HeldCounts {
+    struct One {
+        uint32_t opnum, status;
+        uint64_t ns;
+    };
+    rpc::OpStats* stats = nullptr;
+    bool given_up = false;
+    std::array<One, kNowaitOps> ops{};
+    size_t n = 0;
+    ~HeldCounts() {
+        if (given_up || !stats) return;
+        for (size_t i = 0; i < n; ++i) stats->record(ops[i].opnum, ops[i].status, ops[i].ns);
+    }
+};
+
 class OpTimer {
   public:
     OpTimer(rpc::OpStats* stats, uint32_t opnum, const x4::nfsstat4& status,
-            rpc::latency::Ticks& mark)
-        : stats_(stats), opnum_(opnum), status_(status), mark_(mark) {}
+            rpc::latency::Ticks& mark, HeldCounts* held)
+        : stats_(stats), opnum_(opnum), status_(status), mark_(mark), held_(held) {}
     ~OpTimer() {
         if (!stats_) return;
         const rpc::latency::Ticks now = rpc::latency::now();
         const uint64_t ns = rpc::latency::elapsed_ns(mark_, now);
         mark_ = now;
-        stats_->record(opnum_, static_cast<uint32_t>(status_), ns);
+        if (held_ && held_->n < held_->ops.size())
+            held_->ops[held_->n++] = {opnum_, static_cast<uint32_t>(status_), ns};
+        else
+            stats_->record(opnum_, static_cast<uint32_t>(status_), ns);
     }
     OpTimer(const OpTimer&) = delete;
     OpTimer& operator=(const OpTimer&) = delete;
@@ -118,7 +138,34 @@ class OpTimer {
     uint32_t opnum_;
     const x4::nfsstat4& status_;
     rpc::latency::Ticks& mark_;
+    HeldCounts* held_;
 };
+
+bool nowait_op(uint32_t opnum) {
+    switch (opnum) {
+        case x4::OP_SEQUENCE:
+        case x4::OP_PUTFH:
+        case x4::OP_PUTROOTFH:
+        case x4::OP_GETFH:
+        case x4::OP_GETATTR:
+        case x4::OP_ACCESS:
+        case x4::OP_READ:
+            return true;
+        default:
+            return false;
+    }
+}
+
+// Whether a COMPOUND that decodes whole (`s`) is one to try nowait: SEQUENCE first, at most
+// kNowaitOps operations, each of nowait_op's.
+bool nowait_compound(const Compound& c, const Scan& s, size_t count) {
+    if (s.stop != Scan::None || count == 0 || count > kNowaitOps || c.decoded_ops != count)
+        return false;
+    if (c.opnum_at[0] != x4::OP_SEQUENCE) return false;
+    for (size_t i = 0; i < count; ++i)
+        if (!nowait_op(c.opnum_at[i])) return false;
+    return true;
+}
 
 }  // namespace
 
@@ -142,6 +189,10 @@ CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args
     }
     Scan s = scan(ops, args, count, c);
     if (s.stop == Scan::Garbage) return CompoundOutcome::Garbage;
+    // Nothing has run: a COMPOUND not to try nowait goes to a worker whole.
+    if (c.nowait && !nowait_compound(c, s, count)) return CompoundOutcome::WouldBlock;
+    HeldCounts held;
+    held.stats = stats;
 
     c.op_count = count;
     x4::nfsstat4 status = x4::NFS4_OK;
@@ -177,7 +228,7 @@ CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args
             break;
         }
         const OpEntry& op = *found;
-        OpTimer timer(stats, opnum, status, mark);
+        OpTimer timer(stats, opnum, status, mark, c.nowait ? &held : nullptr);
         const size_t op_start = res.size();
         res.put_u32(opnum);
         auto fail = [&](x4::nfsstat4 st) {
@@ -208,6 +259,13 @@ CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args
             break;
         }
         OpResult r = op.run(c, args, res);
+        if (c.would_block) {
+            // Given up (nowait): what ran is undone, nothing is counted, a worker runs it.
+            if (c.on_abandon) c.on_abandon();
+            c.on_finish = nullptr;
+            held.given_up = true;
+            return CompoundOutcome::WouldBlock;
+        }
         if (c.replay) {
             // SEQUENCE found a retransmission: the slot's reply, as first sent (§2.10.6.2).
             res.truncate(start);

@@ -96,11 +96,24 @@ struct Compound {
     };
     std::vector<ReplayPayload> replay_payloads;
     std::function<void(std::span<const uint8_t> compound_res)> on_finish;
+
+    // A nowait call (rpc::CallContext::nowait; kNowaitOps): an operation that would block
+    // sets would_block (Request::block) and the COMPOUND is given up, as if never run:
+    // on_abandon (SEQUENCE's: the slot as it was) undoes what ran, and a worker runs it.
+    bool nowait = false;
+    bool would_block = false;
+    std::function<void()> on_abandon;
 };
+
+// The most operations of a COMPOUND tried nowait, all of them among SEQUENCE (first),
+// PUTFH, PUTROOTFH, GETFH, GETATTR, ACCESS and READ: what the Linux client's revalidations
+// and reads are.
+inline constexpr size_t kNowaitOps = 8;
 
 class OpTable;
 
-enum class CompoundOutcome { Done, Garbage };
+// WouldBlock: a nowait COMPOUND given up (Compound::would_block); nothing of it stands.
+enum class CompoundOutcome { Done, Garbage, WouldBlock };
 
 // Decodes COMPOUND4args from `args` and appends COMPOUND4res to `res`.
 // `stats`, when given, counts each operation run: its status and how long it took.

@@ -29,6 +29,8 @@ x4::nfsstat4 io_file(Compound& c, const x4::stateid4& stateid, bool write,
         if (unlinked) *unlinked = vfs::Unlinked::Allowed;
         return x4::NFS4_OK;
     }
+    // A special stateid: delegations to check and the file to open by handle are a worker's.
+    if (rq.ctx.nowait) return rq.block();
     Target* cur;
     if (auto st = rq.current(cur); st != x4::NFS4_OK) return st;
     if (cur->pseudo) return x4::NFS4ERR_ISDIR;

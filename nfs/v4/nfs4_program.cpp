@@ -20,8 +20,12 @@ rpc::ProcedureInfo Nfs4Program::procedure(uint32_t, uint32_t proc) const {
     switch (proc) {
         case x4::NFSPROC4_NULL:
             return {true, true, "NULL"};
-        case x4::NFSPROC4_COMPOUND:
-            return {true, true, "COMPOUND", true};  // COMPOUND4res begins with nfsstat4
+        case x4::NFSPROC4_COMPOUND: {
+            rpc::ProcedureInfo i{true, true, "COMPOUND",
+                                 true};  // COMPOUND4res begins with nfsstat4
+            i.nowait = true;             // some: Compound::nowait
+            return i;
+        }
         default:
             return {};
     }
@@ -39,12 +43,14 @@ rpc::Outcome Nfs4Program::call(rpc::CallContext& ctx) {
     // headers (including security flavor credentials and verifiers) but excludes any RPC
     // transport framing headers": the call as encoded, WRITE data in read chunks included.
     rq.compound.request_bytes = ctx.args.stream_size();
+    rq.compound.nowait = ctx.nowait;
     // The operations' times run from the call's start to its end (CallContext::last_reading).
     const bool timed = op_stats_ && ctx.started != 0;
     ctx.last_reading = ctx.started;
     const auto out = run_compound(ops_, rq.compound, ctx.args, ctx.res, op_stats_.get(),
                                   timed ? &ctx.last_reading : nullptr);
     if (out == CompoundOutcome::Garbage) return rpc::Outcome::garbage();
+    if (out == CompoundOutcome::WouldBlock) return rpc::Outcome::would_block();
     return rpc::Outcome::ok();
 }
 

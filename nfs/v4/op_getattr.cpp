@@ -26,6 +26,11 @@ OpResult op_getattr(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (st == x4::NFS4_OK && !t->pseudo &&
         std::any_of(std::begin(kMoved), std::end(kMoved),
                     [&](uint32_t b) { return want.has(b); })) {
+        // Nowait: a write delegation of the file (its holder's, or a CB_GETATTR to send) is
+        // a worker's matter.
+        if (rq.ctx.nowait && !rq.svc.delegations.empty() &&
+            rq.svc.delegations.write_delegated(t->node.handle))
+            return {rq.block()};
         held = rq.svc.delegated_attrs(t->node.handle, rq.clientid);
         if (held.delay) st = x4::NFS4ERR_DELAY;
     }

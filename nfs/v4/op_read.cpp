@@ -30,13 +30,27 @@ OpResult op_read(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     }
     const uint32_t count = std::min(a.count, kMaxRead);
     rpc::PayloadBuffer* buf = count ? rq.ctx.payload_buffer(count) : nullptr;
+    // Nowait (Compound::nowait): no buffer free this instant, or a transport that splices
+    // (TCP): a worker's READ, as NFSv3's (nfs/v3/proc_read.cpp).
+    if (rq.ctx.nowait && count && (!buf || buf->splice_fd() >= 0)) {
+        const x4::nfsstat4 blocked = rq.block();
+        encode_status_only(res, blocked);
+        return {blocked};
+    }
     if (count && !buf) {
         // Every payload buffer is in flight (RDMA's registered pool is bounded).
         encode_status_only(res, x4::NFS4ERR_DELAY);
         return {x4::NFS4ERR_DELAY};
     }
     vfs::Result<vfs::ReadResult> r = vfs::ReadResult{0, false};
-    if (count) {
+    if (count && rq.ctx.nowait) {
+        r = vfs::read_nowait(*file, a.offset, count, buf->data(), who.id, unlinked);
+        if (!r && r.error() == EWOULDBLOCK) {
+            const x4::nfsstat4 blocked = rq.block();
+            encode_status_only(res, blocked);
+            return {blocked};
+        }
+    } else if (count) {
         r = vfs::fail(EINVAL);
         if (int pipe = buf->splice_fd(); pipe >= 0) {
             r = vfs::read_to_pipe(*file, a.offset, count, pipe, who.id, unlinked);

@@ -69,6 +69,14 @@ class Request {
     // Any handle, without touching the current one (PUTFH checks with this). `attrs`: see
     // vfs::ExportTable::open (not set for a pseudo-fs handle).
     x4::nfsstat4 resolve(std::span<const uint8_t> fh, Target& out, struct statx* attrs = nullptr);
+    // A nowait COMPOUND (Compound::nowait) that cannot go on without blocking: a handle the
+    // descriptor cache does not hold, an export that is not local or names hosts, a page
+    // not cached. The operation returns the status this gives (NFS4ERR_DELAY), and the
+    // engine gives the COMPOUND up (Compound::would_block) before it is encoded or counted.
+    x4::nfsstat4 block() {
+        compound.would_block = true;
+        return x4::NFS4ERR_DELAY;
+    }
     // table->find_by_handle (the handle's MAC, its export), remembering the last handle
     // found: PUTFH checks the handle and the operation after it resolves the same one,
     // which then costs no second MAC.

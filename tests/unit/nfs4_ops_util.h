@@ -120,6 +120,7 @@ class Nfs4OpsFixture : public vfs::testing::VfsFixture {
         xdr::Encoder e(*out);
         std::vector<std::unique_ptr<rpc::PayloadBuffer>> payloads;
         rpc::CallContext ctx(h, d, e, alloc_, payloads);
+        ctx.nowait = nowait_;
         Reply r;
         r.kind = program_->call(ctx).kind;
         // The wire form: out-of-line payloads (READ data) back where the inline
@@ -185,6 +186,7 @@ class Nfs4OpsFixture : public vfs::testing::VfsFixture {
     std::unique_ptr<Nfs4Program> program_;
     rpc::Peer peer_;
     HeapAllocator alloc_;
+    bool nowait_ = false;  // calls as a reactor tries them (rpc::CallContext::nowait)
     uint32_t xid_ = 0;
     std::string owner_;
     uint64_t clientid_ = 0;

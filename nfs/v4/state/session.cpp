@@ -91,6 +91,7 @@ SlotResult Session::begin(uint32_t slotid, uint32_t seqid, uint32_t highest, boo
         return r;
     }
     // A new request: the previous reply is dropped, the slot is busy until finish().
+    r.prior = {s.seqid, s.used, s.cachethis, s.reply};
     s.seqid = seqid;
     s.used = true;
     s.in_progress = true;
@@ -113,6 +114,18 @@ Status Session::finish(uint32_t slotid, uint32_t seqid,
     }
     s.in_progress = false;
     return x4::NFS4_OK;
+}
+
+void Session::abandon(uint32_t slotid, uint32_t seqid, const PriorSlot& prior) {
+    std::lock_guard lock(mu_);
+    if (slotid >= slots_.size()) return;
+    Slot& s = slots_[slotid];
+    if (!s.in_progress || s.seqid != seqid) return;
+    s.seqid = prior.seqid;
+    s.used = prior.used;
+    s.cachethis = prior.cachethis;
+    s.reply = prior.reply;
+    s.in_progress = false;
 }
 
 void Session::set_target_highest_slotid(uint32_t target) {

@@ -39,12 +39,21 @@ struct ChannelAttrs {
 // The encoded COMPOUND reply (results only, never transport framing) a slot keeps.
 using CachedReply = std::shared_ptr<const std::vector<uint8_t>>;
 
+// A slot as it was before a new request began on it (Session::abandon).
+struct PriorSlot {
+    uint32_t seqid = 0;
+    bool used = false;
+    bool cachethis = false;
+    CachedReply reply;
+};
+
 struct SlotResult {
     Status status = x4::NFS4_OK;
     bool replay = false;  // status OK and replay: send `reply` as the whole COMPOUND reply
     CachedReply reply;
     uint32_t highest_slotid = 0;         // sr_highest_slotid
     uint32_t target_highest_slotid = 0;  // sr_target_highest_slotid
+    PriorSlot prior;                     // a new request: the slot before it began
 };
 
 // The backchannel's callback program and the security the server would call back with
@@ -93,6 +102,12 @@ class Session {
     // (the worker failed); a replay then gets NFS4ERR_RETRY_UNCACHED_REP. A finish that does
     // not match an in-progress request returns NFS4ERR_SERVERFAULT (a caller bug).
     Status finish(uint32_t slotid, uint32_t seqid, std::optional<std::span<const uint8_t>> reply);
+
+    // Undoes begin() of a new request that will run again later, as if it had not arrived
+    // (a COMPOUND tried on a reactor that would block: Compound::on_abandon): the slot gets
+    // `prior` back, its cached reply included, so the same request begins anew. Nothing is
+    // done unless that request (seqid) is the one in progress on the slot.
+    void abandon(uint32_t slotid, uint32_t seqid, const PriorSlot& prior);
 
     // The server's wish for fewer slots (sr_target_highest_slotid, §18.46.3); clamped to the
     // table.

@@ -8,8 +8,9 @@
 #  - a $BIG_MB (128) MiB file written and read back (cold cache, after a remount) with matching md5
 #    at rsize/wsize 1 MiB, and $SMALL_MB MiB at 4 KiB (many small transfers);
 #  - four parallel writers, then four parallel readers, md5-checked;
-#  - calls that need no disk (GETATTR, ACCESS, READ of cached pages) were answered on the
-#    reactor (counter reactor_calls), the read-backs above among them;
+#  - calls that need no disk (GETATTR, ACCESS, READ of cached pages; NFSv4.1 COMPOUNDs of
+#    SEQUENCE, PUTFH, GETATTR, ACCESS, READ) were answered on the reactor (counter
+#    reactor_calls), the read-backs among them;
 #  - with the client's inline thresholds lowered to 1024 (sunrpc.rdma_max_inline_read/
 #    write) everything still works and more replies go through reply chunks;
 #  - $REMOUNTS (5) umount/remount cycles, then the data is still there and nothing leaked;
@@ -483,6 +484,8 @@ if check "nfsrdmad starts with nfsv4.enabled and RDMA" nfsrdmad_start "$EXPORT" 
         check "v4.1/rdma: RDMA Writes ran (READ data in write chunks)" test "$(counter write_chunks)" -gt 0
         check "v4.1/rdma: reply chunks ran (long replies)" test "$(counter reply_chunks)" -gt 0
         check_eq "v4.1/rdma: payload bytes memcpy'd in userspace" 0 "$(counter payload_memcpy_bytes)"
+        check "v4.1/rdma: COMPOUNDs answered on the reactor (SEQUENCE, PUTFH, GETATTR, READ)" \
+            test "$(counter reactor_calls)" -gt 0
         # COMPOUNDs the Linux client never sends: six READs and no write chunk, inline (13
         # pieces, more than a Send gathers: the server copies the reply into its send
         # buffer, and counts it) and through a reply chunk (13 pieces RDMA-Written in

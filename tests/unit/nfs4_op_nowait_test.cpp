@@ -1,0 +1,163 @@
+// NFSv4.1 COMPOUNDs tried on a thread that must not block (rpc::CallContext::nowait, the RDMA
+// reactor's): which are tried, what the descriptor and page caches let them answer, and that
+// one given up leaves the session's slot as it was (Session::abandon), so the worker's run
+// of the very same request begins it anew, and a cached reply of the slot's last request
+// still answers its retransmission.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "tests/unit/nfs4_ops_util.h"
+
+using namespace nfsrdmad;
+using namespace nfsrdmad::nfs::v4;
+using namespace nfsrdmad::nfs::v4::testing;
+
+namespace {
+
+class Nfs4Nowait : public Nfs4OpsFixture {
+  protected:
+    void SetUp() override {
+        Nfs4OpsFixture::SetUp();
+        ASSERT_TRUE(exp_->local()) << export_dir_ << " is not on a local file system";
+        establish();
+        root_fh_ = exp_->root_handle();
+    }
+    Options options() const override {
+        Options o;
+        o.files = files_;
+        return o;
+    }
+    // Nothing held open any more: the next resolve of any handle would open it.
+    void files_clear() { files_->clear(); }
+    x4::nfs_argop4 put_root() { return op_putfh(root_fh_.data()); }
+    std::span<const uint8_t> s(const std::string& v) { return keep(v); }
+
+    // A COMPOUND tried nowait; the session's seqid is not used up when it is given up.
+    Reply nowait(std::vector<x4::nfs_argop4> ops, bool cachethis = false) {
+        nowait_ = true;
+        Reply r = seq(std::move(ops), cachethis);
+        nowait_ = false;
+        if (r.kind == rpc::Outcome::WouldBlock) --seqid_;  // the worker sends it again
+        return r;
+    }
+    uint64_t op_calls(const char* name) {
+        uint64_t n = 0;
+        for (const auto& s : program_->op_stats())
+            for (const auto& op : s->snapshot().ops)
+                if (op.name == name) n += op.calls;
+        return n;
+    }
+
+    vfs::FileHandle root_fh_;
+    std::shared_ptr<vfs::FdCache> files_ = std::make_shared<vfs::FdCache>();
+};
+
+}  // namespace
+
+TEST_F(Nfs4Nowait, AGetattrOfAHeldDirectoryIsAnsweredInPlace) {
+    const auto attrs = {x4::FATTR4_TYPE, x4::FATTR4_SIZE, x4::FATTR4_CHANGE, x4::FATTR4_OWNER};
+    Reply w = seq({put_root(), op_getattr(attrs)});  // a worker's: the directory is now held
+    ASSERT_EQ(w.status(), x4::NFS4_OK);
+    Reply r = nowait({put_root(), op_getattr(attrs)});
+    ASSERT_EQ(r.kind, rpc::Outcome::Success);
+    ASSERT_TRUE(r.decoded);
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    const auto& a = r.op(2).opgetattr().resok4().obj_attributes;
+    const auto& b = w.op(2).opgetattr().resok4().obj_attributes;
+    EXPECT_TRUE(std::ranges::equal(a.attr_vals, b.attr_vals));
+    EXPECT_EQ(op_calls("GETATTR"), 2u);
+    // The slot moved on: the next request is the next seqid.
+    EXPECT_EQ(seq({put_root()}).status(), x4::NFS4_OK);
+}
+
+TEST_F(Nfs4Nowait, AnOperationThatWouldBlockGivesTheWholeCompoundUp) {
+    Reply o = seq({put_root(), op_open(s("owner"), s("f"), true, x4::OPEN4_SHARE_ACCESS_READ),
+                   op_getfh()});
+    ASSERT_EQ(o.status(), x4::NFS4_OK);
+    const auto fh = o.op(3).opgetfh().resok4().object;
+    const std::vector<uint8_t> handle(fh.begin(), fh.end());
+    // An OPEN is no nowait operation: nothing runs, the slot is untouched.
+    const uint64_t sequences = op_calls("SEQUENCE");
+    Reply lookup = nowait({put_root(), op_lookup(s("f"))});
+    EXPECT_EQ(lookup.kind, rpc::Outcome::WouldBlock);
+    EXPECT_EQ(op_calls("SEQUENCE"), sequences);
+    EXPECT_EQ(seq({put_root(), op_lookup(s("f"))}).status(), x4::NFS4_OK);
+
+    // A directory nobody resolved: SEQUENCE ran, PUTFH ran, GETATTR would open it.
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);
+    Reply d = seq({put_root(), op_lookup(s("d")), op_getfh()});
+    ASSERT_EQ(d.status(), x4::NFS4_OK);
+    const auto dfh = d.op(3).opgetfh().resok4().object;
+    const std::vector<uint8_t> dir(dfh.begin(), dfh.end());
+    files_clear();
+    const uint64_t before = op_calls("SEQUENCE");
+    Reply g = nowait({op_putfh(dir), op_getattr({x4::FATTR4_TYPE})});
+    EXPECT_EQ(g.kind, rpc::Outcome::WouldBlock);
+    EXPECT_EQ(op_calls("SEQUENCE"), before);  // nothing counted
+    // The worker runs the same request (same seqid): new to the slot, answered.
+    Reply again = seq({op_putfh(dir), op_getattr({x4::FATTR4_TYPE})});
+    ASSERT_EQ(again.status(), x4::NFS4_OK);
+    EXPECT_EQ(op_calls("SEQUENCE"), before + 1);
+    (void)handle;
+}
+
+TEST_F(Nfs4Nowait, AGivenUpRequestLeavesTheSlotsCachedReply) {
+    // seqid n, cached; then n + 1 tried nowait and given up; a retransmission of n still
+    // gets n's reply (the slot's cache as it was), and n + 1 then runs.
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);
+    Reply d = seq({put_root(), op_lookup(s("d")), op_getfh()}, /*cachethis=*/true);
+    ASSERT_EQ(d.status(), x4::NFS4_OK);
+    const auto dfh = d.op(3).opgetfh().resok4().object;
+    const std::vector<uint8_t> dir(dfh.begin(), dfh.end());
+    const uint32_t n = seqid_;
+    files_clear();
+    Reply g = nowait({op_putfh(dir), op_getattr({x4::FATTR4_TYPE})});
+    ASSERT_EQ(g.kind, rpc::Outcome::WouldBlock);
+    seqid_ = n - 1;  // the retransmission of n
+    Reply replay = seq({put_root(), op_lookup(s("d")), op_getfh()}, true);
+    ASSERT_EQ(replay.status(), x4::NFS4_OK);
+    EXPECT_TRUE(std::ranges::equal(*replay.bytes, *d.bytes));
+    Reply next = seq({op_putfh(dir), op_getattr({x4::FATTR4_TYPE})});
+    EXPECT_EQ(next.status(), x4::NFS4_OK);
+}
+
+TEST_F(Nfs4Nowait, AReadThroughAnOpenComesFromThePageCacheOrFromAWorker) {
+    const std::string content(64 << 10, 'v');
+    Reply o = seq({put_root(), op_open(s("owner"), s("f"), true, x4::OPEN4_SHARE_ACCESS_BOTH),
+                   op_getfh()});
+    ASSERT_EQ(o.status(), x4::NFS4_OK);
+    const x4::stateid4 sid = o.op(2).opopen().resok4().stateid;
+    const auto fh = o.op(3).opgetfh().resok4().object;
+    const std::vector<uint8_t> handle(fh.begin(), fh.end());
+    ASSERT_EQ(seq({op_putfh(handle), op_write(sid, 0, s(content))}).status(), x4::NFS4_OK);
+
+    Reply r = nowait({op_putfh(handle), op_read(sid, 4096, 4096)});
+    ASSERT_EQ(r.kind, rpc::Outcome::Success);
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    ASSERT_EQ(r.payloads.size(), 1u);
+    EXPECT_EQ(std::string(r.payloads[0].begin(), r.payloads[0].end()), content.substr(4096, 4096));
+
+    // Out of the page cache: given up, then the worker's run of the same request reads it.
+    int fd = ::open(path("f").c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::fdatasync(fd), 0);
+    ASSERT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+    void* map = ::mmap(nullptr, content.size(), PROT_READ, MAP_SHARED, fd, 0);
+    ASSERT_NE(map, MAP_FAILED);
+    unsigned char resident[16] = {};
+    ASSERT_EQ(::mincore(map, content.size(), resident), 0);
+    ::munmap(map, content.size());
+    ::close(fd);
+    ASSERT_EQ(resident[8], 0) << "the page cache kept the file: cannot test this here";
+    const uint64_t reads = op_calls("READ");
+    Reply cold = nowait({op_putfh(handle), op_read(sid, 8 * 4096, 4096)});
+    EXPECT_EQ(cold.kind, rpc::Outcome::WouldBlock);
+    EXPECT_EQ(op_calls("READ"), reads);
+    Reply worker = seq({op_putfh(handle), op_read(sid, 8 * 4096, 4096)});
+    ASSERT_EQ(worker.status(), x4::NFS4_OK);
+    ASSERT_EQ(worker.payloads.size(), 1u);
+    EXPECT_EQ(worker.payloads[0].size(), 4096u);
+    EXPECT_EQ(op_calls("READ"), reads + 1);
+}
