@@ -125,12 +125,12 @@ void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* 
         "stats: tcp accepted={} closed={} rejected={} idle_closed={} accept_errors={} "
         "records={} oversize={} bytes_in={} bytes_out={} payload_spliced_bytes={} "
         "payload_copied_bytes={} record_moved_bytes={} back_calls={} back_failed={} "
-        "stray_replies={} worker_replies={}",
+        "stray_replies={} worker_replies={} reactor_calls={}",
         t.accepted.load(), t.closed.load(), t.rejected.load(), t.idle_closed.load(),
         t.accept_errors.load(), t.records.load(), t.oversize_records.load(), t.bytes_in.load(),
         t.bytes_out.load(), t.payload_spliced_bytes.load(), t.payload_copied_bytes.load(),
         t.record_moved_bytes.load(), t.back_calls.load(), t.back_failed.load(),
-        t.stray_replies.load(), t.worker_replies.load());
+        t.stray_replies.load(), t.worker_replies.load(), t.reactor_calls.load());
     spdlog::info("stats: vfs metadata_commits={}", vfs::metadata_commits());
     const auto fp = vfs::fd_pressure_stats();
     spdlog::info(
@@ -527,6 +527,7 @@ int run(config::Config cfg, const Options& opts) {
     topts.max_connections = cfg.tcp_tuning.max_connections;
     topts.idle_timeout = std::chrono::seconds(cfg.tcp_tuning.idle_timeout);
     topts.max_pipes = cfg.tcp_tuning.max_pipes;
+    topts.reactor_calls = cfg.reactor_calls;
     tcp::Server server(reactors, workers, dispatcher, topts);
 
     std::unique_ptr<rdma::Server> rdma_server;

@@ -183,6 +183,9 @@ void tcp_counters(Families& f, const tcp::Server& server) {
     f.counter("nfsrdmad_tcp_worker_replies_total",
               "Replies written by the worker that ran the call, without a reactor hop",
               d(t.worker_replies));
+    f.counter("nfsrdmad_tcp_reactor_calls_total",
+              "Calls answered on the connection's loop, without a worker (no disk needed)",
+              d(t.reactor_calls));
     f.counter("nfsrdmad_tcp_record_moved_bytes_total",
               "Bytes of incoming records moved into a larger buffer while they arrived",
               d(t.record_moved_bytes));

@@ -127,6 +127,7 @@ Result<ReadResult> read(const OpenFile& file, uint64_t offset, uint32_t count, v
 
 Result<ReadResult> read_nowait(const OpenFile& file, uint64_t offset, uint32_t count, void* dst,
                                const Identity& id, Unlinked unlinked) {
+    if (count > kNowaitReadMax) return fail(EWOULDBLOCK);
     return read_with(file, offset, count, id, unlinked, [&](uint32_t n, bool&) {
         return pread_cached(file.fd.get(), offset, n, dst);
     });

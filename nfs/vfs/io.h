@@ -48,6 +48,9 @@ Result<ReadResult> read(const OpenFile& file, uint64_t offset, uint32_t count, v
 // not there (or the file system cannot say: EOPNOTSUPP), with nothing returned. One
 // blocking step is left that RWF_NOWAIT does not cover: an access-time update, which
 // relatime (the default) makes at most once a day per file.
+// At most kNowaitReadMax bytes (more: EWOULDBLOCK): the copy runs on the caller's thread, a
+// reactor serving other connections, where a worker's copies of large READs run in parallel.
+inline constexpr uint32_t kNowaitReadMax = 64u << 10;
 Result<ReadResult> read_nowait(const OpenFile& file, uint64_t offset, uint32_t count, void* dst,
                                const Identity& id, Unlinked unlinked = Unlinked::Stale);
 

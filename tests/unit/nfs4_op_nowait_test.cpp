@@ -160,4 +160,15 @@ TEST_F(Nfs4Nowait, AReadThroughAnOpenComesFromThePageCacheOrFromAWorker) {
     ASSERT_EQ(worker.payloads.size(), 1u);
     EXPECT_EQ(worker.payloads[0].size(), 4096u);
     EXPECT_EQ(op_calls("READ"), reads + 1);
+
+    // More than a reactor copies (vfs::kNowaitReadMax): a worker's, though cached now.
+    EXPECT_EQ(nowait({op_putfh(handle), op_read(sid, 0, (64 << 10) + 1)}).kind,
+              rpc::Outcome::WouldBlock);
+    // A transport that lends no payload buffers (TCP): READ is not even begun.
+    const uint64_t sequences = op_calls("SEQUENCE");
+    nowait_payloads_ = false;
+    EXPECT_EQ(nowait({op_putfh(handle), op_read(sid, 4096, 4096)}).kind, rpc::Outcome::WouldBlock);
+    EXPECT_EQ(op_calls("SEQUENCE"), sequences);
+    EXPECT_EQ(nowait({op_putfh(handle), op_getattr({x4::FATTR4_SIZE})}).kind,
+              rpc::Outcome::Success);
 }

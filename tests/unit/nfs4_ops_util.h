@@ -121,6 +121,7 @@ class Nfs4OpsFixture : public vfs::testing::VfsFixture {
         std::vector<std::unique_ptr<rpc::PayloadBuffer>> payloads;
         rpc::CallContext ctx(h, d, e, alloc_, payloads);
         ctx.nowait = nowait_;
+        ctx.nowait_payloads = nowait_ && nowait_payloads_;
         Reply r;
         r.kind = program_->call(ctx).kind;
         // The wire form: out-of-line payloads (READ data) back where the inline
@@ -187,6 +188,7 @@ class Nfs4OpsFixture : public vfs::testing::VfsFixture {
     rpc::Peer peer_;
     HeapAllocator alloc_;
     bool nowait_ = false;  // calls as a reactor tries them (rpc::CallContext::nowait)
+    bool nowait_payloads_ = true;  // ... one that lends payload buffers (RDMA's)
     uint32_t xid_ = 0;
     std::string owner_;
     uint64_t clientid_ = 0;

@@ -273,7 +273,7 @@ struct Nfs3 : ::testing::Test {
         auto bytes = call(++xid, kNfs, 3, proc, args);
         rpc::Message m;
         m.bytes = bytes;
-        if (nowait) return d.dispatch_nowait(m, peer, alloc, out);
+        if (nowait) return d.dispatch_nowait(m, peer, alloc, out, payloads);
         out = d.dispatch(m, peer, alloc);
         return true;
     }
@@ -286,6 +286,7 @@ struct Nfs3 : ::testing::Test {
     rpc::Dispatcher d;
     rpc::Peer peer;
     HeapAlloc alloc;
+    bool payloads = true;  // dispatch_nowait's: the transport lends payload buffers
     uint32_t xid = 0;
 };
 
@@ -397,4 +398,25 @@ TEST_F(Nfs3, AReadThatFindsNoPayloadBufferGoesToAWorker) {
     alloc.none = true;
     EXPECT_FALSE(run(kRead, read_args("file", 0, 4096), true, r));
     EXPECT_EQ(d.counters().calls.load(), 1u);
+}
+
+TEST_F(Nfs3, ALargeReadIsAWorkersEvenFromThePageCache) {
+    // The copy would run on the reactor, in the way of other connections (vfs/io.h).
+    ASSERT_TRUE(local);
+    std::optional<rpc::Reply> r;
+    ASSERT_TRUE(run(kRead, read_args("file", 0, 4096), false, r));
+    ASSERT_TRUE(run(kRead, read_args("file", 0, 64 << 10), true, r));
+    ASSERT_EQ(r->payloads.size(), 1u);
+    EXPECT_EQ(r->payloads[0].data.size(), size_t(64 << 10));
+    EXPECT_FALSE(run(kRead, read_args("file", 0, (64 << 10) + 1), true, r));
+}
+
+TEST_F(Nfs3, ATransportThatLendsNoBuffersLeavesReadsToWorkers) {
+    // TCP: its workers splice READ data; GETATTR is still answered in place.
+    ASSERT_TRUE(local);
+    std::optional<rpc::Reply> r;
+    ASSERT_TRUE(run(kRead, read_args("file", 0, 4096), false, r));
+    payloads = false;
+    EXPECT_FALSE(run(kRead, read_args("file", 0, 4096), true, r));
+    EXPECT_TRUE(run(kGetattr, fh_args("file"), true, r));
 }

@@ -68,9 +68,9 @@ std::optional<Reply> Dispatcher::dispatch(const Message& msg, const Peer& peer,
 }
 
 bool Dispatcher::dispatch_nowait(const Message& msg, const Peer& peer, PayloadAllocator& alloc,
-                                 std::optional<Reply>& out) {
+                                 std::optional<Reply>& out, bool payloads) {
     bool nowait = true;
-    auto reply = route(msg, peer, alloc, nowait);
+    auto reply = route(msg, peer, alloc, nowait, payloads);
     if (!nowait) return false;
     counters_.calls++;
     out = std::move(reply);
@@ -78,7 +78,7 @@ bool Dispatcher::dispatch_nowait(const Message& msg, const Peer& peer, PayloadAl
 }
 
 std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
-                                       PayloadAllocator& alloc, bool& nowait) {
+                                       PayloadAllocator& alloc, bool& nowait, bool payloads) {
     DecodedCall dc = decode_call(msg.bytes);
     // A nowait call goes no further than this without a flavor that keeps no state.
     if (nowait && dc.status == DecodedCall::Ok && dc.auth.cred_flavor != x::AUTH_NONE &&
@@ -184,8 +184,8 @@ std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
     // Results the flavor wraps are made in plain memory, none spliced.
     PlainAllocator plain(alloc);
     PayloadAllocator& use = flavor->protects(auth) ? plain : alloc;
-    auto reply =
-        run(msg, h, args, dc.args_offset, prog, info, *found.stats, verf, use, stat_offset, nowait);
+    auto reply = run(msg, h, args, dc.args_offset, prog, info, *found.stats, verf, use, stat_offset,
+                     nowait, payloads);
     if (key) {
         // Denied replies (stat_offset npos) and replies with out-of-line payload are not kept.
         if (reply && reply->payloads.empty() && stat_offset != std::string::npos)
@@ -250,7 +250,7 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
                                      std::span<const uint8_t> args_bytes, size_t args_offset,
                                      Program& prog, const ProcedureInfo& info, OpStats& stats,
                                      const OpaqueAuth& verf, PayloadAllocator& alloc,
-                                     size_t& stat_offset, bool& nowait) {
+                                     size_t& stat_offset, bool& nowait, bool payloads) {
     Reply r;
     encode_accepted(r.bytes, h.xid, x::SUCCESS, verf);
     stat_offset = r.bytes.size() - 4;
@@ -262,6 +262,7 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
     xdr::Encoder res(r.bytes);
     CallContext ctx(h, args, res, alloc, r.payload_owners);
     ctx.nowait = nowait;
+    ctx.nowait_payloads = nowait && payloads;
     ctx.started = latency::now();
     Outcome out = prog.call(ctx);
     if (out.kind == Outcome::WouldBlock) {

@@ -147,28 +147,59 @@ void Connection::on_readable() {
     }
 }
 
+namespace {
+
+// Payload memory for a call tried on the loop: none (and the call is told so: a READ leaves
+// itself to a worker at once, which splices; the loop would read into memory and copy).
+class NoPayloads final : public rpc::PayloadAllocator {
+  public:
+    std::unique_ptr<rpc::PayloadBuffer> allocate(size_t) override { return nullptr; }
+};
+
+}  // namespace
+
 void Connection::submit(Record rec) {
     ++in_flight_;
+    // A call that needs no disk (a GETATTR of a file held open, a revalidating COMPOUND:
+    // Dispatcher::dispatch_nowait) is answered here, on the loop's thread: no worker is
+    // woken to take the loop over. The reply goes as a worker's would.
+    if (svc_.reactor_calls) {
+        rpc::Message msg;
+        msg.bytes = rec.bytes();
+        msg.owner = rec.data;
+        NoPayloads none;
+        std::optional<rpc::Reply> reply;
+        if (svc_.dispatcher.dispatch_nowait(msg, peer_, none, reply, /*payloads=*/false)) {
+            svc_.counters.reactor_calls++;
+            answer(reply);
+            return;
+        }
+    }
     auto self = shared_from_this();
     svc_.workers.submit([self, rec = std::move(rec)]() mutable {
         rpc::Message msg;
         msg.bytes = rec.bytes();
         msg.owner = rec.data;
         auto reply = self->svc_.dispatcher.dispatch(msg, self->peer_, self->svc_.payloads);
-        if (reply && self->write_from_worker(*reply) == Sent::Full) {
-            // Queued (behind other replies, for a pipe, or what a full socket left): the
-            // reactor writes it when the socket has room.
-            self->reactor_.post([self] {
-                --self->in_flight_;
-                if (!self->closed_) {
-                    self->on_writable();
-                    self->update_interest();
-                }
-            });
-            return;
-        }
-        self->call_done();
+        self->answer(reply);
     });
+}
+
+void Connection::answer(std::optional<rpc::Reply>& reply) {
+    if (reply && write_from_worker(*reply) == Sent::Full) {
+        // Queued (behind other replies, for a pipe, or what a full socket left): the
+        // reactor writes it when the socket has room.
+        auto self = shared_from_this();
+        reactor_.post([self] {
+            --self->in_flight_;
+            if (!self->closed_) {
+                self->on_writable();
+                self->update_interest();
+            }
+        });
+        return;
+    }
+    call_done();
 }
 
 Connection::Sent Connection::write_from_worker(rpc::Reply& reply) {

@@ -43,6 +43,8 @@ struct TcpCounters {
     std::atomic<uint64_t> stray_replies{0};          // REPLY records matching no call: dropped
     // Replies written whole by the worker that ran the call (no hop to the reactor).
     std::atomic<uint64_t> worker_replies{0};
+    // Calls answered on the loop's thread, no worker woken (rpc::Dispatcher::dispatch_nowait).
+    std::atomic<uint64_t> reactor_calls{0};
 };
 
 struct ConnectionServices {
@@ -59,6 +61,8 @@ struct ConnectionServices {
     // Where the connection registers as a backchannel (null: it carries no calls).
     std::shared_ptr<rpc::ChannelRegistry> channels;
     size_t max_back_calls = 64;  // backchannel calls awaiting a reply, per connection
+    // Calls that need no disk are answered on the loop's thread (Connection::submit).
+    bool reactor_calls = false;
 };
 
 class Connection : public std::enable_shared_from_this<Connection>, public rpc::CallChannel {
@@ -104,6 +108,9 @@ class Connection : public std::enable_shared_from_this<Connection>, public rpc::
     // reactor to find.
     Sent write_from_worker(rpc::Reply& reply);
     void call_done();  // on a worker, after write_from_worker() returned All
+    // The call's reply written (or queued for the reactor), then call_done(): on the worker
+    // that ran it, or on the loop's thread for a call answered there.
+    void answer(std::optional<rpc::Reply>& reply);
     void submit(Record rec);
     void on_reply(const Record& rec);  // a REPLY record: one of our calls answered, or stray
     void expire_calls();

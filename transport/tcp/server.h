@@ -23,6 +23,7 @@ struct ServerOptions {
     size_t max_connections = 1024;              // beyond: accepted and closed at once
     std::chrono::milliseconds idle_timeout{0};  // 0: connections are never closed for idling
     size_t max_pipes = 256;                     // pipes out at once for spliced READ data
+    bool reactor_calls = true;                  // ConnectionServices::reactor_calls
     // Connections register here to carry calls to their clients (the NFSv4.1
     // backchannel). Null: none does.
     std::shared_ptr<rpc::ChannelRegistry> channels;

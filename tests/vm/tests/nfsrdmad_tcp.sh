@@ -15,8 +15,9 @@
 #    size, symlink target, content md5 of every entry), compared four ways: local run,
 #    NFS client view before and after a remount (cold caches), and the server's own view of
 #    the exported directory;
-#  - the daemon's counters: READ data was spliced (payload_spliced_bytes), and at least one
-#    metadata commit per created entry (RFC 1813 §3.3 stable storage);
+#  - the daemon's counters: READ data was spliced (payload_spliced_bytes), calls that need
+#    no disk were answered on the connection's loop (reactor_calls, NFSv3 and NFSv4.1), and
+#    at least one metadata commit per created entry (RFC 1813 §3.3 stable storage);
 #  - no "server not responding" from the client; the daemon exits 0 on SIGTERM.
 # Workload: create/write/read/verify (8 MiB + odd tail, small files, append, overwrite in
 # place, sparse file); mkdir -p of a 40-level tree and a wide tree; rename (file, across
@@ -307,6 +308,8 @@ note "$(grep -o 'stats: tcp .*' "$NFSRDMAD_LOG" | tail -1)"
 note "$(grep -o 'stats: vfs .*' "$NFSRDMAD_LOG" | tail -1)"
 check "READ data was spliced, not copied (payload_spliced_bytes >= 8 MiB)" \
     test "$(stat_of tcp payload_spliced_bytes)" -ge $((8 << 20))
+check "calls that need no disk were answered on the loop (reactor_calls)" \
+    test "$(stat_of tcp reactor_calls)" -gt 0
 check "metadata commits for the $MANY created entries and more" \
     test "$(stat_of vfs metadata_commits)" -ge "$MANY"
 check "umount" nfs_umount $MNT
@@ -356,6 +359,8 @@ if check "mount -o $OPTS4" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "$OPTS4"; then
     note "$(grep -o 'stats: tcp .*' "$NFSRDMAD_LOG" | tail -1)"
     check "v4.1: READ data was spliced, not copied (payload_spliced_bytes >= 8 MiB)" \
         test "$(stat_of tcp payload_spliced_bytes)" -ge $((8 << 20))
+    check "v4.1: COMPOUNDs that need no disk were answered on the loop (reactor_calls)" \
+        test "$(stat_of tcp reactor_calls)" -gt 0
     # The backchannel (RFC 8881 §2.10.3.1): the client asked for one at CREATE_SESSION;
     # the daemon called CB_NULL on the mount's own connection and the client answered.
     check "v4.1: the client's callback path is up (CB_NULL answered on its connection)" \
