@@ -7,6 +7,8 @@
 # same build moves by tens of per cent; inside one boot, with the order alternated, a few per
 # cent show. Per run: files/s, the worst create, and the guest's CPU per file (every vCPU's
 # busy ticks, the client's and the kernel's work included: what the server costs the box).
+# AB_JOB=serial runs /vmtest/serial-meta.py (create, stat, rename, remove, one at a time) for
+# AB_RUNTIME seconds instead: loops/s and the guest's CPU per loop.
 # AB_JOB=randread runs 4 KiB random reads instead (/vmtest/rand-read.fio: O_DIRECT, iodepth
 # 16, AB_RUNTIME seconds) over an AB_SIZE file made on the server, so in its page cache:
 # IOPS and the guest's CPU per READ.
@@ -91,7 +93,31 @@ PY
     note "$(tail -1 "$RES/ab.lines")"
     nfs_umount "$MNT"
 }
-run_job() { if [ "$JOB" = randread ]; then randread "$@"; else storm "$@"; fi; }
+# serial NAME ROUND: /vmtest/serial-meta.py (create, stat, rename, remove, one at a time)
+serial() {
+    local name=$1 r=$2 b0 b1 out=/tmp/ab-serial.json
+    check "$name round $r: mount" nfs_mount "$(src "$name")" "$MNT" "$(opts "$name")" || return
+    b0=$(vm_busy)
+    python3 /vmtest/serial-meta.py "$MNT/ab-serial-$name-$r" "$RUNTIME" $out
+    b1=$(vm_busy)
+    python3 - "$name" "$r" "$out" $((b1 - b0)) >> "$RES/ab.lines" <<'PY'
+import json, sys
+name, r, path, ticks = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+d = json.load(open(path))
+print(json.dumps({"name": name, "round": r, "files_per_s": round(d["loops_per_s"], 1), "errors": 0,
+                  "worst_s": 0, "cpu_us_per_file": round(ticks * 10000 / max(d["loops"], 1))}))
+PY
+    note "$(tail -1 "$RES/ab.lines")"
+    nfs_umount "$MNT"
+    rm -rf "${EXPORT:?}/ab-serial-$name-$r"
+}
+run_job() {
+    case "$JOB" in
+        randread) randread "$@" ;;
+        serial) serial "$@" ;;
+        *) storm "$@" ;;
+    esac
+}
 
 step "setup: ${BINS[*]}, $ROUNDS rounds, NFSv$VERS over $PROTO, job $JOB"
 check "tools" need_cmd python3 mkfs.ext4 || exit 1
@@ -137,7 +163,8 @@ python3 - "$RES/ab.lines" "${BINS[0]%%=*}" "$JOB" > "$VMTEST_OUT/table.txt" <<'P
 import json, math, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 base = sys.argv[2]
-unit = "(READs/s, guest CPU per READ)" if sys.argv[3] == "randread" else "(files/s, guest CPU per file)"
+unit = {"randread": "(READs/s, guest CPU per READ)",
+        "serial": "(loops/s, guest CPU per loop)"}.get(sys.argv[3], "(files/s, guest CPU per file)")
 json.dump(rows, open(sys.argv[1].replace(".lines", ".json"), "w"), indent=1)
 names = []
 for r in rows:

@@ -18,7 +18,7 @@
 #                        [--runtime SECONDS] [--build DIR] [--vm-dir DIR] [--out DIR]
 #        bench/vm/run.sh --ab NAME=DAEMON [--ab NAME=DAEMON ...] [--rounds N] [--vers 3|4.1]
 #                        [--proto tcp|rdma] [--threads T] [--files F] [--knfsd]
-#                        [--job storm|randread] [--size SIZE] [--runtime S] [--out DIR]
+#                        [--job storm|randread|serial] [--size SIZE] [--runtime S] [--out DIR]
 #   --build DIR    CMake build tree (default <repo>/build): daemon DIR/daemon/nfsrdmad, VM
 #                  files in DIR/vm (tests/vm/prepare.sh makes them if needed)
 #   --size SIZE    file size of the data jobs (default 128M)
@@ -50,6 +50,8 @@
 #   --job randread  instead of the storm: jobs/rand-read.fio (4 KiB, O_DIRECT, iodepth 16)
 #                  for --runtime (15) s over a --size (128M) file made on the server (in its
 #                  page cache); IOPS and the guest's CPU per READ.
+#   --job serial   instead: jobs/serial-meta.py (create, stat, rename, remove, one at a
+#                  time) for --runtime (15) s; loops/s and the guest's CPU per loop.
 # Delegation mode (issue 11; guest-deleg.sh, jobs/deleg-orc.fio), kernel nfsd and nfsrdmad on
 # one boot, NFSv4.1 over TCP and RDMA, each WITH and WITHOUT delegations (knfsd:
 # fs.leases-enable=1/0; nfsrdmad: `nfsv4: {delegations: true/false}`):
@@ -134,7 +136,7 @@ if [ ${#AB_BINS[@]} -gt 0 ]; then
         -e "AB_BINS=${AB_BINS[*]}" -e "AB_ROUNDS=$ROUNDS" -e "AB_PROTO=$PROTO" -e "AB_VERS=$VERS" \
         -e "AB_THREADS=$THREADS" -e "AB_FILES=$FILES" -e "AB_KNFSD=$KNFSD" \
         -e "AB_JOB=$AB_JOB" -e "AB_SIZE=$SIZE" -e "AB_RUNTIME=$RUNTIME" \
-        "$HERE/guest-ab.sh" "$HERE/cpu.sh" "$HERE/jobs/rand-read.fio" || rc=$?
+        "$HERE/guest-ab.sh" "$HERE/cpu.sh" "$HERE/jobs/rand-read.fio" "$HERE/jobs/serial-meta.py" || rc=$?
 elif [ $GSS = 1 ]; then
     OUT=${OUT:-$BUILD/bench-vm-gss}
     [ $SIZE_SET = 1 ] || SIZE=64M

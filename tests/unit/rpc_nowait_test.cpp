@@ -148,6 +148,7 @@ TEST_F(Dispatch, ACallThatNeedsNothingIsAnsweredAndCounted) {
     EXPECT_EQ(word_at(r->bytes, 24), 7u);
     EXPECT_EQ(prog->nowait_calls, 1);
     EXPECT_EQ(d.counters().calls.load(), 1u);
+    EXPECT_EQ(d.counters().nowait_answered.load(), 1u);
     EXPECT_EQ(recorded(), 1u);
 }
 
@@ -157,6 +158,7 @@ TEST_F(Dispatch, ACallThatWouldBlockLeavesNothingDoneOrCounted) {
     EXPECT_FALSE(r);
     EXPECT_EQ(prog->nowait_calls, 1);
     EXPECT_EQ(d.counters().calls.load(), 0u);
+    EXPECT_EQ(d.counters().nowait_given_up.load(), 1u);
     EXPECT_EQ(recorded(), 0u);
     // The worker's run of it then counts it once.
     auto w = normal(1);
@@ -172,6 +174,7 @@ TEST_F(Dispatch, OnlyIdempotentProceduresThatSaySoAreTried) {
     EXPECT_FALSE(nowait(3, r));  // does not honour nowait
     EXPECT_EQ(prog->calls, 0);
     EXPECT_EQ(d.counters().calls.load(), 0u);
+    EXPECT_EQ(d.counters().nowait_given_up.load(), 0u);  // never begun
 }
 
 TEST_F(Dispatch, OnlyStatelessFlavorsAreTried) {
@@ -189,14 +192,15 @@ TEST_F(Dispatch, WouldBlockOutsideANowaitCallIsASystemError) {
     EXPECT_EQ(d.counters().system_errors.load(), 1u);
 }
 
-TEST_F(Dispatch, WhatNoProgramAnswersIsAnsweredInPlace) {
+TEST_F(Dispatch, ACallOfNoProcedureToTryGoesToAWorker) {
     std::optional<rpc::Reply> r;
-    auto bytes = call(9, 400201, 1, 0, {});  // no such program
+    auto bytes = call(9, 400201, 1, 0, {});  // no such program: a worker answers PROG_UNAVAIL
     rpc::Message m;
     m.bytes = bytes;
-    ASSERT_TRUE(d.dispatch_nowait(m, peer, alloc, r));
-    ASSERT_TRUE(r);
-    EXPECT_EQ(accept_stat(*r), uint32_t(x::PROG_UNAVAIL));
+    EXPECT_FALSE(d.dispatch_nowait(m, peer, alloc, r));
+    EXPECT_FALSE(nowait(7, r));  // no such procedure
+    EXPECT_EQ(d.counters().calls.load(), 0u);
+    EXPECT_EQ(d.counters().prog_unavail.load(), 0u);
 }
 
 namespace {

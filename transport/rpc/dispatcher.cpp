@@ -73,6 +73,7 @@ bool Dispatcher::dispatch_nowait(const Message& msg, const Peer& peer, PayloadAl
     auto reply = route(msg, peer, alloc, nowait, payloads);
     if (!nowait) return false;
     counters_.calls++;
+    counters_.nowait_answered++;
     out = std::move(reply);
     return true;
 }
@@ -80,11 +81,21 @@ bool Dispatcher::dispatch_nowait(const Message& msg, const Peer& peer, PayloadAl
 std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
                                        PayloadAllocator& alloc, bool& nowait, bool payloads) {
     DecodedCall dc = decode_call(msg.bytes);
-    // A nowait call goes no further than this without a flavor that keeps no state.
-    if (nowait && dc.status == DecodedCall::Ok && dc.auth.cred_flavor != x::AUTH_NONE &&
-        dc.auth.cred_flavor != x::AUTH_SYS) {
-        nowait = false;
-        return std::nullopt;
+    // A nowait call goes no further than this unless its flavor keeps no state and its
+    // procedure is one to try (most are not: they leave before the credential is decoded).
+    if (nowait && dc.status == DecodedCall::Ok) {
+        bool tried = dc.auth.cred_flavor == x::AUTH_NONE || dc.auth.cred_flavor == x::AUTH_SYS;
+        if (tried) {
+            ProgramRegistry::Lookup found = programs_.find(dc.header.prog, dc.header.vers);
+            const ProcedureInfo info =
+                found.program ? found.program->procedure(dc.header.vers, dc.header.proc)
+                              : ProcedureInfo{};
+            tried = info.exists && info.nowait && info.idempotent;
+        }
+        if (!tried) {
+            nowait = false;
+            return std::nullopt;
+        }
     }
     Reply r;
     switch (dc.status) {
@@ -141,10 +152,6 @@ std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
     }
     Program& prog = *found.program;
     ProcedureInfo info = prog.procedure(h.vers, h.proc);
-    if (nowait && info.exists && (!info.nowait || !info.idempotent)) {
-        nowait = false;
-        return std::nullopt;
-    }
     if (!info.exists) {
         counters_.proc_unavail++;
         encode_accepted(r.bytes, h.xid, x::PROC_UNAVAIL, verf);
@@ -269,6 +276,7 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
         // Nothing was done: the call runs again on a worker, and is counted there. Outside
         // a nowait call this is the procedure's bug; answer it as one.
         if (nowait) {
+            counters_.nowait_given_up++;
             nowait = false;
             return std::nullopt;
         }

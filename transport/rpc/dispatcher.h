@@ -51,7 +51,10 @@ public:
             control_calls{0},          // answered by the flavor (RPCSEC_GSS context calls)
             protected_bytes{0},        // results wrapped for integrity or privacy
             inlined_payload_bytes{0},  // out-of-line payload copied inline to be wrapped
-            unwrapped_bytes{0};        // arguments checked (krb5i) or decrypted (krb5p)
+            unwrapped_bytes{0},        // arguments checked (krb5i) or decrypted (krb5p)
+            // dispatch_nowait: calls answered, and calls begun and left to a worker (the
+            // procedure answered WouldBlock: its work so far is done again there).
+            nowait_answered{0}, nowait_given_up{0};
     };
     const Counters& counters() const { return counters_; }
     const ReplyCache& reply_cache() const { return cache_; }
