@@ -161,11 +161,17 @@ void rpc_counters(Families& f, const rpc::Dispatcher& disp) {
     f.gauge("nfsrdmad_rpc_drc_entries", "Replies held in the duplicate request cache",
             d(disp.reply_cache().size()));
     f.counter("nfsrdmad_rpc_nowait_calls_total",
-              "Calls tried on a reactor, without blocking: answered there, or given up to a worker",
+              "Calls offered to a reactor, without blocking: answered there, given up to a worker "
+              "after some work, or declined before any",
               d(c.nowait_answered), {{"result", "answered"}});
     f.counter("nfsrdmad_rpc_nowait_calls_total",
-              "Calls tried on a reactor, without blocking: answered there, or given up to a worker",
+              "Calls offered to a reactor, without blocking: answered there, given up to a worker "
+              "after some work, or declined before any",
               d(c.nowait_given_up), {{"result", "given_up"}});
+    f.counter("nfsrdmad_rpc_nowait_calls_total",
+              "Calls offered to a reactor, without blocking: answered there, given up to a worker "
+              "after some work, or declined before any",
+              d(c.nowait_declined), {{"result", "declined"}});
     f.counter("nfsrdmad_rpc_gss_control_calls_total",
               "RPCSEC_GSS context calls (INIT, CONTINUE_INIT, DESTROY)", d(c.control_calls));
     f.counter("nfsrdmad_rpc_gss_protected_bytes_total", "Result bytes wrapped for krb5i or krb5p",

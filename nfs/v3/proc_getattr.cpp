@@ -17,6 +17,11 @@ rpc::Outcome proc_getattr(Request& rq) {
     // answer (JUKEBOX; no worker waits on a client).
     DelegationBreaker::HeldAttrs held;
     if (res.status() == x::NFS3_OK && rq.any_delegations()) {
+        // Nowait, a write delegation granted since resolve() looked: a worker asks.
+        if (rq.ctx.nowait && rq.svc.delegations->write_delegated(t.node.handle)) {
+            rq.block();
+            return rq.reply(res);
+        }
         held = rq.svc.delegations->held_attrs(t.node.handle);
         if (held.delay) res.set_status(x::NFS3ERR_JUKEBOX);
     }

@@ -13,7 +13,7 @@ rpc::Outcome proc_read(Request& rq) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::READ3res res;
     if (rq.ctx.nowait && (!rq.ctx.nowait_payloads || a.count > vfs::kNowaitReadMax)) {
-        rq.block();  // no buffer lent (TCP), or a large copy: a worker's (vfs/io.h)
+        rq.decline();  // no buffer lent (TCP), or a large copy: a worker's (vfs/io.h)
         return rq.reply(res);
     }
     std::shared_ptr<const vfs::OpenFile> file;

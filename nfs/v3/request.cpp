@@ -29,8 +29,7 @@ x::nfsstat3 Request::admit(const vfs::Export& exp, Caller& who) {
 x::nfsstat3 Request::resolve(const x::nfs_fh3& fh, Target& out, struct statx* attrs) {
     auto ref = table->find_by_handle(fh.data);
     if (!ref) return to_nfsstat3(ref.error());
-    if (ctx.nowait && (!ref->exp->local() || any_delegations() || may_look_up_names(*ref->exp)))
-        return block();
+    if (ctx.nowait && leave_to_worker(*ref)) return block();
     if (x::nfsstat3 s = admit(*ref->exp, out.who); s != x::NFS3_OK) return s;
     auto node = ctx.nowait ? svc.files.cached_node(*ref, attrs) : svc.files.node(*ref, attrs);
     if (!node && ctx.nowait && node.error() == EWOULDBLOCK) return block();
@@ -44,8 +43,7 @@ x::nfsstat3 Request::open(const x::nfs_fh3& fh, vfs::OpenFor need,
                           std::optional<struct statx>* read_now) {
     auto ref = table->find_by_handle(fh.data);
     if (!ref) return to_nfsstat3(ref.error());
-    if (ctx.nowait && (!ref->exp->local() || any_delegations() || may_look_up_names(*ref->exp)))
-        return block();
+    if (ctx.nowait && leave_to_worker(*ref)) return block();
     if (x::nfsstat3 s = admit(*ref->exp, who); s != x::NFS3_OK) return s;
     // A caller without write access gets NFS3ERR_ROFS from WRITE, with the file's wcc
     // data: a read-only descriptor serves that (RFC 1813 §3.3.7).
@@ -53,7 +51,10 @@ x::nfsstat3 Request::open(const x::nfs_fh3& fh, vfs::OpenFor need,
     auto f = ctx.nowait ? svc.files.cached(*ref, need) : svc.files.get(*ref, need, read_now);
     if (!f && ctx.nowait && f.error() == EWOULDBLOCK) return block();
     if (!f) return to_nfsstat3(f.error());
-    // READ beside a write delegation, WRITE beside any (RFC 8881 §10.4.1).
+    // READ beside a write delegation, WRITE beside any (RFC 8881 §10.4.1). Nowait, one
+    // granted since leave_to_worker() looked is a worker's: the recall starts there.
+    if (ctx.nowait && any_delegations() && svc.delegations->write_delegated((*f)->handle))
+        return block();
     if (delegated((*f)->handle, need == vfs::OpenFor::Write)) return x::NFS3ERR_JUKEBOX;
     file = std::move(*f);
     return x::NFS3_OK;

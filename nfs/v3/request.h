@@ -60,18 +60,31 @@ class Request {
     }
 
     // A nowait call (rpc::CallContext::nowait) that cannot go on without blocking: a handle
-    // the descriptor cache does not hold, or delegations to check (their recalls are a
-    // worker's). Returns a status for the procedure to carry to reply(), which then answers
-    // Outcome::would_block() instead; nothing may be done in between.
+    // the descriptor cache does not hold, or a write delegation of the file (its recall or
+    // CB_GETATTR is a worker's). Returns a status for the procedure to carry to reply(),
+    // which then answers Outcome::would_block() instead; nothing may be done in between.
+    // decline(): the same, said from the arguments alone, before any of the call's work.
     x::nfsstat3 block() {
         would_block_ = true;
         return x::NFS3ERR_JUKEBOX;
     }
+    x::nfsstat3 decline() {
+        declined_ = true;
+        return block();
+    }
     bool would_block() const { return would_block_; }
+    // Whether a nowait call leaves `ref` to a worker before touching it: an export not on a
+    // local disk, one whose rules need a name lookup, or a file an NFSv4.1 client holds a
+    // write delegation of. A read delegation conflicts with none of the nowait procedures
+    // (GETATTR, ACCESS, READ: RFC 8881 §10.4.1, §10.4.3).
+    bool leave_to_worker(const vfs::HandleRef& ref) const {
+        return !ref.exp->local() || may_look_up_names(*ref.exp) ||
+               (any_delegations() && svc.delegations->write_delegated(ref.handle));
+    }
 
     template <class Res>
     rpc::Outcome reply(const Res& res) {
-        if (would_block_) return rpc::Outcome::would_block();
+        if (would_block_) return rpc::Outcome::would_block(!declined_);
         if (rejected_) return *rejected_;
         x::xdr_encode(ctx.res, res);
         return rpc::Outcome::ok();
@@ -81,6 +94,7 @@ class Request {
     x::nfsstat3 admit(const vfs::Export& exp, Caller& who);
     std::optional<rpc::Outcome> rejected_;
     bool would_block_ = false;
+    bool declined_ = false;
 };
 
 // The procedures (RFC 1813 §3.3.x).

@@ -168,6 +168,22 @@ bool nowait_compound(const Compound& c, const Scan& s, size_t count) {
     return true;
 }
 
+// A nowait COMPOUND's pre-flight: each operation's OpEntry::may_nowait, over the
+// arguments that `d` (just past the operation count) holds; scan() found them whole.
+bool preflight(const OpTable& ops, Compound& c, xdr::Decoder d, size_t count) {
+    bool go = true;
+    for (size_t i = 0; i < count && go; ++i) {
+        xdr::Decoder whole = d;
+        const OpEntry& op = *ops.find(d.get_u32());
+        c.op_index = i;
+        if (op.may_nowait) go = op.may_nowait(c, d);
+        if (!x4::xdr_skip(whole, std::type_identity<x4::nfs_argop4>{})) break;
+        d = whole;
+    }
+    c.op_index = 0;
+    return go;
+}
+
 }  // namespace
 
 CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args, xdr::Encoder& res,
@@ -191,7 +207,8 @@ CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args
     Scan s = scan(ops, args, count, c);
     if (s.stop == Scan::Garbage) return CompoundOutcome::Garbage;
     // Nothing has run: a COMPOUND not to try nowait goes to a worker whole.
-    if (c.nowait && !nowait_compound(c, s, count)) return CompoundOutcome::WouldBlock;
+    if (c.nowait && (!nowait_compound(c, s, count) || !preflight(ops, c, args, count)))
+        return CompoundOutcome::Declined;
     HeldCounts held;
     held.stats = stats;
 

@@ -114,7 +114,9 @@ inline constexpr size_t kNowaitOps = 8;
 class OpTable;
 
 // WouldBlock: a nowait COMPOUND given up (Compound::would_block); nothing of it stands.
-enum class CompoundOutcome { Done, Garbage, WouldBlock };
+// Declined: a nowait COMPOUND left to a worker before any operation ran (not one to try,
+// or an operation's pre-flight said no: OpEntry::may_nowait).
+enum class CompoundOutcome { Done, Garbage, WouldBlock, Declined };
 
 // Decodes COMPOUND4args from `args` and appends COMPOUND4res to `res`.
 // `stats`, when given, counts each operation run: its status and how long it took.

@@ -52,6 +52,7 @@ rpc::Outcome Nfs4Program::call(rpc::CallContext& ctx) {
                                   timed ? &ctx.last_reading : nullptr);
     if (out == CompoundOutcome::Garbage) return rpc::Outcome::garbage();
     if (out == CompoundOutcome::WouldBlock) return rpc::Outcome::would_block();
+    if (out == CompoundOutcome::Declined) return rpc::Outcome::would_block(/*begun=*/false);
     return rpc::Outcome::ok();
 }
 

@@ -33,4 +33,25 @@ OpResult op_putfh(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     return {st};
 }
 
+// Nowait pre-flight (OpEntry::may_nowait). GETATTR and ACCESS after this PUTFH take its
+// object from the descriptor cache (Request::resolve); one the cache does not hold (a file
+// no one has open: `ls -l`) would give the COMPOUND up after SEQUENCE and PUTFH ran, so it
+// is declined now. READ with an open's stateid reads through the open's own descriptor.
+bool putfh_may_nowait(Compound& c, xdr::Decoder args) {
+    bool needs_object = false;
+    for (size_t i = c.op_index + 1; i < c.decoded_ops && !needs_object; ++i) {
+        const uint32_t op = c.opnum_at[i];
+        if (op == x4::OP_PUTFH || op == x4::OP_PUTROOTFH) break;
+        needs_object = op == x4::OP_GETATTR || op == x4::OP_ACCESS;
+    }
+    if (!needs_object) return true;
+    Request& rq = *c.rq;
+    x4::PUTFH4args a;
+    // A handle that is not ours, or a pseudo-fs one, is answered without blocking.
+    if (!rq.decode(args, a) || a.object.size() > x4::NFS4_FHSIZE || is_pseudo_handle(a.object))
+        return true;
+    auto ref = rq.find_by_handle(a.object);  // remembered: PUTFH does not check it again
+    return !ref || (!Request::leave_to_worker(*ref) && rq.svc.files.contains(ref->handle));
+}
+
 }  // namespace nfsrdmad::nfs::v4

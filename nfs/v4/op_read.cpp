@@ -8,12 +8,23 @@
 #include "nfs/v4/io_file.h"
 #include "nfs/v4/ops.h"
 #include "nfs/v4/request.h"
+#include "nfs/v4/stateids.h"
 #include "nfs/vfs/io.h"
 
 namespace nfsrdmad::nfs::v4 {
 
 namespace {
 constexpr uint32_t kMaxRead = 1u << 20;  // maxread (object_attrs.cpp)
+}
+
+// Nowait pre-flight (OpEntry::may_nowait): a large READ (vfs::kNowaitReadMax) and one
+// through a special stateid (io_file) are a worker's whatever else holds.
+bool read_may_nowait(Compound& c, xdr::Decoder args) {
+    x4::READ4args a;
+    if (!c.rq->decode(args, a)) return true;  // BADXDR, answered where it runs
+    if (a.count > vfs::kNowaitReadMax) return false;
+    const auto special = state::classify(from_wire(a.stateid));
+    return special != state::Special::Anonymous && special != state::Special::ReadBypass;
 }
 
 OpResult op_read(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {

@@ -13,6 +13,11 @@ OpEntry plain(const char* name, OpFn* run, bool needs_fh = false) {
     return {name, run, encode_status_only, needs_fh, false};
 }
 
+OpEntry with_preflight(OpEntry e, bool (*may_nowait)(Compound&, xdr::Decoder)) {
+    e.may_nowait = may_nowait;
+    return e;
+}
+
 }  // namespace
 
 OpTable make_op_table() {
@@ -34,7 +39,7 @@ OpTable make_op_table() {
 
     // Filehandles.
     t.set(x4::OP_PUTROOTFH, plain("PUTROOTFH", op_putrootfh));
-    t.set(x4::OP_PUTFH, plain("PUTFH", op_putfh));
+    t.set(x4::OP_PUTFH, with_preflight(plain("PUTFH", op_putfh), putfh_may_nowait));
     t.set(x4::OP_PUTPUBFH, plain("PUTPUBFH", op_putpubfh));
     t.set(x4::OP_GETFH, plain("GETFH", op_getfh, true));
     t.set(x4::OP_SAVEFH, plain("SAVEFH", op_savefh, true));
@@ -63,7 +68,7 @@ OpTable make_op_table() {
     t.set(x4::OP_OPEN, plain("OPEN", op_open, true));
     t.set(x4::OP_CLOSE, plain("CLOSE", op_close, true));
     t.set(x4::OP_OPEN_DOWNGRADE, plain("OPEN_DOWNGRADE", op_open_downgrade, true));
-    t.set(x4::OP_READ, plain("READ", op_read, true));
+    t.set(x4::OP_READ, with_preflight(plain("READ", op_read, true), read_may_nowait));
     t.set(x4::OP_WRITE, plain("WRITE", op_write, true));
     t.set(x4::OP_COMMIT, plain("COMMIT", op_commit, true));
     t.set(x4::OP_DELEGRETURN, plain("DELEGRETURN", op_delegreturn, true));

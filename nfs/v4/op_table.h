@@ -31,6 +31,12 @@ struct OpEntry {
     void (*encode_error)(xdr::Encoder& res, x4::nfsstat4 status) = nullptr;
     bool needs_fh = false;        // NOFILEHANDLE without a current filehandle
     bool needs_saved_fh = false;  // NOFILEHANDLE without a saved one (LINK, RENAME)
+    // A nowait COMPOUND's pre-flight (Compound::nowait), before any operation of it runs:
+    // false when this operation, from its arguments (`args`, a copy) and the operations
+    // after it (Compound::opnum_at from op_index on), would surely give the COMPOUND up
+    // (Request::block). It then goes to a worker as it came, its SEQUENCE never run.
+    // Changes nothing; an answer of true may still meet a block. nullptr: true.
+    bool (*may_nowait)(Compound& c, xdr::Decoder args) = nullptr;
 };
 
 // Entries by operation number (OP_ACCESS = 3 .. OP_RECLAIM_COMPLETE = 58).

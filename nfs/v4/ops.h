@@ -27,6 +27,10 @@ OpFn op_lookup, op_lookupp, op_getattr, op_access, op_readlink, op_readdir, op_v
 OpFn op_create, op_remove, op_rename, op_link, op_setattr;
 void encode_setattr_error(xdr::Encoder& res, x4::nfsstat4 status);  // attrsset even then
 
+// Nowait pre-flights (OpEntry::may_nowait).
+bool putfh_may_nowait(Compound& c, xdr::Decoder args);
+bool read_may_nowait(Compound& c, xdr::Decoder args);
+
 // Opens and I/O (§18.16–§18.18, §18.2, §18.22, §18.32).
 OpFn op_open, op_close, op_open_downgrade, op_read, op_write, op_commit, op_delegreturn;
 

@@ -98,7 +98,7 @@ x4::nfsstat4 Request::resolve(std::span<const uint8_t> fh, Target& out, struct s
     }
     auto ref = find_by_handle(fh);
     if (!ref) return to_nfsstat4(ref.error());
-    if (ctx.nowait && (!ref->exp->local() || may_look_up_names(*ref->exp))) return block();
+    if (ctx.nowait && leave_to_worker(*ref)) return block();
     // Authorized before anything of the export is opened (as v3's Request::resolve).
     if (auto st = admit(*ref->exp, out.who); st != x4::NFS4_OK) return st;
     auto node = ctx.nowait ? svc.files.cached_node(*ref, attrs) : svc.files.node(*ref, attrs);

@@ -77,6 +77,11 @@ class Request {
         compound.would_block = true;
         return x4::NFS4ERR_DELAY;
     }
+    // Whether a nowait COMPOUND leaves `ref`'s object to a worker before opening anything:
+    // an export not on a local disk, or one whose rules need a name lookup.
+    static bool leave_to_worker(const vfs::HandleRef& ref) {
+        return !ref.exp->local() || may_look_up_names(*ref.exp);
+    }
     // table->find_by_handle (the handle's MAC, its export), remembering the last handle
     // found: PUTFH checks the handle and the operation after it resolves the same one,
     // which then costs no second MAC.

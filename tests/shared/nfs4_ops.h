@@ -31,6 +31,11 @@ inline x4::nfs_argop4 op_putfh(std::span<const uint8_t> fh) {
     op.opputfh().object = fh;
     return op;
 }
+inline x4::nfs_argop4 op_access(uint32_t access) {
+    x4::nfs_argop4 op(x4::OP_ACCESS);
+    op.opaccess().access = access;
+    return op;
+}
 inline x4::nfs_argop4 op_lookup(std::span<const uint8_t> name) {
     x4::nfs_argop4 op(x4::OP_LOOKUP);
     op.oplookup().objname = name;

@@ -82,6 +82,7 @@ TEST_F(Nfs4Nowait, AnOperationThatWouldBlockGivesTheWholeCompoundUp) {
     const uint64_t sequences = op_calls("SEQUENCE");
     Reply lookup = nowait({put_root(), op_lookup(s("f"))});
     EXPECT_EQ(lookup.kind, rpc::Outcome::WouldBlock);
+    EXPECT_TRUE(lookup.declined);
     EXPECT_EQ(op_calls("SEQUENCE"), sequences);
     EXPECT_EQ(seq({put_root(), op_lookup(s("f"))}).status(), x4::NFS4_OK);
 
@@ -93,33 +94,64 @@ TEST_F(Nfs4Nowait, AnOperationThatWouldBlockGivesTheWholeCompoundUp) {
     const std::vector<uint8_t> dir(dfh.begin(), dfh.end());
     files_clear();
     const uint64_t before = op_calls("SEQUENCE");
+    // PUTFH's pre-flight sees the cache miss: declined before SEQUENCE runs.
     Reply g = nowait({op_putfh(dir), op_getattr({x4::FATTR4_TYPE})});
     EXPECT_EQ(g.kind, rpc::Outcome::WouldBlock);
-    EXPECT_EQ(op_calls("SEQUENCE"), before);  // nothing counted
+    EXPECT_TRUE(g.declined);
+    EXPECT_EQ(op_calls("SEQUENCE"), before);
+    // Every PUTFH is looked at, not the first only.
+    Reply g2 = nowait({put_root(), op_getfh(), op_putfh(dir), op_access(x4::ACCESS4_READ)});
+    EXPECT_EQ(g2.kind, rpc::Outcome::WouldBlock);
+    EXPECT_TRUE(g2.declined);
+    // A PUTFH nothing after it opens: tried, the handle's MAC is all it checks.
+    Reply p = nowait({op_putfh(dir), op_getfh()});
+    EXPECT_EQ(p.kind, rpc::Outcome::Success);
+    EXPECT_EQ(p.status(), x4::NFS4_OK);
+    EXPECT_EQ(op_calls("SEQUENCE"), before + 1);
     // The worker runs the same request (same seqid): new to the slot, answered.
     Reply again = seq({op_putfh(dir), op_getattr({x4::FATTR4_TYPE})});
     ASSERT_EQ(again.status(), x4::NFS4_OK);
-    EXPECT_EQ(op_calls("SEQUENCE"), before + 1);
-    (void)handle;
+    EXPECT_EQ(op_calls("SEQUENCE"), before + 2);
+
+    // What no pre-flight sees: a READ finds no payload buffer free after SEQUENCE, PUTFH
+    // and its stateid ran. Given up, all of it undone, nothing counted.
+    const x4::stateid4 sid = o.op(2).opopen().resok4().stateid;
+    ASSERT_EQ(seq({op_putfh(handle), op_read(sid, 0, 16)}).status(), x4::NFS4_OK);
+    const uint64_t reads = op_calls("READ"), sequences2 = op_calls("SEQUENCE");
+    alloc_.none = true;
+    Reply r = nowait({op_putfh(handle), op_read(sid, 0, 16)});
+    alloc_.none = false;
+    EXPECT_EQ(r.kind, rpc::Outcome::WouldBlock);
+    EXPECT_FALSE(r.declined);
+    EXPECT_EQ(op_calls("SEQUENCE"), sequences2);
+    EXPECT_EQ(op_calls("READ"), reads);
+    EXPECT_EQ(seq({op_putfh(handle), op_read(sid, 0, 16)}).status(), x4::NFS4_OK);
 }
 
 TEST_F(Nfs4Nowait, AGivenUpRequestLeavesTheSlotsCachedReply) {
     // seqid n, cached; then n + 1 tried nowait and given up; a retransmission of n still
     // gets n's reply (the slot's cache as it was), and n + 1 then runs.
+    Reply o = seq(
+        {put_root(), op_open(s("owner"), s("f"), true, x4::OPEN4_SHARE_ACCESS_READ), op_getfh()});
+    ASSERT_EQ(o.status(), x4::NFS4_OK);
+    const x4::stateid4 sid = o.op(2).opopen().resok4().stateid;
+    const auto fh = o.op(3).opgetfh().resok4().object;
+    const std::vector<uint8_t> handle(fh.begin(), fh.end());
     ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);
     Reply d = seq({put_root(), op_lookup(s("d")), op_getfh()}, /*cachethis=*/true);
     ASSERT_EQ(d.status(), x4::NFS4_OK);
-    const auto dfh = d.op(3).opgetfh().resok4().object;
-    const std::vector<uint8_t> dir(dfh.begin(), dfh.end());
     const uint32_t n = seqid_;
-    files_clear();
-    Reply g = nowait({op_putfh(dir), op_getattr({x4::FATTR4_TYPE})});
+    // n + 1: a READ that finds no payload buffer free, after SEQUENCE took the slot.
+    alloc_.none = true;
+    Reply g = nowait({op_putfh(handle), op_read(sid, 0, 16)});
+    alloc_.none = false;
     ASSERT_EQ(g.kind, rpc::Outcome::WouldBlock);
+    ASSERT_FALSE(g.declined);
     seqid_ = n - 1;  // the retransmission of n
     Reply replay = seq({put_root(), op_lookup(s("d")), op_getfh()}, true);
     ASSERT_EQ(replay.status(), x4::NFS4_OK);
     EXPECT_TRUE(std::ranges::equal(*replay.bytes, *d.bytes));
-    Reply next = seq({op_putfh(dir), op_getattr({x4::FATTR4_TYPE})});
+    Reply next = seq({op_putfh(handle), op_read(sid, 0, 16)});
     EXPECT_EQ(next.status(), x4::NFS4_OK);
 }
 
@@ -161,9 +193,18 @@ TEST_F(Nfs4Nowait, AReadThroughAnOpenComesFromThePageCacheOrFromAWorker) {
     EXPECT_EQ(worker.payloads[0].size(), 4096u);
     EXPECT_EQ(op_calls("READ"), reads + 1);
 
-    // More than a reactor copies (vfs::kNowaitReadMax): a worker's, though cached now.
-    EXPECT_EQ(nowait({op_putfh(handle), op_read(sid, 0, (64 << 10) + 1)}).kind,
-              rpc::Outcome::WouldBlock);
+    EXPECT_FALSE(cold.declined);  // SEQUENCE ran and was undone
+
+    // More than a reactor copies (vfs::kNowaitReadMax): a worker's, though cached now;
+    // so is a READ through a special stateid. Both said before SEQUENCE runs.
+    const uint64_t sequences0 = op_calls("SEQUENCE");
+    Reply big = nowait({op_putfh(handle), op_read(sid, 0, (64 << 10) + 1)});
+    EXPECT_EQ(big.kind, rpc::Outcome::WouldBlock);
+    EXPECT_TRUE(big.declined);
+    Reply anonymous = nowait({op_putfh(handle), op_read(x4::stateid4{}, 0, 4096)});
+    EXPECT_EQ(anonymous.kind, rpc::Outcome::WouldBlock);
+    EXPECT_TRUE(anonymous.declined);
+    EXPECT_EQ(op_calls("SEQUENCE"), sequences0);
     // A transport that lends no payload buffers (TCP): READ is not even begun.
     const uint64_t sequences = op_calls("SEQUENCE");
     nowait_payloads_ = false;

@@ -39,12 +39,15 @@ class HeapPayload final : public rpc::PayloadBuffer {
 class HeapAllocator final : public rpc::PayloadAllocator {
   public:
     std::unique_ptr<rpc::PayloadBuffer> allocate(size_t n) override {
+        if (none) return nullptr;
         return std::make_unique<HeapPayload>(n);
     }
+    bool none = false;  // every buffer in flight (RDMA's registered pool)
 };
 
 struct Reply {
     rpc::Outcome::Kind kind = rpc::Outcome::Success;
+    bool declined = false;                        // with WouldBlock: before any work
     std::shared_ptr<std::vector<uint8_t>> bytes;  // the COMPOUND4res, inline part
     x4::COMPOUND4res res;                         // decoded from `bytes`
     bool decoded = false;
@@ -123,7 +126,9 @@ class Nfs4OpsFixture : public vfs::testing::VfsFixture {
         ctx.nowait = nowait_;
         ctx.nowait_payloads = nowait_ && nowait_payloads_;
         Reply r;
-        r.kind = program_->call(ctx).kind;
+        const rpc::Outcome outcome = program_->call(ctx);
+        r.kind = outcome.kind;
+        r.declined = outcome.declined;
         // The wire form: out-of-line payloads (READ data) back where the inline
         // encoding left room for them.
         auto wire = std::make_shared<std::vector<uint8_t>>();

@@ -86,13 +86,14 @@ class HeapAlloc : public rpc::PayloadAllocator {
 };
 
 // Program 400200: proc 0 answers at once, proc 1 would block in a nowait call, proc 2 is
-// not idempotent, proc 3 does not honour nowait, proc 4 answers WouldBlock always.
+// not idempotent, proc 3 does not honour nowait, proc 4 answers WouldBlock always, proc 5
+// declines a nowait call before any work (Outcome::would_block(false)).
 class Program : public rpc::Program {
   public:
     uint32_t number() const override { return 400200; }
     std::vector<uint32_t> versions() const override { return {1}; }
     rpc::ProcedureInfo procedure(uint32_t, uint32_t proc) const override {
-        rpc::ProcedureInfo i{proc <= 4, proc != 2, "p"};
+        rpc::ProcedureInfo i{proc <= 5, proc != 2, "p"};
         i.nowait = proc != 3;
         return i;
     }
@@ -101,6 +102,7 @@ class Program : public rpc::Program {
         if (ctx.nowait) ++nowait_calls;
         if ((ctx.header.proc == 1 && ctx.nowait) || ctx.header.proc == 4)
             return rpc::Outcome::would_block();
+        if (ctx.header.proc == 5 && ctx.nowait) return rpc::Outcome::would_block(false);
         ctx.res.put_u32(7);
         return rpc::Outcome::ok();
     }
@@ -175,6 +177,22 @@ TEST_F(Dispatch, OnlyIdempotentProceduresThatSaySoAreTried) {
     EXPECT_EQ(prog->calls, 0);
     EXPECT_EQ(d.counters().calls.load(), 0u);
     EXPECT_EQ(d.counters().nowait_given_up.load(), 0u);  // never begun
+    EXPECT_EQ(d.counters().nowait_declined.load(), 2u);
+}
+
+TEST_F(Dispatch, ACallDeclinedBeforeAnyWorkIsCountedApart) {
+    std::optional<rpc::Reply> r;
+    EXPECT_FALSE(nowait(5, r));
+    EXPECT_FALSE(r);
+    EXPECT_EQ(prog->nowait_calls, 1);
+    EXPECT_EQ(d.counters().calls.load(), 0u);
+    EXPECT_EQ(d.counters().nowait_given_up.load(), 0u);
+    EXPECT_EQ(d.counters().nowait_declined.load(), 1u);
+    EXPECT_EQ(recorded(), 0u);
+    auto w = normal(5);
+    ASSERT_TRUE(w);
+    EXPECT_EQ(word_at(w->bytes, 24), 7u);
+    EXPECT_EQ(d.counters().calls.load(), 1u);
 }
 
 TEST_F(Dispatch, OnlyStatelessFlavorsAreTried) {
@@ -238,7 +256,8 @@ struct Nfs3 : ::testing::Test {
         local = (*table)->exports().at(0)->local();
         registry = std::make_shared<vfs::ExportRegistry>(*table);
         files = std::make_shared<vfs::FdCache>();
-        d.add(std::make_shared<nfs::v3::Nfs3Program>(registry, files));
+        v3 = std::make_shared<nfs::v3::Nfs3Program>(registry, files);
+        d.add(v3);
         peer.text = "127.0.0.1:700";
         peer.addr.ss_family = AF_INET;
         auto* in = reinterpret_cast<sockaddr_in*>(&peer.addr);
@@ -287,6 +306,7 @@ struct Nfs3 : ::testing::Test {
     bool local = false;
     std::shared_ptr<vfs::ExportRegistry> registry;
     std::shared_ptr<vfs::FdCache> files;
+    std::shared_ptr<nfs::v3::Nfs3Program> v3;
     rpc::Dispatcher d;
     rpc::Peer peer;
     HeapAlloc alloc;
@@ -413,6 +433,59 @@ TEST_F(Nfs3, ALargeReadIsAWorkersEvenFromThePageCache) {
     ASSERT_EQ(r->payloads.size(), 1u);
     EXPECT_EQ(r->payloads[0].data.size(), size_t(64 << 10));
     EXPECT_FALSE(run(kRead, read_args("file", 0, (64 << 10) + 1), true, r));
+    // Said from the arguments, before the handle is looked at: nothing is done twice.
+    EXPECT_EQ(d.counters().nowait_declined.load(), 1u);
+    EXPECT_EQ(d.counters().nowait_given_up.load(), 0u);
+}
+
+namespace {
+// NFSv4.1's delegations as NFSv3 sees them: a read or a write delegation of one file.
+class FakeDelegations : public nfs::DelegationBreaker {
+  public:
+    bool any() const override { return held.size != 0; }
+    bool conflict(const vfs::FileHandle& file, bool write) override {
+        ++conflicts;
+        return file == held && (write || write_held);
+    }
+    bool write_delegated(const vfs::FileHandle& file) const override {
+        return write_held && file == held;
+    }
+    HeldAttrs held_attrs(const vfs::FileHandle& file) override {
+        ++asked;
+        return {write_delegated(file), std::nullopt};
+    }
+    vfs::FileHandle held;
+    bool write_held = false;
+    int conflicts = 0, asked = 0;
+};
+}  // namespace
+
+TEST_F(Nfs3, OnlyAWriteDelegationSendsReadsAndGetattrsToAWorker) {
+    // RFC 8881 §10.4.1: a read delegation conflicts with neither; a write delegation's
+    // recall or CB_GETATTR (§10.4.3) is a worker's to start.
+    ASSERT_TRUE(local);
+    auto fake = std::make_shared<FakeDelegations>();
+    const auto h = handle("file");
+    fake->held = vfs::FileHandle::from(h).value();
+    v3->set_delegations(fake);
+    std::optional<rpc::Reply> r;
+    ASSERT_TRUE(run(kRead, read_args("file", 0, 4096), false, r));  // now held open
+    ASSERT_TRUE(run(kRead, read_args("file", 0, 4096), true, r));
+    EXPECT_EQ(nfsstat(*r), 0u);
+    ASSERT_TRUE(run(kGetattr, fh_args("file"), true, r));
+    EXPECT_EQ(nfsstat(*r), 0u);
+    fake->write_held = true;
+    const int conflicts = fake->conflicts, asked = fake->asked;
+    EXPECT_FALSE(run(kRead, read_args("file", 0, 4096), true, r));
+    EXPECT_FALSE(run(kGetattr, fh_args("file"), true, r));
+    EXPECT_EQ(fake->conflicts, conflicts);  // no recall started on the reactor
+    EXPECT_EQ(fake->asked, asked);
+    // Another file is not in the way.
+    ASSERT_TRUE(run(kGetattr, fh_args("."), false, r));
+    EXPECT_TRUE(run(kGetattr, fh_args("."), true, r));
+    // The worker's run meets the delegation: JUKEBOX while it is recalled.
+    ASSERT_TRUE(run(kRead, read_args("file", 0, 4096), false, r));
+    EXPECT_EQ(nfsstat(*r), 10008u);  // NFS3ERR_JUKEBOX
 }
 
 TEST_F(Nfs3, ATransportThatLendsNoBuffersLeavesReadsToWorkers) {

@@ -93,6 +93,7 @@ std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
             tried = info.exists && info.nowait && info.idempotent;
         }
         if (!tried) {
+            counters_.nowait_declined++;
             nowait = false;
             return std::nullopt;
         }
@@ -276,7 +277,10 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
         // Nothing was done: the call runs again on a worker, and is counted there. Outside
         // a nowait call this is the procedure's bug; answer it as one.
         if (nowait) {
-            counters_.nowait_given_up++;
+            if (out.declined)
+                counters_.nowait_declined++;
+            else
+                counters_.nowait_given_up++;
             nowait = false;
             return std::nullopt;
         }

@@ -52,9 +52,11 @@ public:
             protected_bytes{0},        // results wrapped for integrity or privacy
             inlined_payload_bytes{0},  // out-of-line payload copied inline to be wrapped
             unwrapped_bytes{0},        // arguments checked (krb5i) or decrypted (krb5p)
-            // dispatch_nowait: calls answered, and calls begun and left to a worker (the
-            // procedure answered WouldBlock: its work so far is done again there).
-            nowait_answered{0}, nowait_given_up{0};
+            // dispatch_nowait: calls answered; calls begun and left to a worker (the
+            // procedure answered WouldBlock: its work so far is done again there); and
+            // calls the procedure declined before any work (Outcome::declined, or a
+            // procedure that is never tried): only the call header was decoded twice.
+            nowait_answered{0}, nowait_given_up{0}, nowait_declined{0};
     };
     const Counters& counters() const { return counters_; }
     const ReplyCache& reply_cache() const { return cache_; }

@@ -26,13 +26,16 @@ struct CallHeader {
 struct Outcome {
     // WouldBlock: only in a nowait call (CallContext::nowait), before the procedure changed
     // or reserved anything: it would have to block, so it is run again on a worker.
+    // `declined` (would_block(false)): it said so before doing any of the call's work (an
+    // argument check), so nothing is done twice.
     enum Kind { Success, GarbageArgs, SystemErr, AuthError, Drop, WouldBlock } kind = Success;
     uint32_t auth_stat = 0;  // for AuthError
+    bool declined = false;   // for WouldBlock
     static Outcome ok() { return {}; }
     static Outcome garbage() { return {GarbageArgs, 0}; }
     static Outcome system_error() { return {SystemErr, 0}; }
     static Outcome auth(uint32_t stat) { return {AuthError, stat}; }
-    static Outcome would_block() { return {WouldBlock, 0}; }
+    static Outcome would_block(bool begun = true) { return {WouldBlock, 0, !begun}; }
 };
 
 class CallContext {
