@@ -7,6 +7,12 @@
 #   cpu_json SERVER     {"server": ticks, "vm": ticks}
 #   mount_bytes MNT     "READ WRITE": bytes the NFS mount at MNT has read from and written to
 #                       its server so far (/proc/self/mountstats, "bytes:" server fields)
+# Placement (run.sh --split; BENCH_SPLIT=1): client and server on vCPUs of their own, as if
+# they were two hosts. Without it, each does nothing.
+#   pin_server PID...   every thread of each PID (a daemon, the nfsd threads) on vCPU 0;
+#                       threads started later inherit it
+#   pin_client          this shell, and so the jobs it starts from now on, on vCPU 1
+#   unpin_client        this shell on every vCPU again
 
 server_cpu() {
     local f p comm sum=0
@@ -46,4 +52,21 @@ mount_bytes() {
         fi
     done < /proc/self/mountstats
     echo "0 0"
+}
+
+pin_server() {
+    [ "${BENCH_SPLIT:-0}" = 1 ] || return 0
+    [ $# -gt 0 ] || { echo "pin_server: no process to pin" >&2; return 1; }
+    local p
+    for p in "$@"; do taskset -apc 0 "$p" > /dev/null || return 1; done
+}
+
+pin_client() {
+    [ "${BENCH_SPLIT:-0}" = 1 ] || return 0
+    taskset -pc 1 $$ > /dev/null
+}
+
+unpin_client() {
+    [ "${BENCH_SPLIT:-0}" = 1 ] || return 0
+    taskset -pc "0-$(($(nproc --all) - 1))" $$ > /dev/null
 }

@@ -16,7 +16,7 @@
 # mean of files/s (IOPS) over the first build's, round by round.
 # Env: AB_BINS ("NAME=PATH NAME=PATH..."), AB_ROUNDS (4), AB_PROTO (tcp), AB_VERS (3 or 4.1),
 # AB_THREADS (4), AB_FILES (300), AB_KNFSD (0), AB_JOB (storm), AB_SIZE (128M),
-# AB_RUNTIME (15).
+# AB_RUNTIME (15), AB_SPLIT (0; 1: the client's job on vCPU 1, the servers' threads on vCPU 0).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/rxe.sh"
 source "$VMTEST_LIB/nfs.sh"
@@ -27,6 +27,7 @@ read -r -a BINS <<< "${AB_BINS:?AB_BINS: NAME=PATH ...}"
 ROUNDS=${AB_ROUNDS:-4} PROTO=${AB_PROTO:-tcp} VERS=${AB_VERS:-3}
 THREADS=${AB_THREADS:-4} FILES=${AB_FILES:-300}
 JOB=${AB_JOB:-storm} SIZE=${AB_SIZE:-128M} RUNTIME=${AB_RUNTIME:-15}
+export BENCH_SPLIT=${AB_SPLIT:-0}  # cpu.sh's pin_server, pin_client
 EXPORT=/srv/ab
 MNT=/mnt/ab
 RES=$VMTEST_OUT/results
@@ -61,7 +62,9 @@ storm() {
     local name=$1 r=$2 b0 b1 out=/tmp/ab-storm.json
     check "$name round $r: mount" nfs_mount "$(src "$name")" "$MNT" "$(opts "$name")" || return
     b0=$(vm_busy)
+    pin_client
     load_storm "$MNT/ab-$name-$r" "$THREADS" "$FILES" "$out" > /dev/null
+    unpin_client
     b1=$(vm_busy)
     python3 - "$name" "$r" "$out" $((b1 - b0)) $((THREADS * FILES)) >> "$RES/ab.lines" <<'PY'
 import json, sys
@@ -80,7 +83,9 @@ randread() {
     local name=$1 r=$2 b0 b1 out=/tmp/ab-randread.json
     check "$name round $r: mount" nfs_mount "$(src "$name")" "$MNT" "$(opts "$name")" || return
     b0=$(vm_busy)
+    pin_client
     DIR=$MNT SIZE=$SIZE RUNTIME=$RUNTIME fio --output-format=json --output=$out /vmtest/rand-read.fio > /dev/null
+    unpin_client
     b1=$(vm_busy)
     python3 - "$name" "$r" "$out" $((b1 - b0)) >> "$RES/ab.lines" <<'PY'
 import json, sys
@@ -98,7 +103,9 @@ serial() {
     local name=$1 r=$2 b0 b1 out=/tmp/ab-serial.json
     check "$name round $r: mount" nfs_mount "$(src "$name")" "$MNT" "$(opts "$name")" || return
     b0=$(vm_busy)
+    pin_client
     python3 /vmtest/serial-meta.py "$MNT/ab-serial-$name-$r" "$RUNTIME" $out
+    unpin_client
     b1=$(vm_busy)
     python3 - "$name" "$r" "$out" $((b1 - b0)) >> "$RES/ab.lines" <<'PY'
 import json, sys
@@ -145,6 +152,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     fi
     step "round $r: ${order[*]%%=*}"
     if [ "${AB_KNFSD:-0}" = 1 ] && check "knfsd_start" knfsd_start $EXPORT; then
+        [ "$BENCH_SPLIT" = 1 ] && check "knfsd on vCPU 0" pin_server $(pgrep -x nfsd)
         run_job knfsd "$r"
         check "knfsd_stop" knfsd_stop
     fi
@@ -153,6 +161,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
         check "$name start" nfsrdmad_start $EXPORT --rdma "0.0.0.0:$NFSRDMAD_RDMA_PORT" "${config[@]}" || continue
         # NFSv4.1: OPENs wait out the grace period (lease_time 15 s) first
         [ "$VERS" != 3 ] && wait_for 40 grep -q "grace period over" "$NFSRDMAD_LOG"
+        [ "$BENCH_SPLIT" = 1 ] && check "$name on vCPU 0" pin_server "$NFSRDMAD_PID"
         run_job "$name" "$r"
         check "$name stop" nfsrdmad_stop > /dev/null
     done

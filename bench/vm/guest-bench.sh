@@ -8,7 +8,8 @@
 # Files in /vmtest: jobs/*.fio and jobs/*.py, table.py, cpu.sh. Env: NFSRDMAD_BIN, IO_FLOOR_BIN,
 # BENCH_VERS ("3 4.1"), BENCH_SIZE (128M),
 # BENCH_RUNTIME (15 s per data job), BENCH_NRFILES (1000), NFSRDMAD_RDMA_ARGS (the daemon's
-# RDMA listener arguments; default "--rdma $RXE_IP:20050" when `nfsrdmad --help` shows --rdma).
+# RDMA listener arguments; default "--rdma $RXE_IP:20050" when `nfsrdmad --help` shows --rdma),
+# BENCH_SPLIT (1: client jobs on vCPU 1, the server's threads and io_floor on vCPU 0; cpu.sh).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/rxe.sh"
 source "$VMTEST_LIB/nfs.sh"
@@ -38,11 +39,13 @@ suite() {
         t0=$(now)
         read -r -a b0 <<< "$(mount_bytes $mnt)"
         s0=$(server_cpu "$server") v0=$(vm_busy)
+        pin_client
         if [ -f "/vmtest/jobs/$j.py" ]; then  # not fio: a loop fio cannot express
             check "$config: $j" timeout 600 python3 "/vmtest/jobs/$j.py" "$DIR/$j" "$RUNTIME" "$RES/$config.$j.json"
         else
             check "$config: fio $j" timeout 600 fio --eta=never --output-format=json --output="$RES/$config.$j.json" "/vmtest/jobs/$j.fio"
         fi
+        unpin_client
         s1=$(server_cpu "$server") v1=$(vm_busy)
         read -r -a b1 <<< "$(mount_bytes $mnt)"
         printf '{"hz": %s, "server": %s, "vm": %s, "read_bytes": %s, "write_bytes": %s}\n' "$(getconf CLK_TCK)" \
@@ -63,6 +66,8 @@ suite() {
 # (--wire: RDMA Write after the pread, RDMA Read before the pwrite; CONFIG.JOB.floor-wire.json).
 floor() {
     local config=$1 j=$2 rb=$3 wb=$4 kind args out
+    local -a FLOOR_CPU=(env)  # the server's work: on the server's vCPU under --split
+    [ "${BENCH_SPLIT:-0}" = 1 ] && FLOOR_CPU=(taskset -c 0)
     for kind in floor floor-wire; do
         args=(--dev "$RXE_DEV"); [ $kind = floor-wire ] && args+=(--wire "$RXE_GID_IDX")
         out=$RES/$config.$j.$kind.json
@@ -71,11 +76,11 @@ floor() {
                 [ "$rb" -gt 0 ] || return 0
                 sync; echo 3 > /proc/sys/vm/drop_caches
                 check "$config: io_floor read $((rb >> 20)) MiB ${args[*]}" \
-                    sh -c '"$0" "$@" > "'"$out"'"' "$IO_FLOOR_BIN" read "$EXPORT/fio/seq.dat" "$rb" "${args[@]}" ;;
+                    sh -c '"$0" "$@" > "'"$out"'"' "${FLOOR_CPU[@]}" "$IO_FLOOR_BIN" read "$EXPORT/fio/seq.dat" "$rb" "${args[@]}" ;;
             seq-write)
                 [ "$wb" -gt 0 ] || return 0
                 check "$config: io_floor write $((wb >> 20)) MiB ${args[*]}" \
-                    sh -c '"$0" "$@" > "'"$out"'"' "$IO_FLOOR_BIN" write "$EXPORT/fio/floor.dat" "$wb" "${args[@]}"
+                    sh -c '"$0" "$@" > "'"$out"'"' "${FLOOR_CPU[@]}" "$IO_FLOOR_BIN" write "$EXPORT/fio/floor.dat" "$wb" "${args[@]}"
                 rm -f "$EXPORT/fio/floor.dat" ;;
             *) return 0 ;;
         esac
@@ -120,6 +125,7 @@ not_run() {
 
 step "kernel nfsd"
 if check "knfsd_start" knfsd_start $EXPORT; then
+    [ "${BENCH_SPLIT:-0}" = 1 ] && check "knfsd on vCPU 0" pin_server $(pgrep -x nfsd)
     # v4: the export is the kernel nfsd's pseudo-root (fsid=0), mounted as "/".
     versions knfsd "127.0.0.1:$EXPORT" "$RXE_IP:$EXPORT" "127.0.0.1:/" "$RXE_IP:/" \
         "$KNFSD_PORT" "$KNFSD_RDMA_PORT" "$KNFSD_MOUNTD_PORT"
@@ -143,6 +149,7 @@ else
 fi
 # NFSv4.1 on as well (nfs4_config); v3 is served all the same. v4 clients mount the same paths.
 if check "nfsrdmad_start" nfsrdmad_start $EXPORT "${RDMA_ARGS[@]}" --config "$(nfs4_config)"; then
+    [ "${BENCH_SPLIT:-0}" = 1 ] && check "nfsrdmad on vCPU 0" pin_server "$NFSRDMAD_PID"
     rport=; [ $HAS_RDMA = 1 ] && rport=$NFSRDMAD_RDMA_PORT
     versions nfsrdmad "127.0.0.1:$EXPORT" "$RXE_IP:$EXPORT" "127.0.0.1:$EXPORT" "$RXE_IP:$EXPORT" \
         "$NFSRDMAD_PORT" "$rport" "$NFSRDMAD_MOUNT_PORT"
