@@ -92,7 +92,17 @@ Result<void> set_owner_mode_times(const Node& node, const struct statx& st, cons
     }
     if (a.atime.how != TimeChange::Keep || a.mtime.how != TimeChange::Keep) {
         const struct timespec times[2] = {to_timespec(a.atime), to_timespec(a.mtime)};
-        if (::utimensat(fd, "", times, AT_EMPTY_PATH) != 0) return fail(errno);
+        if (::utimensat(fd, "", times, AT_EMPTY_PATH) != 0) {
+            // SET_TO_SERVER_TIME (RFC 1813 §2.6) by a writer who is not the owner (a group
+            // or an ACL entry lets it write; an O_TRUNC open sends size and mtime): the
+            // kernel lets such a caller set the times only as a touch of both to now, as
+            // the Linux nfsd's write check (NFSD_MAY_WRITE) lets it set mtime. atime moves
+            // too then.
+            const bool to_now =
+                a.atime.how != TimeChange::ClientTime && a.mtime.how != TimeChange::ClientTime;
+            if (errno != EPERM || !to_now) return fail(errno);
+            if (::utimensat(fd, "", nullptr, AT_EMPTY_PATH) != 0) return fail(errno);
+        }
     }
     return {};
 }

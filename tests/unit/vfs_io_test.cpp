@@ -218,6 +218,27 @@ TEST_F(IoTest, ReadableViaGroupOrExecute) {
     EXPECT_EQ(read(*open("x", OpenFor::Read), 0, 8, buf, kUser4321)->count, 3u);
 }
 
+TEST_F(IoTest, AWriterWhoIsNotTheOwnerMaySetTheTimesToNow) {
+    // An O_TRUNC open by a group member: SETATTR of size 0 and mtime SET_TO_SERVER_TIME.
+    write_file("gw", "group's", 0664, 1234, 777);
+    const Identity member{4321, 4321, {777}};
+    SetAttrs trunc;
+    trunc.size = 0;
+    trunc.mtime.how = TimeChange::ServerTime;
+    auto r = setattr(node("gw"), trunc, member);
+    EXPECT_TRUE(r.ok()) << describe_error(r.error());
+    EXPECT_EQ(getattr(node("gw"))->stx_size, 0u);
+    // A time of the client's own choosing stays the owner's, as with utimensat(2).
+    SetAttrs given;
+    given.mtime.how = TimeChange::ClientTime;
+    given.mtime.time = {1000000000, 0};
+    EXPECT_EQ(setattr(node("gw"), given, member).error(), EPERM);
+    // Nor may someone who cannot write touch it.
+    SetAttrs now;
+    now.mtime.how = TimeChange::ServerTime;
+    EXPECT_EQ(setattr(node("gw"), now, kUser4321).error(), EACCES);
+}
+
 TEST_F(IoTest, OwnerMayWriteReadOnlyFile) {
     write_file("ro", "", 0444, 1234, 1234);
     auto f = open("ro", OpenFor::Write);
