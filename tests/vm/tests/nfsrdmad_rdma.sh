@@ -93,6 +93,9 @@ rdma_opts() {  # extra options
 counter() {  # NAME: the value of NAME= in the last stats line of the daemon log
     grep -o "stats: rdma .*" "$NFSRDMAD_LOG" | tail -1 | tr ' ' '\n' | sed -n "s/^$1=//p"
 }
+rpc_counter() {  # NAME: the same from the last "stats: rpc" line
+    grep -o "stats: rpc .*" "$NFSRDMAD_LOG" | tail -1 | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
 
 dump_stats() { nfsrdmad_dump; }
 
@@ -486,6 +489,12 @@ if check "nfsrdmad starts with nfsv4.enabled and RDMA" nfsrdmad_start "$EXPORT" 
         check_eq "v4.1/rdma: payload bytes memcpy'd in userspace" 0 "$(counter payload_memcpy_bytes)"
         check "v4.1/rdma: COMPOUNDs answered on the reactor (SEQUENCE, PUTFH, GETATTR, READ)" \
             test "$(counter reactor_calls)" -gt 0
+        # What a COMPOUND's arguments tell (a READ over 64 KiB, a PUTFH of a file not held
+        # open before its GETATTR) is seen before its SEQUENCE runs: few are begun on the
+        # reactor and then left to a worker (nowait_given_up: work done twice).
+        note "v4.1/rdma: nowait answered $(rpc_counter nowait_answered), given up $(rpc_counter nowait_given_up), declined $(rpc_counter nowait_declined)"
+        check "v4.1/rdma: COMPOUNDs given up after they began are fewer than those answered" \
+            test "$(rpc_counter nowait_given_up)" -lt "$(rpc_counter nowait_answered)"
         # COMPOUNDs the Linux client never sends: six READs and no write chunk, inline (13
         # pieces, more than a Send gathers: the server copies the reply into its send
         # buffer, and counts it) and through a reply chunk (13 pieces RDMA-Written in
