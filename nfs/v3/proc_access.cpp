@@ -16,7 +16,17 @@ rpc::Outcome proc_access(Request& rq) {
         res.set_status(to_nfsstat3(st.error()));
         return rq.reply(res);
     }
-    uint32_t granted = a.access & vfs::access_from_mode(*st, t.who.id);
+    // POSIX ACLs count (vfs::access_of); one to read as the caller is a worker's.
+    auto access = vfs::access_of(t.node.fd.get(), *st, t.who.id, a.access, !rq.ctx.nowait);
+    if (!access && access.error() == EWOULDBLOCK && rq.ctx.nowait) {
+        rq.block();
+        return rq.reply(res);
+    }
+    if (!access) {
+        res.set_status(to_nfsstat3(access.error()));
+        return rq.reply(res);
+    }
+    uint32_t granted = *access;
     if (!t.who.read_write)
         granted &= ~(vfs::kAccessModify | vfs::kAccessExtend | vfs::kAccessDelete);
     // A write delegation's holder may have grown the file: no attributes (nor for LOOKUP

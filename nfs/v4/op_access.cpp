@@ -1,4 +1,4 @@
-// ACCESS (RFC 8881 §18.1): the access bits are NFSv3's (vfs::access_from_mode);
+// ACCESS (RFC 8881 §18.1): the access bits are NFSv3's (vfs::access_of);
 // unknown bits are NFS4ERR_INVAL, as the Linux server answers. A read-only export
 // grants no MODIFY, EXTEND or DELETE; a pseudo directory only READ and LOOKUP.
 #include "nfs/v4/ops.h"
@@ -22,10 +22,15 @@ OpResult op_access(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     } else if (st == x4::NFS4_OK) {
         const struct statx* known = rq.attrs_read_now();
         auto attr = known ? vfs::Result<struct statx>(*known) : vfs::getattr(t->node);
-        if (!attr) {
-            st = to_nfsstat4(attr.error());
+        // POSIX ACLs count (vfs::access_of); one to read as the caller is a worker's.
+        auto access =
+            attr ? vfs::access_of(t->node.fd.get(), *attr, t->who.id, a.access, !rq.ctx.nowait)
+                 : vfs::Result<uint32_t>(attr.failure());
+        if (!access && access.error() == EWOULDBLOCK && rq.ctx.nowait) return {rq.block()};
+        if (!access) {
+            st = to_nfsstat4(access.error());
         } else {
-            granted = a.access & vfs::access_from_mode(*attr, t->who.id);
+            granted = *access;
             if (!t->who.read_write)
                 granted &= ~(vfs::kAccessModify | vfs::kAccessExtend | vfs::kAccessDelete);
         }

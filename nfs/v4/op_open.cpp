@@ -269,8 +269,11 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
         uint32_t need = 0;
         if (access & x4::OPEN4_SHARE_ACCESS_READ) need |= vfs::kAccessRead;
         if (access & x4::OPEN4_SHARE_ACCESS_WRITE) need |= vfs::kAccessModify;
-        if ((vfs::access_from_mode(attr, who.id) & need) != need)
-            return {encode_fail(res, x4::NFS4ERR_ACCESS)};
+        // POSIX ACLs count (vfs::access_of), as the kernel's open would have them.
+        auto granted = vfs::access_of(o.file.node.fd.get(), attr, who.id, need,
+                                      /*may_switch=*/true, /*together=*/true);
+        if (!granted) return {encode_fail(res, to_nfsstat4(granted.error()))};
+        if ((*granted & need) != need) return {encode_fail(res, x4::NFS4ERR_ACCESS)};
     }
 
     const vfs::FileHandle& fh = o.file.node.handle;

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/statvfs.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -147,10 +148,87 @@ uint32_t access_from_mode(const struct statx& st, const Identity& id) {
     return granted;
 }
 
+namespace {
+
+// Whether the object has a POSIX access ACL. fgetxattr(2) refuses O_PATH descriptors
+// (EBADF); /proc/self/fd/N names the object itself then.
+Result<bool> has_access_acl(int fd) {
+    static constexpr char kName[] = "system.posix_acl_access";
+    ssize_t n = ::fgetxattr(fd, kName, nullptr, 0);
+    if (n < 0 && errno == EBADF) n = ::getxattr(sys::proc_fd_path(fd).c_str(), kName, nullptr, 0);
+    if (n > 0) return true;
+    // No ACL, or a file system without them (EOPNOTSUPP).
+    if (n == 0 || errno == ENODATA || errno == EOPNOTSUPP) return false;
+    return fail(errno);
+}
+
+}  // namespace
+
+Result<uint32_t> access_of(int fd, const struct statx& st, const Identity& id, uint32_t wanted,
+                           bool may_switch, bool together) {
+    const uint32_t by_mode = access_from_mode(st, id) & wanted;
+    // The owner's class is the ACL's owner entry, which is the mode's owner bits; root
+    // overrides both.
+    if (id.is_root() || id.uid == st.stx_uid || wanted == 0) return by_mode;
+    if (!S_ISREG(st.stx_mode) && !S_ISDIR(st.stx_mode)) return by_mode;
+    auto acl = has_access_acl(fd);
+    if (!acl) return acl.failure();
+    if (!*acl) return by_mode;
+    if (!may_switch) return fail(EWOULDBLOCK);
+    const bool dir = S_ISDIR(st.stx_mode);
+    // Each kind of access the bits stand for (access_from_mode's table), asked of the kernel
+    // as id: several modes in one faccessat must all be granted by one ACL entry, as a
+    // directory's MODIFY needs write and search together.
+    struct Kind {
+        uint32_t bits;
+        int mode;
+    };
+    const Kind kinds[] = {
+        {kAccessRead, R_OK},
+        {dir ? kAccessLookup : kAccessExecute, X_OK},
+        {dir ? (kAccessModify | kAccessExtend | kAccessDelete) : (kAccessModify | kAccessExtend),
+         dir ? (W_OK | X_OK) : W_OK},
+    };
+    return with_identity(id, [&]() -> Result<uint32_t> {
+        // Whether the kernel grants `mode` to id (the scope's credentials).
+        const auto permits = [fd](int mode) -> Result<bool> {
+            if (::faccessat(fd, "", mode, AT_EACCESS | AT_EMPTY_PATH) == 0) return true;
+            if (errno == EACCES || errno == EPERM || errno == EROFS || errno == ETXTBSY)
+                return false;
+            return fail(errno);
+        };
+        uint32_t granted = 0;
+        if (together) {
+            int mode = 0;
+            uint32_t asked = 0;  // the bits one of the kinds stands for; no others
+            for (const Kind& k : kinds) {
+                if (!(wanted & k.bits)) continue;
+                mode |= k.mode;
+                asked |= k.bits & wanted;
+            }
+            auto all = permits(mode);
+            if (!all) return all.failure();
+            granted = *all ? asked : 0;
+        } else {
+            for (const Kind& k : kinds) {
+                if (!(wanted & k.bits)) continue;
+                auto one = permits(k.mode);
+                if (!one) return one.failure();
+                if (*one) granted |= k.bits;
+            }
+        }
+        // What access_from_mode takes away whatever the permission bits say.
+        if (has_attribute(st, STATX_ATTR_IMMUTABLE))
+            granted &= ~(kAccessModify | kAccessExtend | kAccessDelete);
+        if (has_attribute(st, STATX_ATTR_APPEND)) granted &= ~(kAccessModify | kAccessDelete);
+        return granted & wanted;
+    });
+}
+
 Result<uint32_t> access(const Node& node, uint32_t requested, const Identity& id) {
     auto st = getattr(node);
     if (!st) return st.failure();
-    return requested & access_from_mode(*st, id);
+    return access_of(node.fd.get(), *st, id, requested);
 }
 
 Result<void> setattr(const Node& node, const SetAttrs& attrs, const Identity& id) {

@@ -33,8 +33,20 @@ inline constexpr uint32_t kAccessAll = 0x3f;
 //   other:     READ<-r, MODIFY|EXTEND<-w.
 // uid 0 gets everything except EXECUTE on a file with no x bit at all. Immutable files
 // lose MODIFY/EXTEND/DELETE, append-only ones MODIFY/DELETE. POSIX ACLs are not
-// consulted. The caller masks out write bits for read-only exports.
+// consulted (access_of does). The caller masks out write bits for read-only exports.
 uint32_t access_from_mode(const struct statx& st, const Identity& id);
+
+// The ACCESS bits of `wanted` that id holds on the object `fd` names (O_PATH or not; st
+// its attributes), as the kernel grants them: access_from_mode, unless the object is a
+// regular file or directory with a POSIX access ACL (acl(5)) and id is neither root nor
+// its owner. Then the ACL decides (named users and groups, the mask; a named user "---"
+// is refused what the mode's other bits would give), and only the kernel reads it right:
+// faccessat(2) as id, one call per kind of access `wanted` asks about; `together` (an
+// open for reading and writing): one call for all of them, which one ACL entry must grant
+// whole, and all of `wanted` or nothing. may_switch false (a reactor, whose credentials
+// must stay its own): EWOULDBLOCK where an ACL is to be read.
+Result<uint32_t> access_of(int fd, const struct statx& st, const Identity& id, uint32_t wanted,
+                           bool may_switch = true, bool together = false);
 
 // RFC 1813 §3.3.4: requested & access_from_mode(getattr(node), id).
 Result<uint32_t> access(const Node& node, uint32_t requested, const Identity& id);

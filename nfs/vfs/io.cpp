@@ -16,17 +16,20 @@ namespace {
 
 constexpr uint64_t kMaxOffset = static_cast<uint64_t>(LLONG_MAX);
 
-// Returns the attributes it looked at, for the caller's EOF computation.
+// Returns the attributes it looked at, for the caller's EOF computation. POSIX ACLs count
+// (access_of); may_switch false: EWOULDBLOCK where one would have to be read as id.
 Result<struct statx> check_io_permission(const OpenFile& file, const Identity& id, OpenFor op,
-                                         Unlinked unlinked, const struct statx* known = nullptr) {
+                                         Unlinked unlinked, const struct statx* known = nullptr,
+                                         bool may_switch = true) {
     Result<struct statx> st = known ? Result<struct statx>(*known) : sys::stat_fd(file.fd.get());
     if (!st) return st;
     // Removed: the handle is stale, unless the caller holds the file open (NFSv4).
     if (st->stx_nlink == 0 && unlinked == Unlinked::Stale) return fail(ESTALE);
-    if (id.uid == st->stx_uid) return st;         // owner override
-    const uint32_t granted = access_from_mode(*st, id);
+    if (id.uid == st->stx_uid) return st;  // owner override
     const uint32_t needed = op == OpenFor::Read ? (kAccessRead | kAccessExecute) : kAccessModify;
-    if ((granted & needed) == 0) return fail(EACCES);
+    auto granted = access_of(file.fd.get(), *st, id, needed, may_switch);
+    if (!granted) return granted.failure();
+    if (*granted == 0) return fail(EACCES);
     return st;
 }
 
@@ -98,8 +101,9 @@ Result<uint32_t> pwrite_full(int fd, uint64_t offset, std::span<const uint8_t> d
 // `count` bytes and says how many (and whether it stopped for a reason other than EOF).
 template <class Transfer>
 Result<ReadResult> read_with(const OpenFile& file, uint64_t offset, uint32_t count,
-                             const Identity& id, Unlinked unlinked, Transfer&& transfer) {
-    auto st = check_io_permission(file, id, OpenFor::Read, unlinked);
+                             const Identity& id, Unlinked unlinked, Transfer&& transfer,
+                             bool may_switch = true) {
+    auto st = check_io_permission(file, id, OpenFor::Read, unlinked, nullptr, may_switch);
     if (!st) return st.failure();
     if (offset >= kMaxOffset) return ReadResult{0, true};
     if (count > kMaxOffset - offset) count = static_cast<uint32_t>(kMaxOffset - offset);
@@ -128,9 +132,10 @@ Result<ReadResult> read(const OpenFile& file, uint64_t offset, uint32_t count, v
 Result<ReadResult> read_nowait(const OpenFile& file, uint64_t offset, uint32_t count, void* dst,
                                const Identity& id, Unlinked unlinked) {
     if (count > kNowaitReadMax) return fail(EWOULDBLOCK);
-    return read_with(file, offset, count, id, unlinked, [&](uint32_t n, bool&) {
-        return pread_cached(file.fd.get(), offset, n, dst);
-    });
+    return read_with(
+        file, offset, count, id, unlinked,
+        [&](uint32_t n, bool&) { return pread_cached(file.fd.get(), offset, n, dst); },
+        /*may_switch=*/false);
 }
 
 Result<ReadResult> read_to_pipe(const OpenFile& file, uint64_t offset, uint32_t count, int pipe_fd,

@@ -3,9 +3,9 @@
 // Data moves directly between the file and the caller's memory (pread into dst, pwrite
 // from data): no intermediate buffer, so dst/data may be RDMA-registered memory.
 // Permission is checked against the caller's identity *before* the shared root-opened
-// descriptor is used, with Linux nfsd's owner override: the owner may read/write their
-// own file whatever its mode (a client writes through a file it created 0444 and still
-// holds open; the client checked permission at open time).
+// descriptor is used (POSIX ACLs included: vfs::access_of), with Linux nfsd's owner override: the
+// owner may read/write their own file whatever its mode (a client writes through a file it created
+// 0444 and still holds open; the client checked permission at open time).
 #pragma once
 
 #include <sys/stat.h>
@@ -47,7 +47,10 @@ Result<ReadResult> read(const OpenFile& file, uint64_t offset, uint32_t count, v
 // cache only (preadv2 RWF_NOWAIT), EWOULDBLOCK when any of the bytes it would return is
 // not there (or the file system cannot say: EOPNOTSUPP), with nothing returned. One
 // blocking step is left that RWF_NOWAIT does not cover: an access-time update, which
-// relatime (the default) makes at most once a day per file.
+// relatime (the default) makes at most once a day per file. A caller whom a POSIX ACL
+// concerns (access_of: neither root nor the owner, and the file has one) gets
+// EWOULDBLOCK too: only a worker may take the caller's identity to ask the kernel. The
+// probe for an ACL is an fgetxattr of the open file (in-inode on ext4 and XFS).
 // At most kNowaitReadMax bytes (more: EWOULDBLOCK): the copy runs on the caller's thread, a
 // reactor serving other connections, where a worker's copies of large READs run in parallel.
 inline constexpr uint32_t kNowaitReadMax = 64u << 10;

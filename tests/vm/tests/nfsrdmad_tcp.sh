@@ -18,6 +18,9 @@
 #  - the daemon's counters: READ data was spliced (payload_spliced_bytes), calls that need
 #    no disk were answered on the connection's loop (reactor_calls, NFSv3 and NFSv4.1), and
 #    at least one metadata commit per created entry (RFC 1813 §3.3 stable storage);
+#  - POSIX ACLs set on the server decide what users 1001 and 1002 may read and write (a
+#    named user's "---" refuses what the mode's other bits give, a named "rw-" gives what
+#    the mode withholds), over NFSv3 and NFSv4.1 (ACCESS, READ, WRITE, OPEN);
 #  - no "server not responding" from the client; the daemon exits 0 on SIGTERM.
 # Workload: create/write/read/verify (8 MiB + odd tail, small files, append, overwrite in
 # place, sparse file); mkdir -p of a 40-level tree and a wide tree; rename (file, across
@@ -296,6 +299,45 @@ compare_manifests "final tree: NFS (live) = local" "$VMTEST_OUT/manifest.local.t
 compare_manifests "final tree: NFS (after remount) = local" "$VMTEST_OUT/manifest.local.txt" "$VMTEST_OUT/manifest.nfs-cold.txt"
 compare_manifests "final tree: server's ext4 = local" "$VMTEST_OUT/manifest.local.txt" "$VMTEST_OUT/manifest.server.txt"
 
+step "POSIX ACLs decide access, as the kernel's own check does"
+# acl_set PATH ENTRY...: a POSIX access ACL (acl(5)) set on the server's side, as setfacl
+# would (system.posix_acl_access, linux/posix_acl_xattr.h). ENTRY: u:PERM (owner),
+# U:PERM:UID, g:PERM (owning group), G:PERM:GID, m:PERM (mask), o:PERM (other); PERM 0-7.
+acl_set() {
+    python3 - "$@" <<'PY'
+import os, struct, sys
+tags = {"u": 1, "U": 2, "g": 4, "G": 8, "m": 16, "o": 32}
+x = struct.pack("<I", 2)
+for e in sys.argv[2:]:
+    t, p, *i = e.split(":")
+    x += struct.pack("<HHI", tags[t], int(p), int(i[0]) if i else 0xFFFFFFFF)
+os.setxattr(sys.argv[1], "system.posix_acl_access", x)
+PY
+}
+as_uid() { local uid=$1; shift; setpriv --reuid="$uid" --regid="$uid" --clear-groups "$@"; }
+# acl_checks MNT LABEL: users 1001 and 1002 on the mount, against the ACLs of $EXPORT/acl.
+acl_checks() {
+    local m=$1 l=$2
+    check "$l: uid 1001 may not read a 0644 file whose ACL names it with no access" \
+        bash -c "! setpriv --reuid=1001 --regid=1001 --clear-groups cat $m/acl/deny"
+    check_eq "$l: uid 1002 reads it (other)" "deny" "$(as_uid 1002 cat $m/acl/deny)"
+    check_eq "$l: uid 1001 reads a 0600 file its ACL entry opens to it" "grant" \
+        "$(as_uid 1001 cat $m/acl/grant)"
+    check "$l: ... and writes it" as_uid 1001 bash -c "echo grant > $m/acl/grant"
+    check "$l: uid 1002 may not read it" \
+        bash -c "! setpriv --reuid=1002 --regid=1002 --clear-groups cat $m/acl/grant"
+}
+mkdir -p $EXPORT/acl
+chmod 0755 $EXPORT/acl
+echo deny > $EXPORT/acl/deny
+chmod 0644 $EXPORT/acl/deny
+echo grant > $EXPORT/acl/grant
+chmod 0600 $EXPORT/acl/grant
+check "ACLs set on the server (u:1001 ---, then u:1001 rw-)" \
+    bash -c "$(declare -f acl_set); acl_set $EXPORT/acl/deny u:6 U:0:1001 g:4 m:4 o:4 &&
+             acl_set $EXPORT/acl/grant u:6 U:6:1001 g:0 m:6 o:0"
+acl_checks $MNT v3
+
 capture_stop
 step "shutdown"
 note "client-side statistics of the remounted NFS mount (per operation):"
@@ -354,6 +396,7 @@ if check "mount -o $OPTS4" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "$OPTS4"; then
     check "v4.1: 40 creates and 40 removes in one directory, $((A1 - A0)) ACCESS calls (< 10)" \
         test $((A1 - A0)) -lt 10
     rmdir $MNT4/cinfo
+    acl_checks $MNT4 v4.1
     nfs4_workload $MNT4 v4.1 $EXPORT
     nfsrdmad_dump
     note "$(grep -o 'stats: tcp .*' "$NFSRDMAD_LOG" | tail -1)"
