@@ -137,9 +137,9 @@ struct Config {
     unsigned engine_threads = 0;     // 0 = one per core
     unsigned workers = 16;           // disk worker pool size
     uint32_t fd_cache = 0;           // open files kept for READ/WRITE; 0 = from RLIMIT_NOFILE
-    // Calls that need no disk (a GETATTR, ACCESS or READ of what the descriptor and page
-    // caches hold, NFSv3 or NFSv4.1) are answered on the reactor, without a worker's hop
-    // (over TCP, READ excepted: a worker splices it).
+    // Calls that need no disk (a GETATTR, ACCESS, LOOKUP or READ of what the descriptor,
+    // dentry and page caches hold, NFSv3 or NFSv4.1) are answered on the reactor, without a
+    // worker's hop (over TCP, READ excepted: a worker splices it).
     bool reactor_calls = true;
     std::string log_level = "info";  // trace, debug, info, warn, error, critical, off
     std::string state_dir = "/var/lib/nfsrdmad";

@@ -9,6 +9,8 @@
 # busy ticks, the client's and the kernel's work included: what the server costs the box).
 # AB_JOB=serial runs /vmtest/serial-meta.py (create, stat, rename, remove, one at a time) for
 # AB_RUNTIME seconds instead: loops/s and the guest's CPU per loop.
+# AB_JOB=lookup runs /vmtest/serial-lookup.py (stat() of 100 names the server knows, in a
+# loop, over a lookupcache=none mount: one LOOKUP each) instead: LOOKUPs/s and CPU per LOOKUP.
 # AB_JOB=randread runs 4 KiB random reads instead (/vmtest/rand-read.fio: O_DIRECT, iodepth
 # 16, AB_RUNTIME seconds) over an AB_SIZE file made on the server, so in its page cache:
 # IOPS and the guest's CPU per READ.
@@ -118,10 +120,32 @@ PY
     nfs_umount "$MNT"
     rm -rf "${EXPORT:?}/ab-serial-$name-$r"
 }
+# lookup NAME ROUND: /vmtest/serial-lookup.py over $EXPORT/ab-lookup (made on the server
+# side, so the server's dentry cache knows every name) through a `lookupcache=none` mount:
+# one LOOKUP per stat()
+lookup() {
+    local name=$1 r=$2 b0 b1 out=/tmp/ab-lookup.json
+    check "$name round $r: mount" nfs_mount "$(src "$name")" "$MNT" "$(opts "$name"),lookupcache=none" || return
+    b0=$(vm_busy)
+    pin_client
+    python3 /vmtest/serial-lookup.py "$MNT/ab-lookup" "$RUNTIME" $out
+    unpin_client
+    b1=$(vm_busy)
+    python3 - "$name" "$r" "$out" $((b1 - b0)) >> "$RES/ab.lines" <<'PY'
+import json, sys
+name, r, path, ticks = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+d = json.load(open(path))
+print(json.dumps({"name": name, "round": r, "files_per_s": round(d["lookups_per_s"], 1), "errors": 0,
+                  "worst_s": 0, "cpu_us_per_file": round(ticks * 10000 / max(d["lookups"], 1))}))
+PY
+    note "$(tail -1 "$RES/ab.lines")"
+    nfs_umount "$MNT"
+}
 run_job() {
     case "$JOB" in
         randread) randread "$@" ;;
         serial) serial "$@" ;;
+        lookup) lookup "$@" ;;
         *) storm "$@" ;;
     esac
 }
@@ -142,6 +166,11 @@ if [ "$JOB" = randread ]; then
     check "$SIZE file to read" fallocate -l "$SIZE" "$EXPORT/seq.dat" || exit 1
     check "... filled" dd if=/dev/urandom of="$EXPORT/seq.dat" bs=1M count=$(($(stat -c %s "$EXPORT/seq.dat") >> 20)) conv=notrunc status=none || exit 1
     chmod 0644 "$EXPORT/seq.dat"
+fi
+
+if [ "$JOB" = lookup ]; then
+    mkdir -p "$EXPORT/ab-lookup" && for i in $(seq 100); do : > "$EXPORT/ab-lookup/f$i"; done
+    check "100 files to look up" test -e "$EXPORT/ab-lookup/f100" || exit 1
 fi
 
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -173,7 +202,8 @@ import json, math, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 base = sys.argv[2]
 unit = {"randread": "(READs/s, guest CPU per READ)",
-        "serial": "(loops/s, guest CPU per loop)"}.get(sys.argv[3], "(files/s, guest CPU per file)")
+        "serial": "(loops/s, guest CPU per loop)",
+        "lookup": "(LOOKUPs/s, guest CPU per LOOKUP)"}.get(sys.argv[3], "(files/s, guest CPU per file)")
 json.dump(rows, open(sys.argv[1].replace(".lines", ".json"), "w"), indent=1)
 names = []
 for r in rows:

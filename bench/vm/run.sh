@@ -18,7 +18,7 @@
 #                        [--runtime SECONDS] [--build DIR] [--vm-dir DIR] [--out DIR]
 #        bench/vm/run.sh --ab NAME=DAEMON [--ab NAME=DAEMON ...] [--rounds N] [--vers 3|4.1]
 #                        [--proto tcp|rdma] [--threads T] [--files F] [--knfsd]
-#                        [--job storm|randread|serial] [--size SIZE] [--runtime S] [--split]
+#                        [--job storm|randread|serial|lookup] [--size SIZE] [--runtime S] [--split]
 #                        [--out DIR]
 #   --build DIR    CMake build tree (default <repo>/build): daemon DIR/daemon/nfsrdmad, VM
 #                  files in DIR/vm (tests/vm/prepare.sh makes them if needed)
@@ -59,6 +59,9 @@
 #                  page cache); IOPS and the guest's CPU per READ.
 #   --job serial   instead: jobs/serial-meta.py (create, stat, rename, remove, one at a
 #                  time) for --runtime (15) s; loops/s and the guest's CPU per loop.
+#   --job lookup   instead: jobs/serial-lookup.py (stat() of 100 names the server knows,
+#                  over a lookupcache=none mount: one LOOKUP each) for --runtime (15) s;
+#                  LOOKUPs/s and the guest's CPU per LOOKUP.
 # Delegation mode (issue 11; guest-deleg.sh, jobs/deleg-orc.fio), kernel nfsd and nfsrdmad on
 # one boot, NFSv4.1 over TCP and RDMA, each WITH and WITHOUT delegations (knfsd:
 # fs.leases-enable=1/0; nfsrdmad: `nfsv4: {delegations: true/false}`):
@@ -144,7 +147,7 @@ if [ ${#AB_BINS[@]} -gt 0 ]; then
         -e "AB_BINS=${AB_BINS[*]}" -e "AB_ROUNDS=$ROUNDS" -e "AB_PROTO=$PROTO" -e "AB_VERS=$VERS" \
         -e "AB_THREADS=$THREADS" -e "AB_FILES=$FILES" -e "AB_KNFSD=$KNFSD" \
         -e "AB_JOB=$AB_JOB" -e "AB_SIZE=$SIZE" -e "AB_RUNTIME=$RUNTIME" -e "AB_SPLIT=$SPLIT" \
-        "$HERE/guest-ab.sh" "$HERE/cpu.sh" "$HERE/jobs/rand-read.fio" "$HERE/jobs/serial-meta.py" || rc=$?
+        "$HERE/guest-ab.sh" "$HERE/cpu.sh" "$HERE/jobs/rand-read.fio" "$HERE/jobs/serial-meta.py" "$HERE/jobs/serial-lookup.py" || rc=$?
 elif [ $GSS = 1 ]; then
     OUT=${OUT:-$BUILD/bench-vm-gss}
     [ $SIZE_SET = 1 ] || SIZE=64M

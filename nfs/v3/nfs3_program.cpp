@@ -20,7 +20,7 @@ constexpr Proc kProcs[] = {
     {"NULL", true, proc_null},  // a worker's: a ping gains nothing on a reactor
     {"GETATTR", true, proc_getattr, true},
     {"SETATTR", false, proc_setattr},
-    {"LOOKUP", true, proc_lookup},
+    {"LOOKUP", true, proc_lookup, true},
     {"ACCESS", true, proc_access, true},
     {"READLINK", true, proc_readlink},
     {"READ", true, proc_read, true},

@@ -15,14 +15,30 @@ rpc::Outcome proc_lookup(Request& rq) {
     // The directory's attributes as resolve reads them: a LOOKUP does not change the
     // directory, so they serve as its post-op attributes without a second statx.
     struct statx dir_attrs {};
+    // Nowait (a reactor): a name the dentry cache holds, in a directory the descriptor
+    // cache holds, answered without a worker; ".." (the export's edge to check) is not.
+    if (rq.ctx.nowait && a.what.name == "..") {
+        rq.decline();
+        return rq.reply(res);
+    }
     res.set_status(rq.resolve(a.what.dir, dir, &dir_attrs));
     if (res.status() != x::NFS3_OK) return rq.reply(res);
-    auto e = vfs::lookup(dir.node, a.what.name, dir.who.id);
+    auto e = rq.ctx.nowait ? vfs::lookup_cached(dir.node, dir_attrs, a.what.name, dir.who.id)
+                           : vfs::lookup(dir.node, a.what.name, dir.who.id);
+    if (!e && rq.ctx.nowait && e.error() == EWOULDBLOCK) {
+        rq.block();
+        return rq.reply(res);
+    }
     if (!e) {
         // A mount point inside the export is not crossed (RFC 1813 §3.3.3: the server
         // need not cross it); say "no access" rather than "different device".
         res.set_status(e.error() == EXDEV ? x::NFS3ERR_ACCES : to_nfsstat3(e.error()));
         res.resfail().dir_attributes = post_op(dir_attrs, dir.node.fsid());
+        return rq.reply(res);
+    }
+    // A write delegation of the object: its recall (below) is a worker's to start.
+    if (rq.ctx.nowait && rq.stale_attributes(e->node.handle)) {
+        rq.block();
         return rq.reply(res);
     }
     res.resok().object.data = e->node.handle.data();

@@ -76,7 +76,7 @@ class Request {
     // Whether a nowait call leaves `ref` to a worker before touching it: an export not on a
     // local disk, one whose rules need a name lookup, or a file an NFSv4.1 client holds a
     // write delegation of. A read delegation conflicts with none of the nowait procedures
-    // (GETATTR, ACCESS, READ: RFC 8881 §10.4.1, §10.4.3).
+    // (GETATTR, ACCESS, LOOKUP, READ: RFC 8881 §10.4.1, §10.4.3).
     bool leave_to_worker(const vfs::HandleRef& ref) const {
         return !ref.exp->local() || may_look_up_names(*ref.exp) ||
                (any_delegations() && svc.delegations->write_delegated(ref.handle));

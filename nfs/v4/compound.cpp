@@ -149,6 +149,7 @@ bool nowait_op(uint32_t opnum) {
         case x4::OP_GETFH:
         case x4::OP_GETATTR:
         case x4::OP_ACCESS:
+        case x4::OP_LOOKUP:
         case x4::OP_READ:
             return true;
         default:

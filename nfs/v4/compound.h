@@ -107,8 +107,8 @@ struct Compound {
 };
 
 // The most operations of a COMPOUND tried nowait, all of them among SEQUENCE (first),
-// PUTFH, PUTROOTFH, GETFH, GETATTR, ACCESS and READ: what the Linux client's revalidations
-// and reads are.
+// PUTFH, PUTROOTFH, GETFH, GETATTR, ACCESS, LOOKUP and READ: what the Linux client's
+// revalidations, lookups and reads are.
 inline constexpr size_t kNowaitOps = 8;
 
 class OpTable;

@@ -3,7 +3,8 @@
 // WRONGSEC and ACCESS come from here, §2.6.3.1.1); in an export, vfs::lookup with the
 // caller's identity (never leaves the export, never follows a symlink). A directory
 // that is another export's root (same device and inode) becomes that export's root:
-// the fsid changes there, as it would at a mount point (§7.5).
+// the fsid changes there, as it would at a mount point (§7.5). In a nowait COMPOUND (a
+// reactor's), LOOKUP answers from the dentry cache or gives the COMPOUND up.
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -52,6 +53,20 @@ vfs::Result<uint32_t> type_of(const Target& t) {
     return st->stx_mode & S_IFMT;
 }
 
+// A nowait COMPOUND's LOOKUP (a reactor's): vfs::lookup_cached, with the directory's
+// attributes as the operation's resolve of it read them, else read now.
+vfs::Result<vfs::Entry> lookup_cached(Request& rq, const Target& dir, std::string_view name) {
+    const struct statx* now = rq.attrs_read_now();
+    struct statx st {};
+    if (!now) {
+        auto read = vfs::getattr(dir.node);
+        if (!read) return read.failure();
+        st = *read;
+        now = &st;
+    }
+    return vfs::lookup_cached(dir.node, *now, name, dir.who.id);
+}
+
 }  // namespace
 
 x4::nfsstat4 must_be_dir(const Target& t) {
@@ -86,7 +101,8 @@ x4::nfsstat4 lookup_entry(Request& rq, const Target& dir, std::string_view name,
         if (!e) return x4::NFS4ERR_NOENT;
         return pseudo_entry(rq, *e, out);
     }
-    auto e = vfs::lookup(dir.node, name, dir.who.id);
+    auto e = rq.ctx.nowait ? lookup_cached(rq, dir, name) : vfs::lookup(dir.node, name, dir.who.id);
+    if (!e && rq.ctx.nowait && e.error() == EWOULDBLOCK) return rq.block();
     if (!e) {
         // A file system mounted inside the export is not crossed (no `crossmnt`).
         return e.error() == EXDEV ? x4::NFS4ERR_ACCESS : to_nfsstat4(e.error());

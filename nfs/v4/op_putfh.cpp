@@ -33,7 +33,7 @@ OpResult op_putfh(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     return {st};
 }
 
-// Nowait pre-flight (OpEntry::may_nowait). GETATTR and ACCESS after this PUTFH take its
+// Nowait pre-flight (OpEntry::may_nowait). GETATTR, ACCESS and LOOKUP after this PUTFH take its
 // object from the descriptor cache (Request::resolve); one the cache does not hold (a file
 // no one has open: `ls -l`) would give the COMPOUND up after SEQUENCE and PUTFH ran, so it
 // is declined now. READ with an open's stateid reads through the open's own descriptor.
@@ -42,7 +42,8 @@ bool putfh_may_nowait(Compound& c, xdr::Decoder args) {
     for (size_t i = c.op_index + 1; i < c.decoded_ops && !needs_object; ++i) {
         const uint32_t op = c.opnum_at[i];
         if (op == x4::OP_PUTFH || op == x4::OP_PUTROOTFH) break;
-        needs_object = op == x4::OP_GETATTR || op == x4::OP_ACCESS;
+        // LOOKUP searches the object itself (a directory) before anything follows it.
+        needs_object = op == x4::OP_GETATTR || op == x4::OP_ACCESS || op == x4::OP_LOOKUP;
     }
     if (!needs_object) return true;
     Request& rq = *c.rq;

@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
 
+#include "nfs/vfs/attrs.h"
 #include "nfs/vfs/export.h"
 #include "nfs/vfs/names.h"
 #include "nfs/vfs/sys.h"
@@ -93,6 +95,32 @@ Result<Entry> lookup(const Node& dir, std::string_view name, const Identity& id)
     if (!inside) return inside.failure();
     if (!*inside) return fail(ESTALE);
     return e;
+}
+
+Result<Entry> lookup_cached(const Node& dir, const struct statx& dir_st, std::string_view name,
+                            const Identity& id) {
+    if (auto r = validate_name(name); !r) return r.failure();
+    if (name == ".." || !S_ISDIR(dir_st.stx_mode)) return fail(EWOULDBLOCK);
+    // The one permission a single-component lookup needs (path_resolution(7)): search on
+    // dir. Root's is never refused; an ACL is the kernel's to read, as the caller.
+    auto may = access_of(dir.fd.get(), dir_st, id, kAccessLookup, /*may_switch=*/false);
+    if (!may) return may.failure();
+    if (!(*may & kAccessLookup)) return fail(EACCES);
+    const auto n = sys::name_buf(name);
+    struct open_how how {};
+    how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
+    how.resolve = sys::kResolveBeneath | RESOLVE_CACHED;
+    const int fd =
+        static_cast<int>(::syscall(SYS_openat2, dir.fd.get(), n.c_str(), &how, sizeof how));
+    if (fd < 0) {
+        // EAGAIN: not in the dentry cache. EINVAL: a kernel before 5.12 (no RESOLVE_CACHED;
+        // the name itself was validated). Out of descriptors: a worker can make room.
+        if (errno == EAGAIN || errno == EINVAL || errno == EMFILE || errno == ENFILE ||
+            errno == EINTR)
+            return fail(EWOULDBLOCK);
+        return fail(errno);
+    }
+    return make_entry(dir.exp, UniqueFd(fd));
 }
 
 Result<std::string> readlink(const Node& node) {

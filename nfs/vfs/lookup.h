@@ -1,6 +1,8 @@
 // lookup.h — name resolution inside an export: LOOKUP and READLINK.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <string>
 #include <string_view>
 
@@ -21,6 +23,16 @@ namespace nfsrdmad::vfs {
 //   dir not a directory             -> ENOTDIR
 // Also serves READDIRPLUS (RFC 1813 §3.3.17), which needs handle + attributes per entry.
 Result<Entry> lookup(const Node& dir, std::string_view name, const Identity& id);
+
+// lookup() without blocking, for a reactor (rpc::CallContext::nowait): the same answer,
+// or EWOULDBLOCK where only a worker can give it. `dir_st` is dir's attributes, read now.
+// The caller's search permission on dir is checked here, from the mode (vfs::access_of;
+// a POSIX ACL to read as the caller -> EWOULDBLOCK); the name is then opened as root and
+// from the dentry cache alone (openat2 RESOLVE_CACHED: a name the kernel would read the
+// directory for -> EWOULDBLOCK; a name it knows is absent -> ENOENT). ".." and a dir
+// that is not a directory -> EWOULDBLOCK: lookup() answers those.
+Result<Entry> lookup_cached(const Node& dir, const struct statx& dir_st, std::string_view name,
+                            const Identity& id);
 
 // What the server itself must know of `name` in `dir` before it removes or replaces it
 // (a delegation to recall, a cached descriptor to forget): its handle and file type,

@@ -78,13 +78,13 @@ TEST_F(Nfs4Nowait, AnOperationThatWouldBlockGivesTheWholeCompoundUp) {
     ASSERT_EQ(o.status(), x4::NFS4_OK);
     const auto fh = o.op(3).opgetfh().resok4().object;
     const std::vector<uint8_t> handle(fh.begin(), fh.end());
-    // An OPEN is no nowait operation: nothing runs, the slot is untouched.
+    // SAVEFH is no nowait operation: nothing runs, the slot is untouched.
     const uint64_t sequences = op_calls("SEQUENCE");
-    Reply lookup = nowait({put_root(), op_lookup(s("f"))});
-    EXPECT_EQ(lookup.kind, rpc::Outcome::WouldBlock);
-    EXPECT_TRUE(lookup.declined);
+    Reply saved = nowait({put_root(), op_savefh()});
+    EXPECT_EQ(saved.kind, rpc::Outcome::WouldBlock);
+    EXPECT_TRUE(saved.declined);
     EXPECT_EQ(op_calls("SEQUENCE"), sequences);
-    EXPECT_EQ(seq({put_root(), op_lookup(s("f"))}).status(), x4::NFS4_OK);
+    EXPECT_EQ(seq({put_root(), op_savefh()}).status(), x4::NFS4_OK);
 
     // A directory nobody resolved: SEQUENCE ran, PUTFH ran, GETATTR would open it.
     ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);
@@ -126,6 +126,42 @@ TEST_F(Nfs4Nowait, AnOperationThatWouldBlockGivesTheWholeCompoundUp) {
     EXPECT_EQ(op_calls("SEQUENCE"), sequences2);
     EXPECT_EQ(op_calls("READ"), reads);
     EXPECT_EQ(seq({op_putfh(handle), op_read(sid, 0, 16)}).status(), x4::NFS4_OK);
+}
+
+TEST_F(Nfs4Nowait, ALookupInAHeldDirectoryIsAnsweredFromTheDentryCache) {
+    const auto attrs = {x4::FATTR4_TYPE, x4::FATTR4_SIZE, x4::FATTR4_CHANGE, x4::FATTR4_FILEID};
+    const int fd = ::open(path("f").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "12345", 5), 5);
+    ::close(fd);
+    // The Linux client's LOOKUP: SEQUENCE, PUTFH, LOOKUP, GETFH, GETATTR.
+    Reply w = seq({put_root(), op_lookup(s("f")), op_getfh(), op_getattr(attrs)});
+    ASSERT_EQ(w.status(), x4::NFS4_OK);
+    Reply r = nowait({put_root(), op_lookup(s("f")), op_getfh(), op_getattr(attrs)});
+    ASSERT_EQ(r.kind, rpc::Outcome::Success);
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    EXPECT_TRUE(
+        std::ranges::equal(r.op(3).opgetfh().resok4().object, w.op(3).opgetfh().resok4().object));
+    EXPECT_TRUE(std::ranges::equal(r.op(4).opgetattr().resok4().obj_attributes.attr_vals,
+                                   w.op(4).opgetattr().resok4().obj_attributes.attr_vals));
+    // A name the kernel never saw: SEQUENCE and PUTFH ran, LOOKUP would read the directory.
+    // Given up, undone, nothing counted; the worker's run finds it absent, and then the
+    // reactor can say so too.
+    const uint64_t sequences = op_calls("SEQUENCE"), lookups = op_calls("LOOKUP");
+    Reply g = nowait({put_root(), op_lookup(s("never-named"))});
+    EXPECT_EQ(g.kind, rpc::Outcome::WouldBlock);
+    EXPECT_FALSE(g.declined);
+    EXPECT_EQ(op_calls("SEQUENCE"), sequences);
+    EXPECT_EQ(op_calls("LOOKUP"), lookups);
+    EXPECT_EQ(seq({put_root(), op_lookup(s("never-named"))}).status(), x4::NFS4ERR_NOENT);
+    Reply n = nowait({put_root(), op_lookup(s("never-named"))});
+    ASSERT_EQ(n.kind, rpc::Outcome::Success);
+    EXPECT_EQ(n.status(), x4::NFS4ERR_NOENT);
+    // A directory the descriptor cache does not hold: PUTFH's pre-flight declines.
+    files_clear();
+    Reply d = nowait({put_root(), op_lookup(s("f"))});
+    EXPECT_EQ(d.kind, rpc::Outcome::WouldBlock);
+    EXPECT_TRUE(d.declined);
 }
 
 TEST_F(Nfs4Nowait, AGivenUpRequestLeavesTheSlotsCachedReply) {

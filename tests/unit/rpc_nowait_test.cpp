@@ -1,7 +1,7 @@
 // Calls answered on a thread that must not block (rpc::Dispatcher::dispatch_nowait, the
 // RDMA reactor's): which calls are tried, that one which would block leaves nothing done
 // or counted for the worker that runs it next, and NFSv3 GETATTR, ACCESS and READ from
-// what the descriptor and page caches hold.
+// what the descriptor and page caches hold, and LOOKUP from the dentry cache.
 #include <fcntl.h>
 #include <ftw.h>
 #include <gtest/gtest.h>
@@ -224,7 +224,7 @@ TEST_F(Dispatch, ACallOfNoProcedureToTryGoesToAWorker) {
 namespace {
 
 constexpr uint32_t kNfs = 100003;
-constexpr uint32_t kGetattr = 1, kAccess = 4, kRead = 6;
+constexpr uint32_t kGetattr = 1, kLookup = 3, kAccess = 4, kRead = 6;
 constexpr size_t kFileSize = 64 << 10;
 
 // NFSv3 over an export in a temporary directory on the test's file system, which must be a
@@ -281,6 +281,11 @@ struct Nfs3 : ::testing::Test {
     std::vector<uint8_t> fh_args(const std::string& name) {
         std::vector<uint8_t> a;
         put_opaque(a, handle(name));
+        return a;
+    }
+    std::vector<uint8_t> lookup_args(const std::string& dir, const std::string& name) {
+        auto a = fh_args(dir);
+        put_opaque(a, {reinterpret_cast<const uint8_t*>(name.data()), name.size()});
         return a;
     }
     std::vector<uint8_t> read_args(const std::string& name, uint64_t offset, uint32_t count) {
@@ -438,6 +443,45 @@ TEST_F(Nfs3, ALargeReadIsAWorkersEvenFromThePageCache) {
     EXPECT_EQ(d.counters().nowait_given_up.load(), 0u);
 }
 
+TEST_F(Nfs3, LookupOfANameTheKernelKnowsIsAnsweredInPlace) {
+    ASSERT_TRUE(local);
+    std::optional<rpc::Reply> r;
+    // The directory is not held yet: a worker's (resolve would open it).
+    EXPECT_FALSE(run(kLookup, lookup_args(".", "file"), true, r));
+    EXPECT_EQ(d.counters().nowait_given_up.load(), 1u);
+    ASSERT_TRUE(run(kLookup, lookup_args(".", "file"), false, r));  // now it is kept
+    ASSERT_TRUE(r);
+    EXPECT_EQ(nfsstat(*r), 0u);
+    const std::vector<uint8_t> worker(r->bytes.begin() + 24, r->bytes.end());
+    ASSERT_TRUE(run(kLookup, lookup_args(".", "file"), true, r));
+    ASSERT_TRUE(r);
+    // The same handle and attributes a worker answered.
+    EXPECT_EQ(std::vector<uint8_t>(r->bytes.begin() + 24, r->bytes.end()), worker);
+    // A name the worker found absent: the kernel remembers, the reactor answers.
+    ASSERT_TRUE(run(kLookup, lookup_args(".", "absent"), false, r));
+    EXPECT_EQ(nfsstat(*r), 2u);  // NFS3ERR_NOENT
+    ASSERT_TRUE(run(kLookup, lookup_args(".", "absent"), true, r));
+    EXPECT_EQ(nfsstat(*r), 2u);
+    // One the kernel never saw would be read from the directory: a worker's.
+    EXPECT_FALSE(run(kLookup, lookup_args(".", "never-named"), true, r));
+    EXPECT_EQ(d.counters().nowait_given_up.load(), 2u);
+    // ".." must be checked against the export's edge: declined before any work.
+    EXPECT_FALSE(run(kLookup, lookup_args(".", ".."), true, r));
+    EXPECT_EQ(d.counters().nowait_declined.load(), 1u);
+}
+
+TEST_F(Nfs3, LookupWithoutSearchPermissionIsRefusedInPlace) {
+    // uid 1000 (the calls' AUTH_SYS) may not search a root-owned 0700 directory.
+    ASSERT_TRUE(local);
+    ASSERT_EQ(::mkdir((base + "/export/private").c_str(), 0700), 0);
+    std::optional<rpc::Reply> r;
+    ASSERT_TRUE(run(kLookup, lookup_args("private", "x"), false, r));
+    EXPECT_EQ(nfsstat(*r), 13u);  // NFS3ERR_ACCES
+    const std::vector<uint8_t> worker(r->bytes.begin() + 24, r->bytes.end());
+    ASSERT_TRUE(run(kLookup, lookup_args("private", "x"), true, r));
+    EXPECT_EQ(std::vector<uint8_t>(r->bytes.begin() + 24, r->bytes.end()), worker);
+}
+
 namespace {
 // NFSv4.1's delegations as NFSv3 sees them: a read or a write delegation of one file.
 class FakeDelegations : public nfs::DelegationBreaker {
@@ -480,6 +524,11 @@ TEST_F(Nfs3, OnlyAWriteDelegationSendsReadsAndGetattrsToAWorker) {
     EXPECT_FALSE(run(kGetattr, fh_args("file"), true, r));
     EXPECT_EQ(fake->conflicts, conflicts);  // no recall started on the reactor
     EXPECT_EQ(fake->asked, asked);
+    // Nor a LOOKUP that finds it (a worker's LOOKUP recalls: lookup's attributes).
+    ASSERT_TRUE(run(kLookup, lookup_args(".", "file"), false, r));
+    const int recalls = fake->conflicts;
+    EXPECT_FALSE(run(kLookup, lookup_args(".", "file"), true, r));
+    EXPECT_EQ(fake->conflicts, recalls);
     // Another file is not in the way.
     ASSERT_TRUE(run(kGetattr, fh_args("."), false, r));
     EXPECT_TRUE(run(kGetattr, fh_args("."), true, r));

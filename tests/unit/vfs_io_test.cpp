@@ -220,26 +220,6 @@ TEST_F(IoTest, ReadableViaGroupOrExecute) {
     EXPECT_EQ(read(*open("x", OpenFor::Read), 0, 8, buf, kUser4321)->count, 3u);
 }
 
-// POSIX access ACLs (acl(5)), written as the kernel takes them (system.posix_acl_access,
-// linux/posix_acl_xattr.h: a version word, then tag, perm, id per entry in tag order).
-struct AclEntry {
-    uint16_t
-        tag;  // 0x01 user::, 0x02 user:ID:, 0x04 group::, 0x08 group:ID:, 0x10 mask, 0x20 other
-    uint16_t perm;
-    uint32_t id = UINT32_MAX;
-};
-void set_access_acl(const std::string& p, std::initializer_list<AclEntry> entries) {
-    std::vector<uint8_t> x = {2, 0, 0, 0};
-    for (const AclEntry& e : entries) {
-        const uint8_t b[8] = {uint8_t(e.tag),       uint8_t(e.tag >> 8), uint8_t(e.perm),
-                              uint8_t(e.perm >> 8), uint8_t(e.id),       uint8_t(e.id >> 8),
-                              uint8_t(e.id >> 16),  uint8_t(e.id >> 24)};
-        x.insert(x.end(), b, b + 8);
-    }
-    ASSERT_EQ(::setxattr(p.c_str(), "system.posix_acl_access", x.data(), x.size(), 0), 0)
-        << p << ": " << std::strerror(errno) << " (a file system without POSIX ACLs?)";
-}
-
 TEST_F(IoTest, ANamedUserEntryRefusesWhatTheOtherBitsWouldGive) {
     // 0644 by its mode; the ACL names 4321 with no access. As the kernel: refused.
     write_file("acl", "acl'd", 0644, 1234, 1234);

@@ -92,6 +92,55 @@ TEST_F(LookupTest, ReturnsAttributesAndErrors) {
     EXPECT_EQ(lookup(e->node, "..", kRoot).error(), ENOTDIR);
 }
 
+// lookup_cached: lookup()'s answer without blocking, or EWOULDBLOCK (a reactor's LOOKUP).
+TEST_F(LookupTest, WithoutBlockingGivesLookupsAnswerOrSaysItWouldBlock) {
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0700), 0);
+    ASSERT_EQ(::chown(path("d").c_str(), 1234, 1234), 0);
+    write_file("d/f", "12345", 0600, 1234, 1234);
+    Node d = node("d");
+    auto st = sys::stat_fd(d.fd.get());
+    ASSERT_TRUE(st.ok());
+    auto slow = lookup(d, "f", kUser1234);
+    ASSERT_TRUE(slow.ok());
+    auto fast = lookup_cached(d, *st, "f", kUser1234);
+    ASSERT_TRUE(fast.ok()) << describe_error(fast.error());
+    EXPECT_EQ(fast->node.handle, slow->node.handle);
+    EXPECT_EQ(fast->attr.stx_ino, slow->attr.stx_ino);
+    EXPECT_EQ(fast->attr.stx_size, 5u);
+    EXPECT_TRUE(lookup_cached(d, *st, "f", kRoot).ok());
+    EXPECT_EQ(lookup_cached(d, *st, ".", kUser1234)->node.handle, d.handle);
+    // No search permission: refused, as the kernel refuses the caller's own lookup.
+    EXPECT_EQ(lookup(d, "f", kUser4321).error(), EACCES);
+    EXPECT_EQ(lookup_cached(d, *st, "f", kUser4321).error(), EACCES);
+    // A name the kernel knows is absent (the slow lookup left a negative dentry).
+    EXPECT_EQ(lookup(d, "absent", kUser1234).error(), ENOENT);
+    EXPECT_EQ(lookup_cached(d, *st, "absent", kUser1234).error(), ENOENT);
+    EXPECT_EQ(lookup_cached(d, *st, "a/b", kUser1234).error(), EINVAL);
+    EXPECT_EQ(lookup_cached(d, *st, "", kUser1234).error(), EINVAL);
+    // What only lookup() answers: "..", and a "directory" that is not one.
+    EXPECT_EQ(lookup_cached(d, *st, "..", kUser1234).error(), EWOULDBLOCK);
+    EXPECT_EQ(lookup_cached(slow->node, slow->attr, "x", kRoot).error(), EWOULDBLOCK);
+    // An ACL that gives 4321 search is the kernel's to read, as 4321: a worker's.
+    set_access_acl(path("d"), {{0x01, 7}, {0x02, 1, 4321}, {0x04, 0}, {0x10, 1}, {0x20, 0}});
+    st = sys::stat_fd(d.fd.get());
+    ASSERT_TRUE(st.ok());
+    EXPECT_EQ(lookup_cached(d, *st, "f", kUser4321).error(), EWOULDBLOCK);
+    EXPECT_TRUE(lookup(d, "f", kUser4321).ok());
+    EXPECT_TRUE(lookup_cached(d, *st, "f", kUser1234).ok());  // the owner: the mode decides
+}
+
+// A name not in the dentry cache: the kernel would read the directory, so a worker looks.
+TEST_F(LookupTest, WithoutBlockingNeverReadsTheDirectory) {
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);
+    Node d = node("d");
+    auto st = sys::stat_fd(d.fd.get());
+    ASSERT_TRUE(st.ok());
+    // Never named in this new directory: no dentry, positive or negative.
+    EXPECT_EQ(lookup_cached(d, *st, "never-named", kRoot).error(), EWOULDBLOCK);
+    EXPECT_EQ(lookup(d, "never-named", kRoot).error(), ENOENT);
+    EXPECT_EQ(lookup_cached(d, *st, "never-named", kRoot).error(), ENOENT);
+}
+
 TEST_F(LookupTest, SymlinkIsReturnedNotFollowed) {
     ASSERT_EQ(::symlink("/etc", path("link").c_str()), 0);
     auto e = lookup(root_, "link", kRoot);

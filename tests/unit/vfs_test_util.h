@@ -7,9 +7,12 @@
 #include <ftw.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -20,6 +23,26 @@ namespace nfsrdmad::vfs::testing {
 inline const Identity kRoot{0, 0, {}};
 inline const Identity kUser1234{1234, 1234, {}};
 inline const Identity kUser4321{4321, 4321, {}};
+
+// POSIX access ACLs (acl(5)), written as the kernel takes them (system.posix_acl_access,
+// linux/posix_acl_xattr.h: a version word, then tag, perm, id per entry in tag order).
+struct AclEntry {
+    uint16_t
+        tag;  // 0x01 user::, 0x02 user:ID:, 0x04 group::, 0x08 group:ID:, 0x10 mask, 0x20 other
+    uint16_t perm;
+    uint32_t id = UINT32_MAX;
+};
+inline void set_access_acl(const std::string& p, std::initializer_list<AclEntry> entries) {
+    std::vector<uint8_t> x = {2, 0, 0, 0};
+    for (const AclEntry& e : entries) {
+        const uint8_t b[8] = {uint8_t(e.tag),       uint8_t(e.tag >> 8), uint8_t(e.perm),
+                              uint8_t(e.perm >> 8), uint8_t(e.id),       uint8_t(e.id >> 8),
+                              uint8_t(e.id >> 16),  uint8_t(e.id >> 24)};
+        x.insert(x.end(), b, b + 8);
+    }
+    ASSERT_EQ(::setxattr(p.c_str(), "system.posix_acl_access", x.data(), x.size(), 0), 0)
+        << p << ": " << std::strerror(errno) << " (a file system without POSIX ACLs?)";
+}
 
 inline int remove_entry(const char* path, const struct stat*, int, struct FTW*) {
     return ::remove(path);
