@@ -17,8 +17,9 @@ between the two runs divided by N is one call; start-up, MOUNT and shut-down can
 Workloads (NFSv3, AUTH_SYS uid 1000): null; getattr of the export's root; lookup of an
 existing name; create (UNCHECKED, a new name each call, so each one commits the directory);
 read (4 KiB of a 1 MiB file: spliced); write (4 KiB UNSTABLE into that file); write1m (the
-whole 1 MiB file, UNSTABLE, the record sent at once). Instructions are not counted for lookup
-and create (NO_CALLGRIND below).
+whole 1 MiB file, UNSTABLE, the record sent at once); readdirplus (the export's root: 103
+entries, each looked up). Instructions are not counted for lookup, create and readdirplus
+(NO_CALLGRIND below).
 
 Needs root (the daemon switches identities) and valgrind and strace. Loopback TCP, so the
 kernel's side of the network is in no figure.
@@ -38,10 +39,10 @@ import time
 
 from instructions import strace_counts  # same directory: on sys.path when run as a script
 
-WORKLOADS = ["null", "getattr", "lookup", "create", "read", "write", "write1m"]
+WORKLOADS = ["null", "getattr", "lookup", "create", "read", "write", "write1m", "readdirplus"]
 # Valgrind 3.19 (Debian 12) fails openat2 with ENOSYS, so these calls would fail under
 # callgrind: their system calls are counted, their instructions are not.
-NO_CALLGRIND = {"lookup", "create"}
+NO_CALLGRIND = {"lookup", "create", "readdirplus"}
 MOUNT_PROG, NFS_PROG = 100005, 100003
 
 
@@ -160,6 +161,9 @@ def run(exe, tool, workload, calls, tmp, tag):
     with open(os.path.join(export, "f"), "wb") as f:
         f.write(b"r" * (1 << 20))
     os.chown(os.path.join(export, "f"), 1000, 1000)
+    if workload == "readdirplus":  # 100 more entries to list (with f, "." and "..")
+        for i in range(100):
+            open(os.path.join(export, f"e{i}"), "w").close()
     with open(os.path.join(base, "engine.yaml"), "w") as f:
         f.write("engine:\n  mode: event\n  threads: 1\n  workers: 2\n")
     file_fh = None
@@ -187,6 +191,9 @@ def run(exe, tool, workload, calls, tmp, tag):
                 # createhow3 UNCHECKED, sattr3 with mode 0644 and nothing else set
                 proc, args = 8, (opaque(root) + opaque(f"c{i}".encode())
                                  + struct.pack(">8I", 0, 1, 0o644, 0, 0, 0, 0, 0))
+            elif workload == "readdirplus":  # the export's root from cookie 0, all of it
+                proc, args = 17, (opaque(root) + struct.pack(">Q", 0) + b"\0" * 8
+                                  + struct.pack(">II", 65536, 1 << 20))
             elif workload == "read":  # offset, count
                 proc, args = 6, opaque(file_fh) + struct.pack(">QI", (i % 256) * 4096, 4096)
             elif workload == "write":  # offset, count, UNSTABLE, data

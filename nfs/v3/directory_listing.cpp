@@ -6,7 +6,7 @@ namespace nfsrdmad::nfs::v3 {
 
 x::nfsstat3 open_listing(Request& rq, const x::nfs_fh3& fh, uint64_t cookie,
                          const x::cookieverf3& verf, Listing& out) {
-    x::nfsstat3 s = rq.resolve(fh, out.dir);
+    x::nfsstat3 s = rq.resolve(fh, out.dir, &out.attrs);
     if (s != x::NFS3_OK) return s;
     auto v = vfs::cookie_verifier(out.dir.node);
     if (!v) return to_nfsstat3(v.error());

@@ -28,6 +28,7 @@ inline size_t entry_size(std::string_view name) {
 
 struct Listing {
     Target dir;
+    struct statx attrs {};  // the directory's, as open_listing resolved it
     uint64_t verifier = 0;
     bool is_export_root = false;
     // The fileid to report: ".." of the export root is the root itself, as LOOKUP says.

@@ -1,5 +1,6 @@
 // NFSPROC3_READDIRPLUS (RFC 1813 §3.3.17): READDIR plus each entry's handle and
 // attributes, up to `maxcount` bytes in all and `dircount` bytes of names and cookies.
+#include <cerrno>
 #include <deque>
 
 #include "nfs/v3/directory_listing.h"
@@ -19,6 +20,12 @@ rpc::Outcome proc_readdirplus(Request& rq) {
     const size_t limit = reply_limit(a.maxcount);
     size_t used = kDirReplyOverhead, dir_bytes = 0;
     auto& entries = res.resok().reply.entries;
+    // Each entry is looked up as the caller would look it up (RFC 1813 §3.3.17: a handle
+    // and attributes where the server can give them). The one permission that takes is
+    // search on this directory, the same for every name: asked once, and the lookups then
+    // run without an identity switch each.
+    auto search = vfs::may_search(l.dir.node, l.attrs, l.dir.who.id);
+    const bool may_search = search && *search;
     auto r = vfs::readdir(
         l.dir.node, a.cookie,
         [&](const vfs::DirEntry& e) {
@@ -26,7 +33,9 @@ rpc::Outcome proc_readdirplus(Request& rq) {
             ep.fileid = l.fileid(e.name, e.ino);
             ep.cookie = e.cookie;
             size_t need = entry_size(e.name) + 4 + 4;  // + the two "follows" flags
-            if (auto found = vfs::lookup(l.dir.node, e.name, l.dir.who.id)) {
+            vfs::Result<vfs::Entry> found = vfs::fail(EACCES);
+            if (may_search) found = vfs::lookup_permitted(l.dir.node, e.name);
+            if (found) {
                 const auto& h = handles.emplace_back(found->node.handle);
                 if (!rq.stale_attributes(found->node.handle))  // a write delegation is out
                     ep.name_attributes = post_op(found->attr, found->node.fsid());

@@ -22,8 +22,10 @@ x4::nfsstat4 lookup_name(Request& rq, const Target& dir, std::string_view name, 
 // `name` in `dir`, which is known to be a directory: a pseudo entry (an export root is
 // admitted with its export's rules), or vfs::lookup with the caller's identity.
 // `attrs`: set to the object's attributes when the lookup read them (vfs::lookup).
+// `searched`: the caller's search permission on dir was found already (vfs::may_search;
+// READDIR, for every entry of one directory): vfs::lookup_permitted, no identity switch.
 x4::nfsstat4 lookup_entry(Request& rq, const Target& dir, std::string_view name, Target& out,
-                          std::optional<struct statx>* attrs = nullptr);
+                          std::optional<struct statx>* attrs = nullptr, bool searched = false);
 
 // LOOKUPP's answer (§18.14): the parent of directory `dir`; an export's root goes up
 // into the pseudo file system, the pseudo root has none (NOENT). SECINFO_NO_NAME's

@@ -95,13 +95,15 @@ x4::nfsstat4 lookup_name(Request& rq, const Target& dir, std::string_view name, 
 }
 
 x4::nfsstat4 lookup_entry(Request& rq, const Target& dir, std::string_view name, Target& out,
-                          std::optional<struct statx>* attrs) {
+                          std::optional<struct statx>* attrs, bool searched) {
     if (dir.pseudo) {
         auto e = rq.pseudo->lookup(dir.pseudo_node, name);
         if (!e) return x4::NFS4ERR_NOENT;
         return pseudo_entry(rq, *e, out);
     }
-    auto e = rq.ctx.nowait ? lookup_cached(rq, dir, name) : vfs::lookup(dir.node, name, dir.who.id);
+    auto e = rq.ctx.nowait ? lookup_cached(rq, dir, name)
+             : searched    ? vfs::lookup_permitted(dir.node, name)
+                           : vfs::lookup(dir.node, name, dir.who.id);
     if (!e && rq.ctx.nowait && e.error() == EWOULDBLOCK) return rq.block();
     if (!e) {
         // A file system mounted inside the export is not crossed (no `crossmnt`).

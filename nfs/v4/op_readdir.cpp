@@ -118,12 +118,21 @@ OpResult op_readdir(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
             }
         }
     } else {
+        // An entry's attributes need its lookup, as the caller; the only permission that
+        // takes is search on this directory, the same for every name: asked once here, so
+        // the lookups need no identity switch each (vfs::lookup_permitted).
+        bool may_search = false;
+        if (auto st = vfs::getattr(dir->node)) {
+            auto search = vfs::may_search(dir->node, *st, dir->who.id);
+            may_search = search && *search;
+        }
         auto r = vfs::readdir(
             dir->node, a.cookie,
             [&](const vfs::DirEntry& e) {
                 if (e.name == "." || e.name == "..") return true;
                 Target t;
-                x4::nfsstat4 st = lookup_entry(rq, *dir, e.name, t);
+                x4::nfsstat4 st = may_search ? lookup_entry(rq, *dir, e.name, t, nullptr, true)
+                                             : x4::NFS4ERR_ACCESS;
                 return l.add(e.cookie, e.name, &t, st);
             },
             dir->who.id);

@@ -77,13 +77,17 @@ Result<Peek> peek(const Node& dir, std::string_view name) {
     return Peek{dir.exp->encode(*kernel), st.stx_mode};
 }
 
-Result<Entry> lookup(const Node& dir, std::string_view name, const Identity& id) {
-    if (auto r = validate_name(name); !r) return r.failure();
-    auto e = with_identity(id, [&]() -> Result<Entry> {
-        auto fd = open_in_dir(dir, name);
-        if (!fd) return fd.failure();
-        return make_entry(dir.exp, std::move(*fd));
-    });
+namespace {
+
+// The name opened (as whoever the thread is now) and its handle and attributes read.
+Result<Entry> open_entry(const Node& dir, std::string_view name) {
+    auto fd = open_in_dir(dir, name);
+    if (!fd) return fd.failure();
+    return make_entry(dir.exp, std::move(*fd));
+}
+
+// lookup()'s last step for "..": never a handle above the export.
+Result<Entry> within_export_or_stale(const Node& dir, Result<Entry> e, std::string_view name) {
     if (!e || name != "..") return e;
     // Handles are not subtree-checked (export.h), so `dir` may be a directory a local
     // user moved out of the export; its ".." must not hand out a handle further out.
@@ -95,6 +99,26 @@ Result<Entry> lookup(const Node& dir, std::string_view name, const Identity& id)
     if (!inside) return inside.failure();
     if (!*inside) return fail(ESTALE);
     return e;
+}
+
+}  // namespace
+
+Result<Entry> lookup(const Node& dir, std::string_view name, const Identity& id) {
+    if (auto r = validate_name(name); !r) return r.failure();
+    return within_export_or_stale(dir, with_identity(id, [&] { return open_entry(dir, name); }),
+                                  name);
+}
+
+Result<Entry> lookup_permitted(const Node& dir, std::string_view name) {
+    if (auto r = validate_name(name); !r) return r.failure();
+    return within_export_or_stale(dir, open_entry(dir, name), name);
+}
+
+Result<bool> may_search(const Node& dir, const struct statx& st, const Identity& id) {
+    if (!S_ISDIR(st.stx_mode)) return fail(ENOTDIR);
+    auto may = access_of(dir.fd.get(), st, id, kAccessLookup);
+    if (!may) return may.failure();
+    return (*may & kAccessLookup) != 0;
 }
 
 Result<Entry> lookup_cached(const Node& dir, const struct statx& dir_st, std::string_view name,

@@ -34,6 +34,16 @@ Result<Entry> lookup(const Node& dir, std::string_view name, const Identity& id)
 Result<Entry> lookup_cached(const Node& dir, const struct statx& dir_st, std::string_view name,
                             const Identity& id);
 
+// lookup() for a caller whose search permission on dir is already known (may_search):
+// READDIRPLUS and NFSv4.1 READDIR look up every entry of one directory for one caller,
+// and a single-component lookup asks the caller for that one permission only, the same
+// for every name. Runs on the server's own credentials (no identity switch per entry);
+// call outside any IdentityScope.
+Result<Entry> lookup_permitted(const Node& dir, std::string_view name);
+// Whether id may search dir (`st`: its attributes), as the kernel decides it for id
+// (vfs::access_of: the mode, or a POSIX ACL read as id).
+Result<bool> may_search(const Node& dir, const struct statx& st, const Identity& id);
+
 // What the server itself must know of `name` in `dir` before it removes or replaces it
 // (a delegation to recall, a cached descriptor to forget): its handle and file type,
 // looked at as root with two system calls, nothing opened and no identity switch. Never

@@ -287,6 +287,36 @@ TEST_F(Nfs4Files, ReaddirListsWithoutDotsAndChecksCookies) {
     EXPECT_EQ(seq({put_root(), rd}).status(), x4::NFS4ERR_TOOSMALL);
 }
 
+TEST_F(Nfs4Files, ReaddirLooksEntriesUpWithoutAnIdentitySwitchEach) {
+    // Each entry's attributes need its lookup as the caller; the one permission that takes
+    // is search on the directory, asked once (vfs::may_search).
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);
+    for (int i = 0; i < 20; ++i) write_file("d/f" + std::to_string(i), "x");
+    ASSERT_EQ(::mkdir(path("r").c_str(), 0744), 0);  // readable, not searchable by others
+    write_file("r/f", "x");
+    cred.sys.uid = 1234;
+    cred.sys.gid = 1234;
+    x4::nfs_argop4 rd(x4::OP_READDIR);
+    rd.opreaddir().maxcount = 65536;
+    rd.opreaddir().dircount = 65536;
+    rd.opreaddir().attr_request = {1u << x4::FATTR4_TYPE | 1u << x4::FATTR4_RDATTR_ERROR};
+    const uint64_t before = vfs::identity_switches_on_this_thread();
+    Reply r = seq({put_root(), op_lookup(s("d")), rd});
+    const uint64_t switches = vfs::identity_switches_on_this_thread() - before;
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    EXPECT_EQ(r.op(3).opreaddir().resok4().reply.entries.size(), 20u);
+    EXPECT_LE(switches, 3u);  // LOOKUP's, the directory's opening for reading; none per entry
+    // No search permission: each entry says ACCESS (rdattr_error), as its lookup would.
+    Reply n = seq({put_root(), op_lookup(s("r")), rd});
+    ASSERT_EQ(n.status(), x4::NFS4_OK);
+    const auto& entries = n.op(3).opreaddir().resok4().reply.entries;
+    ASSERT_EQ(entries.size(), 1u);
+    const auto& vals = entries[0].attrs.attr_vals;
+    ASSERT_EQ(vals.size(), 4u);
+    EXPECT_EQ(uint32_t(vals[0]) << 24 | uint32_t(vals[1]) << 16 | uint32_t(vals[2]) << 8 | vals[3],
+              uint32_t(x4::NFS4ERR_ACCESS));
+}
+
 TEST_F(Nfs4Files, ReclaimCompleteOnce) {
     x4::nfs_argop4 rc(x4::OP_RECLAIM_COMPLETE);
     EXPECT_EQ(seq({rc}).status(), x4::NFS4_OK);

@@ -141,6 +141,39 @@ TEST_F(LookupTest, WithoutBlockingNeverReadsTheDirectory) {
     EXPECT_EQ(lookup_cached(d, *st, "never-named", kRoot).error(), ENOENT);
 }
 
+// READDIRPLUS's and READDIR's lookups: search permission asked once, then no switch.
+TEST_F(LookupTest, SearchPermissionOnceThenLookupsAsTheServer) {
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0710), 0);
+    ASSERT_EQ(::chown(path("d").c_str(), 1234, 777), 0);
+    write_file("d/f", "12345", 0600, 1234, 1234);
+    Node d = node("d");
+    auto st = sys::stat_fd(d.fd.get());
+    ASSERT_TRUE(st.ok());
+    EXPECT_TRUE(may_search(d, *st, kUser1234).value());
+    EXPECT_TRUE(may_search(d, *st, Identity{4321, 1, {777}}).value());  // the group's x
+    EXPECT_FALSE(may_search(d, *st, kUser4321).value());
+    EXPECT_TRUE(may_search(d, *st, kRoot).value());
+    const uint64_t before = identity_switches_on_this_thread();
+    auto fast = lookup_permitted(d, "f");
+    EXPECT_EQ(identity_switches_on_this_thread(), before);
+    ASSERT_TRUE(fast.ok());
+    auto slow = lookup(d, "f", kUser1234);
+    ASSERT_TRUE(slow.ok());
+    EXPECT_EQ(fast->node.handle, slow->node.handle);
+    EXPECT_EQ(fast->attr.stx_ino, slow->attr.stx_ino);
+    EXPECT_EQ(lookup_permitted(d, "absent").error(), ENOENT);
+    EXPECT_EQ(lookup_permitted(d, "a/b").error(), EINVAL);
+    // ".." still never leaves the export.
+    EXPECT_EQ(lookup_permitted(root_, "..")->node.handle, root_.handle);
+    // An ACL entry that gives 4321 search: the kernel decides, as 4321.
+    set_access_acl(path("d"), {{0x01, 7}, {0x02, 1, 4321}, {0x04, 1}, {0x10, 1}, {0x20, 0}});
+    st = sys::stat_fd(d.fd.get());
+    ASSERT_TRUE(st.ok());
+    EXPECT_TRUE(may_search(d, *st, kUser4321).value());
+    EXPECT_FALSE(may_search(d, *st, Identity{5555, 5555, {}}).value());
+    EXPECT_EQ(may_search(fast->node, fast->attr, kRoot).error(), ENOTDIR);
+}
+
 TEST_F(LookupTest, SymlinkIsReturnedNotFollowed) {
     ASSERT_EQ(::symlink("/etc", path("link").c_str()), 0);
     auto e = lookup(root_, "link", kRoot);

@@ -1,0 +1,81 @@
+// NFSv3 procedures run in-process (nfs3_calls_util.h), for what a real client cannot show
+// of the server: READDIRPLUS looks every entry up for its caller (RFC 1813 §3.3.17) with
+// one check of search permission on the directory, not an identity switch per entry.
+#include "nfs/vfs/identity.h"
+#include "tests/unit/nfs3_calls_util.h"
+#include "xdr/nfs3_prot.h"
+
+using namespace nfsrdmad;
+using namespace nfsrdmad::testing;
+namespace x3 = xdr::nfs3;
+
+namespace {
+
+constexpr uint32_t kReaddirplus = 17;
+
+struct Nfs3Procs : Nfs3Fixture {
+    // A directory under the export with `files` empty files, made by root with `mode`.
+    void make_dir(const std::string& name, mode_t mode, int files) {
+        const std::string d = base + "/export/" + name;
+        ASSERT_EQ(::mkdir(d.c_str(), mode), 0);
+        ASSERT_EQ(::chmod(d.c_str(), mode), 0);
+        for (int i = 0; i < files; ++i) {
+            const int fd = ::open((d + "/f" + std::to_string(i)).c_str(),
+                                  O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+            ASSERT_GE(fd, 0);
+            ::close(fd);
+        }
+    }
+    // READDIRPLUS of `dir` from cookie 0 as the fixture's caller (uid 1000), decoded.
+    x3::READDIRPLUS3res readdirplus(const std::string& dir) {
+        auto a = fh_args(dir);
+        put(a, 0);  // cookie
+        put(a, 0);
+        for (int i = 0; i < 8; ++i) a.push_back(0);  // cookieverf
+        put(a, 65536);                               // dircount
+        put(a, 1 << 20);                             // maxcount
+        std::optional<rpc::Reply> r;
+        EXPECT_TRUE(run(kReaddirplus, a, false, r));
+        x3::READDIRPLUS3res res;
+        if (!r) return res;
+        bytes = r->bytes;  // the result's views point into it
+        xdr::Decoder d(std::span<const uint8_t>(bytes).subspan(24));
+        EXPECT_TRUE(x3::xdr_decode(d, res));
+        return res;
+    }
+    std::vector<uint8_t> bytes;
+};
+
+}  // namespace
+
+TEST_F(Nfs3Procs, ReaddirplusLooksEntriesUpWithoutAnIdentitySwitchEach) {
+    ASSERT_TRUE(local);
+    make_dir("d", 0755, 20);
+    const uint64_t before = vfs::identity_switches_on_this_thread();
+    auto res = readdirplus("d");
+    const uint64_t switches = vfs::identity_switches_on_this_thread() - before;
+    ASSERT_EQ(res.status(), x3::NFS3_OK);
+    const auto& entries = res.resok().reply.entries;
+    EXPECT_EQ(entries.size(), 22u);  // f0..f19, ".", ".."
+    for (const auto& e : entries) {
+        EXPECT_TRUE(e.name_handle.handle_follows()) << e.name;
+        EXPECT_TRUE(e.name_attributes.attributes_follow()) << e.name;
+    }
+    // Opening the directory to read it is the caller's; the lookups are not (one check).
+    EXPECT_LE(switches, 2u);
+}
+
+TEST_F(Nfs3Procs, ReaddirplusWithoutSearchPermissionListsNamesAlone) {
+    // Readable but not searchable by uid 1000: names, no handles and no attributes, as a
+    // lookup of each name by the caller would fail.
+    ASSERT_TRUE(local);
+    make_dir("r", 0744, 3);
+    auto res = readdirplus("r");
+    ASSERT_EQ(res.status(), x3::NFS3_OK);
+    const auto& entries = res.resok().reply.entries;
+    EXPECT_EQ(entries.size(), 5u);
+    for (const auto& e : entries) {
+        EXPECT_FALSE(e.name_handle.handle_follows()) << e.name;
+        EXPECT_FALSE(e.name_attributes.attributes_follow()) << e.name;
+    }
+}
