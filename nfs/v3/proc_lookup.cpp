@@ -24,7 +24,7 @@ rpc::Outcome proc_lookup(Request& rq) {
     res.set_status(rq.resolve(a.what.dir, dir, &dir_attrs));
     if (res.status() != x::NFS3_OK) return rq.reply(res);
     auto e = rq.ctx.nowait ? vfs::lookup_cached(dir.node, dir_attrs, a.what.name, dir.who.id)
-                           : vfs::lookup(dir.node, a.what.name, dir.who.id);
+                           : vfs::lookup_as(dir.node, dir_attrs, a.what.name, dir.who.id);
     if (!e && rq.ctx.nowait && e.error() == EWOULDBLOCK) {
         rq.block();
         return rq.reply(res);

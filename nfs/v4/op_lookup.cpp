@@ -53,10 +53,15 @@ vfs::Result<uint32_t> type_of(const Target& t) {
     return st->stx_mode & S_IFMT;
 }
 
-// A nowait COMPOUND's LOOKUP (a reactor's): vfs::lookup_cached, with the directory's
-// attributes as the operation's resolve of it read them, else read now.
-vfs::Result<vfs::Entry> lookup_cached(Request& rq, const Target& dir, std::string_view name) {
-    const struct statx* now = rq.attrs_read_now();
+// The current directory's lookup of `name` for its caller: nowait (a reactor's),
+// vfs::lookup_cached; otherwise vfs::lookup_as. Both check the caller's search permission
+// from the directory's attributes: as the operation's resolve of it read them, else now.
+vfs::Result<vfs::Entry> lookup_for_caller(Request& rq, const Target& dir, std::string_view name) {
+    // The current filehandle's attributes, when `dir` is the current filehandle (LOOKUP,
+    // OPEN and SECINFO look up in it; current() only finds what it resolved before).
+    Target* cur = nullptr;
+    const struct statx* now =
+        rq.current(cur) == x4::NFS4_OK && cur == &dir ? rq.attrs_read_now() : nullptr;
     struct statx st {};
     if (!now) {
         auto read = vfs::getattr(dir.node);
@@ -64,7 +69,8 @@ vfs::Result<vfs::Entry> lookup_cached(Request& rq, const Target& dir, std::strin
         st = *read;
         now = &st;
     }
-    return vfs::lookup_cached(dir.node, *now, name, dir.who.id);
+    if (rq.ctx.nowait) return vfs::lookup_cached(dir.node, *now, name, dir.who.id);
+    return vfs::lookup_as(dir.node, *now, name, dir.who.id);
 }
 
 }  // namespace
@@ -101,9 +107,7 @@ x4::nfsstat4 lookup_entry(Request& rq, const Target& dir, std::string_view name,
         if (!e) return x4::NFS4ERR_NOENT;
         return pseudo_entry(rq, *e, out);
     }
-    auto e = rq.ctx.nowait ? lookup_cached(rq, dir, name)
-             : searched    ? vfs::lookup_permitted(dir.node, name)
-                           : vfs::lookup(dir.node, name, dir.who.id);
+    auto e = searched ? vfs::lookup_permitted(dir.node, name) : lookup_for_caller(rq, dir, name);
     if (!e && rq.ctx.nowait && e.error() == EWOULDBLOCK) return rq.block();
     if (!e) {
         // A file system mounted inside the export is not crossed (no `crossmnt`).

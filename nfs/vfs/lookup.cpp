@@ -114,6 +114,16 @@ Result<Entry> lookup_permitted(const Node& dir, std::string_view name) {
     return within_export_or_stale(dir, open_entry(dir, name), name);
 }
 
+Result<Entry> lookup_as(const Node& dir, const struct statx& dir_st, std::string_view name,
+                        const Identity& id) {
+    if (!S_ISDIR(dir_st.stx_mode)) return lookup(dir, name, id);
+    if (auto r = validate_name(name); !r) return r.failure();
+    auto search = may_search(dir, dir_st, id);
+    if (!search) return search.failure();
+    if (!*search) return fail(EACCES);
+    return lookup_permitted(dir, name);
+}
+
 Result<bool> may_search(const Node& dir, const struct statx& st, const Identity& id) {
     if (!S_ISDIR(st.stx_mode)) return fail(ENOTDIR);
     auto may = access_of(dir.fd.get(), st, id, kAccessLookup);

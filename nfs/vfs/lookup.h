@@ -40,6 +40,11 @@ Result<Entry> lookup_cached(const Node& dir, const struct statx& dir_st, std::st
 // for every name. Runs on the server's own credentials (no identity switch per entry);
 // call outside any IdentityScope.
 Result<Entry> lookup_permitted(const Node& dir, std::string_view name);
+// lookup() with the caller's one permission, search on dir (`dir_st`: its attributes,
+// read now), checked by may_search instead of an identity switch around the lookup: the
+// same answer. A dir that is not a directory: lookup() itself.
+Result<Entry> lookup_as(const Node& dir, const struct statx& dir_st, std::string_view name,
+                        const Identity& id);
 // Whether id may search dir (`st`: its attributes), as the kernel decides it for id
 // (vfs::access_of: the mode, or a POSIX ACL read as id).
 Result<bool> may_search(const Node& dir, const struct statx& st, const Identity& id);

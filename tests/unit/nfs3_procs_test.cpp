@@ -1,6 +1,7 @@
 // NFSv3 procedures run in-process (nfs3_calls_util.h), for what a real client cannot show
-// of the server: READDIRPLUS looks every entry up for its caller (RFC 1813 §3.3.17) with
-// one check of search permission on the directory, not an identity switch per entry.
+// of the server: LOOKUP (RFC 1813 §3.3.3) and READDIRPLUS, which looks every entry up for
+// its caller (§3.3.17), check search permission on the directory once, without an
+// identity switch around each lookup.
 #include "nfs/vfs/identity.h"
 #include "tests/unit/nfs3_calls_util.h"
 #include "xdr/nfs3_prot.h"
@@ -78,4 +79,24 @@ TEST_F(Nfs3Procs, ReaddirplusWithoutSearchPermissionListsNamesAlone) {
         EXPECT_FALSE(e.name_handle.handle_follows()) << e.name;
         EXPECT_FALSE(e.name_attributes.attributes_follow()) << e.name;
     }
+}
+
+TEST_F(Nfs3Procs, ALookupOnAWorkerSwitchesNoIdentity) {
+    ASSERT_TRUE(local);
+    make_dir("d", 0755, 1);
+    make_dir("p", 0700, 1);
+    std::optional<rpc::Reply> r;
+    auto args = [&](const std::string& dir, const std::string& name) {
+        auto a = fh_args(dir);
+        put_opaque(a, {reinterpret_cast<const uint8_t*>(name.data()), name.size()});
+        return a;
+    };
+    const uint64_t before = vfs::identity_switches_on_this_thread();
+    ASSERT_TRUE(run(kLookup, args("d", "f0"), false, r));
+    EXPECT_EQ(nfsstat(*r), 0u);
+    ASSERT_TRUE(run(kLookup, args("p", "f0"), false, r));
+    EXPECT_EQ(nfsstat(*r), 13u);  // NFS3ERR_ACCES: uid 1000 may not search root's 0700
+    ASSERT_TRUE(run(kLookup, args("d", "absent"), false, r));
+    EXPECT_EQ(nfsstat(*r), 2u);  // NFS3ERR_NOENT
+    EXPECT_EQ(vfs::identity_switches_on_this_thread(), before);
 }

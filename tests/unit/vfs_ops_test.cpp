@@ -174,6 +174,33 @@ TEST_F(LookupTest, SearchPermissionOnceThenLookupsAsTheServer) {
     EXPECT_EQ(may_search(fast->node, fast->attr, kRoot).error(), ENOTDIR);
 }
 
+// A worker's LOOKUP: lookup()'s answer, the permission checked without a switch.
+TEST_F(LookupTest, AsTheCallerWithOneCheckAndNoSwitch) {
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0710), 0);
+    ASSERT_EQ(::chown(path("d").c_str(), 1234, 777), 0);
+    write_file("d/f", "12345", 0600, 1234, 1234);
+    Node d = node("d");
+    auto st = sys::stat_fd(d.fd.get());
+    ASSERT_TRUE(st.ok());
+    const Identity group_member{4321, 1, {777}};
+    const uint64_t before = identity_switches_on_this_thread();
+    auto owner = lookup_as(d, *st, "f", kUser1234);
+    auto member = lookup_as(d, *st, "f", group_member);
+    auto other = lookup_as(d, *st, "f", kUser4321);
+    EXPECT_EQ(identity_switches_on_this_thread(), before);
+    ASSERT_TRUE(owner.ok());
+    ASSERT_TRUE(member.ok());
+    EXPECT_EQ(owner->node.handle, lookup(d, "f", kUser1234)->node.handle);
+    EXPECT_EQ(member->node.handle, owner->node.handle);
+    EXPECT_EQ(other.error(), EACCES);
+    EXPECT_EQ(lookup(d, "f", kUser4321).error(), EACCES);
+    EXPECT_EQ(lookup_as(d, *st, "absent", kUser1234).error(), ENOENT);
+    EXPECT_EQ(lookup_as(d, *st, "a/b", kUser1234).error(), EINVAL);
+    EXPECT_EQ(lookup_as(d, *st, "..", kUser1234)->node.handle, root_.handle);
+    // Not a directory: lookup()'s own answer.
+    EXPECT_EQ(lookup_as(owner->node, owner->attr, "x", kUser1234).error(), ENOTDIR);
+}
+
 TEST_F(LookupTest, SymlinkIsReturnedNotFollowed) {
     ASSERT_EQ(::symlink("/etc", path("link").c_str()), 0);
     auto e = lookup(root_, "link", kRoot);
