@@ -100,47 +100,36 @@ PY
     note "$(tail -1 "$RES/ab.lines")"
     nfs_umount "$MNT"
 }
-# serial NAME ROUND: /vmtest/serial-meta.py (create, stat, rename, remove, one at a time)
-serial() {
-    local name=$1 r=$2 b0 b1 out=/tmp/ab-serial.json
-    check "$name round $r: mount" nfs_mount "$(src "$name")" "$MNT" "$(opts "$name")" || return
+# timed NAME ROUND SCRIPT DIR MOUNT_EXTRA RATE COUNT: python3 /vmtest/SCRIPT $MNT/DIR
+# $RUNTIME OUT against the running server NAME, mounted with MOUNT_EXTRA added to its
+# options; records OUT's RATE (per second) and the guest's CPU per COUNT
+timed() {
+    local name=$1 r=$2 script=$3 dir=$4 extra=$5 rate=$6 count=$7 b0 b1 out=/tmp/ab-timed.json
+    check "$name round $r: mount" nfs_mount "$(src "$name")" "$MNT" "$(opts "$name")$extra" || return
     b0=$(vm_busy)
     pin_client
-    python3 /vmtest/serial-meta.py "$MNT/ab-serial-$name-$r" "$RUNTIME" $out
+    python3 "/vmtest/$script" "$MNT/$dir" "$RUNTIME" $out
     unpin_client
     b1=$(vm_busy)
-    python3 - "$name" "$r" "$out" $((b1 - b0)) >> "$RES/ab.lines" <<'PY'
+    python3 - "$name" "$r" "$out" $((b1 - b0)) "$rate" "$count" >> "$RES/ab.lines" <<'PY'
 import json, sys
-name, r, path, ticks = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+name, r, path, ticks, rate, count = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6]
 d = json.load(open(path))
-print(json.dumps({"name": name, "round": r, "files_per_s": round(d["loops_per_s"], 1), "errors": 0,
-                  "worst_s": 0, "cpu_us_per_file": round(ticks * 10000 / max(d["loops"], 1))}))
+print(json.dumps({"name": name, "round": r, "files_per_s": round(d[rate], 1), "errors": 0,
+                  "worst_s": 0, "cpu_us_per_file": round(ticks * 10000 / max(d[count], 1))}))
 PY
     note "$(tail -1 "$RES/ab.lines")"
     nfs_umount "$MNT"
-    rm -rf "${EXPORT:?}/ab-serial-$name-$r"
+}
+# serial NAME ROUND: /vmtest/serial-meta.py (create, stat, rename, remove, one at a time)
+serial() {
+    timed "$1" "$2" serial-meta.py "ab-serial-$1-$2" "" loops_per_s loops
+    rm -rf "${EXPORT:?}/ab-serial-$1-$2"
 }
 # lookup NAME ROUND: /vmtest/serial-lookup.py over $EXPORT/ab-lookup (made on the server
 # side, so the server's dentry cache knows every name) through a `lookupcache=none` mount:
 # one LOOKUP per stat()
-lookup() {
-    local name=$1 r=$2 b0 b1 out=/tmp/ab-lookup.json
-    check "$name round $r: mount" nfs_mount "$(src "$name")" "$MNT" "$(opts "$name"),lookupcache=none" || return
-    b0=$(vm_busy)
-    pin_client
-    python3 /vmtest/serial-lookup.py "$MNT/ab-lookup" "$RUNTIME" $out
-    unpin_client
-    b1=$(vm_busy)
-    python3 - "$name" "$r" "$out" $((b1 - b0)) >> "$RES/ab.lines" <<'PY'
-import json, sys
-name, r, path, ticks = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
-d = json.load(open(path))
-print(json.dumps({"name": name, "round": r, "files_per_s": round(d["lookups_per_s"], 1), "errors": 0,
-                  "worst_s": 0, "cpu_us_per_file": round(ticks * 10000 / max(d["lookups"], 1))}))
-PY
-    note "$(tail -1 "$RES/ab.lines")"
-    nfs_umount "$MNT"
-}
+lookup() { timed "$1" "$2" serial-lookup.py ab-lookup ",lookupcache=none" lookups_per_s lookups; }
 run_job() {
     case "$JOB" in
         randread) randread "$@" ;;

@@ -17,7 +17,21 @@
 namespace nfsrdmad::vfs::testing {
 namespace {
 
-class LookupTest : public VfsFixture {};
+class LookupTest : public VfsFixture {
+  protected:
+    // Directory "d" (`mode`, owned by uid:gid) holding "f" (1234's, 0600, "12345"): its
+    // node, and its attributes in `st`.
+    Node dir_with_file(mode_t mode, uid_t uid, gid_t gid, struct statx& st) {
+        EXPECT_EQ(::mkdir(path("d").c_str(), mode), 0);
+        EXPECT_EQ(::chown(path("d").c_str(), uid, gid), 0);
+        write_file("d/f", "12345", 0600, 1234, 1234);
+        Node d = node("d");
+        auto read = sys::stat_fd(d.fd.get());
+        EXPECT_TRUE(read.ok());
+        if (read) st = *read;
+        return d;
+    }
+};
 
 TEST_F(LookupTest, DotDotAtRootIsRoot) {
     auto up = lookup(root_, "..", kRoot);
@@ -94,39 +108,34 @@ TEST_F(LookupTest, ReturnsAttributesAndErrors) {
 
 // lookup_cached: lookup()'s answer without blocking, or EWOULDBLOCK (a reactor's LOOKUP).
 TEST_F(LookupTest, WithoutBlockingGivesLookupsAnswerOrSaysItWouldBlock) {
-    ASSERT_EQ(::mkdir(path("d").c_str(), 0700), 0);
-    ASSERT_EQ(::chown(path("d").c_str(), 1234, 1234), 0);
-    write_file("d/f", "12345", 0600, 1234, 1234);
-    Node d = node("d");
-    auto st = sys::stat_fd(d.fd.get());
-    ASSERT_TRUE(st.ok());
+    struct statx st {};
+    Node d = dir_with_file(0700, 1234, 1234, st);
     auto slow = lookup(d, "f", kUser1234);
     ASSERT_TRUE(slow.ok());
-    auto fast = lookup_cached(d, *st, "f", kUser1234);
+    auto fast = lookup_cached(d, st, "f", kUser1234);
     ASSERT_TRUE(fast.ok()) << describe_error(fast.error());
     EXPECT_EQ(fast->node.handle, slow->node.handle);
     EXPECT_EQ(fast->attr.stx_ino, slow->attr.stx_ino);
     EXPECT_EQ(fast->attr.stx_size, 5u);
-    EXPECT_TRUE(lookup_cached(d, *st, "f", kRoot).ok());
-    EXPECT_EQ(lookup_cached(d, *st, ".", kUser1234)->node.handle, d.handle);
+    EXPECT_TRUE(lookup_cached(d, st, "f", kRoot).ok());
+    EXPECT_EQ(lookup_cached(d, st, ".", kUser1234)->node.handle, d.handle);
     // No search permission: refused, as the kernel refuses the caller's own lookup.
     EXPECT_EQ(lookup(d, "f", kUser4321).error(), EACCES);
-    EXPECT_EQ(lookup_cached(d, *st, "f", kUser4321).error(), EACCES);
+    EXPECT_EQ(lookup_cached(d, st, "f", kUser4321).error(), EACCES);
     // A name the kernel knows is absent (the slow lookup left a negative dentry).
     EXPECT_EQ(lookup(d, "absent", kUser1234).error(), ENOENT);
-    EXPECT_EQ(lookup_cached(d, *st, "absent", kUser1234).error(), ENOENT);
-    EXPECT_EQ(lookup_cached(d, *st, "a/b", kUser1234).error(), EINVAL);
-    EXPECT_EQ(lookup_cached(d, *st, "", kUser1234).error(), EINVAL);
+    EXPECT_EQ(lookup_cached(d, st, "absent", kUser1234).error(), ENOENT);
+    EXPECT_EQ(lookup_cached(d, st, "a/b", kUser1234).error(), EINVAL);
+    EXPECT_EQ(lookup_cached(d, st, "", kUser1234).error(), EINVAL);
     // What only lookup() answers: "..", and a "directory" that is not one.
-    EXPECT_EQ(lookup_cached(d, *st, "..", kUser1234).error(), EWOULDBLOCK);
+    EXPECT_EQ(lookup_cached(d, st, "..", kUser1234).error(), EWOULDBLOCK);
     EXPECT_EQ(lookup_cached(slow->node, slow->attr, "x", kRoot).error(), EWOULDBLOCK);
     // An ACL that gives 4321 search is the kernel's to read, as 4321: a worker's.
     set_access_acl(path("d"), {{0x01, 7}, {0x02, 1, 4321}, {0x04, 0}, {0x10, 1}, {0x20, 0}});
-    st = sys::stat_fd(d.fd.get());
-    ASSERT_TRUE(st.ok());
-    EXPECT_EQ(lookup_cached(d, *st, "f", kUser4321).error(), EWOULDBLOCK);
+    st = sys::stat_fd(d.fd.get()).value();
+    EXPECT_EQ(lookup_cached(d, st, "f", kUser4321).error(), EWOULDBLOCK);
     EXPECT_TRUE(lookup(d, "f", kUser4321).ok());
-    EXPECT_TRUE(lookup_cached(d, *st, "f", kUser1234).ok());  // the owner: the mode decides
+    EXPECT_TRUE(lookup_cached(d, st, "f", kUser1234).ok());  // the owner: the mode decides
 }
 
 // A name not in the dentry cache: the kernel would read the directory, so a worker looks.
@@ -143,16 +152,12 @@ TEST_F(LookupTest, WithoutBlockingNeverReadsTheDirectory) {
 
 // READDIRPLUS's and READDIR's lookups: search permission asked once, then no switch.
 TEST_F(LookupTest, SearchPermissionOnceThenLookupsAsTheServer) {
-    ASSERT_EQ(::mkdir(path("d").c_str(), 0710), 0);
-    ASSERT_EQ(::chown(path("d").c_str(), 1234, 777), 0);
-    write_file("d/f", "12345", 0600, 1234, 1234);
-    Node d = node("d");
-    auto st = sys::stat_fd(d.fd.get());
-    ASSERT_TRUE(st.ok());
-    EXPECT_TRUE(may_search(d, *st, kUser1234).value());
-    EXPECT_TRUE(may_search(d, *st, Identity{4321, 1, {777}}).value());  // the group's x
-    EXPECT_FALSE(may_search(d, *st, kUser4321).value());
-    EXPECT_TRUE(may_search(d, *st, kRoot).value());
+    struct statx st {};
+    Node d = dir_with_file(0710, 1234, 777, st);
+    EXPECT_TRUE(may_search(d, st, kUser1234).value());
+    EXPECT_TRUE(may_search(d, st, Identity{4321, 1, {777}}).value());  // the group's x
+    EXPECT_FALSE(may_search(d, st, kUser4321).value());
+    EXPECT_TRUE(may_search(d, st, kRoot).value());
     const uint64_t before = identity_switches_on_this_thread();
     auto fast = lookup_permitted(d, "f");
     EXPECT_EQ(identity_switches_on_this_thread(), before);
@@ -167,26 +172,21 @@ TEST_F(LookupTest, SearchPermissionOnceThenLookupsAsTheServer) {
     EXPECT_EQ(lookup_permitted(root_, "..")->node.handle, root_.handle);
     // An ACL entry that gives 4321 search: the kernel decides, as 4321.
     set_access_acl(path("d"), {{0x01, 7}, {0x02, 1, 4321}, {0x04, 1}, {0x10, 1}, {0x20, 0}});
-    st = sys::stat_fd(d.fd.get());
-    ASSERT_TRUE(st.ok());
-    EXPECT_TRUE(may_search(d, *st, kUser4321).value());
-    EXPECT_FALSE(may_search(d, *st, Identity{5555, 5555, {}}).value());
+    st = sys::stat_fd(d.fd.get()).value();
+    EXPECT_TRUE(may_search(d, st, kUser4321).value());
+    EXPECT_FALSE(may_search(d, st, Identity{5555, 5555, {}}).value());
     EXPECT_EQ(may_search(fast->node, fast->attr, kRoot).error(), ENOTDIR);
 }
 
 // A worker's LOOKUP: lookup()'s answer, the permission checked without a switch.
 TEST_F(LookupTest, AsTheCallerWithOneCheckAndNoSwitch) {
-    ASSERT_EQ(::mkdir(path("d").c_str(), 0710), 0);
-    ASSERT_EQ(::chown(path("d").c_str(), 1234, 777), 0);
-    write_file("d/f", "12345", 0600, 1234, 1234);
-    Node d = node("d");
-    auto st = sys::stat_fd(d.fd.get());
-    ASSERT_TRUE(st.ok());
+    struct statx st {};
+    Node d = dir_with_file(0710, 1234, 777, st);
     const Identity group_member{4321, 1, {777}};
     const uint64_t before = identity_switches_on_this_thread();
-    auto owner = lookup_as(d, *st, "f", kUser1234);
-    auto member = lookup_as(d, *st, "f", group_member);
-    auto other = lookup_as(d, *st, "f", kUser4321);
+    auto owner = lookup_as(d, st, "f", kUser1234);
+    auto member = lookup_as(d, st, "f", group_member);
+    auto other = lookup_as(d, st, "f", kUser4321);
     EXPECT_EQ(identity_switches_on_this_thread(), before);
     ASSERT_TRUE(owner.ok());
     ASSERT_TRUE(member.ok());
@@ -194,9 +194,9 @@ TEST_F(LookupTest, AsTheCallerWithOneCheckAndNoSwitch) {
     EXPECT_EQ(member->node.handle, owner->node.handle);
     EXPECT_EQ(other.error(), EACCES);
     EXPECT_EQ(lookup(d, "f", kUser4321).error(), EACCES);
-    EXPECT_EQ(lookup_as(d, *st, "absent", kUser1234).error(), ENOENT);
-    EXPECT_EQ(lookup_as(d, *st, "a/b", kUser1234).error(), EINVAL);
-    EXPECT_EQ(lookup_as(d, *st, "..", kUser1234)->node.handle, root_.handle);
+    EXPECT_EQ(lookup_as(d, st, "absent", kUser1234).error(), ENOENT);
+    EXPECT_EQ(lookup_as(d, st, "a/b", kUser1234).error(), EINVAL);
+    EXPECT_EQ(lookup_as(d, st, "..", kUser1234)->node.handle, root_.handle);
     // Not a directory: lookup()'s own answer.
     EXPECT_EQ(lookup_as(owner->node, owner->attr, "x", kUser1234).error(), ENOTDIR);
 }
