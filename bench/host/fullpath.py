@@ -15,10 +15,10 @@ between the two runs divided by N is one call; start-up, MOUNT and shut-down can
   bench/host/fullpath.py BUILD_DIR [--calls N] [--only WORKLOAD] [--json FILE]
 
 Workloads (NFSv3, AUTH_SYS uid 1000): null; getattr of the export's root; lookup of an
-existing name; create (UNCHECKED, a new name each call, so each one commits the directory);
+existing name; lookup_new (a name never looked up, a new one each call: NOENT); create (UNCHECKED, a new name each call, so each one commits the directory);
 read (4 KiB of a 1 MiB file: spliced); write (4 KiB UNSTABLE into that file); write1m (the
 whole 1 MiB file, UNSTABLE, the record sent at once); readdirplus (the export's root: 103
-entries, each looked up). Instructions are not counted for lookup, create and readdirplus
+entries, each looked up). Instructions are not counted for lookup, lookup_new, create and readdirplus
 (NO_CALLGRIND below).
 
 Needs root (the daemon switches identities) and valgrind and strace. Loopback TCP, so the
@@ -39,10 +39,11 @@ import time
 
 from instructions import strace_counts  # same directory: on sys.path when run as a script
 
-WORKLOADS = ["null", "getattr", "lookup", "create", "read", "write", "write1m", "readdirplus"]
+WORKLOADS = ["null", "getattr", "lookup", "lookup_new", "create", "read", "write", "write1m",
+             "readdirplus"]
 # Valgrind 3.19 (Debian 12) fails openat2 with ENOSYS, so these calls would fail under
 # callgrind: their system calls are counted, their instructions are not.
-NO_CALLGRIND = {"lookup", "create", "readdirplus"}
+NO_CALLGRIND = {"lookup", "lookup_new", "create", "readdirplus"}
 MOUNT_PROG, NFS_PROG = 100005, 100003
 
 
@@ -187,6 +188,8 @@ def run(exe, tool, workload, calls, tmp, tag):
                 proc, args = 1, opaque(root)
             elif workload == "lookup":
                 proc, args = 3, opaque(root) + opaque(b"f")
+            elif workload == "lookup_new":  # a name never seen: NOENT, from a worker
+                proc, args = 3, opaque(root) + opaque(f"n{i}".encode())
             elif workload == "create":
                 # createhow3 UNCHECKED, sattr3 with mode 0644 and nothing else set
                 proc, args = 8, (opaque(root) + opaque(f"c{i}".encode())
@@ -201,7 +204,12 @@ def run(exe, tool, workload, calls, tmp, tag):
                                  + opaque(b"w" * 4096))
             else:  # write1m: the whole file, 1 MiB UNSTABLE, sent at once
                 proc, args = 7, opaque(file_fh) + struct.pack(">QII", 0, 1 << 20, 0) + big
-            check(c.call(NFS_PROG, 3, proc, args), f"{workload} call {i}")
+            r = c.call(NFS_PROG, 3, proc, args)
+            if workload == "lookup_new":
+                if struct.unpack(">I", r[:4])[0] != 2:  # NFS3ERR_NOENT
+                    sys.exit(f"fullpath.py: lookup_new call {i}: not NOENT")
+                continue
+            check(r, f"{workload} call {i}")
 
     out = os.path.join(tmp, f"{tag}.{workload}.{calls}")
     wrap = {"callgrind": ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"],

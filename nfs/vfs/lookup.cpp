@@ -135,26 +135,29 @@ Result<Entry> lookup_cached(const Node& dir, const struct statx& dir_st, std::st
                             const Identity& id) {
     if (auto r = validate_name(name); !r) return r.failure();
     if (name == ".." || !S_ISDIR(dir_st.stx_mode)) return fail(EWOULDBLOCK);
-    // The one permission a single-component lookup needs (path_resolution(7)): search on
-    // dir. Root's is never refused; an ACL is the kernel's to read, as the caller.
-    auto may = access_of(dir.fd.get(), dir_st, id, kAccessLookup, /*may_switch=*/false);
-    if (!may) return may.failure();
-    if (!(*may & kAccessLookup)) return fail(EACCES);
+    // The dentry cache first, as root: a name it does not hold (the LOOKUP before a create)
+    // goes to a worker after this one system call, before any permission is looked at.
+    // An O_PATH descriptor reads nothing; nothing is answered before the check below.
     const auto n = sys::name_buf(name);
     struct open_how how {};
     how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
     how.resolve = sys::kResolveBeneath | RESOLVE_CACHED;
     const int fd =
         static_cast<int>(::syscall(SYS_openat2, dir.fd.get(), n.c_str(), &how, sizeof how));
-    if (fd < 0) {
-        // EAGAIN: not in the dentry cache. EINVAL: a kernel before 5.12 (no RESOLVE_CACHED;
-        // the name itself was validated). Out of descriptors: a worker can make room.
-        if (errno == EAGAIN || errno == EINVAL || errno == EMFILE || errno == ENFILE ||
-            errno == EINTR)
-            return fail(EWOULDBLOCK);
-        return fail(errno);
-    }
-    return make_entry(dir.exp, UniqueFd(fd));
+    const int err = fd < 0 ? errno : 0;
+    UniqueFd found(fd);
+    // EAGAIN: not in the dentry cache. EINVAL: a kernel before 5.12 (no RESOLVE_CACHED;
+    // the name itself was validated). Out of descriptors: a worker can make room.
+    if (err == EAGAIN || err == EINVAL || err == EMFILE || err == ENFILE || err == EINTR)
+        return fail(EWOULDBLOCK);
+    // The one permission a single-component lookup needs (path_resolution(7)): search on
+    // dir, before any answer, ENOENT included. Root's is never refused; an ACL is the
+    // kernel's to read, as the caller (a worker's).
+    auto may = access_of(dir.fd.get(), dir_st, id, kAccessLookup, /*may_switch=*/false);
+    if (!may) return may.failure();
+    if (!(*may & kAccessLookup)) return fail(EACCES);
+    if (err) return fail(err);
+    return make_entry(dir.exp, std::move(found));
 }
 
 Result<std::string> readlink(const Node& node) {

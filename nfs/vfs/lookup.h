@@ -26,11 +26,12 @@ Result<Entry> lookup(const Node& dir, std::string_view name, const Identity& id)
 
 // lookup() without blocking, for a reactor (rpc::CallContext::nowait): the same answer,
 // or EWOULDBLOCK where only a worker can give it. `dir_st` is dir's attributes, read now.
-// The caller's search permission on dir is checked here, from the mode (vfs::access_of;
-// a POSIX ACL to read as the caller -> EWOULDBLOCK); the name is then opened as root and
-// from the dentry cache alone (openat2 RESOLVE_CACHED: a name the kernel would read the
-// directory for -> EWOULDBLOCK; a name it knows is absent -> ENOENT). ".." and a dir
-// that is not a directory -> EWOULDBLOCK: lookup() answers those.
+// The name is opened as root from the dentry cache alone (openat2 RESOLVE_CACHED: a name
+// the kernel would read the directory for -> EWOULDBLOCK, at once), then the caller's
+// search permission on dir is checked, from the mode (vfs::access_of; a POSIX ACL to
+// read as the caller -> EWOULDBLOCK), before any answer (EACCES, else the found object,
+// or ENOENT for a name the kernel knows is absent). ".." and a dir that is not a
+// directory -> EWOULDBLOCK: lookup() answers those.
 Result<Entry> lookup_cached(const Node& dir, const struct statx& dir_st, std::string_view name,
                             const Identity& id);
 

@@ -308,6 +308,10 @@ TEST_F(Nfs3, LookupWithoutSearchPermissionIsRefusedInPlace) {
     // uid 1000 (the calls' AUTH_SYS) may not search a root-owned 0700 directory.
     ASSERT_TRUE(local);
     ASSERT_EQ(::mkdir((base + "/export/private").c_str(), 0700), 0);
+    // A name the kernel knows (made here), so that the reactor gets as far as the check.
+    const int fd = ::open((base + "/export/private/x").c_str(), O_CREAT | O_WRONLY, 0644);
+    ASSERT_GE(fd, 0);
+    ::close(fd);
     std::optional<rpc::Reply> r;
     ASSERT_TRUE(run(kLookup, lookup_args("private", "x"), false, r));
     EXPECT_EQ(nfsstat(*r), 13u);  // NFS3ERR_ACCES
