@@ -20,8 +20,9 @@ x4::nfsstat4 must_be_file(const Target& t);
 x4::nfsstat4 lookup_name(Request& rq, const Target& dir, std::string_view name, Target& out,
                          std::optional<struct statx>* attrs = nullptr);
 // `name` in `dir`, which is known to be a directory: a pseudo entry (an export root is
-// admitted with its export's rules), or vfs::lookup with the caller's identity.
-// `attrs`: set to the object's attributes when the lookup read them (vfs::lookup).
+// admitted with its export's rules), or the caller's lookup: vfs::lookup_as (the caller's
+// search permission on dir, then the name as the server), vfs::lookup_cached in a nowait
+// COMPOUND. `attrs`: set to the object's attributes when the lookup read them.
 // `searched`: the caller's search permission on dir was found already (vfs::may_search;
 // READDIR, for every entry of one directory): vfs::lookup_permitted, no identity switch.
 x4::nfsstat4 lookup_entry(Request& rq, const Target& dir, std::string_view name, Target& out,

@@ -1,7 +1,8 @@
 // LOOKUP (RFC 8881 §18.15) and LOOKUPP (§18.14). In the pseudo file system a name is
 // a pseudo directory or an export's root (admitted with that export's rules, so
-// WRONGSEC and ACCESS come from here, §2.6.3.1.1); in an export, vfs::lookup with the
-// caller's identity (never leaves the export, never follows a symlink). A directory
+// WRONGSEC and ACCESS come from here, §2.6.3.1.1); in an export, the caller's lookup
+// (vfs::lookup_as: its search permission on the directory; never leaves the export,
+// never follows a symlink). A directory
 // that is another export's root (same device and inode) becomes that export's root:
 // the fsid changes there, as it would at a mount point (§7.5). In a nowait COMPOUND (a
 // reactor's), LOOKUP answers from the dentry cache or gives the COMPOUND up.

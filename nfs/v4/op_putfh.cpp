@@ -33,10 +33,11 @@ OpResult op_putfh(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     return {st};
 }
 
-// Nowait pre-flight (OpEntry::may_nowait). GETATTR, ACCESS and LOOKUP after this PUTFH take its
-// object from the descriptor cache (Request::resolve); one the cache does not hold (a file
-// no one has open: `ls -l`) would give the COMPOUND up after SEQUENCE and PUTFH ran, so it
-// is declined now. READ with an open's stateid reads through the open's own descriptor.
+// Nowait pre-flight (OpEntry::may_nowait). GETATTR, ACCESS and LOOKUP after this PUTFH
+// take its object from the descriptor cache (Request::resolve); one the cache does not
+// hold (a file no one has open: `ls -l`) would give the COMPOUND up after SEQUENCE and
+// PUTFH ran, so it is declined now. READ with an open's stateid reads through the open's
+// own descriptor.
 bool putfh_may_nowait(Compound& c, xdr::Decoder args) {
     bool needs_object = false;
     for (size_t i = c.op_index + 1; i < c.decoded_ops && !needs_object; ++i) {
