@@ -137,9 +137,10 @@ void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* 
     const auto fp = vfs::fd_pressure_stats();
     spdlog::info(
         "stats: fds open={} limit={} cache_capacity={} cache_entries={} cache_evictions={} "
-        "cache_reclaimed={} emfile_retries={} emfile_exhausted={}",
+        "cache_reclaimed={} cache_path_entries={} cache_idle_closed={} emfile_retries={} "
+        "emfile_exhausted={}",
         open_fd_count(), nofile, files.capacity(), files.size(), files.evictions(),
-        files.reclaimed(), fp.retries, fp.exhausted);
+        files.reclaimed(), files.path_entries(), files.idle_closed(), fp.retries, fp.exhausted);
     if (nfs4) {
         // NFSv4.1 state: what a client holds (and what a leak would leave behind).
         auto& v4 = nfs4->services();
@@ -629,6 +630,20 @@ int run(config::Config cfg, const Options& opts) {
             "again until they answer, for up to {} s), grace period of {} s to reclaim them",
             nlm_previous, n, state, nfs::nlm::RebootNotices::kGiveUp.count(),
             cfg.nfs4.lease_time);
+    }
+    // The descriptor cache's regular files held for GETATTR (path entries, fd_cache.h) are
+    // closed 1 to 2 s after their last use: a removed file's blocks are not held longer.
+    {
+        engine::Reactor& r = reactors.next();
+        r.post([&r, &workers, files] {
+            arm_sweep(
+                r, workers,
+                [files] {
+                    files->close_idle();
+                    return std::chrono::milliseconds(1000);
+                },
+                std::chrono::seconds(1));
+        });
     }
     // NLM's upkeep: reboot notices sent again, idle hosts forgotten (SM_UNMON).
     {

@@ -270,7 +270,15 @@ void rdma_counters(Families& f, rdma::Server* server) {
 void fd_counters(Families& f, const vfs::FdCache& files, uint64_t limit) {
     f.gauge("nfsrdmad_open_fds", "File descriptors the daemon holds", d(open_fd_count()));
     f.gauge("nfsrdmad_max_fds", "RLIMIT_NOFILE (soft) after start-up", d(limit));
-    f.gauge("nfsrdmad_fd_cache_entries", "Open files kept for READ and WRITE", d(files.size()));
+    f.gauge("nfsrdmad_fd_cache_entries",
+            "Open files kept: for READ and WRITE, directories, and files held for GETATTR",
+            d(files.size()));
+    f.gauge("nfsrdmad_fd_cache_path_entries",
+            "Regular files held (O_PATH) for GETATTR and the like, closed when idle",
+            d(files.path_entries()));
+    f.counter("nfsrdmad_fd_cache_idle_closed_total",
+              "Regular files held for GETATTR closed after a second or two unused",
+              d(files.idle_closed()));
     f.gauge("nfsrdmad_fd_cache_capacity", "Most open files kept", d(files.capacity()));
     f.counter("nfsrdmad_fd_cache_evictions_total", "Cached open files closed to make room",
               d(files.evictions()));

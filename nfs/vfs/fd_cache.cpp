@@ -14,7 +14,8 @@ namespace nfsrdmad::vfs {
 namespace {
 
 bool usable_for(const OpenFile& f, const Export* exp, OpenFor need) {
-    return f.exp.get() == exp && !f.directory && (need == OpenFor::Read || f.writable);
+    return f.exp.get() == exp && !f.directory && !f.path_only &&
+           (need == OpenFor::Read || f.writable);
 }
 
 // The attributes checked (`known`, or read now).
@@ -40,7 +41,8 @@ Result<std::pair<UniqueFd, bool>> open_regular(int path_fd, OpenFor need) {
 
 }  // namespace
 
-FdCache::FdCache(size_t capacity) : capacity_(capacity ? capacity : 1) {
+FdCache::FdCache(size_t capacity)
+    : capacity_(capacity ? capacity : 1), max_paths_(std::max<size_t>(capacity_ / 4, 1)) {
     add_fd_reclaimer(this);
 }
 
@@ -82,21 +84,21 @@ std::shared_ptr<const OpenFile> FdCache::lookup_node(const HandleRef& ref) {
     std::lock_guard lock(mu_);
     auto it = slots_.find(ref.handle);
     if (it == slots_.end() || it->second.file->exp != ref.exp) return nullptr;
-    lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
-    return it->second.file;  // a directory, or a file open for I/O
+    touch(it->second);
+    return it->second.file;  // a directory, a path entry, or a file open for I/O
 }
 
 Result<Node> FdCache::kept_node(const HandleRef& ref, std::shared_ptr<const OpenFile> kept,
-                                struct statx* attrs) {
+                                struct statx* attrs, bool may_drop) {
     auto st = sys::stat_fd(kept->fd.get());
     if (!st) return st.failure();
     if (st->stx_nlink == 0) {  // removed since it was cached
+        if (!may_drop) return fail(EWOULDBLOCK);
+        Files dropped;  // closed after the lock is released (`kept` last: on return)
         std::lock_guard lock(mu_);
         auto it = slots_.find(ref.handle);
-        if (it != slots_.end() && it->second.file == kept) {  // not a newer table's
-            lru_.erase(it->second.lru_pos);
-            slots_.erase(it);
-        }
+        if (it != slots_.end() && it->second.file == kept)  // not a newer table's
+            drop(it, dropped);
         return fail(ESTALE);
     }
     if (attrs) *attrs = *st;
@@ -108,7 +110,7 @@ Result<Node> FdCache::kept_node(const HandleRef& ref, std::shared_ptr<const Open
 Result<Node> FdCache::cached_node(const HandleRef& ref, struct statx* attrs) {
     auto kept = lookup_node(ref);
     if (!kept) return fail(EWOULDBLOCK);
-    return kept_node(ref, std::move(kept), attrs);
+    return kept_node(ref, std::move(kept), attrs, /*may_drop=*/false);
 }
 
 Result<std::shared_ptr<const OpenFile>> FdCache::cached(const HandleRef& ref, OpenFor need) {
@@ -117,14 +119,23 @@ Result<std::shared_ptr<const OpenFile>> FdCache::cached(const HandleRef& ref, Op
 }
 
 Result<Node> FdCache::node(const HandleRef& ref, struct statx* attrs) {
-    if (auto kept = lookup_node(ref)) return kept_node(ref, std::move(kept), attrs);
+    if (auto kept = lookup_node(ref)) return kept_node(ref, std::move(kept), attrs, true);
     struct statx st {};
     auto node = ExportTable::open(ref, &st);
-    if (!node || !S_ISDIR(st.stx_mode)) {
-        if (node && attrs) *attrs = st;
+    if (!node) return node;
+    if (attrs) *attrs = st;
+    if (S_ISREG(st.stx_mode)) {
+        // The O_PATH descriptor just opened becomes a path entry (another thread's entry
+        // for the handle, of any kind, wins); the Node shares it.
+        UniqueFd fd = node->fd.take_own();
+        auto file = std::make_shared<const OpenFile>(OpenFile{
+            ref.exp, ref.handle, std::move(fd), false, /*directory=*/false, /*path_only=*/true});
+        file = insert_for_node(std::move(file));
+        const int shared = file->fd.get();
+        node->fd = NodeFd(shared, std::move(file), /*directory=*/false);
         return node;
     }
-    if (attrs) *attrs = st;
+    if (!S_ISDIR(st.stx_mode)) return node;
     // A directory: open it for reading, as root ("." under itself: one component), keep
     // that, and let the O_PATH one go. Out of descriptors, the O_PATH Node serves.
     UniqueFd fd(open_reclaiming(
@@ -132,9 +143,10 @@ Result<Node> FdCache::node(const HandleRef& ref, struct statx* attrs) {
     if (!fd) return node;
     auto file = std::make_shared<const OpenFile>(
         OpenFile{ref.exp, ref.handle, std::move(fd), false, /*directory=*/true});
-    file = insert_directory(std::move(file));
+    file = insert_for_node(std::move(file));
     const int shared = file->fd.get();
-    return Node{ref.exp, NodeFd(shared, std::move(file)), ref.handle};
+    const bool directory = file->directory;
+    return Node{ref.exp, NodeFd(shared, std::move(file), directory), ref.handle};
 }
 
 Result<std::shared_ptr<const OpenFile>> FdCache::open_and_insert(
@@ -155,73 +167,127 @@ std::shared_ptr<const OpenFile> FdCache::lookup(const FileHandle& handle, const 
     std::lock_guard lock(mu_);
     auto it = slots_.find(handle);
     if (it == slots_.end() || !usable_for(*it->second.file, exp, need)) return nullptr;
-    lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
+    touch(it->second);
     return it->second.file;
+}
+
+void FdCache::touch(Slot& slot) {
+    lru_.splice(lru_.begin(), lru_, slot.lru_pos);
+    if (slot.file->path_only) paths_.splice(paths_.begin(), paths_, slot.path_pos);
+    slot.used = epoch_;
+}
+
+void FdCache::add(std::shared_ptr<const OpenFile> file, Files& evicted) {
+    const FileHandle handle = file->handle;
+    lru_.push_front(handle);
+    Slot slot{std::move(file), lru_.begin(), {}, epoch_};
+    if (slot.file->path_only) {
+        paths_.push_front(handle);
+        slot.path_pos = paths_.begin();
+    }
+    slots_.emplace(handle, std::move(slot));
+    evict_over_capacity(evicted);
+}
+
+void FdCache::replace(Slot& slot, std::shared_ptr<const OpenFile> file, Files& old) {
+    if (slot.file->path_only) paths_.erase(slot.path_pos);
+    old.push_back(std::exchange(slot.file, std::move(file)));
+    if (slot.file->path_only) {
+        paths_.push_front(slot.file->handle);
+        slot.path_pos = paths_.begin();
+    }
+    touch(slot);
+}
+
+void FdCache::drop(Slots::iterator it, Files& out) {
+    if (it->second.file->path_only) paths_.erase(it->second.path_pos);
+    lru_.erase(it->second.lru_pos);
+    out.push_back(std::move(it->second.file));
+    slots_.erase(it);
 }
 
 std::shared_ptr<const OpenFile> FdCache::insert(std::shared_ptr<const OpenFile> file,
                                                 OpenFor need) {
-    std::vector<std::shared_ptr<const OpenFile>> evicted;  // closed after the lock is released
+    Files evicted;  // closed after the lock is released
     std::lock_guard lock(mu_);
     auto it = slots_.find(file->handle);
     if (it != slots_.end()) {
         // Another thread raced us. Keep theirs if it serves this request too.
         if (usable_for(*it->second.file, file->exp.get(), need) &&
             (it->second.file->writable || !file->writable)) {
-            lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
+            touch(it->second);
             return it->second.file;
         }
-        evicted.push_back(std::exchange(it->second.file, file));
-        lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
+        replace(it->second, file, evicted);
         return file;
     }
-    lru_.push_front(file->handle);
-    slots_.emplace(file->handle, Slot{file, lru_.begin()});
-    evict_over_capacity(evicted);
+    add(file, evicted);
     return file;
 }
 
-std::shared_ptr<const OpenFile> FdCache::insert_directory(std::shared_ptr<const OpenFile> dir) {
-    std::vector<std::shared_ptr<const OpenFile>> evicted;  // closed after the lock is released
+std::shared_ptr<const OpenFile> FdCache::insert_for_node(std::shared_ptr<const OpenFile> file) {
+    Files evicted;  // closed after the lock is released
     std::lock_guard lock(mu_);
-    auto it = slots_.find(dir->handle);
+    auto it = slots_.find(file->handle);
     if (it != slots_.end()) {
-        // Another thread raced us: keep theirs if it is this export's directory too.
-        lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
-        if (it->second.file->directory && it->second.file->exp == dir->exp) return it->second.file;
-        evicted.push_back(std::exchange(it->second.file, dir));
-        return dir;
+        // Another thread raced us: keep theirs if it is of this export too (the same object:
+        // a directory then, or a regular file held for node() or for I/O).
+        if (it->second.file->exp == file->exp) {
+            touch(it->second);
+            return it->second.file;
+        }
+        replace(it->second, file, evicted);
+        return file;
     }
-    lru_.push_front(dir->handle);
-    slots_.emplace(dir->handle, Slot{dir, lru_.begin()});
-    evict_over_capacity(evicted);
-    return dir;
+    add(file, evicted);
+    return file;
 }
 
-void FdCache::evict_over_capacity(std::vector<std::shared_ptr<const OpenFile>>& evicted) {
+void FdCache::evict_over_capacity(Files& evicted) {
+    while (paths_.size() > max_paths_) {
+        drop(slots_.find(paths_.back()), evicted);
+        evictions_.fetch_add(1, std::memory_order_relaxed);
+    }
     while (slots_.size() > capacity_) {
-        auto victim = slots_.find(lru_.back());
-        evicted.push_back(std::move(victim->second.file));
-        slots_.erase(victim);
-        lru_.pop_back();
+        drop(slots_.find(lru_.back()), evicted);
         evictions_.fetch_add(1, std::memory_order_relaxed);
     }
 }
 
 size_t FdCache::reclaim_fds(size_t want) {
-    std::vector<std::shared_ptr<const OpenFile>> closing;  // closed after the lock is released
+    Files closing;  // closed after the lock is released
     std::lock_guard lock(mu_);
     for (auto pos = lru_.end(); pos != lru_.begin() && closing.size() < want;) {
         --pos;
         auto it = slots_.find(*pos);
         // In use by a request: dropping it would not close its descriptor now.
         if (it->second.file.use_count() > 1) continue;
-        closing.push_back(std::move(it->second.file));
-        slots_.erase(it);
-        pos = lru_.erase(pos);
+        ++pos;  // drop() erases the element `pos` pointed at; the next one back follows it
+        drop(it, closing);
     }
     reclaimed_.fetch_add(closing.size(), std::memory_order_relaxed);
     return closing.size();
+}
+
+size_t FdCache::close_idle() {
+    Files closing;  // closed after the lock is released
+    {
+        std::lock_guard lock(mu_);
+        const uint64_t now = ++epoch_;
+        // paths_ is in order of use: the least recently used at the back.
+        while (!paths_.empty()) {
+            auto it = slots_.find(paths_.back());
+            if (it->second.used + 2 > now) break;  // used since the previous call
+            drop(it, closing);
+        }
+    }
+    idle_closed_.fetch_add(closing.size(), std::memory_order_relaxed);
+    return closing.size();
+}
+
+size_t FdCache::path_entries() const {
+    std::lock_guard lock(mu_);
+    return paths_.size();
 }
 
 void FdCache::adopt(Node& node) {
@@ -237,17 +303,20 @@ void FdCache::adopt(Node& node) {
 }
 
 void FdCache::forget(const FileHandle& handle) {
+    Files forgotten;  // closed after the lock is released
     std::lock_guard lock(mu_);
     auto it = slots_.find(handle);
     if (it == slots_.end()) return;
-    lru_.erase(it->second.lru_pos);
-    slots_.erase(it);
+    drop(it, forgotten);
 }
 
 void FdCache::clear() {
+    Files cleared;  // closed after the lock is released
     std::lock_guard lock(mu_);
+    for (auto& [handle, slot] : slots_) cleared.push_back(std::move(slot.file));
     slots_.clear();
     lru_.clear();
+    paths_.clear();
 }
 
 bool FdCache::contains(const FileHandle& handle) const {

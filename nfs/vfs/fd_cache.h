@@ -21,10 +21,21 @@
 // whatever the descriptor's mode). Nobody reads the directory through it (its offset is
 // shared: READDIR opens its own), nor fsyncs it (durability.cpp: a write-back error is
 // reported once per open file description, so each commit opens one of its own). A directory
-// removed meanwhile is found with nlink 0 and answered ESTALE, as open_by_handle_at would. Regular
-// files are not kept for node(): an O_PATH descriptor would keep a removed file's blocks allocated.
-// But one the cache holds for I/O serves node() as well (a GETATTR after a WRITE, an NFSv4.1
-// CLOSE's GETATTR): the Node shares it, found removed (nlink 0) as a directory is.
+// removed meanwhile is found with nlink 0 and answered ESTALE, as open_by_handle_at would.
+// Regular files resolved by node() (GETATTR, ACCESS, SETATTR: an attribute revalidation is
+// the commonest call of all) are kept too, as the O_PATH descriptor ExportTable::open made:
+// a later resolve costs one statx instead of open_by_handle_at, statx and close, and a call
+// that must not block (a reactor's GETATTR) finds it here. But a descriptor keeps a removed
+// file's blocks allocated, so these "path entries" are kept for a short while only, as the
+// kernel nfsd's file cache keeps its files (its laundrette, every 2 s): close_idle(), which
+// the daemon runs every second, closes those not used since its previous run (1 to 2 s after
+// their last use), and at most a quarter of the capacity are path entries (a scan of many
+// files does not push the directories and the files open for I/O out). REMOVE and RENAME
+// forget what they remove, whatever the kind. A file the cache holds open for I/O serves
+// node() as well (a GETATTR after a WRITE, an NFSv4.1 CLOSE's GETATTR); an I/O request for
+// a file held by a path entry opens it from that descriptor (no open_by_handle_at) and the
+// entry becomes an I/O one. Either way the Node shares the descriptor, found removed (nlink 0)
+// as a directory is.
 // The cache is an FdReclaimer (fd_pressure.h): when an open anywhere in the vfs fails
 // with EMFILE/ENFILE, it closes its least recently used entries that no request holds.
 // The daemon sizes it with fd_cache_capacity() from RLIMIT_NOFILE.
@@ -59,6 +70,9 @@ struct OpenFile {
     bool writable;  // opened O_RDWR (for OpenFor::Write)
     // A directory (O_RDONLY|O_DIRECTORY), kept for node(): never served by get().
     bool directory = false;
+    // A regular file's O_PATH descriptor, kept for node() (a path entry): never served by
+    // get(), closed when idle (close_idle).
+    bool path_only = false;
 };
 
 enum class OpenFor { Read, Write };
@@ -94,14 +108,21 @@ class FdCache final : public FdReclaimer {
     // The object a checked handle names, as ExportTable::open (call as root, outside any
     // IdentityScope; `attrs` as there), except that a directory is kept open here and the
     // Node shares its descriptor (NodeFd::shared): the first resolve of a directory costs
-    // one open more, each later one a statx only. A regular file the cache holds open for
-    // reading or writing is shared the same way (never opened for this alone).
+    // one open more, each later one a statx only. A regular file is kept as the O_PATH
+    // descriptor ExportTable::open made (a path entry; nothing more is opened for it), or
+    // shared from the entry that holds it open for reading or writing.
     Result<Node> node(const HandleRef& ref, struct statx* attrs = nullptr);
 
     // For a call that must not block (rpc::CallContext::nowait): node() and get() from
     // what the cache holds, never opening anything; EWOULDBLOCK on a miss.
     Result<Node> cached_node(const HandleRef& ref, struct statx* attrs = nullptr);
     Result<std::shared_ptr<const OpenFile>> cached(const HandleRef& ref, OpenFor need);
+
+    // Closes the path entries not used since the previous call (so 1 to 2 periods after
+    // their last use) that no request holds; returns how many. The daemon calls it every
+    // second, on a worker: the last close of a removed file frees its blocks, which may wait
+    // on the disk.
+    size_t close_idle();
 
     // A regular file this request has just created, its node's own descriptor open O_RDWR
     // (vfs::create with `writable`): kept as the handle's writable entry, so the WRITE that
@@ -124,36 +145,61 @@ class FdCache final : public FdReclaimer {
     // Entries dropped to stay within capacity, and entries closed by reclaim_fds().
     uint64_t evictions() const { return evictions_.load(std::memory_order_relaxed); }
     uint64_t reclaimed() const { return reclaimed_.load(std::memory_order_relaxed); }
+    // Path entries held now, and those close_idle() closed.
+    size_t path_entries() const;
+    uint64_t idle_closed() const { return idle_closed_.load(std::memory_order_relaxed); }
+    // The most path entries held at once (a quarter of the capacity, at least one).
+    size_t max_path_entries() const { return max_paths_; }
 
   private:
     struct HandleHash {
         size_t operator()(const FileHandle& h) const;
     };
+    using Files = std::vector<std::shared_ptr<const OpenFile>>;  // closed after mu_ is released
     struct Slot {
         std::shared_ptr<const OpenFile> file;
         std::list<FileHandle>::iterator lru_pos;
+        std::list<FileHandle>::iterator path_pos;  // in paths_, while file->path_only
+        uint64_t used = 0;                         // the epoch_ of its last use
     };
+    using Slots = std::unordered_map<FileHandle, Slot, HandleHash>;
 
     std::shared_ptr<const OpenFile> lookup(const FileHandle& handle, const Export* exp,
                                            OpenFor need);
     // node()'s hit: the kept descriptor, or nullptr.
     std::shared_ptr<const OpenFile> lookup_node(const HandleRef& ref);
+    // `may_drop`: a removed file's entry is dropped here (a worker); a nowait caller leaves
+    // that to a worker (EWOULDBLOCK), since the last close of a removed file may wait on disk.
     Result<Node> kept_node(const HandleRef& ref, std::shared_ptr<const OpenFile> kept,
-                           struct statx* attrs);
+                           struct statx* attrs, bool may_drop);
     std::shared_ptr<const OpenFile> insert(std::shared_ptr<const OpenFile> file, OpenFor need);
-    std::shared_ptr<const OpenFile> insert_directory(std::shared_ptr<const OpenFile> dir);
-    // Under mu_: drops least recently used entries past capacity into `evicted`.
-    void evict_over_capacity(std::vector<std::shared_ptr<const OpenFile>>& evicted);
+    // A directory, or a path entry: an entry of the same export already there wins.
+    std::shared_ptr<const OpenFile> insert_for_node(std::shared_ptr<const OpenFile> file);
+    // Under mu_: the slot's use (both LRU lists, its epoch).
+    void touch(Slot& slot);
+    // Under mu_: a new slot for `file`, then evict_over_capacity.
+    void add(std::shared_ptr<const OpenFile> file, Files& evicted);
+    // Under mu_: `slot` holds `file` from now on; the one it held goes to `old`.
+    void replace(Slot& slot, std::shared_ptr<const OpenFile> file, Files& old);
+    // Under mu_: the slot leaves the map and both lists; its file goes to `out`.
+    void drop(Slots::iterator it, Files& out);
+    // Under mu_: drops least recently used entries past capacity, and path entries past
+    // max_paths_, into `evicted`.
+    void evict_over_capacity(Files& evicted);
     Result<std::shared_ptr<const OpenFile>> open_and_insert(
         std::shared_ptr<const Export> exp, const FileHandle& handle, int path_fd, OpenFor need,
         const struct statx* known = nullptr, std::optional<struct statx>* read_now = nullptr);
 
     const size_t capacity_;
+    const size_t max_paths_;
     mutable std::mutex mu_;
-    std::list<FileHandle> lru_;  // front = most recently used
-    std::unordered_map<FileHandle, Slot, HandleHash> slots_;
+    std::list<FileHandle> lru_;    // front = most recently used
+    std::list<FileHandle> paths_;  // the path entries, front = most recently used
+    uint64_t epoch_ = 1;           // close_idle() calls, plus one
+    Slots slots_;
     std::atomic<uint64_t> evictions_{0};
     std::atomic<uint64_t> reclaimed_{0};
+    std::atomic<uint64_t> idle_closed_{0};
 };
 
 }  // namespace nfsrdmad::vfs

@@ -35,8 +35,8 @@ class NodeFd {
     bool valid() const { return get() >= 0; }
     explicit operator bool() const { return valid(); }
     // Shared with the cache: a directory, opened O_RDONLY, or a regular file the cache
-    // holds open for I/O (FdCache::node, FdCache::adopt). An own descriptor is O_PATH
-    // unless its maker says otherwise.
+    // holds, O_PATH for node() or open for I/O (FdCache::node, FdCache::adopt). An own
+    // descriptor is O_PATH unless its maker says otherwise.
     bool shared() const { return keep_ != nullptr; }
     bool shared_directory() const { return keep_ != nullptr && shared_directory_; }
     // The descriptor, if it is this NodeFd's own (else an invalid one); this is then empty.

@@ -150,6 +150,30 @@ TEST_F(FdLimitsTest, CreateStormOfThousandsOfFilesSucceeds) {
     EXPECT_GT(Stat("cache_evictions"), 0u);  // the cache did cycle
 }
 
+// A GETATTR keeps the regular file it resolved open (O_PATH, fd_cache.h) so that the next
+// one costs a statx; the daemon's sweep closes it a second or two after its last use, so a
+// file removed meanwhile does not keep its blocks for longer.
+TEST_F(FdLimitsTest, AFileHeldForGetattrIsClosedWhenIdle) {
+    auto conn = Connect();
+    ASSERT_TRUE(conn);
+    rpc_context* rpc = conn->get();
+    ASSERT_TRUE(WriteFile(disk("held"), "abc"));
+    auto l = Lookup(rpc, root_, "held");
+    ASSERT_TRUE(NfsIs(l, NFS3_OK));
+    const uint64_t closed = Stat("cache_idle_closed");
+    const size_t fds = daemon_->OpenFdCount();
+    ASSERT_TRUE(NfsIs(Getattr(rpc, l.fh), NFS3_OK));
+    EXPECT_EQ(daemon_->OpenFdCount(), fds + 1);
+    EXPECT_EQ(Stat("cache_path_entries"), 1u);
+    ASSERT_TRUE(NfsIs(Getattr(rpc, l.fh), NFS3_OK));
+    EXPECT_EQ(daemon_->OpenFdCount(), fds + 1);  // the same descriptor
+    ASSERT_TRUE(::unlink(disk("held").c_str()) == 0);
+    EXPECT_TRUE(
+        WaitFor([&] { return Stat("cache_idle_closed") > closed; }, std::chrono::seconds(10)));
+    EXPECT_EQ(Stat("cache_path_entries"), 0u);
+    EXPECT_EQ(daemon_->OpenFdCount(), fds);
+}
+
 // At the limit itself: first the cache gives back idle descriptors and the calls succeed;
 // once it has nothing left, CREATE is answered NFS3ERR_JUKEBOX, leaves nothing behind,
 // and the same GUARDED CREATE succeeds when descriptors are free again.

@@ -72,6 +72,38 @@ TEST_F(Nfs4Nowait, AGetattrOfAHeldDirectoryIsAnsweredInPlace) {
     EXPECT_EQ(seq({put_root()}).status(), x4::NFS4_OK);
 }
 
+// A regular file a worker's GETATTR resolved is held for a second or two (a path entry,
+// fd_cache.h): the revalidations meanwhile are answered in place; once it was idle for a
+// whole sweep period, PUTFH's pre-flight declines again.
+TEST_F(Nfs4Nowait, AGetattrOfAFileAWorkerResolvedIsAnsweredInPlaceUntilIdle) {
+    const int fd = ::open(path("f").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, "abc", 3), 3);
+    ::close(fd);
+    Reply l = seq({put_root(), op_lookup(s("f")), op_getfh()});
+    ASSERT_EQ(l.status(), x4::NFS4_OK);
+    const auto ffh = l.op(3).opgetfh().resok4().object;
+    const std::vector<uint8_t> file(ffh.begin(), ffh.end());
+    files_clear();
+    const auto attrs = {x4::FATTR4_TYPE, x4::FATTR4_SIZE, x4::FATTR4_CHANGE};
+    Reply miss = nowait({op_putfh(file), op_getattr(attrs)});
+    EXPECT_EQ(miss.kind, rpc::Outcome::WouldBlock);
+    EXPECT_TRUE(miss.declined);
+    Reply w = seq({op_putfh(file), op_getattr(attrs)});
+    ASSERT_EQ(w.status(), x4::NFS4_OK);
+    Reply r = nowait({op_putfh(file), op_getattr(attrs)});
+    ASSERT_EQ(r.kind, rpc::Outcome::Success);
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    const auto& a = r.op(2).opgetattr().resok4().obj_attributes;
+    const auto& b = w.op(2).opgetattr().resok4().obj_attributes;
+    EXPECT_TRUE(std::ranges::equal(a.attr_vals, b.attr_vals));
+    EXPECT_EQ(files_->close_idle(), 0u);
+    EXPECT_EQ(files_->close_idle(), 1u);
+    Reply idle = nowait({op_putfh(file), op_getattr(attrs)});
+    EXPECT_EQ(idle.kind, rpc::Outcome::WouldBlock);
+    EXPECT_TRUE(idle.declined);
+}
+
 TEST_F(Nfs4Nowait, AnOperationThatWouldBlockGivesTheWholeCompoundUp) {
     Reply o = seq({put_root(), op_open(s("owner"), s("f"), true, x4::OPEN4_SHARE_ACCESS_READ),
                    op_getfh()});

@@ -178,18 +178,49 @@ TEST_F(Nfs3, GetattrOfADirectoryTheCacheHoldsIsAnsweredInPlace) {
     EXPECT_EQ(d.counters().calls.load(), 2u);
 }
 
-TEST_F(Nfs3, GetattrOfAFileNobodyOpenedGoesToAWorker) {
+// A regular file a worker resolved is held (a path entry, fd_cache.h) for a second or
+// two: the GETATTRs that revalidate it meanwhile are answered in place, with the
+// attributes a worker gives. A file removed meanwhile is left to a worker, which answers
+// STALE (the last close of a removed file may wait on the disk: not a reactor's).
+TEST_F(Nfs3, GetattrOfAFileAWorkerResolvedIsAnsweredInPlaceUntilIdle) {
     ASSERT_TRUE(local);
     std::optional<rpc::Reply> r;
-    EXPECT_FALSE(run(kGetattr, fh_args("file"), true, r));
-    // A GETATTR does not keep a regular file open (fd_cache.h): still a worker's.
+    EXPECT_FALSE(run(kGetattr, fh_args("file"), true, r));  // never resolved: a worker's
     ASSERT_TRUE(run(kGetattr, fh_args("file"), false, r));
-    EXPECT_FALSE(run(kGetattr, fh_args("file"), true, r));
-    // Once a READ has it open, GETATTR shares that descriptor.
-    ASSERT_TRUE(run(kRead, read_args("file", 0, 16), false, r));
+    ASSERT_TRUE(r);
+    const std::vector<uint8_t> worker(r->bytes.begin() + 24, r->bytes.end());
+    EXPECT_EQ(files->path_entries(), 1u);
     ASSERT_TRUE(run(kGetattr, fh_args("file"), true, r));
+    ASSERT_TRUE(r);
     EXPECT_EQ(nfsstat(*r), 0u);
     EXPECT_EQ(word_at(r->bytes, 28), 1u);  // NF3REG
+    EXPECT_EQ(std::vector<uint8_t>(r->bytes.begin() + 24, r->bytes.end()), worker);
+
+    // Used since the previous sweep: kept; unused for a whole period: closed.
+    EXPECT_EQ(files->close_idle(), 0u);
+    ASSERT_TRUE(run(kGetattr, fh_args("file"), true, r));  // a use
+    EXPECT_EQ(files->close_idle(), 0u);
+    EXPECT_EQ(files->close_idle(), 1u);
+    EXPECT_EQ(files->path_entries(), 0u);
+    EXPECT_FALSE(run(kGetattr, fh_args("file"), true, r));  // a worker's again
+
+    // Once a READ has it open, GETATTR shares that descriptor, which no sweep closes.
+    ASSERT_TRUE(run(kRead, read_args("file", 0, 16), false, r));
+    EXPECT_EQ(files->close_idle(), 0u);
+    EXPECT_EQ(files->close_idle(), 0u);
+    ASSERT_TRUE(run(kGetattr, fh_args("file"), true, r));
+    EXPECT_EQ(nfsstat(*r), 0u);
+
+    // Removed behind the server's back: given up in place (still held), STALE from a
+    // worker, which lets the descriptor go.
+    const auto args = fh_args("file");
+    const size_t held = files->size();
+    ASSERT_EQ(::unlink((base + "/export/file").c_str()), 0);
+    EXPECT_FALSE(run(kGetattr, args, true, r));
+    EXPECT_EQ(files->size(), held);
+    ASSERT_TRUE(run(kGetattr, args, false, r));
+    EXPECT_EQ(nfsstat(*r), 70u);  // NFS3ERR_STALE
+    EXPECT_EQ(files->size(), held - 1);
 }
 
 TEST_F(Nfs3, AccessIsAnsweredFromTheModeInPlace) {

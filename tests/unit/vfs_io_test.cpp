@@ -450,16 +450,29 @@ TEST_F(IoTest, AnAdoptedCreateTakesAWriteLeaseOnItsOwnDescription) {
 // A regular file is never opened for node() alone, but one the cache holds for I/O serves
 // it: the node shares that descriptor (no open_by_handle_at, no close), and a file removed
 // since is ESTALE, the entry dropped, as for a directory.
+// node() keeps a regular file as a path entry (O_PATH), which get() never serves for I/O:
+// a READ opens the file from it and the entry becomes the I/O one, which node() shares.
 TEST_F(IoTest, AFileOpenInTheCacheServesItsNodeToo) {
     write_file("g", "abc");
     const FileHandle fh = node("g").handle;
     auto ref = table_->find_by_handle(fh.data());
     ASSERT_TRUE(ref.ok());
-    auto own = cache_.node(*ref);
-    ASSERT_TRUE(own.ok());
-    EXPECT_FALSE(own->fd.shared());  // not in the cache: a descriptor of its own
+    auto held = cache_.node(*ref);
+    ASSERT_TRUE(held.ok());
+    EXPECT_TRUE(held->fd.shared());
+    EXPECT_FALSE(held->fd.shared_directory());
+    EXPECT_NE(::fcntl(held->fd.get(), F_GETFL) & O_PATH, 0);
+    EXPECT_EQ(cache_.path_entries(), 1u);
+    EXPECT_EQ(cache_.node(*ref)->fd.get(), held->fd.get());  // kept: nothing opened
+    EXPECT_EQ(cache_.cached_node(*ref)->fd.get(), held->fd.get());
     auto f = cache_.get(*ref, OpenFor::Read);
     ASSERT_TRUE(f.ok());
+    EXPECT_NE((*f)->fd.get(), held->fd.get());
+    EXPECT_EQ(::fcntl((*f)->fd.get(), F_GETFL) & (O_ACCMODE | O_PATH), O_RDONLY);
+    EXPECT_EQ(cache_.path_entries(), 0u);  // the I/O entry took its place
+    EXPECT_EQ(cache_.size(), 1u);
+    char c;
+    EXPECT_EQ(read(**f, 0, 1, &c, kRoot)->count, 1u);
     struct statx st {};
     auto shared = cache_.node(*ref, &st);
     ASSERT_TRUE(shared.ok()) << describe_error(shared.error());
@@ -508,7 +521,7 @@ TEST_F(IoTest, CacheEntriesOfAnOldTableAreNotReused) {
 // FdCache::node: a directory's handle resolves to a descriptor the cache keeps open for
 // reading (no open_by_handle_at, no close; its commits still open their own); the permission
 // checks stay the caller's; a directory removed meanwhile is ESTALE; get() never serves
-// it; regular files are not kept; an old table's entry is not reused.
+// it; an old table's entry is not reused.
 TEST_F(IoTest, DirectoriesAreKeptOpenAndSharedByTheirNodes) {
     ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);  // root's: others may not create in it
     write_file("f", "x");
@@ -540,12 +553,14 @@ TEST_F(IoTest, DirectoriesAreKeptOpenAndSharedByTheirNodes) {
     EXPECT_EQ(metadata_commits(), commits + 1);
     EXPECT_EQ(stat_path("d/x").st_uid, 0u);
 
-    // A regular file's node is its own O_PATH descriptor, not kept.
+    // A regular file's node is the O_PATH descriptor the cache keeps (a path entry).
     const FileHandle fh = node("f").handle;
     auto file = cache_.node(*table_->find_by_handle(fh.data()));
     ASSERT_TRUE(file.ok());
-    EXPECT_FALSE(file->fd.shared());
-    EXPECT_FALSE(cache_.contains(fh));
+    EXPECT_TRUE(file->fd.shared());
+    EXPECT_FALSE(file->fd.shared_directory());
+    EXPECT_NE(::fcntl(file->fd.get(), F_GETFL) & O_PATH, 0);
+    EXPECT_TRUE(cache_.contains(fh));
 
     // Removed: ESTALE, as open_by_handle_at says of it, and no longer kept.
     ASSERT_EQ(::unlink(path("d/x").c_str()), 0);
@@ -566,6 +581,65 @@ TEST_F(IoTest, DirectoriesAreKeptOpenAndSharedByTheirNodes) {
     EXPECT_TRUE(old_e->fd.shared() && new_e->fd.shared());
     EXPECT_NE(new_e->fd.get(), old_e->fd.get());
     EXPECT_EQ(new_e->exp, reloaded->exports()[0]);
+}
+
+// Path entries: closed by close_idle() once unused for a whole period (never while a
+// request holds one: then when it lets go), at most a quarter of the capacity of them
+// (the oldest go first, and directories and files open for I/O stay), a removed file's
+// left to a worker by a nowait resolve and dropped by a worker's, forgotten by forget().
+TEST_F(IoTest, RegularFilesHeldForTheirNodesAreBoundedInNumberAndTime) {
+    FdCache cache(8);  // at most 2 path entries
+    ASSERT_EQ(cache.max_path_entries(), 2u);
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);
+    for (const char* n : {"a", "b", "c", "io"}) write_file(n, n);
+    auto ref = [&](const char* rel) { return *table_->find_by_handle(node(rel).handle.data()); };
+    auto held = [&](const char* rel) { return cache.contains(node(rel).handle); };
+    ASSERT_TRUE(cache.node(ref("d")).ok());
+    ASSERT_TRUE(cache.get(ref("io"), OpenFor::Read).ok());
+    ASSERT_TRUE(cache.node(ref("a")).ok());
+    ASSERT_TRUE(cache.node(ref("b")).ok());
+    ASSERT_TRUE(cache.node(ref("a")).ok());  // a is now the more recent
+    ASSERT_TRUE(cache.node(ref("c")).ok());  // b goes
+    EXPECT_TRUE(held("a") && held("c") && held("d") && held("io"));
+    EXPECT_FALSE(held("b"));
+    EXPECT_EQ(cache.path_entries(), 2u);
+    EXPECT_EQ(cache.size(), 4u);
+
+    // Time: used since the previous sweep, kept; unused for a whole period, closed.
+    EXPECT_EQ(cache.close_idle(), 0u);
+    ASSERT_TRUE(cache.cached_node(ref("a")).ok());
+    EXPECT_EQ(cache.close_idle(), 1u);  // c
+    EXPECT_TRUE(held("a"));
+    EXPECT_FALSE(held("c"));
+    {
+        auto in_use = cache.node(ref("a"));
+        ASSERT_TRUE(in_use.ok());
+        const int fd = in_use->fd.get();
+        EXPECT_EQ(cache.close_idle(), 0u);
+        EXPECT_EQ(cache.close_idle(), 1u);  // a, though a request holds it: open till it ends
+        EXPECT_GE(::fcntl(fd, F_GETFD), 0);
+        struct statx st {};
+        EXPECT_EQ(::statx(fd, "", AT_EMPTY_PATH, STATX_SIZE, &st), 0);
+    }
+    EXPECT_EQ(cache.path_entries(), 0u);
+    EXPECT_TRUE(held("d") && held("io"));  // never closed for being idle
+    EXPECT_EQ(cache.idle_closed(), 2u);
+
+    // Removed: a nowait resolve gives up and leaves it; a worker's says ESTALE and drops it.
+    const HandleRef b = ref("b");
+    ASSERT_TRUE(cache.node(b).ok());
+    ASSERT_EQ(::unlink(path("b").c_str()), 0);
+    EXPECT_EQ(cache.cached_node(b).error(), EWOULDBLOCK);
+    EXPECT_TRUE(cache.contains(b.handle));
+    EXPECT_EQ(cache.node(b).error(), ESTALE);
+    EXPECT_FALSE(cache.contains(b.handle));
+    EXPECT_EQ(cache.path_entries(), 0u);
+
+    // forget() (REMOVE, RENAME) drops a path entry as any other.
+    ASSERT_TRUE(cache.node(ref("c")).ok());
+    cache.forget(node("c").handle);
+    EXPECT_EQ(cache.path_entries(), 0u);
+    EXPECT_FALSE(held("c"));
 }
 
 TEST_F(IoTest, ConcurrentUsersShareTheCacheSafely) {
