@@ -11,6 +11,8 @@
 # AB_RUNTIME seconds instead: loops/s and the guest's CPU per loop.
 # AB_JOB=lookup runs /vmtest/serial-lookup.py (stat() of 100 names the server knows, in a
 # loop, over a lookupcache=none mount: one LOOKUP each) instead: LOOKUPs/s and CPU per LOOKUP.
+# AB_JOB=getattr the same over an actimeo=0 mount (each stat() revalidates the file's
+# attributes: a GETATTR) instead: stat()s/s and CPU per stat().
 # AB_JOB=randread runs 4 KiB random reads instead (/vmtest/rand-read.fio: O_DIRECT, iodepth
 # 16, AB_RUNTIME seconds) over an AB_SIZE file made on the server, so in its page cache:
 # IOPS and the guest's CPU per READ.
@@ -129,12 +131,16 @@ serial() {
 # lookup NAME ROUND: /vmtest/serial-lookup.py over $EXPORT/ab-lookup (made on the server
 # side, so the server's dentry cache knows every name) through a `lookupcache=none` mount:
 # one LOOKUP per stat()
-lookup() { timed "$1" "$2" serial-lookup.py ab-lookup ",lookupcache=none" lookups_per_s lookups; }
+lookup() { timed "$1" "$2" serial-lookup.py ab-lookup ",lookupcache=none" stats_per_s stats; }
+# getattr NAME ROUND: the same files through an `actimeo=0` mount: the client keeps the
+# names but no attributes, so each stat() is a GETATTR of the file
+getattr() { timed "$1" "$2" serial-lookup.py ab-lookup ",actimeo=0" stats_per_s stats; }
 run_job() {
     case "$JOB" in
         randread) randread "$@" ;;
         serial) serial "$@" ;;
         lookup) lookup "$@" ;;
+        getattr) getattr "$@" ;;
         *) storm "$@" ;;
     esac
 }
@@ -157,7 +163,7 @@ if [ "$JOB" = randread ]; then
     chmod 0644 "$EXPORT/seq.dat"
 fi
 
-if [ "$JOB" = lookup ]; then
+if [ "$JOB" = lookup ] || [ "$JOB" = getattr ]; then
     mkdir -p "$EXPORT/ab-lookup" && for i in $(seq 100); do : > "$EXPORT/ab-lookup/f$i"; done
     check "100 files to look up" test -e "$EXPORT/ab-lookup/f100" || exit 1
 fi
@@ -192,7 +198,8 @@ rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 base = sys.argv[2]
 unit = {"randread": "(READs/s, guest CPU per READ)",
         "serial": "(loops/s, guest CPU per loop)",
-        "lookup": "(LOOKUPs/s, guest CPU per LOOKUP)"}.get(sys.argv[3], "(files/s, guest CPU per file)")
+        "lookup": "(LOOKUPs/s, guest CPU per LOOKUP)",
+        "getattr": "(stat()s/s, guest CPU per stat())"}.get(sys.argv[3], "(files/s, guest CPU per file)")
 json.dump(rows, open(sys.argv[1].replace(".lines", ".json"), "w"), indent=1)
 names = []
 for r in rows:

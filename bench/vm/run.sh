@@ -18,7 +18,8 @@
 #                        [--runtime SECONDS] [--build DIR] [--vm-dir DIR] [--out DIR]
 #        bench/vm/run.sh --ab NAME=DAEMON [--ab NAME=DAEMON ...] [--rounds N] [--vers 3|4.1]
 #                        [--proto tcp|rdma] [--threads T] [--files F] [--knfsd]
-#                        [--job storm|randread|serial|lookup] [--size SIZE] [--runtime S] [--split]
+#                        [--job storm|randread|serial|lookup|getattr] [--size SIZE] [--runtime S]
+#                        [--split]
 #                        [--out DIR]
 #   --build DIR    CMake build tree (default <repo>/build): daemon DIR/daemon/nfsrdmad, VM
 #                  files in DIR/vm (tests/vm/prepare.sh makes them if needed)
@@ -62,6 +63,8 @@
 #   --job lookup   instead: jobs/serial-lookup.py (stat() of 100 names the server knows,
 #                  over a lookupcache=none mount: one LOOKUP each) for --runtime (15) s;
 #                  LOOKUPs/s and the guest's CPU per LOOKUP.
+#   --job getattr  the same over an actimeo=0 mount: each stat() revalidates the file's
+#                  attributes (GETATTR); stat()s/s and the guest's CPU per stat().
 # Delegation mode (issue 11; guest-deleg.sh, jobs/deleg-orc.fio), kernel nfsd and nfsrdmad on
 # one boot, NFSv4.1 over TCP and RDMA, each WITH and WITHOUT delegations (knfsd:
 # fs.leases-enable=1/0; nfsrdmad: `nfsv4: {delegations: true/false}`):
