@@ -121,8 +121,13 @@ OpResult op_readdir(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
         // An entry's attributes need its lookup, as the caller; the only permission that
         // takes is search on this directory, the same for every name: asked once here, so
         // the lookups need no identity switch each (vfs::lookup_permitted).
+        // The directory's attributes as its resolve for this operation read them, else
+        // read now.
         bool may_search = false;
-        if (auto st = vfs::getattr(dir->node)) {
+        const struct statx* known = rq.attrs_read_now();
+        vfs::Result<struct statx> st =
+            known ? vfs::Result<struct statx>(*known) : vfs::getattr(dir->node);
+        if (st) {
             auto search = vfs::may_search(dir->node, *st, dir->who.id);
             may_search = search && *search;
         }
