@@ -96,6 +96,9 @@ counter() {  # NAME: the value of NAME= in the last stats line of the daemon log
 rpc_counter() {  # NAME: the same from the last "stats: rpc" line
     grep -o "stats: rpc .*" "$NFSRDMAD_LOG" | tail -1 | tr ' ' '\n' | sed -n "s/^$1=//p"
 }
+fds_counter() {  # NAME: the same from the last "stats: fds" line
+    grep -o "stats: fds .*" "$NFSRDMAD_LOG" | tail -1 | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
 
 dump_stats() { nfsrdmad_dump; }
 
@@ -158,6 +161,27 @@ check_eq "md5 read back in 4 KiB" "$want4" "$(md5sum < "$MNT/small.bin" | cut -d
 dump_stats
 check "calls answered on the reactor (GETATTR, ACCESS, cached READ)" test "$(counter reactor_calls)" -gt 0
 rm -f /tmp/small.bin
+nfs_umount "$MNT"
+
+step "revalidations (actimeo=0): GETATTRs of files answered on the reactor"
+# Each stat() (a shell test: no exec, so the loop takes well under the second or two the
+# daemon holds a resolved file) revalidates the directory and the file: two GETATTRs. The
+# first round's went to workers, which left the files held (fd_cache.h, path entries).
+check "mount with actimeo=0" nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts actimeo=0)" 120
+for i in 1 2 3 4 5; do : > "$EXPORT/ga$i"; done
+stat_all() { local i; for i in 1 2 3 4 5; do [ -e "$MNT/ga$i" ] || echo "ga$i missing"; done; }
+stat_all
+dump_stats; c0=$(rpc_counter calls) a0=$(rpc_counter nowait_answered)
+for r in 1 2 3 4 5 6 7 8 9 10; do stat_all; done
+dump_stats; c1=$(rpc_counter calls) a1=$(rpc_counter nowait_answered)
+echo "    calls $((c1 - c0)), on the reactor $((a1 - a0)), held files $(fds_counter cache_path_entries)"
+check "the revalidations reached the server" test $((c1 - c0)) -ge 50
+check "all but a few answered on the reactor" test $(((c1 - c0) - (a1 - a0))) -le 5
+closed0=$(fds_counter cache_idle_closed)
+sleep 3; dump_stats
+check_eq "idle held files closed within 3 s" 0 "$(fds_counter cache_path_entries)"
+check "... by the sweep" test "$(fds_counter cache_idle_closed)" -gt "$closed0"
+rm -f "$EXPORT"/ga[1-5]
 nfs_umount "$MNT"
 nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120
 
