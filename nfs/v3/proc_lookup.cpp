@@ -41,6 +41,9 @@ rpc::Outcome proc_lookup(Request& rq) {
         rq.block();
         return rq.reply(res);
     }
+    // Found by a worker: the file is held for a second or two (fd_cache.h), so that the
+    // ACCESS and GETATTR an open sends next are answered where they arrive.
+    if (!rq.ctx.nowait) rq.svc.files.hold(e->node, e->attr);
     res.resok().object.data = e->node.handle.data();
     // A file an NFSv4.1 client holds a write delegation of: its size and times here may be
     // behind the holder's; no attributes (the client asks GETATTR, answered once the

@@ -138,6 +138,9 @@ OpResult op_lookup(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     std::optional<struct statx> attrs;
     if (auto st = lookup_name(rq, *dir, name, found, &attrs); st != x4::NFS4_OK)
         return {done(res, st)};
+    // Found by a worker: a regular file is held for a second or two (fd_cache.h), so that
+    // the COMPOUNDs an open sends next find it where they arrive.
+    if (!rq.ctx.nowait && !found.pseudo && attrs) rq.svc.files.hold(found.node, *attrs);
     // The attributes the lookup read: a GETATTR or ACCESS right after (GETFH between, as
     // the Linux client sends them) answers with them, not with a second statx.
     rq.set_current(std::move(found), attrs ? &*attrs : nullptr);

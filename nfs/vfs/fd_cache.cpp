@@ -302,6 +302,17 @@ void FdCache::adopt(Node& node) {
     node.fd = NodeFd(shared, std::move(file), /*directory=*/false);
 }
 
+void FdCache::hold(Node& node, const struct statx& attrs) {
+    if (!node.exp || node.fd.shared() || !S_ISREG(attrs.stx_mode) || attrs.stx_nlink == 0) return;
+    UniqueFd fd = node.fd.take_own();
+    if (!fd) return;
+    auto file = std::make_shared<const OpenFile>(OpenFile{
+        node.exp, node.handle, std::move(fd), false, /*directory=*/false, /*path_only=*/true});
+    file = insert_for_node(std::move(file));  // ours is closed if another entry wins
+    const int shared = file->fd.get();
+    node.fd = NodeFd(shared, std::move(file), /*directory=*/false);
+}
+
 void FdCache::forget(const FileHandle& handle) {
     Files forgotten;  // closed after the lock is released
     std::lock_guard lock(mu_);

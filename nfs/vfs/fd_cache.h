@@ -124,6 +124,13 @@ class FdCache final : public FdReclaimer {
     // on the disk.
     size_t close_idle();
 
+    // A regular file a LOOKUP has just found, its node's own O_PATH descriptor: kept as a
+    // path entry, as node() would have kept it, so that the ACCESS and GETATTR that follow
+    // (an open's) find it, a reactor's included. An entry already there for the handle is
+    // shared instead. Nothing for a removed file (`attrs`: the lookup's), for anything but
+    // a regular file, or for a node whose descriptor is not its own. Call on a worker.
+    void hold(Node& node, const struct statx& attrs);
+
     // A regular file this request has just created, its node's own descriptor open O_RDWR
     // (vfs::create with `writable`): kept as the handle's writable entry, so the WRITE that
     // follows a CREATE finds it open, where a miss costs an open_by_handle_at, a statx, a

@@ -104,6 +104,22 @@ TEST_F(Nfs4Nowait, AGetattrOfAFileAWorkerResolvedIsAnsweredInPlaceUntilIdle) {
     EXPECT_TRUE(idle.declined);
 }
 
+// A file a worker's LOOKUP found is held: the PUTFH + GETATTR after it is answered in place.
+TEST_F(Nfs4Nowait, AFileALookupFoundIsAnsweredInPlaceAfterwards) {
+    const int fd = ::open(path("g").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0);
+    ::close(fd);
+    files_clear();
+    Reply l = seq({put_root(), op_lookup(s("g")), op_getfh()});
+    ASSERT_EQ(l.status(), x4::NFS4_OK);
+    const auto gfh = l.op(3).opgetfh().resok4().object;
+    const std::vector<uint8_t> file(gfh.begin(), gfh.end());
+    EXPECT_EQ(files_->path_entries(), 1u);
+    Reply r = nowait({op_putfh(file), op_getattr({x4::FATTR4_TYPE, x4::FATTR4_SIZE})});
+    ASSERT_EQ(r.kind, rpc::Outcome::Success);
+    EXPECT_EQ(r.status(), x4::NFS4_OK);
+}
+
 TEST_F(Nfs4Nowait, AnOperationThatWouldBlockGivesTheWholeCompoundUp) {
     Reply o = seq({put_root(), op_open(s("owner"), s("f"), true, x4::OPEN4_SHARE_ACCESS_READ),
                    op_getfh()});

@@ -223,6 +223,25 @@ TEST_F(Nfs3, GetattrOfAFileAWorkerResolvedIsAnsweredInPlaceUntilIdle) {
     EXPECT_EQ(files->size(), held - 1);
 }
 
+// A file a worker's LOOKUP found is held (fd_cache.h): the ACCESS and GETATTR an open
+// sends next are answered in place, not by a worker.
+TEST_F(Nfs3, TheCallsAfterALookupOfAFileAreAnsweredInPlace) {
+    ASSERT_TRUE(local);
+    std::optional<rpc::Reply> r;
+    EXPECT_FALSE(run(kGetattr, fh_args("file"), true, r));  // nothing holds it yet
+    ASSERT_TRUE(run(kLookup, lookup_args(".", "file"), false, r));
+    ASSERT_TRUE(r);
+    ASSERT_EQ(nfsstat(*r), 0u);
+    EXPECT_EQ(files->path_entries(), 1u);
+    auto access = fh_args("file");
+    put(access, 0x3f);
+    ASSERT_TRUE(run(kAccess, access, true, r));
+    EXPECT_EQ(nfsstat(*r), 0u);
+    ASSERT_TRUE(run(kGetattr, fh_args("file"), true, r));
+    EXPECT_EQ(nfsstat(*r), 0u);
+    EXPECT_EQ(word_at(r->bytes, 28), 1u);  // NF3REG
+}
+
 TEST_F(Nfs3, AccessIsAnsweredFromTheModeInPlace) {
     ASSERT_TRUE(local);
     std::optional<rpc::Reply> r;

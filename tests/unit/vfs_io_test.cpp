@@ -642,6 +642,45 @@ TEST_F(IoTest, RegularFilesHeldForTheirNodesAreBoundedInNumberAndTime) {
     EXPECT_FALSE(held("c"));
 }
 
+// hold(): a LOOKUP's regular file becomes a path entry its node shares (so the resolve that
+// follows is a hit, a nowait one too); a second lookup's shares the first's; directories,
+// removed files and nodes that already share a descriptor are left as they are.
+TEST_F(IoTest, ALookedUpFileIsHeldAsAPathEntry) {
+    write_file("f", "abc");
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);
+    auto e = lookup(root_, "f", kRoot);
+    ASSERT_TRUE(e.ok());
+    ASSERT_FALSE(e->node.fd.shared());
+    cache_.hold(e->node, e->attr);
+    EXPECT_TRUE(e->node.fd.shared());
+    EXPECT_NE(::fcntl(e->node.fd.get(), F_GETFL) & O_PATH, 0);
+    EXPECT_EQ(cache_.path_entries(), 1u);
+    auto ref = table_->find_by_handle(e->node.handle.data());
+    ASSERT_TRUE(ref.ok());
+    auto hit = cache_.cached_node(*ref);
+    ASSERT_TRUE(hit.ok());
+    EXPECT_EQ(hit->fd.get(), e->node.fd.get());
+    auto again = lookup(root_, "f", kRoot);
+    ASSERT_TRUE(again.ok());
+    cache_.hold(again->node, again->attr);
+    EXPECT_EQ(again->node.fd.get(), e->node.fd.get());  // the first one's, ours closed
+    cache_.hold(again->node, again->attr);              // shared already: nothing
+    EXPECT_EQ(cache_.size(), 1u);
+
+    auto d = lookup(root_, "d", kRoot);
+    ASSERT_TRUE(d.ok());
+    cache_.hold(d->node, d->attr);
+    EXPECT_FALSE(d->node.fd.shared());
+    write_file("g", "x");
+    auto g = lookup(root_, "g", kRoot);
+    ASSERT_TRUE(g.ok());
+    struct statx gone = g->attr;
+    gone.stx_nlink = 0;
+    cache_.hold(g->node, gone);
+    EXPECT_FALSE(g->node.fd.shared());
+    EXPECT_EQ(cache_.size(), 1u);
+}
+
 TEST_F(IoTest, ConcurrentUsersShareTheCacheSafely) {
     constexpr int kThreads = 8;
     constexpr int kRounds = 100;
