@@ -130,7 +130,7 @@ Result<Node> FdCache::node(const HandleRef& ref, struct statx* attrs) {
         UniqueFd fd = node->fd.take_own();
         auto file = std::make_shared<const OpenFile>(OpenFile{
             ref.exp, ref.handle, std::move(fd), false, /*directory=*/false, /*path_only=*/true});
-        file = insert_for_node(std::move(file));
+        file = insert(std::move(file), std::nullopt);
         const int shared = file->fd.get();
         node->fd = NodeFd(shared, std::move(file), /*directory=*/false);
         return node;
@@ -143,7 +143,7 @@ Result<Node> FdCache::node(const HandleRef& ref, struct statx* attrs) {
     if (!fd) return node;
     auto file = std::make_shared<const OpenFile>(
         OpenFile{ref.exp, ref.handle, std::move(fd), false, /*directory=*/true});
-    file = insert_for_node(std::move(file));
+    file = insert(std::move(file), std::nullopt);
     const int shared = file->fd.get();
     const bool directory = file->directory;
     return Node{ref.exp, NodeFd(shared, std::move(file), directory), ref.handle};
@@ -207,32 +207,18 @@ void FdCache::drop(Slots::iterator it, Files& out) {
 }
 
 std::shared_ptr<const OpenFile> FdCache::insert(std::shared_ptr<const OpenFile> file,
-                                                OpenFor need) {
+                                                std::optional<OpenFor> need) {
     Files evicted;  // closed after the lock is released
     std::lock_guard lock(mu_);
     auto it = slots_.find(file->handle);
     if (it != slots_.end()) {
-        // Another thread raced us. Keep theirs if it serves this request too.
-        if (usable_for(*it->second.file, file->exp.get(), need) &&
-            (it->second.file->writable || !file->writable)) {
-            touch(it->second);
-            return it->second.file;
-        }
-        replace(it->second, file, evicted);
-        return file;
-    }
-    add(file, evicted);
-    return file;
-}
-
-std::shared_ptr<const OpenFile> FdCache::insert_for_node(std::shared_ptr<const OpenFile> file) {
-    Files evicted;  // closed after the lock is released
-    std::lock_guard lock(mu_);
-    auto it = slots_.find(file->handle);
-    if (it != slots_.end()) {
-        // Another thread raced us: keep theirs if it is of this export too (the same object:
-        // a directory then, or a regular file held for node() or for I/O).
-        if (it->second.file->exp == file->exp) {
+        // Another thread raced us. Keep theirs if it serves this request too: for I/O, one
+        // usable for it and at least as writable; for node(), any of this export (the same
+        // object: a directory then, or a regular file held for node() or for I/O).
+        const OpenFile& theirs = *it->second.file;
+        if (need
+                ? usable_for(theirs, file->exp.get(), *need) && (theirs.writable || !file->writable)
+                : theirs.exp == file->exp) {
             touch(it->second);
             return it->second.file;
         }
@@ -308,7 +294,7 @@ void FdCache::hold(Node& node, const struct statx& attrs) {
     if (!fd) return;
     auto file = std::make_shared<const OpenFile>(OpenFile{
         node.exp, node.handle, std::move(fd), false, /*directory=*/false, /*path_only=*/true});
-    file = insert_for_node(std::move(file));  // ours is closed if another entry wins
+    file = insert(std::move(file), std::nullopt);  // ours is closed if another entry wins
     const int shared = file->fd.get();
     node.fd = NodeFd(shared, std::move(file), /*directory=*/false);
 }

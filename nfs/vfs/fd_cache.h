@@ -179,9 +179,10 @@ class FdCache final : public FdReclaimer {
     // that to a worker (EWOULDBLOCK), since the last close of a removed file may wait on disk.
     Result<Node> kept_node(const HandleRef& ref, std::shared_ptr<const OpenFile> kept,
                            struct statx* attrs, bool may_drop);
-    std::shared_ptr<const OpenFile> insert(std::shared_ptr<const OpenFile> file, OpenFor need);
-    // A directory, or a path entry: an entry of the same export already there wins.
-    std::shared_ptr<const OpenFile> insert_for_node(std::shared_ptr<const OpenFile> file);
+    // `need`: an entry for I/O; none: a directory or a path entry, for node(). An entry
+    // already there that serves as well wins (see the definition).
+    std::shared_ptr<const OpenFile> insert(std::shared_ptr<const OpenFile> file,
+                                           std::optional<OpenFor> need);
     // Under mu_: the slot's use (both LRU lists, its epoch).
     void touch(Slot& slot);
     // Under mu_: a new slot for `file`, then evict_over_capacity.
