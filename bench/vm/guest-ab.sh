@@ -13,6 +13,9 @@
 # loop, over a lookupcache=none mount: one LOOKUP each) instead: LOOKUPs/s and CPU per LOOKUP.
 # AB_JOB=getattr the same over an actimeo=0 mount (each stat() revalidates the file's
 # attributes: a GETATTR) instead: stat()s/s and CPU per stat().
+# AB_JOB=unlink removes AB_FILES files made on the server side, one at a time
+# (/vmtest/serial-unlink.py), after dropping the guest's caches, as the bench's meta-unlink
+# job: a LOOKUP and a REMOVE each; files/s and CPU per file.
 # AB_JOB=randread runs 4 KiB random reads instead (/vmtest/rand-read.fio: O_DIRECT, iodepth
 # 16, AB_RUNTIME seconds) over an AB_SIZE file made on the server, so in its page cache:
 # IOPS and the guest's CPU per READ.
@@ -135,8 +138,18 @@ lookup() { timed "$1" "$2" serial-lookup.py ab-lookup ",lookupcache=none" stats_
 # getattr NAME ROUND: the same files through an `actimeo=0` mount: the client keeps the
 # names but no attributes, so each stat() is a GETATTR of the file
 getattr() { timed "$1" "$2" serial-lookup.py ab-lookup ",actimeo=0" stats_per_s stats; }
+# unlink NAME ROUND: /vmtest/serial-unlink.py over $FILES files made on the server side, with
+# the guest's caches (the client's and the server's) dropped first
+unlink_job() {
+    local d="ab-unlink-$1-$2" i
+    mkdir -p "$EXPORT/$d" && for ((i = 0; i < FILES; i++)); do : > "$EXPORT/$d/f$i"; done
+    sync; echo 3 > /proc/sys/vm/drop_caches
+    timed "$1" "$2" serial-unlink.py "$d" "" files_per_s files
+    rm -rf "${EXPORT:?}/$d"
+}
 run_job() {
     case "$JOB" in
+        unlink) unlink_job "$@" ;;
         randread) randread "$@" ;;
         serial) serial "$@" ;;
         lookup) lookup "$@" ;;
