@@ -23,7 +23,8 @@
 // reported once per open file description, so each commit opens one of its own). A directory
 // removed meanwhile is found with nlink 0 and answered ESTALE, as open_by_handle_at would.
 // Regular files resolved by node() (GETATTR, ACCESS, SETATTR: an attribute revalidation is
-// the commonest call of all) are kept too, as the O_PATH descriptor ExportTable::open made:
+// the commonest call of all) are kept too, as the O_PATH descriptor ExportTable::open made,
+// and so are those a worker's LOOKUP found (hold()):
 // a later resolve costs one statx instead of open_by_handle_at, statx and close, and a call
 // that must not block (a reactor's GETATTR) finds it here. But a descriptor keeps a removed
 // file's blocks allocated, so these "path entries" are kept for a short while only, as the
@@ -118,10 +119,10 @@ class FdCache final : public FdReclaimer {
     Result<Node> cached_node(const HandleRef& ref, struct statx* attrs = nullptr);
     Result<std::shared_ptr<const OpenFile>> cached(const HandleRef& ref, OpenFor need);
 
-    // Closes the path entries not used since the previous call (so 1 to 2 periods after
-    // their last use) that no request holds; returns how many. The daemon calls it every
-    // second, on a worker: the last close of a removed file frees its blocks, which may wait
-    // on the disk.
+    // Drops the path entries not used since the previous call (so 1 to 2 periods after
+    // their last use); returns how many. One a request holds stays open until the request
+    // lets go. The daemon calls it every second, on a worker: the last close of a removed
+    // file frees its blocks, which may wait on the disk.
     size_t close_idle();
 
     // A regular file a LOOKUP has just found, its node's own O_PATH descriptor: kept as a
