@@ -340,6 +340,10 @@ nfsrdmad_dump() {
 # log (SIGUSR1 writes its counters there).
 nfsrdmad_stat() {
     nfsrdmad_dump
+    nfsrdmad_last_stat "$1" "$2"
+}
+# nfsrdmad_last_stat GROUP KEY: the same from the last such line already logged (no dump).
+nfsrdmad_last_stat() {
     grep -o "stats: $1 .*" "$NFSRDMAD_LOG" | tail -1 | tr ' ' '\n' | sed -n "s/^$2=//p"
 }
 

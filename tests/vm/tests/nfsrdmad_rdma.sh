@@ -90,15 +90,9 @@ rdma_opts() {  # extra options
     echo "vers=3,proto=rdma,port=$RDMA_PORT,mountport=$NFSRDMAD_MOUNT_PORT,mountproto=tcp,nolock,soft,timeo=300,retrans=2${1:+,$1}"
 }
 
-counter() {  # NAME: the value of NAME= in the last stats line of the daemon log
-    grep -o "stats: rdma .*" "$NFSRDMAD_LOG" | tail -1 | tr ' ' '\n' | sed -n "s/^$1=//p"
-}
-rpc_counter() {  # NAME: the same from the last "stats: rpc" line
-    grep -o "stats: rpc .*" "$NFSRDMAD_LOG" | tail -1 | tr ' ' '\n' | sed -n "s/^$1=//p"
-}
-fds_counter() {  # NAME: the same from the last "stats: fds" line
-    grep -o "stats: fds .*" "$NFSRDMAD_LOG" | tail -1 | tr ' ' '\n' | sed -n "s/^$1=//p"
-}
+counter() { nfsrdmad_last_stat rdma "$1"; }  # NAME: from the last "stats: rdma" line
+rpc_counter() { nfsrdmad_last_stat rpc "$1"; }
+fds_counter() { nfsrdmad_last_stat fds "$1"; }
 
 dump_stats() { nfsrdmad_dump; }
 
