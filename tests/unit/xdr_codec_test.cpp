@@ -100,6 +100,26 @@ TEST(XdrCodec, BoolOtherThanZeroOrOneIsGarbage) {
     EXPECT_FALSE(xdr_decode(d, a));
 }
 
+// Once a read fails, nothing more is read, though words remain: the decoder's bounds check
+// alone must turn every later read away (Decoder::fail leaves nothing to read).
+TEST(XdrCodec, AFailedDecoderReadsNothingMore) {
+    auto bytes = be({2, 7, 8, 0});  // a bool that is not one, then words that would decode
+    xdr::Decoder d(bytes);
+    (void)d.get_bool();
+    ASSERT_FALSE(d.ok());
+    EXPECT_EQ(d.get_u32(), 0u);
+    EXPECT_TRUE(d.get_fixed(4).empty());
+    EXPECT_TRUE(d.get_opaque(16).empty());
+    EXPECT_EQ(d.remaining(), 0u);
+    EXPECT_FALSE(d.ok());
+
+    xdr::Decoder over(bytes);
+    EXPECT_TRUE(over.get_opaque(1).empty());  // a length of 2 over a bound of 1
+    ASSERT_FALSE(over.ok());
+    EXPECT_EQ(over.get_u32(), 0u);
+    EXPECT_FALSE(over.ok());
+}
+
 TEST(XdrCodec, UnionEncodesOnlyTheSelectedArm) {
     n3::GETATTR3res r;
     EXPECT_EQ(r.status(), n3::NFS3_OK) << "a default union holds discriminant 0 and its arm";

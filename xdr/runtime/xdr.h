@@ -174,7 +174,9 @@ public:
         : in_(in), stream_base_(position_base) {}
 
     bool ok() const { return ok_; }
-    void fail() { ok_ = false; }
+    // A failed decoder stays failed: nothing is left to read (pos_ at the end), so each
+    // read's bounds check alone turns it away (one compare, not two, on every word).
+    void fail() { ok_ = false; pos_ = in_.size(); }
     size_t offset() const { return pos_; }
     size_t remaining() const { return ok_ ? in_.size() - pos_ : 0; }
     // The whole XDR stream as the sender encoded it: what precedes the decoded bytes
@@ -198,7 +200,7 @@ public:
     size_t unconsumed_chunks() const { return chunks_.size() - next_chunk_; }
 
     uint32_t get_u32() {
-        if (!ok_ || in_.size() - pos_ < 4) { ok_ = false; return 0; }
+        if (in_.size() - pos_ < 4) [[unlikely]] { fail(); return 0; }
         const uint8_t* p = in_.data() + pos_;
         pos_ += 4;
         return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | p[3];
@@ -208,31 +210,31 @@ public:
     int64_t get_i64() { return static_cast<int64_t>(get_u64()); }
     bool get_bool() {
         uint32_t v = get_u32();
-        if (v > 1) ok_ = false;  // RFC 4506 §4.4: only 0 and 1
+        if (v > 1) fail();  // RFC 4506 §4.4: only 0 and 1
         return v == 1;
     }
     std::span<const uint8_t> get_fixed(size_t n) {
         size_t total = n + pad4(n);
-        if (!ok_ || in_.size() - pos_ < total) { ok_ = false; return {}; }
+        if (in_.size() - pos_ < total) [[unlikely]] { fail(); return {}; }
         auto s = in_.subspan(pos_, n);
         pos_ += total;
         return s;
     }
     std::span<const uint8_t> get_opaque(uint32_t max) {
         uint32_t n = get_u32();
-        if (!ok_ || n > max) { ok_ = false; return {}; }
+        if (!ok_ || n > max) { fail(); return {}; }
         if (next_chunk_ < chunks_.size()) {
             const ReadChunk& c = chunks_[next_chunk_];
             const size_t here = stream_base_ + pos_ + moved_;
             if (c.position == here) {
                 // The data was moved out of line (RFC 8166 §3.4.5); so was its padding.
-                if (n > c.data.size()) { ok_ = false; return {}; }
+                if (n > c.data.size()) { fail(); return {}; }
                 ++next_chunk_;
                 moved_ += n + pad4(n);
                 return c.data.first(n);
             }
             // Decoding went past the chunk: it starts inside some other item.
-            if (c.position < here) { ok_ = false; return {}; }
+            if (c.position < here) { fail(); return {}; }
         }
         return get_fixed(n);
     }
