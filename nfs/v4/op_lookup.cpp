@@ -104,7 +104,7 @@ x4::nfsstat4 lookup_name(Request& rq, const Target& dir, std::string_view name, 
 x4::nfsstat4 lookup_entry(Request& rq, const Target& dir, std::string_view name, Target& out,
                           std::optional<struct statx>* attrs, bool searched) {
     if (dir.pseudo) {
-        auto e = rq.pseudo->lookup(dir.pseudo_node, name);
+        auto e = rq.pseudo().lookup(dir.pseudo_node, name);
         if (!e) return x4::NFS4ERR_NOENT;
         return pseudo_entry(rq, *e, out);
     }
@@ -152,7 +152,7 @@ x4::nfsstat4 parent_of(Request& rq, const Target& dir, Target& up) {
     up = Target{};
     if (dir.pseudo) {
         // §18.14.3: the root has no parent.
-        auto p = rq.pseudo->parent(dir.pseudo_node);
+        auto p = rq.pseudo().parent(dir.pseudo_node);
         if (!p) return x4::NFS4ERR_NOENT;
         up.pseudo = true;
         up.pseudo_node = *p;
@@ -161,7 +161,7 @@ x4::nfsstat4 parent_of(Request& rq, const Target& dir, Target& up) {
     auto st = vfs::getattr(dir.node);
     if (!st) return to_nfsstat4(st.error());
     if (dir.node.exp->is_root(*st)) {
-        auto p = rq.pseudo->parent_of_export(dir.node.exp->fsid());
+        auto p = rq.pseudo().parent_of_export(dir.node.exp->fsid());
         if (!p) return x4::NFS4ERR_NOENT;
         up.pseudo = true;
         up.pseudo_node = *p;

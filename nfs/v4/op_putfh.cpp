@@ -17,9 +17,9 @@ OpResult op_putfh(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
         st = x4::NFS4ERR_BADHANDLE;
     } else if (is_pseudo_handle(a.object)) {
         auto node = decode_pseudo_handle(rq.table->key(), a.object);
-        st = !node                   ? x4::NFS4ERR_BADHANDLE
-             : rq.pseudo->has(*node) ? x4::NFS4_OK
-                                     : x4::NFS4ERR_STALE;
+        st = !node                    ? x4::NFS4ERR_BADHANDLE
+             : rq.pseudo().has(*node) ? x4::NFS4_OK
+                                      : x4::NFS4ERR_STALE;
     } else if (auto ref = rq.find_by_handle(a.object); !ref) {
         st = to_nfsstat4(ref.error());
     }

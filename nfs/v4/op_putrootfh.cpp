@@ -9,7 +9,7 @@ namespace {
 
 OpResult put_root(Compound& c, xdr::Encoder& res) {
     Request& rq = *c.rq;
-    PseudoFs::Entry root = rq.pseudo->root();
+    PseudoFs::Entry root = rq.pseudo().root();
     Target t;
     if (root.kind == PseudoFs::Entry::ExportRoot) {
         // An export at "/": the root is that export's root directory.

@@ -105,7 +105,7 @@ OpResult op_readdir(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     Listing l{rq, want, limit, res};
     bool eof = false;
     if (dir->pseudo) {
-        auto entries = rq.pseudo->list(dir->pseudo_node);
+        auto entries = rq.pseudo().list(dir->pseudo_node);
         // Cookies: an entry's index + 3 (0, 1 and 2 are reserved).
         size_t first = a.cookie == 0 ? 0 : a.cookie - 2;
         eof = true;

@@ -50,8 +50,13 @@ std::shared_ptr<const PseudoFs> Services::pseudo_for(
     return pseudo_;
 }
 
+const PseudoFs& Request::pseudo() {
+    if (!pseudo_) pseudo_ = svc.pseudo_for(table);
+    return *pseudo_;
+}
+
 Request::Request(rpc::CallContext& ctx, Services& svc)
-    : ctx(ctx), svc(svc), table(svc.exports->snapshot()), pseudo(svc.pseudo_for(table)) {
+    : ctx(ctx), svc(svc), table(svc.exports->snapshot()) {
     compound.rq = this;
 }
 
@@ -91,7 +96,7 @@ x4::nfsstat4 Request::resolve(std::span<const uint8_t> fh, Target& out, struct s
         auto node = decode_pseudo_handle(table->key(), fh);
         if (!node) return x4::NFS4ERR_BADHANDLE;
         // A pseudo directory no longer above any export (a reload took it away).
-        if (!pseudo->has(*node)) return x4::NFS4ERR_STALE;
+        if (!pseudo().has(*node)) return x4::NFS4ERR_STALE;
         out.pseudo = true;
         out.pseudo_node = *node;
         return x4::NFS4_OK;
@@ -121,15 +126,14 @@ x4::nfsstat4 Request::resolve_cached(const std::optional<WireHandle>& fh,
     out = nullptr;
     if (!fh) return x4::NFS4ERR_NOFILEHANDLE;
     if (!cache || cache->fh != *fh) {
-        cache.reset();
-        Target t;
-        struct statx attrs {};
-        if (auto st = resolve(fh->data(), t, &attrs); st != x4::NFS4_OK) return st;
-        cache.emplace(Cached{*fh, std::move(t), std::nullopt, false, {}});
-        if (!cache->t.pseudo) {
-            cache->attrs_op = compound.op_index;
-            cache->attrs = attrs;
+        // Resolved in place: no Target nor statx copied into the cache after.
+        Cached& c = cache.emplace();
+        c.fh = *fh;
+        if (auto st = resolve(fh->data(), c.t, &c.attrs); st != x4::NFS4_OK) {
+            cache.reset();
+            return st;
         }
+        if (!c.t.pseudo) c.attrs_op = compound.op_index;
     }
     out = &cache->t;
     return x4::NFS4_OK;
@@ -175,7 +179,7 @@ x4::nfsstat4 Request::current_handle(const WireHandle*& out, bool& pseudo_fh) {
     if (pseudo_fh) {
         auto node = decode_pseudo_handle(table->key(), fh.data());
         if (!node) return x4::NFS4ERR_BADHANDLE;
-        if (!pseudo->has(*node)) return x4::NFS4ERR_STALE;
+        if (!pseudo().has(*node)) return x4::NFS4ERR_STALE;
     } else if (!current_ || current_->fh != fh) {  // (current_: resolved and admitted)
         auto ref = find_by_handle(fh.data());
         if (!ref) return to_nfsstat4(ref.error());

@@ -46,8 +46,10 @@ class Request {
     rpc::CallContext& ctx;
     Services& svc;
     std::shared_ptr<const vfs::ExportTable> table;  // this COMPOUND's export snapshot
-    std::shared_ptr<const PseudoFs> pseudo;         // built over `table`
-    Compound compound;                              // compound.rq == this
+    // The pseudo file system over `table`, built (or found) on first use: most COMPOUNDs
+    // never touch it, and finding it takes the Services' mutex.
+    const PseudoFs& pseudo();
+    Compound compound;  // compound.rq == this
 
     // Set by SEQUENCE (§18.46): the session and client this COMPOUND runs in.
     std::shared_ptr<state::Session> session;
@@ -136,7 +138,8 @@ class Request {
     x4::nfsstat4 admit(const vfs::Export& exp, Caller& who);
 
     std::optional<Cached> current_, saved_;
-    std::optional<vfs::HandleRef> found_;  // find_by_handle's last success
+    std::optional<vfs::HandleRef> found_;     // find_by_handle's last success
+    std::shared_ptr<const PseudoFs> pseudo_;  // pseudo(): null until first asked for
 };
 
 // errno (and vfs::kBadHandle) -> nfsstat4 (RFC 8881 §15.1).
