@@ -39,8 +39,12 @@ constexpr std::array<uint64_t, OpStats::kBuckets.size()> kBucketNs = [] {
 }  // namespace
 
 size_t latency_bucket(uint64_t nanoseconds) {
-    return static_cast<size_t>(std::lower_bound(kBucketNs.begin(), kBucketNs.end(), nanoseconds) -
-                               kBucketNs.begin());
+    // From the smallest bound up, not a binary search: most calls land in the first few
+    // buckets (tens of microseconds), so this takes one to four compares where a binary
+    // search takes five.
+    size_t i = 0;
+    while (i < kBucketNs.size() && nanoseconds > kBucketNs[i]) ++i;
+    return i;
 }
 
 void OpStats::count(size_t i, uint64_t nanoseconds) {
