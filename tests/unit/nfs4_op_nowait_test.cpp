@@ -256,19 +256,26 @@ TEST_F(Nfs4Nowait, AReadThroughAnOpenComesFromThePageCacheOrFromAWorker) {
     EXPECT_EQ(std::string(r.payloads[0].begin(), r.payloads[0].end()), content.substr(4096, 4096));
 
     // Out of the page cache: given up, then the worker's run of the same request reads it.
-    int fd = ::open(path("f").c_str(), O_RDONLY);
-    ASSERT_GE(fd, 0);
-    ASSERT_EQ(::fdatasync(fd), 0);
-    ASSERT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-    void* map = ::mmap(nullptr, content.size(), PROT_READ, MAP_SHARED, fd, 0);
-    ASSERT_NE(map, MAP_FAILED);
-    unsigned char resident[16] = {};
-    ASSERT_EQ(::mincore(map, content.size(), resident), 0);
-    ::munmap(map, content.size());
-    ::close(fd);
-    ASSERT_EQ(resident[8], 0) << "the page cache kept the file: cannot test this here";
-    const uint64_t reads = op_calls("READ");
-    Reply cold = nowait({op_putfh(handle), op_read(sid, 8 * 4096, 4096)});
+    // The kernel may read the page back between the drop and the READ (readahead the first
+    // READ started, about 1 run in 40 here): then the drop is made again, a few times.
+    Reply cold;
+    uint64_t reads = 0;
+    for (int attempt = 0; attempt < 5; ++attempt) {
+        int fd = ::open(path("f").c_str(), O_RDONLY);
+        ASSERT_GE(fd, 0);
+        ASSERT_EQ(::fdatasync(fd), 0);
+        ASSERT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+        void* map = ::mmap(nullptr, content.size(), PROT_READ, MAP_SHARED, fd, 0);
+        ASSERT_NE(map, MAP_FAILED);
+        unsigned char resident[16] = {};
+        ASSERT_EQ(::mincore(map, content.size(), resident), 0);
+        ::munmap(map, content.size());
+        ::close(fd);
+        ASSERT_EQ(resident[8], 0) << "the page cache kept the file: cannot test this here";
+        reads = op_calls("READ");
+        cold = nowait({op_putfh(handle), op_read(sid, 8 * 4096, 4096)});
+        if (cold.kind == rpc::Outcome::WouldBlock) break;
+    }
     EXPECT_EQ(cold.kind, rpc::Outcome::WouldBlock);
     EXPECT_EQ(op_calls("READ"), reads);
     Reply worker = seq({op_putfh(handle), op_read(sid, 8 * 4096, 4096)});
