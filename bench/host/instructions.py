@@ -24,7 +24,8 @@ import sys
 import tempfile
 from collections import defaultdict
 
-WORKLOADS = ["null", "v3_getattr", "v3_read_4k", "v41_getattr", "v3_create", "v41_create"]
+WORKLOADS = ["null", "v3_getattr", "v3_getattr_nowait", "v3_read_4k", "v41_getattr",
+             "v41_getattr_nowait", "v3_create", "v41_create"]
 # These name files with openat2(2), which valgrind 3.19 does not know: system calls only.
 STRACE_ONLY = {"v3_create", "v41_create"}
 
@@ -129,7 +130,7 @@ def main():
     print(f"per call, from {n} and {2 * n} calls (callgrind: user-space instructions; "
           "strace: system calls)")
     cols = ["ours", "libstdc++", "libc", "other"]
-    print(f"{'workload':<14}" + "".join(f"{c:>11}" for c in cols) + f"{'total':>11}"
+    print(f"{'workload':<20}" + "".join(f"{c:>11}" for c in cols) + f"{'total':>11}"
           + f"{'syscalls':>10}")
     for name, r in results.items():
         ins = r["instructions"]
@@ -137,7 +138,7 @@ def main():
             row = "".join(f"{ins.get(c, 0):>11.0f}" for c in cols) + f"{sum(ins.values()):>11.0f}"
         else:
             row = "".join(f"{'-':>11}" for _ in cols + ["total"])
-        print(f"{name:<14}{row}{sum(r['syscalls'].values()):>10.1f}")
+        print(f"{name:<20}{row}{sum(r['syscalls'].values()):>10.1f}")
     print()
     for name, r in results.items():
         calls = ", ".join(f"{k} {v:g}" for k, v in sorted(r["syscalls"].items(),
