@@ -30,8 +30,11 @@ struct Scan {
     size_t at = 0;  // the operation where it stops
 };
 
-// Records the numbers of the operations that decode (Compound::opnums).
-Scan scan(const OpTable& ops, xdr::Decoder d, size_t count, Compound& c) {
+// Records the numbers of the operations that decode (Compound::opnums), and where the
+// arguments of each of the first kNowaitOps start (`args_at`: offsets in `d`), so that a
+// nowait COMPOUND's pre-flight need not read past the operations again.
+Scan scan(const OpTable& ops, xdr::Decoder d, size_t count, Compound& c,
+          std::array<size_t, kNowaitOps>& args_at) {
     Scan s;
     size_t n = std::min(count, kMaxDecodedOps);
     c.decoded_ops = 0;
@@ -40,6 +43,7 @@ Scan scan(const OpTable& ops, xdr::Decoder d, size_t count, Compound& c) {
         uint32_t opnum = d.get_u32();
         if (!d.ok()) return {Scan::Garbage, i};
         if (!ops.find(opnum)) return {Scan::Illegal, i};
+        if (i < kNowaitOps) args_at[i] = d.offset();
         // Read past, not decoded: each operation decodes its own arguments when it runs.
         if (!x4::xdr_skip(at, std::type_identity<x4::nfs_argop4>{})) return {Scan::BadXdr, i};
         d = at;
@@ -169,17 +173,21 @@ bool nowait_compound(const Compound& c, const Scan& s, size_t count) {
     return true;
 }
 
-// A nowait COMPOUND's pre-flight: each operation's OpEntry::may_nowait, over the
-// arguments that `d` (just past the operation count) holds; scan() found them whole.
-bool preflight(const OpTable& ops, Compound& c, xdr::Decoder d, size_t count) {
+// A nowait COMPOUND's pre-flight: each operation's OpEntry::may_nowait, over its
+// arguments where scan() found them whole (`args_at`, offsets in `d`, the decoder just
+// past the operation count; nowait_compound() said every operation decoded and there are
+// at most kNowaitOps). A COMPOUND that carries read chunks (RPC-over-RDMA: WRITE data,
+// never nowait) is not tried: the arguments are reached without reading what lies before.
+bool preflight(const OpTable& ops, Compound& c, const xdr::Decoder& d, size_t count,
+               const std::array<size_t, kNowaitOps>& args_at) {
+    if (d.unconsumed_chunks() != 0) return false;
     bool go = true;
     for (size_t i = 0; i < count && go; ++i) {
-        xdr::Decoder whole = d;
-        const OpEntry& op = *ops.find(d.get_u32());
+        const OpEntry& op = *ops.find(c.opnum_at[i]);
+        xdr::Decoder args = d;
+        args.skip_to(args_at[i]);
         c.op_index = i;
-        if (op.may_nowait) go = op.may_nowait(c, d);
-        if (!x4::xdr_skip(whole, std::type_identity<x4::nfs_argop4>{})) break;
-        d = whole;
+        if (op.may_nowait) go = op.may_nowait(c, args);
     }
     c.op_index = 0;
     return go;
@@ -205,10 +213,11 @@ CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args
         res.patch_u32(start, x4::NFS4ERR_MINOR_VERS_MISMATCH);
         return CompoundOutcome::Done;
     }
-    Scan s = scan(ops, args, count, c);
+    std::array<size_t, kNowaitOps> args_at;
+    Scan s = scan(ops, args, count, c, args_at);
     if (s.stop == Scan::Garbage) return CompoundOutcome::Garbage;
     // Nothing has run: a COMPOUND not to try nowait goes to a worker whole.
-    if (c.nowait && (!nowait_compound(c, s, count) || !preflight(ops, c, args, count)))
+    if (c.nowait && (!nowait_compound(c, s, count) || !preflight(ops, c, args, count, args_at)))
         return CompoundOutcome::Declined;
     HeldCounts held;
     held.stats = stats;

@@ -359,4 +359,59 @@ TEST_F(CompoundTest, OperationsAreTimedFromTheCallsStartAndGiveTheLastReadingBac
     EXPECT_EQ(calls, 3u);
 }
 
+// A nowait COMPOUND's pre-flight hands each operation its own arguments (found by the scan
+// before anything runs, not read past again), and says no for the whole COMPOUND when one
+// operation says no: then nothing of it runs.
+std::vector<uint32_t>* read_counts_seen = nullptr;
+bool read_may_nowait(Compound&, xdr::Decoder args) {
+    x4::READ4args a;
+    if (!x4::xdr_decode(args, a)) return false;
+    read_counts_seen->push_back(a.count);
+    return a.count != 13;
+}
+
+TEST_F(CompoundTest, APreflightSeesEachOperationsOwnArguments) {
+    std::vector<uint32_t> seen;
+    read_counts_seen = &seen;
+    ops.set(x4::OP_READ, {"READ", big_read, encode_status_only, true, false, read_may_nowait});
+    c.nowait = true;
+    c.nowait_reads = true;
+    EXPECT_EQ(run(compound({seq(), op(x4::OP_PUTROOTFH), read(5), read(7)})),
+              CompoundOutcome::Done);
+    EXPECT_EQ(seen, (std::vector<uint32_t>{5, 7}));
+    EXPECT_EQ(n.big, 2);
+
+    seen.clear();
+    c = Compound{};
+    c.nowait = true;
+    c.nowait_reads = true;
+    EXPECT_EQ(run(compound({seq(), op(x4::OP_PUTROOTFH), read(5), read(13)})),
+              CompoundOutcome::Declined);
+    EXPECT_EQ(seen, (std::vector<uint32_t>{5, 13}));
+    EXPECT_EQ(n.sequence, 1);  // the first COMPOUND's only
+    read_counts_seen = nullptr;
+}
+
+// One that carries RPC-over-RDMA read chunks (WRITE data: never nowait) is left to a worker
+// before any pre-flight: its arguments cannot be reached without reading what precedes them.
+TEST_F(CompoundTest, ANowaitCompoundWithReadChunksIsDeclinedUnread) {
+    std::vector<uint32_t> seen;
+    read_counts_seen = &seen;
+    ops.set(x4::OP_READ, {"READ", big_read, encode_status_only, true, false, read_may_nowait});
+    c.nowait = true;
+    c.nowait_reads = true;
+    const std::vector<uint8_t> call = compound({seq(), op(x4::OP_PUTROOTFH), read(5)});
+    const std::vector<uint8_t> data(8, 0x42);
+    const xdr::ReadChunk chunk{call.size() + 64, data};
+    xdr::Decoder d(call);
+    d.set_read_chunks({&chunk, 1});
+    reply.clear();
+    xdr::Encoder e(reply);
+    EXPECT_EQ(run_compound(ops, c, d, e), CompoundOutcome::Declined);
+    EXPECT_TRUE(seen.empty());
+    EXPECT_EQ(n.sequence, 0);
+    EXPECT_EQ(n.big, 0);
+    read_counts_seen = nullptr;
+}
+
 }  // namespace

@@ -188,6 +188,13 @@ public:
         return n;
     }
     std::span<const uint8_t> rest() const { return in_.subspan(pos_); }
+    // Forward to `offset` (an offset() this decoder or a copy had), without reading what
+    // lies between. Only where no read chunk is left to take (unconsumed_chunks() == 0):
+    // an opaque in between would have taken it. Fails otherwise, or backwards.
+    void skip_to(size_t offset) {
+        if (offset < pos_ || offset > in_.size() || next_chunk_ < chunks_.size()) fail();
+        else pos_ = offset;
+    }
     // The call's read chunks, positions ascending (RFC 8166 §3.4.5). Not copied: the
     // caller keeps them alive while decoding.
     void set_read_chunks(std::span<const ReadChunk> c) {
