@@ -111,7 +111,7 @@ struct HeldCounts {
     };
     rpc::OpStats* stats = nullptr;
     bool given_up = false;
-    std::array<One, kNowaitOps> ops{};
+    std::array<One, kNowaitOps> ops;  // [0, n) are set: nothing to zero on every COMPOUND
     size_t n = 0;
     ~HeldCounts() {
         if (given_up || !stats) return;

@@ -83,9 +83,11 @@ OpResult op_sequence(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     };
     // Tried on a reactor (Compound::nowait), the COMPOUND may be given up and run again by a
     // worker: the slot then goes back to what it was, so that run begins it anew.
-    if (c.nowait)
-        c.on_abandon = [session = r.session.get(), slot = a.sa_slotid, seqid = a.sa_sequenceid,
-                        prior = r.prior] { session->abandon(slot, seqid, prior); };
+    if (c.nowait) {
+        rq.slot_seqid = a.sa_sequenceid;
+        rq.slot_prior = std::move(r.prior);
+        c.on_abandon = [&rq] { rq.session->abandon(rq.slot, rq.slot_seqid, rq.slot_prior); };
+    }
 
     // §2.10.6.4 and §18.46.3: a request beyond the channel's limits. The slot still
     // takes this reply (the request was new), so a retransmission gets the same answer.

@@ -1,7 +1,7 @@
 #include "nfs/v4/request.h"
 
-#include <algorithm>
 #include <cerrno>
+#include <cstring>
 
 #include "nfs/vfs/attrs.h"
 #include "nfs/vfs/result.h"
@@ -101,12 +101,13 @@ x4::nfsstat4 Request::resolve(std::span<const uint8_t> fh, Target& out, struct s
         out.pseudo_node = *node;
         return x4::NFS4_OK;
     }
-    auto ref = find_by_handle(fh);
-    if (!ref) return to_nfsstat4(ref.error());
-    if (ctx.nowait && leave_to_worker(*ref)) return block();
+    auto found = find_by_handle(fh);
+    if (!found) return to_nfsstat4(found.error());
+    const vfs::HandleRef& ref = **found;
+    if (ctx.nowait && leave_to_worker(ref)) return block();
     // Authorized before anything of the export is opened (as v3's Request::resolve).
-    if (auto st = admit(*ref->exp, out.who); st != x4::NFS4_OK) return st;
-    auto node = ctx.nowait ? svc.files.cached_node(*ref, attrs) : svc.files.node(*ref, attrs);
+    if (auto st = admit(*ref.exp, out.who); st != x4::NFS4_OK) return st;
+    auto node = ctx.nowait ? svc.files.cached_node(ref, attrs) : svc.files.node(ref, attrs);
     if (!node && ctx.nowait && node.error() == EWOULDBLOCK) return block();
     if (!node) return to_nfsstat4(node.error());
     out.node = std::move(*node);
@@ -114,11 +115,16 @@ x4::nfsstat4 Request::resolve(std::span<const uint8_t> fh, Target& out, struct s
     return x4::NFS4_OK;
 }
 
-vfs::Result<vfs::HandleRef> Request::find_by_handle(std::span<const uint8_t> fh) {
-    if (found_ && std::ranges::equal(found_->handle.data(), fh)) return *found_;
+vfs::Result<const vfs::HandleRef*> Request::find_by_handle(std::span<const uint8_t> fh) {
+    if (found_) {
+        const auto have = found_->handle.data();
+        if (have.size() == fh.size() && std::memcmp(have.data(), fh.data(), fh.size()) == 0)
+            return &*found_;
+    }
     auto ref = table->find_by_handle(fh);
-    if (ref) found_ = *ref;
-    return ref;
+    if (!ref) return ref.failure();
+    found_ = std::move(*ref);
+    return &*found_;
 }
 
 x4::nfsstat4 Request::resolve_cached(const std::optional<WireHandle>& fh,
@@ -184,7 +190,7 @@ x4::nfsstat4 Request::current_handle(const WireHandle*& out, bool& pseudo_fh) {
         auto ref = find_by_handle(fh.data());
         if (!ref) return to_nfsstat4(ref.error());
         Caller who;
-        if (auto st = admit(*ref->exp, who); st != x4::NFS4_OK) return st;
+        if (auto st = admit(*(*ref)->exp, who); st != x4::NFS4_OK) return st;
     }
     out = &fh;
     return x4::NFS4_OK;

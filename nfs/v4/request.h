@@ -55,6 +55,11 @@ class Request {
     std::shared_ptr<state::Session> session;
     state::ClientId clientid = 0;
     uint32_t slot = 0;  // the session's slot this COMPOUND holds
+    // A nowait COMPOUND: the sequence ID it began the slot with, and the slot as it was
+    // before, for SEQUENCE's on_abandon to put back (kept here, so that the callback holds
+    // one pointer and std::function allocates nothing).
+    uint32_t slot_seqid = 0;
+    state::PriorSlot slot_prior;
 
     // The current filehandle resolved and checked against its export's rules; cached
     // until the current filehandle changes. NFS4_OK, or the error for the operation:
@@ -86,8 +91,9 @@ class Request {
     }
     // table->find_by_handle (the handle's MAC, its export), remembering the last handle
     // found: PUTFH checks the handle and the operation after it resolves the same one,
-    // which then costs no second MAC.
-    vfs::Result<vfs::HandleRef> find_by_handle(std::span<const uint8_t> fh);
+    // which then costs no second MAC, nor a copy. The pointer is good until a call for
+    // other bytes.
+    vfs::Result<const vfs::HandleRef*> find_by_handle(std::span<const uint8_t> fh);
     // The attributes of the current filehandle's object when no operation can have
     // changed them since they were read: current() resolved it during the operation
     // running now, or the operation that made it current read them last (set_current)
