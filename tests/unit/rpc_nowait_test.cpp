@@ -3,6 +3,7 @@
 // or counted for the worker that runs it next, and NFSv3 GETATTR, ACCESS and READ from
 // what the descriptor and page caches hold, and LOOKUP from the dentry cache.
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -274,18 +275,27 @@ TEST_F(Nfs3, ReadComesFromThePageCacheOrFromAWorker) {
     EXPECT_EQ(r->payloads[0].data.size(), 100u);
 
     // Out of the page cache (clean pages, dropped): the read would wait for the disk.
+    // RWF_NOWAIT still starts the read of a missing page, and a fast disk (a virtio disk the
+    // host caches) can finish it before the kernel looks again, so now and then the page is
+    // back in time: then the drop is made again, a while later, up to 20 times.
     const std::string path = base + "/export/file";
-    int fd = ::open(path.c_str(), O_RDONLY);
-    ASSERT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-    void* map = ::mmap(nullptr, kFileSize, PROT_READ, MAP_SHARED, fd, 0);
-    ASSERT_NE(map, MAP_FAILED);
-    unsigned char resident[kFileSize / 4096] = {};
-    ASSERT_EQ(::mincore(map, kFileSize, resident), 0);
-    ::munmap(map, kFileSize);
-    ::close(fd);
-    ASSERT_EQ(resident[4], 0) << "the page cache kept " << path << ": cannot test this here";
-    const uint64_t calls = d.counters().calls.load();
-    EXPECT_FALSE(run(kRead, read_args("file", 4 * 4096, 4096), true, r));
+    bool answered = true;
+    uint64_t calls = 0;
+    for (int attempt = 0; attempt < 20 && answered; ++attempt) {
+        if (attempt > 0) ::usleep(10000);
+        int fd = ::open(path.c_str(), O_RDONLY);
+        ASSERT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+        void* map = ::mmap(nullptr, kFileSize, PROT_READ, MAP_SHARED, fd, 0);
+        ASSERT_NE(map, MAP_FAILED);
+        unsigned char resident[kFileSize / 4096] = {};
+        ASSERT_EQ(::mincore(map, kFileSize, resident), 0);
+        ::munmap(map, kFileSize);
+        ::close(fd);
+        ASSERT_EQ(resident[4], 0) << "the page cache kept " << path << ": cannot test this here";
+        calls = d.counters().calls.load();
+        answered = run(kRead, read_args("file", 4 * 4096, 4096), true, r);
+    }
+    EXPECT_FALSE(answered);
     EXPECT_EQ(d.counters().calls.load(), calls);
     ASSERT_TRUE(run(kRead, read_args("file", 4 * 4096, 4096), false, r));
     EXPECT_EQ(nfsstat(*r), 0u);
