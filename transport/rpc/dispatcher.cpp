@@ -83,10 +83,12 @@ std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
     DecodedCall dc = decode_call(msg.bytes);
     // A nowait call goes no further than this unless its flavor keeps no state and its
     // procedure is one to try (most are not: they leave before the credential is decoded).
+    std::optional<ProgramRegistry::Lookup> looked_up;  // then not looked up again below
     if (nowait && dc.status == DecodedCall::Ok) {
         bool tried = dc.auth.cred_flavor == x::AUTH_NONE || dc.auth.cred_flavor == x::AUTH_SYS;
         if (tried) {
-            ProgramRegistry::Lookup found = programs_.find(dc.header.prog, dc.header.vers);
+            const ProgramRegistry::Lookup& found =
+                looked_up.emplace(programs_.find(dc.header.prog, dc.header.vers));
             const ProcedureInfo info =
                 found.program ? found.program->procedure(dc.header.vers, dc.header.proc)
                               : ProcedureInfo{};
@@ -140,7 +142,7 @@ std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
     h.cred = std::move(auth.cred);  // the flavors keep what they need in auth.context
     OpaqueAuth verf = flavor->reply_verifier(auth);
 
-    ProgramRegistry::Lookup found = programs_.find(h.prog, h.vers);
+    ProgramRegistry::Lookup found = looked_up ? *looked_up : programs_.find(h.prog, h.vers);
     if (!found.program) {
         if (found.known) {
             counters_.prog_mismatch++;
