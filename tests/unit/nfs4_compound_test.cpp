@@ -370,36 +370,38 @@ bool read_may_nowait(Compound&, xdr::Decoder args) {
     return a.count != 13;
 }
 
-TEST_F(CompoundTest, APreflightSeesEachOperationsOwnArguments) {
-    std::vector<uint32_t> seen;
-    read_counts_seen = &seen;
-    ops.set(x4::OP_READ, {"READ", big_read, encode_status_only, true, false, read_may_nowait});
-    c.nowait = true;
-    c.nowait_reads = true;
+struct NowaitCompoundTest : CompoundTest {
+    NowaitCompoundTest() {
+        read_counts_seen = &seen;
+        ops.set(x4::OP_READ, {"READ", big_read, encode_status_only, true, false, read_may_nowait});
+        fresh();
+    }
+    ~NowaitCompoundTest() override { read_counts_seen = nullptr; }
+    void fresh() {  // a new COMPOUND, tried nowait
+        c = Compound{};
+        c.nowait = true;
+        c.nowait_reads = true;
+    }
+    std::vector<uint32_t> seen;  // READ's count, as each pre-flight decoded it
+};
+
+TEST_F(NowaitCompoundTest, APreflightSeesEachOperationsOwnArguments) {
     EXPECT_EQ(run(compound({seq(), op(x4::OP_PUTROOTFH), read(5), read(7)})),
               CompoundOutcome::Done);
     EXPECT_EQ(seen, (std::vector<uint32_t>{5, 7}));
     EXPECT_EQ(n.big, 2);
 
     seen.clear();
-    c = Compound{};
-    c.nowait = true;
-    c.nowait_reads = true;
+    fresh();
     EXPECT_EQ(run(compound({seq(), op(x4::OP_PUTROOTFH), read(5), read(13)})),
               CompoundOutcome::Declined);
     EXPECT_EQ(seen, (std::vector<uint32_t>{5, 13}));
     EXPECT_EQ(n.sequence, 1);  // the first COMPOUND's only
-    read_counts_seen = nullptr;
 }
 
 // One that carries RPC-over-RDMA read chunks (WRITE data: never nowait) is left to a worker
 // before any pre-flight: its arguments cannot be reached without reading what precedes them.
-TEST_F(CompoundTest, ANowaitCompoundWithReadChunksIsDeclinedUnread) {
-    std::vector<uint32_t> seen;
-    read_counts_seen = &seen;
-    ops.set(x4::OP_READ, {"READ", big_read, encode_status_only, true, false, read_may_nowait});
-    c.nowait = true;
-    c.nowait_reads = true;
+TEST_F(NowaitCompoundTest, ANowaitCompoundWithReadChunksIsDeclinedUnread) {
     const std::vector<uint8_t> call = compound({seq(), op(x4::OP_PUTROOTFH), read(5)});
     const std::vector<uint8_t> data(8, 0x42);
     const xdr::ReadChunk chunk{call.size() + 64, data};
@@ -411,7 +413,6 @@ TEST_F(CompoundTest, ANowaitCompoundWithReadChunksIsDeclinedUnread) {
     EXPECT_TRUE(seen.empty());
     EXPECT_EQ(n.sequence, 0);
     EXPECT_EQ(n.big, 0);
-    read_counts_seen = nullptr;
 }
 
 }  // namespace
