@@ -33,12 +33,12 @@ rpc::Outcome proc_readdirplus(Request& rq) {
             ep.fileid = l.fileid(e.name, e.ino);
             ep.cookie = e.cookie;
             size_t need = entry_size(e.name) + 4 + 4;  // + the two "follows" flags
-            vfs::Result<vfs::Entry> found = vfs::fail(EACCES);
-            if (may_search) found = vfs::lookup_permitted(l.dir.node, e.name);
+            vfs::Result<vfs::Listed> found = vfs::fail(EACCES);
+            if (may_search) found = vfs::lookup_listed(l.dir.node, e.name);
             if (found) {
-                const auto& h = handles.emplace_back(found->node.handle);
-                if (!rq.stale_attributes(found->node.handle))  // a write delegation is out
-                    ep.name_attributes = post_op(found->attr, found->node.fsid());
+                const auto& h = handles.emplace_back(found->handle);
+                if (!rq.stale_attributes(found->handle))  // a write delegation is out
+                    ep.name_attributes = post_op(found->attr, l.dir.node.fsid());
                 ep.name_handle.set_handle_follows(true).handle().data = h.data();
                 need += 84 + 4 + h.size + xdr::pad4(h.size);
             }

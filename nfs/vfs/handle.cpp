@@ -107,6 +107,22 @@ Result<KernelHandle> kernel_handle_at(int dirfd, const char* name) {
     return name_to_handle(dirfd, name, 0);
 }
 
+std::optional<uint64_t> inode_of(const KernelHandle& kernel) {
+    constexpr uint8_t kIno32Gen = 1;        // FILEID_INO32_GEN
+    constexpr uint8_t kXfsIno64Gen = 0x81;  // FILEID_INO32_GEN | XFS_FILEID_TYPE_64FLAG
+    if (kernel.type == kIno32Gen && kernel.size == 8) {
+        uint32_t ino;
+        std::memcpy(&ino, kernel.bytes.data(), sizeof ino);
+        return ino;
+    }
+    if (kernel.type == kXfsIno64Gen && kernel.size == 12) {
+        uint64_t ino;
+        std::memcpy(&ino, kernel.bytes.data(), sizeof ino);
+        return ino;
+    }
+    return std::nullopt;
+}
+
 Result<UniqueFd> open_kernel_handle(int mount_fd, const KernelHandle& handle, int flags) {
     KernelHandleBuffer buf;
     struct file_handle* fh = buf.get();

@@ -26,6 +26,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "nfs/vfs/result.h"
@@ -78,6 +79,13 @@ Result<DecodedHandle> decode_handle(const HandleKey& key, std::span<const uint8_
 Result<KernelHandle> kernel_handle_of(int fd);
 // The handle of `name` in the directory `dirfd`, a symlink's own (not followed).
 Result<KernelHandle> kernel_handle_at(int dirfd, const char* name);
+
+// The inode number a kernel handle names, for the two layouts whose place of it is known
+// (Linux include/linux/exportfs.h): FILEID_INO32_GEN, 8 bytes {u32 ino, u32 generation}
+// (ext4 and every filesystem on the generic encoder; xfs below 2^32), and xfs's
+// FILEID_INO32_GEN | XFS_FILEID_TYPE_64FLAG, 12 bytes {u64 ino, u32 generation}. Any
+// other (btrfs, tmpfs, overlayfs...): nullopt. Host byte order, as the kernel wrote it.
+std::optional<uint64_t> inode_of(const KernelHandle& kernel);
 
 // open_by_handle_at(mount_fd, handle, flags). Needs CAP_DAC_READ_SEARCH, i.e. call it as
 // root, *outside* any IdentityScope. mount_fd must not be an O_PATH descriptor.

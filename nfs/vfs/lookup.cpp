@@ -114,6 +114,30 @@ Result<Entry> lookup_permitted(const Node& dir, std::string_view name) {
     return within_export_or_stale(dir, open_entry(dir, name), name);
 }
 
+Result<Listed> lookup_listed(const Node& dir, std::string_view name) {
+    if (auto r = validate_name(name); !r) return r.failure();
+    if (!is_dot_or_dotdot(name)) {
+        const auto n = sys::name_buf(name);
+        auto kernel = kernel_handle_at(dir.fd.get(), n.c_str());
+        if (!kernel && kernel.error() == ENOENT) return kernel.failure();
+        // Handle first, attributes second; the pair is kept only if both calls found the
+        // same inode. A name replaced in between (even replaced and put back) shows two
+        // inode numbers and goes the long way; only an inode number freed and reused
+        // between the two calls could pair two objects.
+        struct statx st {};
+        if (kernel &&
+            ::statx(dir.fd.get(), n.c_str(),
+                    AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | AT_STATX_SYNC_AS_STAT, sys::kStatxMask,
+                    &st) == 0 &&
+            (st.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT) &&
+            !(st.stx_attributes & STATX_ATTR_MOUNT_ROOT) && inode_of(*kernel) == st.stx_ino)
+            return Listed{dir.exp->encode(*kernel), st, true};
+    }
+    auto e = lookup_permitted(dir, name);
+    if (!e) return e.failure();
+    return Listed{e->node.handle, e->attr, false};
+}
+
 Result<Entry> lookup_as(const Node& dir, const struct statx& dir_st, std::string_view name,
                         const Identity& id) {
     if (!S_ISDIR(dir_st.stx_mode)) return lookup(dir, name, id);

@@ -41,6 +41,22 @@ Result<Entry> lookup_cached(const Node& dir, const struct statx& dir_st, std::st
 // for every name. Runs on the server's own credentials (no identity switch per entry);
 // call outside any IdentityScope.
 Result<Entry> lookup_permitted(const Node& dir, std::string_view name);
+// READDIRPLUS's lookup_permitted() (RFC 1813 §3.3.17: each entry's handle and
+// attributes), without a descriptor: the handle and the attributes read by name
+// (name_to_handle_at and statx, two system calls where opening the name makes four: open,
+// statx, name_to_handle_at, close). The two are kept only when they name one inode (the
+// handle's inode number, where inode_of() knows it, equals statx's) on the directory's own
+// mount: a name replaced between the two calls, a mount point, "." and "..", and
+// filesystems whose handles inode_of() cannot read are answered by lookup_permitted().
+// The same caller and the same answers as lookup_permitted(); call outside any
+// IdentityScope.
+struct Listed {
+    FileHandle handle;
+    struct statx attr;
+    bool by_name = false;  // answered without opening the name (tests)
+};
+Result<Listed> lookup_listed(const Node& dir, std::string_view name);
+
 // lookup() with the caller's one permission, search on dir (`dir_st`: its attributes,
 // read now), checked by may_search instead of an identity switch around the lookup: the
 // same answer. A dir that is not a directory: lookup() itself.

@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 
 #include <atomic>
+#include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -178,6 +180,106 @@ TEST_F(LookupTest, SearchPermissionOnceThenLookupsAsTheServer) {
     EXPECT_EQ(may_search(fast->node, fast->attr, kRoot).error(), ENOTDIR);
 }
 
+// READDIRPLUS's lookups by name (two system calls, nothing opened): lookup_permitted()'s
+// handle and attributes for every kind of entry; by name exactly where inode_of() reads the
+// file system's handles (ext4, xfs), by opening the name otherwise and for "." and "..".
+TEST_F(LookupTest, ListedEntriesByNameAreWhatOpeningThemGives) {
+    struct statx st {};
+    Node d = dir_with_file(0755, 1234, 777, st);
+    ASSERT_EQ(::mkdir(path("d/sub").c_str(), 0700), 0);
+    ASSERT_EQ(::symlink("f", path("d/link").c_str()), 0);
+    ASSERT_EQ(::mkfifo(path("d/fifo").c_str(), 0600), 0);
+    auto kernel = kernel_handle_of(d.fd.get());
+    ASSERT_TRUE(kernel.ok());
+    const bool readable = inode_of(*kernel).has_value();
+    for (const char* name : {"f", "sub", "link", "fifo"}) {
+        SCOPED_TRACE(name);
+        auto listed = lookup_listed(d, name);
+        ASSERT_TRUE(listed.ok()) << describe_error(listed.error());
+        auto opened = lookup_permitted(d, name);
+        ASSERT_TRUE(opened.ok());
+        EXPECT_EQ(listed->by_name, readable);
+        EXPECT_EQ(listed->handle, opened->node.handle);
+        EXPECT_EQ(listed->attr.stx_ino, opened->attr.stx_ino);
+        EXPECT_EQ(listed->attr.stx_mode, opened->attr.stx_mode);
+        EXPECT_EQ(listed->attr.stx_size, opened->attr.stx_size);
+        EXPECT_EQ(listed->attr.stx_uid, opened->attr.stx_uid);
+        EXPECT_EQ(listed->attr.stx_mask & sys::kStatxMask, opened->attr.stx_mask & sys::kStatxMask);
+    }
+    // The symlink itself, never its target.
+    EXPECT_TRUE(S_ISLNK(lookup_listed(d, "link")->attr.stx_mode));
+    // "." and "..": opened, so ".." never leaves the export.
+    auto dot = lookup_listed(d, ".");
+    ASSERT_TRUE(dot.ok());
+    EXPECT_FALSE(dot->by_name);
+    EXPECT_EQ(dot->handle, d.handle);
+    auto up = lookup_listed(root_, "..");
+    ASSERT_TRUE(up.ok());
+    EXPECT_FALSE(up->by_name);
+    EXPECT_EQ(up->handle, root_.handle);
+    EXPECT_EQ(lookup_listed(d, "absent").error(), ENOENT);
+    EXPECT_EQ(lookup_listed(d, "a/b").error(), EINVAL);
+    EXPECT_EQ(lookup_listed(d, std::string(300, 'x')).error(), ENAMETOOLONG);
+}
+
+// Two names swapped over and over (renameat2 RENAME_EXCHANGE) while they are listed: every
+// answer pairs a handle with that same object's attributes, never one name's handle with
+// the other's attributes (the swap can fall between the two system calls).
+TEST_F(LookupTest, ListedEntriesNeverPairTwoObjects) {
+    write_file("a", "a");
+    write_file("b", "bb");
+    auto kernel = kernel_handle_of(root_.fd.get());
+    ASSERT_TRUE(kernel.ok());
+    ASSERT_TRUE(inode_of(*kernel).has_value()) << "needs a file system whose handles hold the "
+                                                  "inode number (ext4, xfs): "
+                                               << export_dir_;
+    std::atomic<bool> stop{false};
+    std::atomic<uint64_t> swaps{0};
+    std::thread swapper([&] {
+        while (!stop.load(std::memory_order_relaxed)) {
+            if (::renameat2(AT_FDCWD, path("a").c_str(), AT_FDCWD, path("b").c_str(),
+                            RENAME_EXCHANGE) == 0)
+                swaps.fetch_add(1, std::memory_order_relaxed);
+        }
+    });
+    int by_name = 0, opened = 0, mismatched = 0;
+    for (int i = 0; i < 20000; ++i) {
+        auto l = lookup_listed(root_, i % 2 ? "a" : "b");
+        if (!l) continue;
+        (l->by_name ? by_name : opened)++;
+        auto decoded = decode_handle(key_, l->handle.data());
+        if (!decoded || inode_of(decoded->kernel) != l->attr.stx_ino) ++mismatched;
+    }
+    stop = true;
+    swapper.join();
+    EXPECT_EQ(mismatched, 0);
+    EXPECT_GT(swaps.load(), 0u);
+    EXPECT_GT(by_name, 0);
+}
+
+// Where a kernel handle keeps its inode number: the two layouts known, nothing else.
+TEST(InodeOfHandle, OnlyTheLayoutsKnown) {
+    KernelHandle h;
+    h.type = 1;  // FILEID_INO32_GEN: {u32 ino, u32 generation}
+    h.size = 8;
+    const uint32_t ino32 = 0x12345678, gen = 7;
+    std::memcpy(h.bytes.data(), &ino32, 4);
+    std::memcpy(h.bytes.data() + 4, &gen, 4);
+    EXPECT_EQ(inode_of(h), std::optional<uint64_t>(0x12345678));
+    h.size = 12;  // tmpfs also says type 1, with {generation, ino lo, ino hi}
+    EXPECT_EQ(inode_of(h), std::nullopt);
+    h.type = 0x81;  // xfs, 64-bit inode numbers: {u64 ino, u32 generation}
+    const uint64_t ino64 = 0x123456789aULL;
+    std::memcpy(h.bytes.data(), &ino64, 8);
+    std::memcpy(h.bytes.data() + 8, &gen, 4);
+    EXPECT_EQ(inode_of(h), std::optional<uint64_t>(0x123456789aULL));
+    h.size = 8;
+    EXPECT_EQ(inode_of(h), std::nullopt);
+    h.type = 0x4d;  // btrfs
+    h.size = 20;
+    EXPECT_EQ(inode_of(h), std::nullopt);
+}
+
 // A worker's LOOKUP: lookup()'s answer, the permission checked without a switch.
 TEST_F(LookupTest, AsTheCallerWithOneCheckAndNoSwitch) {
     struct statx st {};
@@ -300,6 +402,9 @@ TEST_F(LookupTest, MountPointsAreNotCrossed) {
         if (peek(*root, "tmpfs").error() != EXDEV) return 15;
         if (peek(*root, "bind").error() != EXDEV) return 16;
         if (!peek(*root, "src")) return 17;
+        if (lookup_listed(*root, "tmpfs").error() != EXDEV) return 18;
+        if (lookup_listed(*root, "bind").error() != EXDEV) return 19;
+        if (!lookup_listed(*root, "src")) return 20;
         return 0;
     });
     if (rc == 77) GTEST_SKIP() << "cannot create a mount namespace here";
