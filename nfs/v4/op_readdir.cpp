@@ -5,7 +5,10 @@
 // cannot be read carries only rdattr_error when the client asked for it (§5.8.1.12);
 // otherwise the whole READDIR fails with that error. Not one entry fitting in
 // maxcount is NFS4ERR_TOOSMALL.
+#include <sys/stat.h>
+
 #include <cerrno>
+#include <optional>
 
 #include "nfs/v4/attrs/fattr.h"
 #include "nfs/v4/attrs/object_attrs.h"
@@ -35,13 +38,15 @@ struct Listing {
 
     // Appends one entry4 (value_follows, cookie, name, attrs); false when it did not
     // fit (or failed: `error`).
-    bool add(uint64_t cookie, std::string_view name, const Target* t, x4::nfsstat4 lookup_st) {
+    // `read_now`: t's attributes, read by its lookup (nullptr: read here).
+    bool add(uint64_t cookie, std::string_view name, const Target* t, x4::nfsstat4 lookup_st,
+             const struct statx* read_now = nullptr) {
         const size_t at = res.size();
         res.put_u32(1);
         res.put_u64(cookie);
         res.put_string(name);
         x4::nfsstat4 st = lookup_st;
-        if (st == x4::NFS4_OK) st = encode_attrs_of(rq, *t, want, res);
+        if (st == x4::NFS4_OK) st = encode_attrs_of(rq, *t, want, res, std::nullopt, read_now);
         if (st != x4::NFS4_OK) {
             if (!want.has(x4::FATTR4_RDATTR_ERROR)) {
                 error = st;
@@ -68,6 +73,15 @@ struct Listing {
         return true;
     }
 };
+
+// Whether a directory found in `dir` is another export's root (lookup_entry then gives
+// that export's own handle).
+bool other_export_root(Request& rq, const Target& dir, const struct statx& st) {
+    if (!S_ISDIR(st.stx_mode)) return false;
+    for (const auto& exp : rq.table->exports())
+        if (exp.get() != dir.node.exp.get() && exp->is_root(st)) return true;
+    return false;
+}
 
 }  // namespace
 
@@ -131,14 +145,29 @@ OpResult op_readdir(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
             auto search = vfs::may_search(dir->node, *st, dir->who.id);
             may_search = search && *search;
         }
+        // An entry's handle and attributes are read by name where that is exact
+        // (vfs::lookup_listed: two system calls, nothing opened), unless the attributes
+        // asked for need the object itself (statfs of its file system) or the entry is
+        // another export's root (lookup_entry answers it).
+        const bool by_name = (want & fs_count_attrs()).empty();
         auto r = vfs::readdir(
             dir->node, a.cookie,
             [&](const vfs::DirEntry& e) {
                 if (e.name == "." || e.name == "..") return true;
                 Target t;
-                x4::nfsstat4 st = may_search ? lookup_entry(rq, *dir, e.name, t, nullptr, true)
-                                             : x4::NFS4ERR_ACCESS;
-                return l.add(e.cookie, e.name, &t, st);
+                if (!may_search) return l.add(e.cookie, e.name, &t, x4::NFS4ERR_ACCESS);
+                if (by_name) {
+                    auto listed = vfs::lookup_listed(dir->node, e.name);
+                    if (listed && listed->by_name && !other_export_root(rq, *dir, listed->attr)) {
+                        t.node = vfs::Node{dir->node.exp, vfs::NodeFd(), listed->handle};
+                        t.who = dir->who;
+                        t.type = listed->attr.stx_mode & S_IFMT;
+                        return l.add(e.cookie, e.name, &t, x4::NFS4_OK, &listed->attr);
+                    }
+                }
+                std::optional<struct statx> attrs;
+                x4::nfsstat4 st = lookup_entry(rq, *dir, e.name, t, &attrs, true);
+                return l.add(e.cookie, e.name, &t, st, attrs ? &*attrs : nullptr);
             },
             dir->who.id);
         if (!r) {

@@ -317,6 +317,58 @@ TEST_F(Nfs4Files, ReaddirLooksEntriesUpWithoutAnIdentitySwitchEach) {
               uint32_t(x4::NFS4ERR_ACCESS));
 }
 
+// READDIR's attributes (read by name where that is exact, vfs::lookup_listed) are byte
+// for byte what LOOKUP + GETATTR of each name returns, with and without the file system's
+// counts (statfs, which needs the object opened); a directory that is another export's
+// root is that export's, with its own handle and fsid, as LOOKUP gives it.
+TEST_F(Nfs4Files, ReaddirAttributesAreWhatGetattrOfEachNameGives) {
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);
+    write_file("d/f", "12345");
+    ASSERT_EQ(::mkdir(path("d/sub").c_str(), 0700), 0);
+    ASSERT_EQ(::mkdir(path("d/inner").c_str(), 0755), 0);
+    ASSERT_EQ(::symlink("f", path("d/link").c_str()), 0);
+    ASSERT_EQ(::mkfifo(path("d/fifo").c_str(), 0600), 0);
+    vfs::ClientRule rule;
+    rule.read_write = true;
+    rule.squash = vfs::ClientRule::None;
+    rule.secure = false;
+    std::string why;
+    auto two = vfs::ExportTable::create(
+        {vfs::ExportSpec{export_dir_, 0, {rule}}, vfs::ExportSpec{path("d/inner"), 0, {rule}}},
+        key_, &why);
+    ASSERT_TRUE(two.ok()) << why;
+    registry_->replace(*two);
+    const std::initializer_list<uint32_t> plain = {
+        x4::FATTR4_TYPE,          x4::FATTR4_CHANGE,       x4::FATTR4_SIZE,
+        x4::FATTR4_FSID,          x4::FATTR4_RDATTR_ERROR, x4::FATTR4_FILEHANDLE,
+        x4::FATTR4_FILEID,        x4::FATTR4_MODE,         x4::FATTR4_NUMLINKS,
+        x4::FATTR4_OWNER,         x4::FATTR4_OWNER_GROUP,  x4::FATTR4_SPACE_USED,
+        x4::FATTR4_TIME_METADATA, x4::FATTR4_TIME_MODIFY,  x4::FATTR4_MOUNTED_ON_FILEID};
+    std::initializer_list<uint32_t> counts = {x4::FATTR4_TYPE, x4::FATTR4_FILEHANDLE,
+                                              x4::FATTR4_FILEID, x4::FATTR4_SPACE_TOTAL,
+                                              x4::FATTR4_FILES_TOTAL};
+    for (const auto& want : {plain, counts}) {
+        x4::nfs_argop4 rd(x4::OP_READDIR);
+        rd.opreaddir().maxcount = 65536;
+        rd.opreaddir().dircount = 65536;
+        rd.opreaddir().attr_request = op_getattr(want).opgetattr().attr_request;
+        Reply r = seq({put_root(), op_lookup(s("d")), rd});
+        ASSERT_EQ(r.status(), x4::NFS4_OK);
+        const auto& entries = r.op(3).opreaddir().resok4().reply.entries;
+        ASSERT_EQ(entries.size(), 5u);
+        for (const auto& e : entries) {
+            const std::string name(e.name.begin(), e.name.end());
+            SCOPED_TRACE(name);
+            Reply g = seq({put_root(), op_lookup(s("d")), op_lookup(s(name)), op_getattr(want)});
+            ASSERT_EQ(g.status(), x4::NFS4_OK);
+            const auto& attrs = g.op(4).opgetattr().resok4().obj_attributes;
+            EXPECT_EQ(e.attrs.attrmask, attrs.attrmask);
+            EXPECT_EQ(std::vector<uint8_t>(e.attrs.attr_vals.begin(), e.attrs.attr_vals.end()),
+                      std::vector<uint8_t>(attrs.attr_vals.begin(), attrs.attr_vals.end()));
+        }
+    }
+}
+
 TEST_F(Nfs4Files, ReclaimCompleteOnce) {
     x4::nfs_argop4 rc(x4::OP_RECLAIM_COMPLETE);
     EXPECT_EQ(seq({rc}).status(), x4::NFS4_OK);

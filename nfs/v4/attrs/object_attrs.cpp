@@ -54,6 +54,13 @@ void fill_limits(const Request& rq, FsAttrs& fs) {
 
 }  // namespace
 
+const AttrMask& fs_count_attrs() {
+    static const AttrMask kFsCounts{x4::FATTR4_SPACE_AVAIL, x4::FATTR4_SPACE_FREE,
+                                    x4::FATTR4_SPACE_TOTAL, x4::FATTR4_FILES_AVAIL,
+                                    x4::FATTR4_FILES_FREE,  x4::FATTR4_FILES_TOTAL};
+    return kFsCounts;
+}
+
 x4::nfsstat4 encode_attrs_of(Request& rq, const Target& t, const AttrMask& want, xdr::Encoder& e,
                              std::optional<uint64_t> size, const struct statx* read_now) {
     ObjectAttrs o;
@@ -91,10 +98,7 @@ x4::nfsstat4 encode_attrs_of(Request& rq, const Target& t, const AttrMask& want,
             o.mounted_on_fileid = PseudoFs::id_of(vfs::normalize_path(t.node.exp->spec().path));
         fs.fsid = x4::fsid4{t.node.fsid(), 0};
         // Space and files only when asked for: statfs is a second system call.
-        static const AttrMask kFsCounts{x4::FATTR4_SPACE_AVAIL, x4::FATTR4_SPACE_FREE,
-                                        x4::FATTR4_SPACE_TOTAL, x4::FATTR4_FILES_AVAIL,
-                                        x4::FATTR4_FILES_FREE,  x4::FATTR4_FILES_TOTAL};
-        if (!(want & kFsCounts).empty()) {
+        if (!(want & fs_count_attrs()).empty()) {
             auto s = vfs::fsstat(t.node);
             if (!s) return to_nfsstat4(s.error());
             fs.space_total = s->total_bytes;

@@ -22,6 +22,10 @@ namespace nfsrdmad::nfs::v4 {
 
 inline constexpr x4::fsid4 kPseudoFsid{0, 1};
 
+// The attributes read from the object's file system (statfs: space_*, files_*), not
+// from the object's own statx.
+const AttrMask& fs_count_attrs();
+
 // Appends fattr4 with `want` of `t`; NFS4ERR_INVAL for a write-only attribute, the
 // errno mapped when the object cannot be read (nothing appended then). `size`: reported
 // instead of the file's (a write delegation's holder answered CB_GETATTR with it).
