@@ -164,43 +164,6 @@ TEST_F(MetricsTest, Nfs3CallsErrorsBytesAndLatencyCountExactly) {
     EXPECT_LE(last, after.at(h + "_count" + labels + "}"));
 }
 
-// READs below 64 KiB of pages in the page cache are answered on the TCP connection's loop,
-// no worker woken (transport/tcp/connection.cpp: LoopPayloadAllocator); one of 64 KiB or
-// more stays a worker's, which splices its pages into the socket.
-TEST_F(MetricsTest, SmallCachedReadsAreAnsweredOnTheTcpLoop) {
-    NewObjRes made = Create(rpc(), root_, "loop-read", UNCHECKED);
-    ASSERT_TRUE(NfsIs(made, NFS3_OK));
-    ASSERT_TRUE(made.has_fh);
-    std::string data(256 << 10, '\0');
-    for (size_t i = 0; i < data.size(); ++i) data[i] = char('a' + (i * 7 + i / 4096) % 26);
-    ASSERT_TRUE(NfsIs(Write(rpc(), made.fh, 0, data, FILE_SYNC), NFS3_OK));
-    const std::string loop = "nfsrdmad_tcp_reactor_calls_total";
-    const std::string read = Series("nfsrdmad_calls_total", "nfs", "3", "READ");
-
-    const Scrape before = Now();
-    for (uint32_t i = 0; i < 8; ++i) {
-        ReadRes r = Read(rpc(), made.fh, i * 12288 + 100, 4096);
-        ASSERT_TRUE(NfsIs(r, NFS3_OK));
-        EXPECT_EQ(r.data, data.substr(i * 12288 + 100, 4096)) << "READ " << i;
-    }
-    ReadRes tail = Read(rpc(), made.fh, data.size() - 1000, 4096);  // the end: short, eof
-    ASSERT_TRUE(NfsIs(tail, NFS3_OK));
-    EXPECT_EQ(tail.data, data.substr(data.size() - 1000));
-    EXPECT_TRUE(tail.eof);
-    const Scrape small = Now();
-    EXPECT_EQ(Rise(before, small, read), 9);
-    EXPECT_EQ(Rise(before, small, loop), 9) << "every small READ of cached pages on the loop";
-
-    for (uint32_t i = 0; i < 3; ++i) {
-        ReadRes r = Read(rpc(), made.fh, i * 65536, 65536 + i * 4096);
-        ASSERT_TRUE(NfsIs(r, NFS3_OK));
-        EXPECT_EQ(r.data, data.substr(i * 65536, 65536 + i * 4096)) << "large READ " << i;
-    }
-    const Scrape large = Now();
-    EXPECT_EQ(Rise(small, large, read), 3);
-    EXPECT_EQ(Rise(small, large, loop), 0) << "a READ of 64 KiB or more is a worker's";
-}
-
 TEST_F(MetricsTest, Nfs41OperationsInsideCompoundCountOneByOne) {
     Establish();
     if (HasFatalFailure()) return;

@@ -54,10 +54,8 @@ public:
     // identity switch (descriptors the cache holds, data in the page cache) and otherwise
     // answers Outcome::would_block() before any effect.
     bool nowait = false;
-    // With nowait: the transport lends payload buffers to it (RDMA's registered ones; TCP's
-    // memory for a READ it would not splice), so a READ may be tried; false: a READ is left
-    // to a worker at once. A buffer not lent (nullptr) or one that splices
-    // (PayloadBuffer::splice_fd) leaves the READ to a worker too.
+    // With nowait: the transport lends payload buffers to it (RDMA), so a READ may be tried;
+    // false (TCP, which splices READ data on a worker): a READ is left to a worker at once.
     bool nowait_payloads = false;
 
     // The call's time on the worker (latency_clock.h), for a program that times its parts

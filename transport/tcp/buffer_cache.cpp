@@ -55,6 +55,8 @@ size_t BufferCache::idle() const {
 
 namespace {
 
+constexpr size_t kMinSplice = 64 * 1024;
+
 class CachedBuffer : public rpc::PayloadBuffer {
   public:
     CachedBuffer(std::shared_ptr<uint8_t[]> p, size_t n, std::shared_ptr<PipePool> pipes)
@@ -85,13 +87,6 @@ std::unique_ptr<rpc::PayloadBuffer> HeapPayloadAllocator::allocate(size_t bytes)
     auto p = cache_->get(bytes);
     if (!p) return nullptr;
     return std::make_unique<CachedBuffer>(std::move(p), bytes, pipes_);
-}
-
-std::unique_ptr<rpc::PayloadBuffer> LoopPayloadAllocator::allocate(size_t bytes) {
-    if (bytes >= kMinSplice) return nullptr;
-    auto p = cache_->get(bytes);
-    if (!p) return nullptr;
-    return std::make_unique<CachedBuffer>(std::move(p), bytes, nullptr);
 }
 
 }  // namespace nfsrdmad::tcp

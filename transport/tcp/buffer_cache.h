@@ -39,13 +39,8 @@ class BufferCache : public std::enable_shared_from_this<BufferCache> {
     std::array<std::vector<uint8_t*>, kMaxShift - kMinShift + 1> free_;
 };
 
-// READs smaller than this go out in one writev with their reply, read into memory:
-// splicing them would cost more system calls than the copy.
-inline constexpr size_t kMinSplice = 64 * 1024;
-
-// READ payloads on TCP: memory from a BufferCache, and (when `pipes` is given, for a READ
-// of kMinSplice or more) a pipe to splice the file data into instead
-// (rpc::PayloadBuffer::splice_fd).
+// READ payloads on TCP: memory from a BufferCache, and (when `pipes` is given) a pipe
+// to splice the file data into instead (rpc::PayloadBuffer::splice_fd).
 class HeapPayloadAllocator : public rpc::PayloadAllocator {
   public:
     HeapPayloadAllocator(std::shared_ptr<BufferCache> cache, std::shared_ptr<PipePool> pipes)
@@ -55,19 +50,6 @@ class HeapPayloadAllocator : public rpc::PayloadAllocator {
   private:
     std::shared_ptr<BufferCache> cache_;
     std::shared_ptr<PipePool> pipes_;
-};
-
-// READ payloads for a call tried on the connection's loop (rpc::CallContext::nowait):
-// memory from the BufferCache for a READ below kMinSplice, which a worker would read into
-// memory too; nullptr for a larger one, which the READ then leaves to a worker, which
-// splices it.
-class LoopPayloadAllocator : public rpc::PayloadAllocator {
-  public:
-    explicit LoopPayloadAllocator(std::shared_ptr<BufferCache> cache) : cache_(std::move(cache)) {}
-    std::unique_ptr<rpc::PayloadBuffer> allocate(size_t bytes) override;
-
-  private:
-    std::shared_ptr<BufferCache> cache_;
 };
 
 }  // namespace nfsrdmad::tcp

@@ -149,8 +149,8 @@ void Connection::on_readable() {
 
 namespace {
 
-// Payload memory for a call tried on the loop without ConnectionServices::loop_payloads:
-// none (and the call is told so: a READ leaves itself to a worker at once).
+// Payload memory for a call tried on the loop: none (and the call is told so: a READ leaves
+// itself to a worker at once, which splices; the loop would read into memory and copy).
 class NoPayloads final : public rpc::PayloadAllocator {
   public:
     std::unique_ptr<rpc::PayloadBuffer> allocate(size_t) override { return nullptr; }
@@ -160,20 +160,16 @@ class NoPayloads final : public rpc::PayloadAllocator {
 
 void Connection::submit(Record rec) {
     ++in_flight_;
-    // A call that needs no disk (a GETATTR of a file held open, a revalidating COMPOUND,
-    // a small READ of pages in the page cache: Dispatcher::dispatch_nowait) is answered
-    // here, on the loop's thread: no worker is woken to take the loop over. The reply goes
-    // as a worker's would. A READ of kMinSplice or more is a worker's (it splices).
+    // A call that needs no disk (a GETATTR of a file held open, a revalidating COMPOUND:
+    // Dispatcher::dispatch_nowait) is answered here, on the loop's thread: no worker is
+    // woken to take the loop over. The reply goes as a worker's would.
     if (svc_.reactor_calls) {
         rpc::Message msg;
         msg.bytes = rec.bytes();
         msg.owner = rec.data;
         NoPayloads none;
-        rpc::PayloadAllocator& lend =
-            svc_.loop_payloads ? *svc_.loop_payloads : static_cast<rpc::PayloadAllocator&>(none);
         std::optional<rpc::Reply> reply;
-        if (svc_.dispatcher.dispatch_nowait(msg, peer_, lend, reply,
-                                            /*payloads=*/svc_.loop_payloads != nullptr)) {
+        if (svc_.dispatcher.dispatch_nowait(msg, peer_, none, reply, /*payloads=*/false)) {
             svc_.counters.reactor_calls++;
             answer(reply);
             return;

@@ -63,8 +63,6 @@ struct ConnectionServices {
     size_t max_back_calls = 64;  // backchannel calls awaiting a reply, per connection
     // Calls that need no disk are answered on the loop's thread (Connection::submit).
     bool reactor_calls = false;
-    // Their READ payloads (LoopPayloadAllocator); null: a READ is left to a worker at once.
-    rpc::PayloadAllocator* loop_payloads = nullptr;
 };
 
 class Connection : public std::enable_shared_from_this<Connection>, public rpc::CallChannel {
