@@ -24,7 +24,7 @@ import sys
 import tempfile
 from collections import defaultdict
 
-WORKLOADS = ["null", "v3_getattr", "v3_getattr_nowait", "v3_read_4k", "v41_getattr",
+WORKLOADS = ["null", "v3_getattr", "v3_getattr_nowait", "v3_read_4k", "v3_readdirplus", "v41_getattr",
              "v41_getattr_nowait", "v3_create", "v41_create"]
 # These name files with openat2(2), which valgrind 3.19 does not know: system calls only.
 STRACE_ONLY = {"v3_create", "v41_create"}

@@ -15,6 +15,8 @@
 //                   the same two answered where they arrive (Dispatcher::dispatch_nowait),
 //                   as an RDMA reactor or the TCP loop answers them: the file held by the
 //                   descriptor cache after one call through a worker
+//   v3_readdirplus  NFSv3 READDIRPLUS of a directory of 100 files from cookie 0, whole in
+//                   one reply (as `ls -l` lists it: each entry's handle and attributes)
 //   v3_create       one file's life over NFSv3, two calls: CREATE (UNCHECKED, mode 0644)
 //                   then REMOVE of it
 //   v41_create      the same over NFSv4.1, three COMPOUNDs as the Linux client sends them
@@ -70,6 +72,7 @@ namespace x4 = xdr::nfs4;
 constexpr uint32_t kUid = 1000;
 constexpr uint32_t kGid = 1000;
 constexpr size_t kReadSize = 4096;
+constexpr int kListed = 100;  // files in list/ (v3_readdirplus)
 // xid, REPLY, MSG_ACCEPTED, verifier AUTH_NONE (flavor, length 0): accept_stat follows.
 constexpr size_t kAcceptStatOffset = 20;
 constexpr size_t kResultsOffset = 24;
@@ -166,6 +169,12 @@ class Server {
         ::close(fd);
         if (::geteuid() == 0 && ::chown((export_ + "/file").c_str(), kUid, kGid) != 0)
             die("cannot chown the file");
+        if (::mkdir((export_ + "/list").c_str(), 0755) != 0) die("cannot make list/");
+        for (int i = 0; i < kListed; ++i) {
+            vfs::UniqueFd f(::open((export_ + "/list/e" + std::to_string(i)).c_str(),
+                                   O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+            if (!f) die("cannot make list/e" + std::to_string(i));
+        }
 
         std::string why;
         auto key = vfs::load_or_create_handle_key(state, &why);
@@ -343,6 +352,16 @@ Setup prepare(Server& s) {
     read.msg = call_message(3, x3::NFS_PROGRAM, 3, x3::NFSPROC3_READ, encode(ra));
     read.payload = kReadSize;
     out.workloads["v3_read_4k"] = read;
+
+    x3::READDIRPLUS3args rdp;
+    const auto list_fh = s.handle_of("list");
+    rdp.dir.data = list_fh;
+    rdp.cookie = 0;
+    rdp.dircount = 64 << 10;
+    rdp.maxcount = 64 << 10;
+    Workload readdirplus;
+    readdirplus.msg = call_message(8, x3::NFS_PROGRAM, 3, x3::NFSPROC3_READDIRPLUS, encode(rdp));
+    out.workloads["v3_readdirplus"] = readdirplus;
 
     // NFSv4.1: EXCHANGE_ID, CREATE_SESSION, then SEQUENCE + PUTFH + GETATTR on slot 0.
     static const char kOwner[] = "percall-bench";

@@ -13,6 +13,9 @@
 # loop, over a lookupcache=none mount: one LOOKUP each) instead: LOOKUPs/s and CPU per LOOKUP.
 # AB_JOB=getattr the same over an actimeo=0 mount (each stat() revalidates the file's
 # attributes: a GETATTR) instead: stat()s/s and CPU per stat().
+# AB_JOB=listing lists AB_FILES files made on the server side with their attributes, as
+# `ls -l` does (/vmtest/serial-listing.py: the listing made stale before each, so each is
+# READDIRPLUS calls), for AB_RUNTIME seconds: entries/s and CPU per entry.
 # AB_JOB=unlink removes AB_FILES files made on the server side, one at a time
 # (/vmtest/serial-unlink.py), after dropping the guest's caches, as the bench's meta-unlink
 # job: a LOOKUP and a REMOVE each; files/s and CPU per file.
@@ -109,20 +112,28 @@ PY
 # $RUNTIME OUT against the running server NAME, mounted with MOUNT_EXTRA added to its
 # options; records OUT's RATE (per second) and the guest's CPU per COUNT
 timed() {
-    local name=$1 r=$2 script=$3 dir=$4 extra=$5 rate=$6 count=$7 b0 b1 out=/tmp/ab-timed.json
+    local name=$1 r=$2 script=$3 dir=$4 extra=$5 rate=$6 count=$7 b0 b1 s0 s1 out=/tmp/ab-timed.json
+    local kind=nfsrdmad
+    [ "$name" = knfsd ] && kind=knfsd
     check "$name round $r: mount" nfs_mount "$(src "$name")" "$MNT" "$(opts "$name")$extra" || return
-    b0=$(vm_busy)
+    b0=$(vm_busy) s0=$(server_cpu $kind)
     pin_client
     python3 "/vmtest/$script" "$MNT/$dir" "$RUNTIME" $out
     unpin_client
-    b1=$(vm_busy)
-    python3 - "$name" "$r" "$out" $((b1 - b0)) "$rate" "$count" >> "$RES/ab.lines" <<'PY'
+    b1=$(vm_busy) s1=$(server_cpu $kind)
+    python3 - "$name" "$r" "$out" $((b1 - b0)) "$rate" "$count" $((s1 - s0)) >> "$RES/ab.lines" <<'PY'
 import json, sys
 name, r, path, ticks, rate, count = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6]
+server = int(sys.argv[7])
 d = json.load(open(path))
+n = max(d[count], 1)
+# server_us_per_file: the daemon's process, or the nfsd threads (not the kernel's softirq
+# and kworker time on their behalf), per unit
 print(json.dumps({"name": name, "round": r, "files_per_s": round(d[rate], 1), "errors": 0,
-                  "worst_s": 0, "cpu_us_per_file": round(ticks * 10000 / max(d[count], 1))}))
+                  "worst_s": 0, "cpu_us_per_file": round(ticks * 10000 / n),
+                  "server_us_per_file": round(server * 10000 / n)}))
 PY
+    cp "$out" "$RES/$JOB-$name-$r.json"
     note "$(tail -1 "$RES/ab.lines")"
     nfs_umount "$MNT"
 }
@@ -138,6 +149,9 @@ lookup() { timed "$1" "$2" serial-lookup.py ab-lookup ",lookupcache=none" stats_
 # getattr NAME ROUND: the same files through an `actimeo=0` mount: the client keeps the
 # names but no attributes, so each stat() is a GETATTR of the file
 getattr() { timed "$1" "$2" serial-lookup.py ab-lookup ",actimeo=0" stats_per_s stats; }
+# listing NAME ROUND: /vmtest/serial-listing.py over $EXPORT/ab-listing ($FILES files made
+# on the server side): `ls -l` in a loop, the listing made stale before each (READDIRPLUS)
+listing() { timed "$1" "$2" serial-listing.py ab-listing "" entries_per_s entries; }
 # unlink NAME ROUND: /vmtest/serial-unlink.py over $FILES files made on the server side, with
 # the guest's caches (the client's and the server's) dropped first
 unlink_job() {
@@ -154,6 +168,7 @@ run_job() {
         serial) serial "$@" ;;
         lookup) lookup "$@" ;;
         getattr) getattr "$@" ;;
+        listing) listing "$@" ;;
         *) storm "$@" ;;
     esac
 }
@@ -179,6 +194,12 @@ fi
 if [ "$JOB" = lookup ] || [ "$JOB" = getattr ]; then
     mkdir -p "$EXPORT/ab-lookup" && for i in $(seq 100); do : > "$EXPORT/ab-lookup/f$i"; done
     check "100 files to look up" test -e "$EXPORT/ab-lookup/f100" || exit 1
+fi
+
+if [ "$JOB" = listing ]; then
+    mkdir -p "$EXPORT/ab-listing" && for ((i = 0; i < FILES; i++)); do : > "$EXPORT/ab-listing/f$i"; done
+    chmod 0777 "$EXPORT/ab-listing"
+    check "$FILES files to list" test -e "$EXPORT/ab-listing/f$((FILES - 1))" || exit 1
 fi
 
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -212,7 +233,8 @@ base = sys.argv[2]
 unit = {"randread": "(READs/s, guest CPU per READ)",
         "serial": "(loops/s, guest CPU per loop)",
         "lookup": "(LOOKUPs/s, guest CPU per LOOKUP)",
-        "getattr": "(stat()s/s, guest CPU per stat())"}.get(sys.argv[3], "(files/s, guest CPU per file)")
+        "getattr": "(stat()s/s, guest CPU per stat())",
+        "listing": "(entries listed with attributes per s, guest CPU per entry)"}.get(sys.argv[3], "(files/s, guest CPU per file)")
 json.dump(rows, open(sys.argv[1].replace(".lines", ".json"), "w"), indent=1)
 names = []
 for r in rows:
@@ -236,6 +258,11 @@ def ratio(n, over):
         g = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
         print(f"{n} / {over}: geometric mean {g:.3f} over {len(ratios)} rounds "
               f"(each: {', '.join(f'{x:.2f}' for x in sorted(ratios))})")
+for n in names:
+    own = [r["server_us_per_file"] for r in rows if r["name"] == n and "server_us_per_file" in r]
+    if own:
+        print(f"{n}: the server's own CPU per unit {min(own)}-{max(own)} us "
+              "(nfsrdmad's process, or the nfsd threads without their softirq work)")
 for n in names:
     if n not in (base, "knfsd"):
         ratio(n, base)

@@ -18,7 +18,7 @@
 #                        [--runtime SECONDS] [--build DIR] [--vm-dir DIR] [--out DIR]
 #        bench/vm/run.sh --ab NAME=DAEMON [--ab NAME=DAEMON ...] [--rounds N] [--vers 3|4.1]
 #                        [--proto tcp|rdma] [--threads T] [--files F] [--knfsd]
-#                        [--job storm|randread|serial|lookup|getattr|unlink] [--size SIZE] [--runtime S]
+#                        [--job storm|randread|serial|lookup|getattr|unlink|listing] [--size SIZE] [--runtime S]
 #                        [--split]
 #                        [--out DIR]
 #   --build DIR    CMake build tree (default <repo>/build): daemon DIR/daemon/nfsrdmad, VM
@@ -67,6 +67,9 @@
 #                  attributes (GETATTR); stat()s/s and the guest's CPU per stat().
 #   --job unlink   instead: jobs/serial-unlink.py removes --files files made on the server,
 #                  caches dropped first (a LOOKUP and a REMOVE each); files/s.
+#   --job listing  instead: jobs/serial-listing.py lists --files files made on the server
+#                  with their attributes (`ls -l`, the listing made stale before each, so
+#                  READDIRPLUS) for --runtime (15) s; entries/s and the guest's CPU per entry.
 # Delegation mode (issue 11; guest-deleg.sh, jobs/deleg-orc.fio), kernel nfsd and nfsrdmad on
 # one boot, NFSv4.1 over TCP and RDMA, each WITH and WITHOUT delegations (knfsd:
 # fs.leases-enable=1/0; nfsrdmad: `nfsv4: {delegations: true/false}`):
@@ -152,7 +155,7 @@ if [ ${#AB_BINS[@]} -gt 0 ]; then
         -e "AB_BINS=${AB_BINS[*]}" -e "AB_ROUNDS=$ROUNDS" -e "AB_PROTO=$PROTO" -e "AB_VERS=$VERS" \
         -e "AB_THREADS=$THREADS" -e "AB_FILES=$FILES" -e "AB_KNFSD=$KNFSD" \
         -e "AB_JOB=$AB_JOB" -e "AB_SIZE=$SIZE" -e "AB_RUNTIME=$RUNTIME" -e "AB_SPLIT=$SPLIT" \
-        "$HERE/guest-ab.sh" "$HERE/cpu.sh" "$HERE/jobs/rand-read.fio" "$HERE/jobs/serial-meta.py" "$HERE/jobs/serial-lookup.py" "$HERE/jobs/serial-unlink.py" || rc=$?
+        "$HERE/guest-ab.sh" "$HERE/cpu.sh" "$HERE/jobs/rand-read.fio" "$HERE/jobs/serial-meta.py" "$HERE/jobs/serial-lookup.py" "$HERE/jobs/serial-unlink.py" "$HERE/jobs/serial-listing.py" || rc=$?
 elif [ $GSS = 1 ]; then
     OUT=${OUT:-$BUILD/bench-vm-gss}
     [ $SIZE_SET = 1 ] || SIZE=64M
