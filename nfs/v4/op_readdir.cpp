@@ -15,6 +15,7 @@
 #include "nfs/v4/lookup.h"
 #include "nfs/v4/ops.h"
 #include "nfs/v4/request.h"
+#include "nfs/vfs/attrs.h"
 #include "nfs/vfs/lookup.h"
 #include "nfs/vfs/readdir.h"
 
