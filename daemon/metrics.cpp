@@ -230,6 +230,9 @@ void rdma_counters(Families& f, rdma::Server* server) {
     f.counter("nfsrdmad_rdma_reactor_calls_total",
               "Calls answered on the reactor, without a worker (no disk needed)",
               d(c.reactor_calls));
+    f.counter("nfsrdmad_rdma_worker_replies_total",
+              "Replies posted by the worker that made them, while their reactor slept",
+              d(c.worker_replies));
     f.counter("nfsrdmad_rdma_errors_total", "RDMA_ERROR replies sent, by kind (RFC 8166 §4.5)",
               d(c.err_vers), {{"kind", "vers"}});
     f.counter("nfsrdmad_rdma_errors_total", "RDMA_ERROR replies sent, by kind (RFC 8166 §4.5)",

@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "transport/rpc/thread_credentials.h"
+
 namespace nfsrdmad::vfs {
 namespace {
 
@@ -46,13 +48,18 @@ thread_local ThreadCreds t_creds;
 
 // The raw syscalls: per-thread, unlike glibc's setgroups() which uses the setxid
 // broadcast to change every thread.
+// Each may give the thread a new struct cred (rpc/thread_credentials.h); setfsuid(-1) and
+// setfsgid(-1), which read the ids, never do.
 long sys_setfsuid(uid_t uid) {
+    if (uid != static_cast<uid_t>(-1)) rpc::note_credentials_changing();
     return ::syscall(SYS_setfsuid, uid);
 }
 long sys_setfsgid(gid_t gid) {
+    if (gid != static_cast<gid_t>(-1)) rpc::note_credentials_changing();
     return ::syscall(SYS_setfsgid, gid);
 }
 long sys_setgroups(const std::vector<gid_t>& groups) {
+    rpc::note_credentials_changing();
     return ::syscall(SYS_setgroups, groups.size(), groups.data());
 }
 

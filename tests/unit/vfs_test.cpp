@@ -14,6 +14,7 @@
 #include "nfs/vfs/fs_identity.h"
 #include "nfs/vfs/state_lock.h"
 #include "tests/unit/vfs_test_util.h"
+#include "transport/rpc/thread_credentials.h"
 
 namespace nfsrdmad::vfs::testing {
 namespace {
@@ -646,6 +647,40 @@ TEST(Identity, RootNeedsNoSwitch) {
     }
     EXPECT_EQ(identity_switches_on_this_thread(), before + 2);
     EXPECT_EQ(current_fsgid(), 0u);
+}
+
+// A thread that never changed its credentials may act for an RDMA reactor
+// (rpc/thread_credentials.h): a scope that switches nothing leaves it so, and any switch of
+// fsuid, fsgid or groups ends it for good, even once switched back.
+TEST(Identity, ThreadsThatSwitchedAreKnown) {
+    auto on_new_thread = [](auto fn) {
+        bool unchanged_before = false, unchanged_after = false;
+        std::thread t([&] {
+            unchanged_before = nfsrdmad::rpc::credentials_unchanged();
+            fn();
+            unchanged_after = nfsrdmad::rpc::credentials_unchanged();
+        });
+        t.join();
+        EXPECT_TRUE(unchanged_before);
+        return unchanged_after;
+    };
+    std::vector<uint32_t> own(static_cast<size_t>(::getgroups(0, nullptr)));
+    ::getgroups(static_cast<int>(own.size()), reinterpret_cast<gid_t*>(own.data()));
+    const Identity root_as_is{0, 0, own};
+    EXPECT_TRUE(on_new_thread([&] {
+        for (int i = 0; i < 3; ++i) ASSERT_TRUE(IdentityScope::enter(root_as_is).ok());
+    }));
+    EXPECT_FALSE(on_new_thread([] { ASSERT_TRUE(IdentityScope::enter(kUser1234).ok()); }));
+    EXPECT_FALSE(on_new_thread([] { ASSERT_TRUE(IdentityScope::enter(Identity{0, 1, {}}).ok()); }));
+    std::vector<uint32_t> more = own;
+    more.push_back(4242);
+    EXPECT_FALSE(on_new_thread([&] {
+        ASSERT_TRUE(IdentityScope::enter(Identity{0, 0, more}).ok());
+    }));
+    EXPECT_FALSE(on_new_thread([&] {
+        ASSERT_TRUE(IdentityScope::enter(kUser1234).ok());
+        ASSERT_TRUE(IdentityScope::enter(root_as_is).ok());
+    }));
 }
 
 TEST(Identity, OtherThreadsAreUnaffected) {

@@ -96,6 +96,7 @@ void Reactor::remove(int fd) {
 }
 
 uint64_t Reactor::add_poller(Poller p) {
+    ++additions_;
     uint64_t id = next_poller_++;
     pollers_.emplace_back(id, std::make_shared<Poller>(std::move(p)));
     return id;
@@ -146,6 +147,7 @@ Reactor::Clock::time_point Reactor::coarse_now() {
 }
 
 Reactor::TimerId Reactor::after(std::chrono::milliseconds delay, std::function<void()> fn) {
+    ++additions_;
     TimerId id{coarse_now() + delay, next_timer_++};
     timers_.emplace(id, std::move(fn));
     return id;
@@ -200,6 +202,35 @@ bool Reactor::drain_posted() {
     return !work.empty();
 }
 
+// run_if_asleep: the loop's thread holds loop_mu_ except around a blocking epoll_wait, so
+// taking it means the loop is asleep (or just woken and waiting for it): no handler,
+// poller, timer or posted job of the loop runs until lend_end(). A job the lent `fn`
+// posts wakes the loop as any post() does (sleeping_ is still set).
+bool Reactor::lend_begin() {
+    if (!lendable_.load(std::memory_order_acquire) || stopping_.load()) return false;
+    if (!loop_mu_.try_lock()) return false;
+    if (!lendable_.load(std::memory_order_relaxed) || stopping_.load()) {
+        loop_mu_.unlock();
+        return false;
+    }
+    lender_ = owner_.load(std::memory_order_relaxed);
+    owner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+    additions_at_lend_ = additions_;
+    return true;
+}
+
+void Reactor::lend_end() {
+    owner_.store(lender_, std::memory_order_relaxed);
+    const bool replan = additions_ != additions_at_lend_;
+    lent_.fetch_add(1, std::memory_order_relaxed);
+    loop_mu_.unlock();
+    if (replan) {
+        wake_writes_.fetch_add(1, std::memory_order_relaxed);
+        uint64_t one = 1;
+        (void)!write(wakefd_.get(), &one, sizeof one);
+    }
+}
+
 // The loop stops being this thread's before it may become another's.
 bool Reactor::handed_over(const std::function<bool()>& hand_over) {
     if (!hand_over) return false;
@@ -220,6 +251,12 @@ bool Reactor::run_here(const std::function<bool()>& hand_over) {
         std::abort();
     }
     owner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+    // A loop on a thread of its own lends itself while it sleeps (run_if_asleep).
+    std::unique_lock<std::mutex> loop_lock;
+    if (!hand_over && !hosted_) {
+        loop_lock = std::unique_lock(loop_mu_);
+        lendable_.store(true, std::memory_order_release);
+    }
     epoll_event events[64];
     auto& last_work = last_work_;
     if (last_work == 0) last_work = spin_now();
@@ -244,8 +281,11 @@ bool Reactor::run_here(const std::function<bool()>& hand_over) {
             sleeping_.store(true);
             if (pending_.load()) timeout = 0;  // posted while we were deciding: do not sleep
         }
+        const bool lend = timeout != 0 && loop_lock.owns_lock();
+        if (lend) loop_lock.unlock();
         int n = epoll_wait(epfd_.get(), events, 64, timeout);
         sleeping_.store(false, std::memory_order_relaxed);
+        if (lend) loop_lock.lock();
         if (n < 0 && errno != EINTR) break;
         if (n > 0 && spins) last_work = spin_now();
         for (int i = 0; i < n; ++i) {
@@ -269,8 +309,10 @@ bool Reactor::run_here(const std::function<bool()>& hand_over) {
         // parked worker has the loop, run it here. Nothing of the reactor is touched after.
         if (handed_over(hand_over)) return true;
     }
+    lendable_.store(false, std::memory_order_relaxed);  // under loop_mu_: no lend after this
     drain_posted();
     owner_.store(std::thread::id{}, std::memory_order_relaxed);
+    if (loop_lock.owns_lock()) loop_lock.unlock();
     looping_.store(false, std::memory_order_release);
     std::lock_guard lock(stopped_mu_);
     stopped_ = true;

@@ -119,6 +119,25 @@ class Reactor {
         return owner_.load(std::memory_order_relaxed) == std::this_thread::get_id();
     }
 
+    // From another thread: when the loop sleeps (blocked in epoll_wait, nothing of its own
+    // to do), runs `fn` here and now as the loop would, and returns true; the loop's thread,
+    // should it wake meanwhile, waits until `fn` is done. Returns false without running
+    // `fn` when the loop is awake (a post() then wakes nobody: it runs in the loop's next
+    // round), spinning, stopping, or hosted by a pool (whose hand-overs move the loop
+    // itself). This saves the wake-up a post() to a sleeping loop costs: an eventfd write
+    // and, for the loop's thread, a switch in (issue 13: an RDMA reply posted by the worker
+    // that made it). `fn` must not block; the caller's thread must be fit to be the loop's
+    // (for RDMA: credentials unchanged since the device was opened, see ReactorGroup).
+    template <class F>
+    bool run_if_asleep(F&& fn) {
+        if (!lend_begin()) return false;
+        fn();
+        lend_end();
+        return true;
+    }
+    // run_if_asleep's that ran (stats, tests).
+    uint64_t lent() const { return lent_.load(std::memory_order_relaxed); }
+
   private:
     friend class WorkerPool;
     // Runs the loop on the calling thread. After each round `hand_over` (when set) may
@@ -130,6 +149,8 @@ class Reactor {
     bool drain_posted();  // true: it ran something
     bool run_pollers();
     bool arm_pollers();
+    bool lend_begin();  // run_if_asleep: the loop is ours (loop_mu_ held, owner_ is us)
+    void lend_end();
     int run_timers();  // runs the due ones; returns epoll_wait's timeout until the next
     uint64_t spin_now() const;
 
@@ -140,6 +161,16 @@ class Reactor {
     UniqueFd wakefd_;
     std::thread thread_;   // start(name) only
     bool hosted_ = false;  // start(pool)
+    // start(name): held by the loop's thread except while it sleeps in epoll_wait, when
+    // run_if_asleep() may take it. Never by hosted loops.
+    std::mutex loop_mu_;
+    std::atomic<bool> lendable_{false};
+    std::atomic<uint64_t> lent_{0};
+    std::thread::id lender_{};  // the loop's own thread, while lent
+    // Timers and pollers added: a change made while lent wakes the loop, whose sleep was
+    // planned without it (the earliest timer, pollers armed before sleeping).
+    uint64_t additions_ = 0;
+    uint64_t additions_at_lend_ = 0;
     std::atomic<std::thread::id> owner_{};
     std::atomic<bool> looping_{false};  // a thread runs the loop (run_here)
     std::mutex stopped_mu_;
@@ -166,7 +197,8 @@ class Reactor {
 // hosted by a pool: RDMA's. The kernel refuses rdma_cm and uverbs commands (write(2) on
 // their device files, e.g. rxe's send doorbell) from a thread whose credentials changed
 // since the file was opened (ib_safe_file_access), and pool threads switch to their
-// callers' identities.
+// callers' identities. A pool thread that never did may still act as such a reactor while
+// it sleeps (Reactor::run_if_asleep, rpc/thread_credentials.h).
 class ReactorGroup {
   public:
     explicit ReactorGroup(unsigned count, Mode mode = Mode::Event,

@@ -10,7 +10,9 @@
 #  - four parallel writers, then four parallel readers, md5-checked;
 #  - calls that need no disk (GETATTR, ACCESS, READ of cached pages; NFSv4.1 COMPOUNDs of
 #    SEQUENCE, PUTFH, GETATTR, ACCESS, READ) were answered on the reactor (counter
-#    reactor_calls), the read-backs among them;
+#    reactor_calls), the read-backs among them; and workers that never switched
+#    credentials (root, not squashed) posted their replies themselves while the reactor
+#    slept (counter worker_replies), WRITEs among them;
 #  - with the client's inline thresholds lowered to 1024 (sunrpc.rdma_max_inline_read/
 #    write) everything still works and more replies go through reply chunks;
 #  - $REMOUNTS (5) umount/remount cycles, then the data is still there and nothing leaked;
@@ -44,8 +46,8 @@
 #    and registered memory does not grow with connections;
 #  - the iWARP path (each RDMA Read registers its own sink), forced on Soft-RoCE: four
 #    parallel writers and readers intact, a registration per Read;
-#  - the kernel log has no ucma "changed security contexts" line (rdma_cm called from a
-#    worker thread that had switched credentials);
+#  - the kernel log has no ucma or uverbs "changed security contexts" line (rdma_cm or
+#    a Send posted from a worker thread that had switched credentials);
 #  - the engine modes: restarted with engine.mode poll and then event, the kernel mount
 #    moves 32 MiB each way intact; an idle poll-mode daemon burns CPU, an idle adaptive or
 #    event one does not (CPU ticks from /proc, a functional check, not a speed check).
@@ -154,6 +156,8 @@ nfs_umount "$MNT"; nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts rsize=4096,ws
 check_eq "md5 read back in 4 KiB" "$want4" "$(md5sum < "$MNT/small.bin" | cut -d' ' -f1)"
 dump_stats
 check "calls answered on the reactor (GETATTR, ACCESS, cached READ)" test "$(counter reactor_calls)" -gt 0
+check "replies posted by their workers while the reactor slept (worker_replies)" \
+    test "$(counter worker_replies)" -gt 0
 rm -f /tmp/small.bin
 nfs_umount "$MNT"
 
@@ -662,9 +666,10 @@ if check "rpc.statd" statd_start && check "the kernel's lockd on port $NLM_LOCKD
 fi
 
 step "the kernel log"
-# ucma refuses rdma_cm calls from a thread whose credentials changed since the device
-# file was opened (workers switch fsuid per request): such a destroy fails and leaks.
+# ucma refuses rdma_cm calls, and uverbs Soft-RoCE's Sends, from a thread whose
+# credentials changed since the device file was opened (workers switch fsuid per
+# request): such a destroy fails and leaks, such a Send ends the connection.
 dmesg | grep "changed security contexts" | head -3
-check "no rdma_cm call from a worker that switched credentials" \
+check "no rdma_cm or verbs call from a worker that switched credentials" \
     bash -c '! dmesg | grep -q "changed security contexts"'
 vm_summary

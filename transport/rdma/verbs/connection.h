@@ -18,6 +18,9 @@
 // kernel refuses them from a thread whose credentials changed since the device file was
 // opened (workers switch fsuid per request), and a failed destroy leaks the CM id. So a
 // worker never drops the last reference to a connection (dispatch() hands it back).
+// "On the reactor" includes a worker that never switched credentials acting as its
+// sleeping reactor (engine::Reactor::run_if_asleep): it posts its own reply and drops its
+// references there, while the reactor's thread stays out (receive.cpp, dispatch()).
 #pragma once
 
 #include <infiniband/verbs.h>

@@ -34,6 +34,8 @@ struct TransportCounters {
     // reply in time, the connection closed), replies that matched none.
     Counter back_calls{0}, back_failed{0}, stray_replies{0};
     Counter reactor_calls{0};  // calls answered on the reactor, without a worker (receive.cpp)
+    // Replies a worker posted itself, as its sleeping reactor (receive.cpp: no wake-up)
+    Counter worker_replies{0};
 
     // "calls_msg=1 calls_nomsg=0 ..." in declaration order
     std::string format() const;

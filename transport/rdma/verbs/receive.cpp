@@ -17,6 +17,7 @@
 
 #include "transport/rdma/verbs/connection.h"
 #include "transport/rdma/verbs/work.h"
+#include "transport/rpc/thread_credentials.h"
 
 namespace nfsrdmad::rdma::verbs {
 
@@ -180,9 +181,20 @@ void Connection::dispatch(std::shared_ptr<CallWork> call) {
         ReservedPayloadAllocator alloc(std::move(call->reply_payload), self->dev_->allocator());
         auto reply = std::make_shared<std::optional<rpc::Reply>>(
             self->svc_.dispatcher.dispatch(msg, self->peer_, alloc));
-        // The worker's references move to the reactor: the last one must never be
-        // dropped here (the worker may have switched credentials: see connection.h).
         engine::Reactor& r = self->reactor_;
+        // A worker that never switched credentials may act as its sleeping reactor: it
+        // posts the reply itself, and neither the eventfd write nor the reactor's wake-up
+        // is paid (issue 13). Its references go there too, as the reactor's would: the
+        // last one may end the connection, which only a thread with the daemon's own
+        // credentials may do (connection.h).
+        if (rpc::credentials_unchanged() && r.run_if_asleep([&] {
+                self->count(&TransportCounters::worker_replies);
+                self->send_reply(std::move(call), std::move(reply));
+                self.reset();
+            }))
+            return;
+        // Otherwise the worker's references move to the reactor: the last one must never
+        // be dropped here (the worker may have switched credentials: see connection.h).
         r.post([self = std::move(self), call = std::move(call), reply = std::move(reply)] {
             self->send_reply(call, reply);
         });
