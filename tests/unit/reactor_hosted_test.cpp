@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/unit/eventually.h"
 #include "transport/engine/reactor.h"
 #include "transport/engine/worker_pool.h"
 
@@ -21,14 +22,9 @@ using nfsrdmad::engine::Reactor;
 using nfsrdmad::engine::ReactorGroup;
 using nfsrdmad::engine::WorkerPool;
 using namespace std::chrono_literals;
+using nfsrdmad::test::eventually;
 
 namespace {
-
-template <typename Pred>
-bool eventually(Pred pred) {
-    for (int i = 0; i < 10000 && !pred(); ++i) std::this_thread::sleep_for(1ms);
-    return pred();
-}
 
 // The thread a task posted to `r` runs on (the loop's, then).
 std::thread::id loop_thread(Reactor& r) {

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/unit/eventually.h"
 #include "transport/engine/reactor.h"
 #include "transport/engine/worker_pool.h"
 
@@ -19,14 +20,9 @@ using nfsrdmad::engine::Mode;
 using nfsrdmad::engine::Reactor;
 using nfsrdmad::engine::WorkerPool;
 using namespace std::chrono_literals;
+using nfsrdmad::test::eventually;
 
 namespace {
-
-template <typename Pred>
-bool eventually(Pred pred) {
-    for (int i = 0; i < 10000 && !pred(); ++i) std::this_thread::sleep_for(1ms);
-    return pred();
-}
 
 // Lends until the loop is asleep (it may not be yet, just after start or a post).
 template <typename F>

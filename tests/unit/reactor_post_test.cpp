@@ -9,22 +9,13 @@
 #include <thread>
 #include <vector>
 
+#include "tests/unit/eventually.h"
 #include "transport/engine/reactor.h"
 
 using nfsrdmad::engine::Mode;
 using nfsrdmad::engine::Reactor;
 using namespace std::chrono_literals;
-
-namespace {
-
-// Polls until `pred` holds or 10 s pass.
-template <typename Pred>
-bool eventually(Pred pred) {
-    for (int i = 0; i < 10000 && !pred(); ++i) std::this_thread::sleep_for(1ms);
-    return pred();
-}
-
-}  // namespace
+using nfsrdmad::test::eventually;
 
 TEST(ReactorPost, AnAwakeReactorIsNotWokenAgain) {
     Reactor r(Mode::Event);

@@ -8,12 +8,14 @@
 #include <chrono>
 #include <thread>
 
+#include "tests/unit/eventually.h"
 #include "transport/engine/reactor.h"
 
 using nfsrdmad::engine::Mode;
 using nfsrdmad::engine::Poller;
 using nfsrdmad::engine::Reactor;
 using namespace std::chrono_literals;
+using nfsrdmad::test::eventually;
 
 namespace {
 
@@ -23,12 +25,6 @@ std::atomic<uint64_t> g_readings{0};
 uint64_t fake_clock() {
     g_readings.fetch_add(1);
     return g_now_ns.load();
-}
-
-template <typename Pred>
-bool eventually(Pred pred) {
-    for (int i = 0; i < 10000 && !pred(); ++i) std::this_thread::sleep_for(1ms);
-    return pred();
 }
 
 }  // namespace

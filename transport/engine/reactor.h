@@ -131,8 +131,11 @@ class Reactor {
     template <class F>
     bool run_if_asleep(F&& fn) {
         if (!lend_begin()) return false;
+        struct End {  // even if `fn` throws: a loop never lent back would never wake again
+            Reactor* r;
+            ~End() { r->lend_end(); }
+        } end{this};
         fn();
-        lend_end();
         return true;
     }
     // run_if_asleep's that ran (stats, tests).
