@@ -6,6 +6,9 @@
 // them) from a thread whose credentials are not those that opened the device file
 // (ib_safe_file_access). A thread that never changed them may act for an RDMA reactor
 // (engine::Reactor::run_if_asleep); one that did must hand its work to the reactor.
+// This holds because the daemon's threads share the credentials of the process that
+// opened the devices: no thread that creates others, and none before the devices are
+// open, switches identity (the rdma VM group's kernel log check would show otherwise).
 #pragma once
 
 namespace nfsrdmad::rpc {
