@@ -255,9 +255,21 @@ def ratio(n, over):
         if a and b and a[0]["files_per_s"] > 0:
             ratios.append(b[0]["files_per_s"] / a[0]["files_per_s"])
     if ratios:
-        g = math.exp(sum(math.log(x) for x in ratios) / len(ratios))
-        print(f"{n} / {over}: geometric mean {g:.3f} over {len(ratios)} rounds "
-              f"(each: {', '.join(f'{x:.2f}' for x in sorted(ratios))})")
+        logs = [math.log(x) for x in ratios]
+        m = sum(logs) / len(logs)
+        line = (f"{n} / {over}: geometric mean {math.exp(m):.3f} over {len(ratios)} rounds "
+                f"(each: {', '.join(f'{x:.2f}' for x in sorted(ratios))})")
+        if len(logs) > 1:
+            # Student's t over the rounds' log ratios: the interval a change has to leave
+            # before it is more than this boot's noise (one build against a copy of itself
+            # moved 0.52-1.45 round to round in the unlink job: bench/vm/README.md)
+            sd = math.sqrt(sum((x - m) ** 2 for x in logs) / (len(logs) - 1))
+            t = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31,
+                 9: 2.26}.get(len(logs) - 1, 2.2)
+            lo, hi = math.exp(m - t * sd / math.sqrt(len(logs))), math.exp(m + t * sd / math.sqrt(len(logs)))
+            line += (f"; ahead in {sum(x > 1 for x in ratios)} of {len(ratios)}; 95 % interval "
+                     f"{lo:.2f}-{hi:.2f}" + (", inside the noise" if lo <= 1 <= hi else ""))
+        print(line)
 for n in names:
     own = [r["server_us_per_file"] for r in rows if r["name"] == n and "server_us_per_file" in r]
     if own:

@@ -54,7 +54,10 @@
 #                  --threads (4) x --files (300 here) files with fsync over --proto (tcp)
 #                  and NFSv--vers (3); --knfsd adds the kernel nfsd once per round. Files/s
 #                  and the guest's CPU per file, per round, and each build's geometric mean
-#                  over the first's. For a change too small to show between boots.
+#                  over the first's, with the rounds it was ahead in and a 95 % interval
+#                  (Student's t over the rounds' log ratios: a change is more than the
+#                  boot's noise only when the interval leaves 1). For a change too small to
+#                  show between boots.
 #   --job randread  instead of the storm: jobs/rand-read.fio (4 KiB, O_DIRECT, iodepth 16)
 #                  for --runtime (15) s over a --size (128M) file made on the server (in its
 #                  page cache); IOPS and the guest's CPU per READ.
@@ -66,7 +69,8 @@
 #   --job getattr  the same over an actimeo=0 mount: each stat() revalidates the file's
 #                  attributes (GETATTR); stat()s/s and the guest's CPU per stat().
 #   --job unlink   instead: jobs/serial-unlink.py removes --files files made on the server,
-#                  caches dropped first (a LOOKUP and a REMOVE each); files/s.
+#                  caches dropped first (a LOOKUP and a REMOVE each); files/s. Noisy: one
+#                  build against itself moves up to 2x between runs (bench/vm/README.md).
 #   --job listing  instead: jobs/serial-listing.py lists --files files made on the server
 #                  with their attributes (`ls -l`, the listing made stale before each, so
 #                  READDIRPLUS) for --runtime (15) s; entries/s and the guest's CPU per entry.
