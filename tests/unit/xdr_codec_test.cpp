@@ -295,6 +295,33 @@ TEST(XdrCodec, ExternalOpaqueIsRecordedNotCopied) {
     EXPECT_EQ(e.externals()[0].pad, 0u);
 }
 
+// The first mark is held inline and any more in a list (xdr.h): each marked span, and
+// only a marked one, is taken out of line once, whichever slot held it; an unmarked
+// opaque with the same bytes elsewhere is copied.
+TEST(XdrCodec, SeveralMarkedOpaquesAreEachTakenOnce) {
+    std::vector<uint8_t> a(8, 1), b(12, 2), c(4, 3);
+    std::vector<uint8_t> out;
+    xdr::Encoder e(out);
+    e.add_external(a);
+    e.add_external(b);
+    e.add_external(std::span<const uint8_t>(a).first(4));  // another span of a's bytes
+    e.put_opaque(b);
+    e.put_opaque(c);  // not marked: inline
+    e.put_opaque(a);
+    e.put_opaque(a);  // marked once: the second goes inline
+    e.put_opaque(std::span<const uint8_t>(a).first(4));
+    ASSERT_EQ(e.externals().size(), 3u);
+    EXPECT_EQ(e.externals()[0].data.data(), b.data());
+    EXPECT_EQ(e.externals()[1].data.data(), a.data());
+    EXPECT_EQ(e.externals()[1].data.size(), 8u);
+    EXPECT_EQ(e.externals()[2].data.size(), 4u);
+    // lengths 5 x 4, c inline 4, the second a inline 8
+    EXPECT_EQ(out.size(), 20u + 4u + 8u);
+    auto taken = e.take_externals();
+    EXPECT_EQ(taken.size(), 3u);
+    EXPECT_TRUE(e.externals().empty());
+}
+
 TEST(XdrCodec, ReadChunkSuppliesOpaqueData) {
     // WRITE3args whose data travelled in a read chunk (RFC 8166 §3.4.5): the
     // length is inline; the bytes, and their padding, are not.

@@ -161,7 +161,9 @@ bool WorkerPool::hand_over(Reactor& r, LoopSlot& slot) {
 void WorkerPool::run_loop(Reactor& r, std::unique_lock<std::mutex>& lock) {
     lock.unlock();
     LoopSlot slot{this, nullptr};
-    const auto hand = [this, &r, &slot] { return hand_over(r, slot); };
+    // Made once: a std::function of these three captures is an allocation, and
+    // run_here() is entered once per call that hands the loop over.
+    const std::function<bool()> hand = [this, &r, &slot] { return hand_over(r, slot); };
     for (;;) {
         t_loop_ = &slot;
         const bool handed = r.run_here(hand);

@@ -299,7 +299,7 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
     if (out.kind == Outcome::Success && args.unconsumed_chunks() != 0) out = Outcome::garbage();
     switch (out.kind) {
         case Outcome::Success: {
-            r.payloads = res.externals();
+            r.payloads = res.take_externals();
             uint32_t status = 0;
             if (info.status_first && r.bytes.size() >= stat_offset + 8) {
                 const uint8_t* p = r.bytes.data() + stat_offset + 4;

@@ -99,10 +99,16 @@ public:
     // Marks an opaque that must not be copied (see file comment): the put_opaque() of
     // exactly this span becomes an ExternalSegment. Any number may be marked.
     void add_external(std::span<const uint8_t> d) {
-        if (d.data() != nullptr) hints_.push_back(d);
+        if (d.data() == nullptr) return;
+        if (first_hint_.data() == nullptr)
+            first_hint_ = d;  // the usual one (a READ's data): no allocation
+        else
+            hints_.push_back(d);
     }
     // The external opaques encoded so far, in stream order (offsets ascending).
     const std::vector<ExternalSegment>& externals() const { return externals_; }
+    // The same, moved out (the encoder is done): no copy of the vector.
+    std::vector<ExternalSegment> take_externals() { return std::move(externals_); }
 
     // Offsets reported by size() and externals() count from here (the start of the
     // RPC message when the vector already holds a record mark, for example).
@@ -143,6 +149,10 @@ private:
     }
 
     bool take_hint(std::span<const uint8_t> d) {
+        if (first_hint_.data() == d.data() && first_hint_.size() == d.size() && d.data()) {
+            first_hint_ = {};
+            return true;
+        }
         for (auto it = hints_.begin(); it != hints_.end(); ++it) {
             if (it->data() == d.data() && it->size() == d.size()) {
                 hints_.erase(it);
@@ -155,7 +165,8 @@ private:
     std::vector<uint8_t>* out_ = nullptr;
     size_t counted_ = 0;
     size_t base_ = 0;
-    std::vector<std::span<const uint8_t>> hints_;  // marked, not yet encoded
+    std::span<const uint8_t> first_hint_;          // marked, not yet encoded: the first
+    std::vector<std::span<const uint8_t>> hints_;  // and any more
     std::vector<ExternalSegment> externals_;
 };
 
