@@ -18,14 +18,16 @@ namespace {
 
 // Program 400200: proc 0 answers at once, proc 1 would block in a nowait call, proc 2 is
 // not idempotent, proc 3 does not honour nowait, proc 4 answers WouldBlock always, proc 5
-// declines a nowait call before any work (Outcome::would_block(false)).
+// declines a nowait call before any work (Outcome::would_block(false)), proc 6 is tried
+// only where the transport lends payload memory.
 class Program : public rpc::Program {
   public:
     uint32_t number() const override { return 400200; }
     std::vector<uint32_t> versions() const override { return {1}; }
     rpc::ProcedureInfo procedure(uint32_t, uint32_t proc) const override {
-        rpc::ProcedureInfo i{proc <= 5, proc != 2, "p"};
+        rpc::ProcedureInfo i{proc <= 6, proc != 2, "p"};
         i.nowait = proc != 3;
+        i.nowait_needs_payloads = proc == 6;
         return i;
     }
     rpc::Outcome call(rpc::CallContext& ctx) override {
@@ -46,11 +48,12 @@ struct Dispatch : ::testing::Test {
         d.add(prog);
         peer.text = "192.0.2.1:800";
     }
-    bool nowait(uint32_t proc, std::optional<rpc::Reply>& out, uint32_t flavor = 1) {
+    bool nowait(uint32_t proc, std::optional<rpc::Reply>& out, uint32_t flavor = 1,
+                bool payloads = true) {
         auto bytes = call(++xid, 400200, 1, proc, {}, flavor);
         rpc::Message m;
         m.bytes = bytes;
-        return d.dispatch_nowait(m, peer, alloc, out);
+        return d.dispatch_nowait(m, peer, alloc, out, payloads);
     }
     std::optional<rpc::Reply> normal(uint32_t proc) {
         auto bytes = call(++xid, 400200, 1, proc, {});
@@ -124,6 +127,16 @@ TEST_F(Dispatch, ACallDeclinedBeforeAnyWorkIsCountedApart) {
     ASSERT_TRUE(w);
     EXPECT_EQ(word_at(w->bytes, 24), 7u);
     EXPECT_EQ(d.counters().calls.load(), 1u);
+}
+
+TEST_F(Dispatch, AProcedureThatNeedsPayloadMemoryIsNotBegunWithoutIt) {
+    std::optional<rpc::Reply> r;
+    EXPECT_FALSE(nowait(6, r, 1, /*payloads=*/false));  // TCP: declined before any work
+    EXPECT_EQ(prog->calls, 0);
+    EXPECT_EQ(d.counters().nowait_declined.load(), 1u);
+    EXPECT_TRUE(nowait(6, r, 1, /*payloads=*/true));  // RDMA lends it: tried, answered
+    EXPECT_EQ(prog->nowait_calls, 1);
+    EXPECT_TRUE(nowait(0, r, 1, /*payloads=*/false));  // the rest are tried either way
 }
 
 TEST_F(Dispatch, OnlyStatelessFlavorsAreTried) {

@@ -92,7 +92,8 @@ std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
             const ProcedureInfo info =
                 found.program ? found.program->procedure(dc.header.vers, dc.header.proc)
                               : ProcedureInfo{};
-            tried = info.exists && info.nowait && info.idempotent;
+            tried = info.exists && info.nowait && info.idempotent &&
+                    (payloads || !info.nowait_needs_payloads);
         }
         if (!tried) {
             counters_.nowait_declined++;

@@ -90,6 +90,10 @@ struct ProcedureInfo {
     bool status_first = false;
     // The procedure honours CallContext::nowait: it may be tried on a reactor.
     bool nowait = false;
+    // ... but only where the transport lends payload memory (CallContext::nowait_payloads;
+    // an NFSv3 READ): elsewhere the try is declined before the credential is decoded,
+    // instead of after a whole RPC decode, authentication and reply header.
+    bool nowait_needs_payloads = false;
 };
 
 class Program {
