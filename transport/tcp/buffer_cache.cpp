@@ -13,48 +13,6 @@ std::shared_ptr<BufferCache> BufferCache::create(size_t keep) {
 BufferCache::~BufferCache() {
     for (auto& list : free_)
         for (uint8_t* p : list) std::free(p);
-    for (void* b : blocks_) ::operator delete(b);
-}
-
-// The allocator of a buffer's control block. It holds the cache (the deleter does not):
-// the block is given back after the deleter is gone, so the cache must outlive both.
-template <class T>
-struct BlockAllocator {
-    using value_type = T;
-    std::shared_ptr<BufferCache> cache;
-    explicit BlockAllocator(std::shared_ptr<BufferCache> c) : cache(std::move(c)) {}
-    template <class U>
-    BlockAllocator(const BlockAllocator<U>& o) : cache(o.cache) {}
-    T* allocate(size_t n) { return static_cast<T*>(cache->take_block(n * sizeof(T))); }
-    void deallocate(T* p, size_t n) { cache->give_block(p, n * sizeof(T)); }
-    template <class U>
-    bool operator==(const BlockAllocator<U>& o) const {
-        return cache == o.cache;
-    }
-};
-
-void* BufferCache::take_block(size_t bytes) {
-    {
-        std::lock_guard lock(mu_);
-        if (bytes == block_size_ && !blocks_.empty()) {
-            void* b = blocks_.back();
-            blocks_.pop_back();
-            return b;
-        }
-    }
-    return ::operator new(bytes);
-}
-
-void BufferCache::give_block(void* b, size_t bytes) {
-    {
-        std::lock_guard lock(mu_);
-        if (block_size_ == 0) block_size_ = bytes;
-        if (bytes == block_size_ && blocks_.size() < keep_ * free_.size()) {
-            blocks_.push_back(b);
-            return;
-        }
-    }
-    ::operator delete(b);
 }
 
 std::shared_ptr<uint8_t[]> BufferCache::get(size_t bytes) {
@@ -73,10 +31,8 @@ std::shared_ptr<uint8_t[]> BufferCache::get(size_t bytes) {
     }
     if (!p) p = static_cast<uint8_t*>(std::aligned_alloc(4096, rounded));
     if (!p) return nullptr;
-    // The deleter holds a raw pointer: the control block's allocator keeps the cache.
     return std::shared_ptr<uint8_t[]>(
-        p, [self = this, cls](uint8_t* q) { self->put(cls, q); },
-        BlockAllocator<uint8_t>(shared_from_this()));
+        p, [self = shared_from_this(), cls](uint8_t* q) { self->put(cls, q); });
 }
 
 void BufferCache::put(size_t cls, uint8_t* p) {
@@ -95,11 +51,6 @@ size_t BufferCache::idle() const {
     size_t n = 0;
     for (const auto& list : free_) n += list.size();
     return n;
-}
-
-size_t BufferCache::idle_blocks() const {
-    std::lock_guard lock(mu_);
-    return blocks_.size();
 }
 
 namespace {

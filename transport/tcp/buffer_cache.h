@@ -27,25 +27,16 @@ class BufferCache : public std::enable_shared_from_this<BufferCache> {
     // At least `bytes`, page aligned; returns to the cache when its last owner lets go
     // (the cache lives as long as any of its buffers). nullptr if memory is exhausted.
     std::shared_ptr<uint8_t[]> get(size_t bytes);
-    size_t idle() const;         // buffers in the free lists now
-    size_t idle_blocks() const;  // shared_ptr control blocks kept for the next get()
+    size_t idle() const;  // buffers in the free lists now
 
   private:
-    template <class T>
-    friend struct BlockAllocator;
     explicit BufferCache(size_t keep) : keep_(keep) {}
     void put(size_t cls, uint8_t* p);
-    // The shared_ptrs' control blocks, kept like the buffers: a call's record and READ
-    // payload would otherwise cost a malloc and a free each (all blocks are one size).
-    void* take_block(size_t bytes);
-    void give_block(void* b, size_t bytes);
 
     static constexpr size_t kMinShift = 12, kMaxShift = 21;  // 4 KiB .. 2 MiB
     const size_t keep_;
     mutable std::mutex mu_;
     std::array<std::vector<uint8_t*>, kMaxShift - kMinShift + 1> free_;
-    std::vector<void*> blocks_;  // idle control blocks, at most as many as buffers kept
-    size_t block_size_ = 0;      // of those
 };
 
 // READ payloads on TCP: memory from a BufferCache, and (when `pipes` is given) a pipe
