@@ -36,6 +36,7 @@ void futex_wake_one(std::atomic<uint32_t>& word) {
 
 struct WorkerPool::LoopSlot {
     WorkerPool* pool;
+    Reactor* loop;                // the loop this thread runs
     std::function<void()> job;    // left by submit() for this thread to run off the loop
     Parked* handed_to = nullptr;  // the worker woken to take the loop over
     uint64_t ticket = 0;          // with this hand-over
@@ -160,10 +161,10 @@ bool WorkerPool::hand_over(Reactor& r, LoopSlot& slot) {
 // over, then the job that made it so; or until the reactor stops.
 void WorkerPool::run_loop(Reactor& r, std::unique_lock<std::mutex>& lock) {
     lock.unlock();
-    LoopSlot slot{this, nullptr};
-    // Made once: a std::function of these three captures is an allocation, and
-    // run_here() is entered once per call that hands the loop over.
-    const std::function<bool()> hand = [this, &r, &slot] { return hand_over(r, slot); };
+    LoopSlot slot{this, &r, nullptr};
+    // One pointer captured: std::function holds it inline. (Three captures were an
+    // allocation per call: run_loop is entered anew by nearly every hand-over.)
+    const std::function<bool()> hand = [s = &slot] { return s->pool->hand_over(*s->loop, *s); };
     for (;;) {
         t_loop_ = &slot;
         const bool handed = r.run_here(hand);
