@@ -200,6 +200,38 @@ TEST_F(Nfs3DataTest, File256MiBWrittenIn1MiBPwritesIsBitExactOverNfsAndOnDisk) {
     EXPECT_EQ(on_disk.value(), written.value()) << "checksum of the on-disk file";
 }
 
+// Small READs of a file in the page cache are answered on the connection's loop, no worker
+// woken (issue 13): read into memory by preadv2(RWF_NOWAIT) and sent in the reply's writev,
+// as a worker would send them (it splices only READs of 64 KiB and more).
+TEST_F(Nfs3DataTest, SmallReadsFromThePageCacheAreAnsweredOnTheLoop) {
+    constexpr size_t kSize = 256 * 1024, kRead = 4096;
+    constexpr uint64_t kSeed = 0x5A11ull;
+    const std::string content = Pattern(kSize, kSeed, 0);
+    NfsWriteFile("/small-reads.bin", content);
+    nfsfh* fh = nullptr;
+    ASSERT_EQ(nfs_open(nfs(), "/small-reads.bin", O_RDONLY, &fh), 0) << client_->error();
+    // A first READ: a worker opens the file if the descriptor cache let it go.
+    char first[16];
+    ASSERT_EQ(nfs_pread(nfs(), fh, 0, sizeof first, first), 16) << client_->error();
+    const auto before = daemon_->StatsCounter("tcp", "reactor_calls");
+    ASSERT_TRUE(before) << daemon_->log_tail();
+    constexpr int kReads = 64;
+    for (int i = 0; i < kReads; ++i) {
+        const uint64_t off = (uint64_t(i) * 4093) % (kSize - kRead);  // unaligned
+        std::string got(kRead, '\0');
+        ASSERT_EQ(PreadAll(fh, off, kRead, got.data()), static_cast<long>(kRead)) << off;
+        EXPECT_TRUE(got == content.substr(off, kRead)) << "read at " << off;
+    }
+    char tail[100];
+    EXPECT_EQ(nfs_pread(nfs(), fh, kSize - 10, sizeof tail, tail), 10) << "read across EOF";
+    EXPECT_EQ(std::string(tail, 10), content.substr(kSize - 10));
+    EXPECT_EQ(nfs_pread(nfs(), fh, kSize + 10, sizeof tail, tail), 0) << "read past EOF";
+    ASSERT_EQ(nfs_close(nfs(), fh), 0);
+    const auto after = daemon_->StatsCounter("tcp", "reactor_calls");
+    ASSERT_TRUE(after) << daemon_->log_tail();
+    EXPECT_GE(*after - *before, uint64_t{kReads}) << "READs answered on the loop";
+}
+
 TEST_F(Nfs3DataTest, TwoClientsInterleavedWritesToOneFile) {
     std::string why;
     auto other = NfsClient::Mount(*daemon_, &why);

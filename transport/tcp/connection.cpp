@@ -149,8 +149,8 @@ void Connection::on_readable() {
 
 namespace {
 
-// Payload memory for a call tried on the loop: none (and the call is told so: a READ leaves
-// itself to a worker at once, which splices; the loop would read into memory and copy).
+// Payload memory for a call tried on the loop when none is lent: the call is told so, and a
+// READ leaves itself to a worker before anything is decoded (ProcedureInfo::nowait_needs_payloads).
 class NoPayloads final : public rpc::PayloadAllocator {
   public:
     std::unique_ptr<rpc::PayloadBuffer> allocate(size_t) override { return nullptr; }
@@ -160,16 +160,18 @@ class NoPayloads final : public rpc::PayloadAllocator {
 
 void Connection::submit(Record rec) {
     ++in_flight_;
-    // A call that needs no disk (a GETATTR of a file held open, a revalidating COMPOUND:
-    // Dispatcher::dispatch_nowait) is answered here, on the loop's thread: no worker is
-    // woken to take the loop over. The reply goes as a worker's would.
+    // A call that needs no disk (a GETATTR of a file held open, a revalidating COMPOUND, a
+    // small READ from the page cache: Dispatcher::dispatch_nowait) is answered here, on the loop's
+    // thread: no worker is woken to take the loop over. The reply goes as a worker's would.
     if (svc_.reactor_calls) {
         rpc::Message msg;
         msg.bytes = rec.bytes();
         msg.owner = rec.data;
         NoPayloads none;
+        rpc::PayloadAllocator* lent = svc_.loop_payloads;
         std::optional<rpc::Reply> reply;
-        if (svc_.dispatcher.dispatch_nowait(msg, peer_, none, reply, /*payloads=*/false)) {
+        if (svc_.dispatcher.dispatch_nowait(msg, peer_, lent ? *lent : none, reply,
+                                            /*payloads=*/lent != nullptr)) {
             svc_.counters.reactor_calls++;
             answer(reply);
             return;

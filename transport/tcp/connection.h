@@ -63,6 +63,11 @@ struct ConnectionServices {
     size_t max_back_calls = 64;  // backchannel calls awaiting a reply, per connection
     // Calls that need no disk are answered on the loop's thread (Connection::submit).
     bool reactor_calls = false;
+    // Payload memory lent to those calls: a small READ from the page cache goes into it
+    // (preadv2 RWF_NOWAIT) and out in the reply's writev, as a worker's would, without a
+    // pipe (a worker splices only READs of 64 KiB and more). Null: none is lent, and READs
+    // go to a worker.
+    rpc::PayloadAllocator* loop_payloads = nullptr;
 };
 
 class Connection : public std::enable_shared_from_this<Connection>, public rpc::CallChannel {

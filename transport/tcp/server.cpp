@@ -99,6 +99,7 @@ void Server::on_accept(const Listener& l) {
                                counters_,   opts_.max_record,  opts_.max_in_flight_per_connection,
                                buffers_,    opts_.idle_timeout, opts_.channels};
         svc.reactor_calls = opts_.reactor_calls;
+        svc.loop_payloads = &loop_payloads_;
         auto conn = std::make_shared<Connection>(engine::UniqueFd(cfd), std::move(peer), r, svc);
         {
             std::lock_guard lock(mu_);

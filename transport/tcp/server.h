@@ -62,6 +62,7 @@ class Server {
     // 257 pages, one pipe slot each (the kernel rounds the size up to 2 MiB).
     HeapPayloadAllocator payloads_{buffers_,
                                    PipePool::create((1u << 20) + 4096, 64, opts_.max_pipes)};
+    HeapPayloadAllocator loop_payloads_{buffers_, nullptr};  // ConnectionServices::loop_payloads
     TcpCounters counters_;
     std::vector<Listener> listeners_;
     engine::RateLimit reject_log_{std::chrono::seconds(10)},
