@@ -58,7 +58,8 @@ rpc::Outcome proc_read(Request& rq) {
     }
     if (!r && r.error() == EINVAL)  // no pipe, or a file system that cannot splice
         r = vfs::read(*file, a.offset, count, buf->data(), who.id);
-    auto st = vfs::getattr(*file);
+    // Those the read was checked against (vfs::ReadResult::attrs): one statx, not two.
+    auto st = r ? vfs::Result<struct statx>(r->attrs) : vfs::getattr(*file);
     x::post_op_attr attrs = st ? post_op(*st, file->exp->fsid()) : x::post_op_attr{};
     if (!r) {
         res.set_status(to_nfsstat3(r.error()));

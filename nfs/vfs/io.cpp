@@ -118,7 +118,7 @@ Result<ReadResult> read_with(const OpenFile& file, uint64_t offset, uint32_t cou
         auto now = sys::stat_fd(file.fd.get());
         if (now) eof = end >= now->stx_size;
     }
-    return ReadResult{*done, eof};
+    return ReadResult{*done, eof, *st};
 }
 
 }  // namespace

@@ -22,6 +22,11 @@ namespace nfsrdmad::vfs {
 struct ReadResult {
     uint32_t count = 0;  // bytes placed at dst
     bool eof = false;    // the read reached end of file (RFC 1813 §3.3.6)
+    // The file's attributes the read was checked against: a READ reply's post_op_attr,
+    // without a second statx. Read before the data, they are never newer than it, so a
+    // client that caches the data under them sees a write that raced the read change
+    // them later (attributes read after the data could cover such a write).
+    struct statx attrs {};
 };
 
 // RFC 1813 §3.3.7 stable_how (same numeric values).
