@@ -103,7 +103,7 @@ TEST_F(Nfs4Compound, SessionWalksToTheExportOnAnyConnection) {
     EXPECT_EQ(again.status(), x4::NFS4_OK);
 }
 
-TEST_F(Nfs4Compound, OpenWriteReadCloseAndTheReadIsSpliced) {
+TEST_F(Nfs4Compound, OpenWriteReadCloseTheLargeReadIsSplicedSmallOnesOnTheLoop) {
     Establish();
     if (HasFatalFailure()) return;
     std::string name = "v4file", owner = "open-owner-1";
@@ -143,6 +143,28 @@ TEST_F(Nfs4Compound, OpenWriteReadCloseAndTheReadIsSpliced) {
                                                             *spliced_before + data.size());
     ASSERT_TRUE(spliced_after.has_value());
     EXPECT_GE(*spliced_after - *spliced_before, data.size()) << "the READ data was not spliced";
+
+    // Small READs from the page cache are answered on the connection's loop (issue 13):
+    // no worker, the data read into memory and sent with the reply.
+    const auto loop_before = daemon_->StatsCounter("tcp", "reactor_calls");
+    ASSERT_TRUE(loop_before.has_value());
+    constexpr int kSmallReads = 8;
+    for (int i = 0; i < kSmallReads; ++i) {
+        x4::nfs_argop4 small = read;
+        small.opread().offset = 1000 + 12345u * uint32_t(i);
+        small.opread().count = 4000;
+        Res r = Compound({Sequence(), putfh, small});
+        ASSERT_EQ(r.error, "");
+        ASSERT_EQ(r.status(), x4::NFS4_OK);
+        const auto& part = r.op(2).opread().resok4();
+        EXPECT_FALSE(part.eof);
+        ASSERT_EQ(part.data.size(), 4000u);
+        EXPECT_EQ(std::memcmp(part.data.data(), data.data() + small.opread().offset, 4000), 0)
+            << "READ at " << small.opread().offset;
+    }
+    const auto loop_after = daemon_->StatsCounter("tcp", "reactor_calls");
+    ASSERT_TRUE(loop_after.has_value());
+    EXPECT_GE(*loop_after - *loop_before, uint64_t{kSmallReads}) << "READs answered on the loop";
 
     x4::nfs_argop4 close(x4::OP_CLOSE);
     close.opclose().open_stateid = sid;
