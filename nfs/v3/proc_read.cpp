@@ -13,7 +13,7 @@ rpc::Outcome proc_read(Request& rq) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::READ3res res;
     if (rq.ctx.nowait && (!rq.ctx.nowait_payloads || a.count > vfs::kNowaitReadMax)) {
-        rq.decline();  // no buffer lent (TCP), or a large copy: a worker's (vfs/io.h)
+        rq.decline();  // no buffer lent, or a large copy: a worker's (vfs/io.h)
         return rq.reply(res);
     }
     std::shared_ptr<const vfs::OpenFile> file;
@@ -35,8 +35,8 @@ rpc::Outcome proc_read(Request& rq) {
     }
     vfs::Result<vfs::ReadResult> r = vfs::fail(EINVAL);
     if (rq.ctx.nowait) {
-        // From the page cache, into memory: a transport that splices (TCP) is never asked
-        // to run a READ nowait, and one that is gets it done on a worker.
+        // From the page cache, into memory. A buffer with a pipe (a transport that splices
+        // what a worker reads) is a worker's READ: the loop lends TCP's without one.
         if (buf->splice_fd() < 0) r = vfs::read_nowait(*file, a.offset, count, buf->data(), who.id);
         if (buf->splice_fd() >= 0 || (!r && r.error() == EWOULDBLOCK)) {
             rq.block();

@@ -43,8 +43,8 @@ OpResult op_read(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     }
     const uint32_t count = std::min(a.count, kMaxRead);
     rpc::PayloadBuffer* buf = count ? rq.ctx.payload_buffer(count) : nullptr;
-    // Nowait (Compound::nowait): no buffer free this instant, or a transport that splices
-    // (TCP): a worker's READ, as NFSv3's (nfs/v3/proc_read.cpp).
+    // Nowait (Compound::nowait): no buffer free this instant, or one with a pipe to splice
+    // into: a worker's READ, as NFSv3's (nfs/v3/proc_read.cpp).
     if (rq.ctx.nowait && count && (!buf || buf->splice_fd() >= 0)) {
         const x4::nfsstat4 blocked = rq.block();
         encode_status_only(res, blocked);
