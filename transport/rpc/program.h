@@ -54,8 +54,9 @@ public:
     // identity switch (descriptors the cache holds, data in the page cache) and otherwise
     // answers Outcome::would_block() before any effect.
     bool nowait = false;
-    // With nowait: the transport lends payload buffers to it (RDMA), so a READ may be tried;
-    // false (TCP, which splices READ data on a worker): a READ is left to a worker at once.
+    // With nowait: the transport lends payload buffers to it (RDMA's registered ones, TCP's
+    // loop memory without a pipe), so a READ may be tried; false: a READ is left to a
+    // worker at once.
     bool nowait_payloads = false;
 
     // The call's time on the worker (latency_clock.h), for a program that times its parts
