@@ -11,7 +11,6 @@ struct Proc {
     bool idempotent;  // false: through the duplicate request cache (RFC 1813 §4.5)
     rpc::Outcome (*run)(Request&);
     bool nowait = false;  // honours CallContext::nowait (Request::would_block)
-    bool nowait_needs_payloads = false;  // ... only with payload memory lent (rpc/program.h)
 };
 
 rpc::Outcome proc_null(Request&) { return rpc::Outcome::ok(); }
@@ -24,8 +23,8 @@ constexpr Proc kProcs[] = {
     {"LOOKUP", true, proc_lookup, true},
     {"ACCESS", true, proc_access, true},
     {"READLINK", true, proc_readlink},
-    {"READ", true, proc_read, true, true},  // TCP splices or reads on a worker
-    {"WRITE", true, proc_write},            // rewriting the same bytes is harmless
+    {"READ", true, proc_read, true},  // a small one from the page cache (vfs/io.h)
+    {"WRITE", true, proc_write},      // rewriting the same bytes is harmless
     {"CREATE", false, proc_create},
     {"MKDIR", false, proc_mkdir},
     {"SYMLINK", false, proc_symlink},
@@ -53,8 +52,7 @@ uint32_t Nfs3Program::number() const { return x::NFS_PROGRAM; }
 rpc::ProcedureInfo Nfs3Program::procedure(uint32_t, uint32_t proc) const {
     if (proc >= std::size(kProcs)) return {};
     // RFC 1813: every result but NULL's begins with nfsstat3.
-    return {true,      kProcs[proc].idempotent, kProcs[proc].name,
-            proc != 0, kProcs[proc].nowait,     kProcs[proc].nowait_needs_payloads};
+    return {true, kProcs[proc].idempotent, kProcs[proc].name, proc != 0, kProcs[proc].nowait};
 }
 
 rpc::OpStats::StatusName Nfs3Program::status_name(uint32_t) const {

@@ -12,8 +12,8 @@ rpc::Outcome proc_read(Request& rq) {
     x::READ3args a;
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::READ3res res;
-    if (rq.ctx.nowait && (!rq.ctx.nowait_payloads || a.count > vfs::kNowaitReadMax)) {
-        rq.decline();  // no buffer lent, or a large copy: a worker's (vfs/io.h)
+    if (rq.ctx.nowait && a.count > vfs::kNowaitReadMax) {
+        rq.decline();  // a large copy: a worker's (vfs/io.h)
         return rq.reply(res);
     }
     std::shared_ptr<const vfs::OpenFile> file;

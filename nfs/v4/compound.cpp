@@ -162,14 +162,13 @@ bool nowait_op(uint32_t opnum) {
 }
 
 // Whether a COMPOUND that decodes whole (`s`) is one to try nowait: SEQUENCE first, at most
-// kNowaitOps operations, each of nowait_op's (READ only where the transport lends buffers).
+// kNowaitOps operations, each of nowait_op's.
 bool nowait_compound(const Compound& c, const Scan& s, size_t count) {
     if (s.stop != Scan::None || count == 0 || count > kNowaitOps || c.decoded_ops != count)
         return false;
     if (c.opnum_at[0] != x4::OP_SEQUENCE) return false;
     for (size_t i = 0; i < count; ++i)
-        if (!nowait_op(c.opnum_at[i]) || (c.opnum_at[i] == x4::OP_READ && !c.nowait_reads))
-            return false;
+        if (!nowait_op(c.opnum_at[i])) return false;
     return true;
 }
 

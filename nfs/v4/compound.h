@@ -101,7 +101,6 @@ struct Compound {
     // sets would_block (Request::block) and the COMPOUND is given up, as if never run:
     // on_abandon (SEQUENCE's: the slot as it was) undoes what ran, and a worker runs it.
     bool nowait = false;
-    bool nowait_reads = false;  // READ may be tried (rpc::CallContext::nowait_payloads)
     bool would_block = false;
     std::function<void()> on_abandon;
 };

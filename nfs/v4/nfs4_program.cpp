@@ -44,7 +44,6 @@ rpc::Outcome Nfs4Program::call(rpc::CallContext& ctx) {
     // transport framing headers": the call as encoded, WRITE data in read chunks included.
     rq.compound.request_bytes = ctx.args.stream_size();
     rq.compound.nowait = ctx.nowait;
-    rq.compound.nowait_reads = ctx.nowait_payloads;
     // The operations' times run from the call's start to its end (CallContext::last_reading).
     const bool timed = op_stats_ && ctx.started != 0;
     ctx.last_reading = ctx.started;

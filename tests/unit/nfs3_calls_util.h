@@ -162,7 +162,7 @@ struct Nfs3Fixture : ::testing::Test {
         auto bytes = call(++xid, kNfs, 3, proc, args);
         rpc::Message m;
         m.bytes = bytes;
-        if (nowait) return d.dispatch_nowait(m, peer, alloc, out, payloads);
+        if (nowait) return d.dispatch_nowait(m, peer, alloc, out);
         out = d.dispatch(m, peer, alloc);
         return true;
     }
@@ -176,7 +176,6 @@ struct Nfs3Fixture : ::testing::Test {
     rpc::Dispatcher d;
     rpc::Peer peer;
     HeapAlloc alloc;
-    bool payloads = true;  // dispatch_nowait's: the transport lends payload buffers
     uint32_t xid = 0;
 };
 

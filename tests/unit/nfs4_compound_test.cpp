@@ -380,7 +380,6 @@ struct NowaitCompoundTest : CompoundTest {
     void fresh() {  // a new COMPOUND, tried nowait
         c = Compound{};
         c.nowait = true;
-        c.nowait_reads = true;
     }
     std::vector<uint32_t> seen;  // READ's count, as each pre-flight decoded it
 };

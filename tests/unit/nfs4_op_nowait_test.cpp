@@ -299,11 +299,4 @@ TEST_F(Nfs4Nowait, AReadThroughAnOpenComesFromThePageCacheOrFromAWorker) {
     EXPECT_EQ(anonymous.kind, rpc::Outcome::WouldBlock);
     EXPECT_TRUE(anonymous.declined);
     EXPECT_EQ(op_calls("SEQUENCE"), sequences0);
-    // A transport that lends no payload buffers (TCP): READ is not even begun.
-    const uint64_t sequences = op_calls("SEQUENCE");
-    nowait_payloads_ = false;
-    EXPECT_EQ(nowait({op_putfh(handle), op_read(sid, 4096, 4096)}).kind, rpc::Outcome::WouldBlock);
-    EXPECT_EQ(op_calls("SEQUENCE"), sequences);
-    EXPECT_EQ(nowait({op_putfh(handle), op_getattr({x4::FATTR4_SIZE})}).kind,
-              rpc::Outcome::Success);
 }

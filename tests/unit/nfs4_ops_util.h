@@ -124,7 +124,6 @@ class Nfs4OpsFixture : public vfs::testing::VfsFixture {
         std::vector<std::unique_ptr<rpc::PayloadBuffer>> payloads;
         rpc::CallContext ctx(h, d, e, alloc_, payloads);
         ctx.nowait = nowait_;
-        ctx.nowait_payloads = nowait_ && nowait_payloads_;
         Reply r;
         const rpc::Outcome outcome = program_->call(ctx);
         r.kind = outcome.kind;
@@ -193,7 +192,6 @@ class Nfs4OpsFixture : public vfs::testing::VfsFixture {
     rpc::Peer peer_;
     HeapAllocator alloc_;
     bool nowait_ = false;  // calls as a reactor tries them (rpc::CallContext::nowait)
-    bool nowait_payloads_ = true;  // ... one that lends payload buffers (RDMA's)
     uint32_t xid_ = 0;
     std::string owner_;
     uint64_t clientid_ = 0;

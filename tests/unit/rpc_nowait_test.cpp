@@ -18,16 +18,14 @@ namespace {
 
 // Program 400200: proc 0 answers at once, proc 1 would block in a nowait call, proc 2 is
 // not idempotent, proc 3 does not honour nowait, proc 4 answers WouldBlock always, proc 5
-// declines a nowait call before any work (Outcome::would_block(false)), proc 6 is tried
-// only where the transport lends payload memory.
+// declines a nowait call before any work (Outcome::would_block(false)).
 class Program : public rpc::Program {
   public:
     uint32_t number() const override { return 400200; }
     std::vector<uint32_t> versions() const override { return {1}; }
     rpc::ProcedureInfo procedure(uint32_t, uint32_t proc) const override {
-        rpc::ProcedureInfo i{proc <= 6, proc != 2, "p"};
+        rpc::ProcedureInfo i{proc <= 5, proc != 2, "p"};
         i.nowait = proc != 3;
-        i.nowait_needs_payloads = proc == 6;
         return i;
     }
     rpc::Outcome call(rpc::CallContext& ctx) override {
@@ -48,12 +46,11 @@ struct Dispatch : ::testing::Test {
         d.add(prog);
         peer.text = "192.0.2.1:800";
     }
-    bool nowait(uint32_t proc, std::optional<rpc::Reply>& out, uint32_t flavor = 1,
-                bool payloads = true) {
+    bool nowait(uint32_t proc, std::optional<rpc::Reply>& out, uint32_t flavor = 1) {
         auto bytes = call(++xid, 400200, 1, proc, {}, flavor);
         rpc::Message m;
         m.bytes = bytes;
-        return d.dispatch_nowait(m, peer, alloc, out, payloads);
+        return d.dispatch_nowait(m, peer, alloc, out);
     }
     std::optional<rpc::Reply> normal(uint32_t proc) {
         auto bytes = call(++xid, 400200, 1, proc, {});
@@ -127,16 +124,6 @@ TEST_F(Dispatch, ACallDeclinedBeforeAnyWorkIsCountedApart) {
     ASSERT_TRUE(w);
     EXPECT_EQ(word_at(w->bytes, 24), 7u);
     EXPECT_EQ(d.counters().calls.load(), 1u);
-}
-
-TEST_F(Dispatch, AProcedureThatNeedsPayloadMemoryIsNotBegunWithoutIt) {
-    std::optional<rpc::Reply> r;
-    EXPECT_FALSE(nowait(6, r, 1, /*payloads=*/false));  // TCP: declined before any work
-    EXPECT_EQ(prog->calls, 0);
-    EXPECT_EQ(d.counters().nowait_declined.load(), 1u);
-    EXPECT_TRUE(nowait(6, r, 1, /*payloads=*/true));  // RDMA lends it: tried, answered
-    EXPECT_EQ(prog->nowait_calls, 1);
-    EXPECT_TRUE(nowait(0, r, 1, /*payloads=*/false));  // the rest are tried either way
 }
 
 TEST_F(Dispatch, OnlyStatelessFlavorsAreTried) {
@@ -446,14 +433,4 @@ TEST_F(Nfs3, OnlyAWriteDelegationSendsReadsAndGetattrsToAWorker) {
     // The worker's run meets the delegation: JUKEBOX while it is recalled.
     ASSERT_TRUE(run(kRead, read_args("file", 0, 4096), false, r));
     EXPECT_EQ(nfsstat(*r), 10008u);  // NFS3ERR_JUKEBOX
-}
-
-TEST_F(Nfs3, ATransportThatLendsNoBuffersLeavesReadsToWorkers) {
-    // TCP: its workers splice READ data; GETATTR is still answered in place.
-    ASSERT_TRUE(local);
-    std::optional<rpc::Reply> r;
-    ASSERT_TRUE(run(kRead, read_args("file", 0, 4096), false, r));
-    payloads = false;
-    EXPECT_FALSE(run(kRead, read_args("file", 0, 4096), true, r));
-    EXPECT_TRUE(run(kGetattr, fh_args("file"), true, r));
 }

@@ -68,9 +68,9 @@ std::optional<Reply> Dispatcher::dispatch(const Message& msg, const Peer& peer,
 }
 
 bool Dispatcher::dispatch_nowait(const Message& msg, const Peer& peer, PayloadAllocator& alloc,
-                                 std::optional<Reply>& out, bool payloads) {
+                                 std::optional<Reply>& out) {
     bool nowait = true;
-    auto reply = route(msg, peer, alloc, nowait, payloads);
+    auto reply = route(msg, peer, alloc, nowait);
     if (!nowait) return false;
     counters_.calls++;
     counters_.nowait_answered++;
@@ -79,7 +79,7 @@ bool Dispatcher::dispatch_nowait(const Message& msg, const Peer& peer, PayloadAl
 }
 
 std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
-                                       PayloadAllocator& alloc, bool& nowait, bool payloads) {
+                                       PayloadAllocator& alloc, bool& nowait) {
     DecodedCall dc = decode_call(msg.bytes);
     // A nowait call goes no further than this unless its flavor keeps no state and its
     // procedure is one to try (most are not: they leave before the credential is decoded).
@@ -92,8 +92,7 @@ std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
             const ProcedureInfo info =
                 found.program ? found.program->procedure(dc.header.vers, dc.header.proc)
                               : ProcedureInfo{};
-            tried = info.exists && info.nowait && info.idempotent &&
-                    (payloads || !info.nowait_needs_payloads);
+            tried = info.exists && info.nowait && info.idempotent;
         }
         if (!tried) {
             counters_.nowait_declined++;
@@ -195,8 +194,8 @@ std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
     // Results the flavor wraps are made in plain memory, none spliced.
     PlainAllocator plain(alloc);
     PayloadAllocator& use = flavor->protects(auth) ? plain : alloc;
-    auto reply = run(msg, h, args, dc.args_offset, prog, info, *found.stats, verf, use, stat_offset,
-                     nowait, payloads);
+    auto reply =
+        run(msg, h, args, dc.args_offset, prog, info, *found.stats, verf, use, stat_offset, nowait);
     if (key) {
         // Denied replies (stat_offset npos) and replies with out-of-line payload are not kept.
         if (reply && reply->payloads.empty() && stat_offset != std::string::npos)
@@ -261,7 +260,7 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
                                      std::span<const uint8_t> args_bytes, size_t args_offset,
                                      Program& prog, const ProcedureInfo& info, OpStats& stats,
                                      const OpaqueAuth& verf, PayloadAllocator& alloc,
-                                     size_t& stat_offset, bool& nowait, bool payloads) {
+                                     size_t& stat_offset, bool& nowait) {
     Reply r;
     encode_accepted(r.bytes, h.xid, x::SUCCESS, verf);
     stat_offset = r.bytes.size() - 4;
@@ -273,7 +272,6 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
     xdr::Encoder res(r.bytes);
     CallContext ctx(h, args, res, alloc, r.payload_owners);
     ctx.nowait = nowait;
-    ctx.nowait_payloads = nowait && payloads;
     ctx.started = latency::now();
     Outcome out = prog.call(ctx);
     if (out.kind == Outcome::WouldBlock) {

@@ -38,10 +38,10 @@ public:
     // honours CallContext::nowait (ProcedureInfo::nowait), idempotent (no duplicate request
     // cache entry to hold), under AUTH_NONE or AUTH_SYS (RPCSEC_GSS's sequence window is
     // state), and that did not answer Outcome::WouldBlock. Then true, `out` as dispatch()'s.
-    // false: nothing was done or counted; dispatch() it on a worker. `payloads`: as
-    // CallContext::nowait_payloads.
+    // false: nothing was done or counted; dispatch() it on a worker. `alloc` lends payload
+    // memory without a pipe (a nowait READ reads into it).
     bool dispatch_nowait(const Message& msg, const Peer& peer, PayloadAllocator& alloc,
-                         std::optional<Reply>& out, bool payloads = true);
+                         std::optional<Reply>& out);
     // The transport dropped the connection `peer.conn` named.
     void connection_closed(uint64_t conn) { programs_.connection_closed(conn); }
 
@@ -68,11 +68,11 @@ public:
     // dispatch() without counting the call; `nowait`: as dispatch_nowait, and set to false
     // when the call must go to a worker (nothing done then).
     std::optional<Reply> route(const Message& msg, const Peer& peer, PayloadAllocator& alloc,
-                               bool& nowait, bool payloads = false);
+                               bool& nowait);
     std::optional<Reply> run(const Message& msg, const CallHeader& h, std::span<const uint8_t> args,
                              size_t args_offset, Program& prog, const ProcedureInfo& info,
                              OpStats& stats, const OpaqueAuth& verf, PayloadAllocator& alloc,
-                             size_t& stat_offset, bool& nowait, bool payloads);
+                             size_t& stat_offset, bool& nowait);
     std::optional<Reply> protect(Reply r, size_t stat_offset, const AuthFlavor& flavor,
                                  const CallAuth& auth);
     std::optional<Reply> control(const AuthFlavor& flavor, const CallAuth& auth,

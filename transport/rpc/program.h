@@ -53,11 +53,9 @@ public:
     // Dispatcher::dispatch_nowait). The procedure uses only what needs no disk and no
     // identity switch (descriptors the cache holds, data in the page cache) and otherwise
     // answers Outcome::would_block() before any effect.
+    // Both transports lend payload memory to a nowait call (RDMA's registered buffers,
+    // TCP's loop memory without a pipe), so a small READ from the page cache is one too.
     bool nowait = false;
-    // With nowait: the transport lends payload buffers to it (RDMA's registered ones, TCP's
-    // loop memory without a pipe), so a READ may be tried; false: a READ is left to a
-    // worker at once.
-    bool nowait_payloads = false;
 
     // The call's time on the worker (latency_clock.h), for a program that times its parts
     // too (NFSv4.1's operations): the dispatcher's reading as the program was called, and
@@ -91,10 +89,6 @@ struct ProcedureInfo {
     bool status_first = false;
     // The procedure honours CallContext::nowait: it may be tried on a reactor.
     bool nowait = false;
-    // ... but only where the transport lends payload memory (CallContext::nowait_payloads;
-    // an NFSv3 READ): elsewhere the try is declined before the credential is decoded,
-    // instead of after a whole RPC decode, authentication and reply header.
-    bool nowait_needs_payloads = false;
 };
 
 class Program {

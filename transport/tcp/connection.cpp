@@ -147,31 +147,17 @@ void Connection::on_readable() {
     }
 }
 
-namespace {
-
-// Payload memory for a call tried on the loop when none is lent: the call is told so, and a
-// READ leaves itself to a worker before anything is decoded (ProcedureInfo::nowait_needs_payloads).
-class NoPayloads final : public rpc::PayloadAllocator {
-  public:
-    std::unique_ptr<rpc::PayloadBuffer> allocate(size_t) override { return nullptr; }
-};
-
-}  // namespace
-
 void Connection::submit(Record rec) {
     ++in_flight_;
     // A call that needs no disk (a GETATTR of a file held open, a revalidating COMPOUND, a
     // small READ from the page cache: Dispatcher::dispatch_nowait) is answered here, on the loop's
     // thread: no worker is woken to take the loop over. The reply goes as a worker's would.
-    if (svc_.reactor_calls) {
+    if (svc_.reactor_calls && svc_.loop_payloads) {
         rpc::Message msg;
         msg.bytes = rec.bytes();
         msg.owner = rec.data;
-        NoPayloads none;
-        rpc::PayloadAllocator* lent = svc_.loop_payloads;
         std::optional<rpc::Reply> reply;
-        if (svc_.dispatcher.dispatch_nowait(msg, peer_, lent ? *lent : none, reply,
-                                            /*payloads=*/lent != nullptr)) {
+        if (svc_.dispatcher.dispatch_nowait(msg, peer_, *svc_.loop_payloads, reply)) {
             svc_.counters.reactor_calls++;
             answer(reply);
             return;

@@ -61,12 +61,11 @@ struct ConnectionServices {
     // Where the connection registers as a backchannel (null: it carries no calls).
     std::shared_ptr<rpc::ChannelRegistry> channels;
     size_t max_back_calls = 64;  // backchannel calls awaiting a reply, per connection
-    // Calls that need no disk are answered on the loop's thread (Connection::submit).
+    // Calls that need no disk are answered on the loop's thread (Connection::submit)...
     bool reactor_calls = false;
-    // Payload memory lent to those calls: a small READ from the page cache goes into it
-    // (preadv2 RWF_NOWAIT) and out in the reply's writev, as a worker's would, without a
-    // pipe (a worker splices only READs of 64 KiB and more). Null: none is lent, and READs
-    // go to a worker.
+    // ... with this payload memory lent to them (dispatch_nowait's, required): a small READ
+    // from the page cache goes into it (preadv2 RWF_NOWAIT) and out in the reply's writev,
+    // as a worker's would, without a pipe (a worker splices only READs of 64 KiB and more).
     rpc::PayloadAllocator* loop_payloads = nullptr;
 };
 
