@@ -52,6 +52,13 @@ struct Dispatch : ::testing::Test {
         m.bytes = bytes;
         return d.dispatch_nowait(m, peer, alloc, out);
     }
+    bool nowait_keeping(uint32_t proc, std::optional<rpc::Reply>& out,
+                        std::optional<rpc::DecodedCall>& left) {
+        auto bytes = call(++xid, 400200, 1, proc, {});
+        rpc::Message m;
+        m.bytes = bytes;
+        return d.dispatch_nowait(m, peer, alloc, out, &left);
+    }
     std::optional<rpc::Reply> normal(uint32_t proc) {
         auto bytes = call(++xid, 400200, 1, proc, {});
         rpc::Message m;
@@ -124,6 +131,37 @@ TEST_F(Dispatch, ACallDeclinedBeforeAnyWorkIsCountedApart) {
     ASSERT_TRUE(w);
     EXPECT_EQ(word_at(w->bytes, 24), 7u);
     EXPECT_EQ(d.counters().calls.load(), 1u);
+}
+
+TEST_F(Dispatch, ACallLeftBeforeItsCredentialIsNotDecodedAgainByTheWorker) {
+    auto bytes = call(++xid, 400200, 1, 3, {});  // proc 3: not one to try
+    rpc::Message m;
+    m.bytes = bytes;
+    std::optional<rpc::Reply> r;
+    std::optional<rpc::DecodedCall> left;
+    EXPECT_FALSE(d.dispatch_nowait(m, peer, alloc, r, &left));
+    ASSERT_TRUE(left);
+    EXPECT_EQ(left->header.proc, 3u);
+    EXPECT_EQ(left->header.xid, xid);
+    // The worker's dispatch runs on the header as it was decoded: changed here, the reply
+    // carries the change, so nothing was decoded again.
+    left->header.xid = 4242;
+    auto w = d.dispatch(m, peer, alloc, &*left);
+    ASSERT_TRUE(w);
+    EXPECT_EQ(word_at(w->bytes, 0), 4242u);
+    EXPECT_EQ(word_at(w->bytes, 24), 7u);
+    EXPECT_EQ(prog->calls, 1);
+    // Another message's bytes (here a copy) are decoded afresh: the header is not theirs.
+    std::vector<uint8_t> copy(bytes.begin(), bytes.end());
+    rpc::Message other;
+    other.bytes = copy;
+    auto o = d.dispatch(other, peer, alloc, &*left);
+    ASSERT_TRUE(o);
+    EXPECT_EQ(word_at(o->bytes, 0), xid);
+    // A call begun and given up (proc 1) hands back nothing: its credential was taken.
+    std::optional<rpc::DecodedCall> begun;
+    EXPECT_FALSE(nowait_keeping(1, r, begun));
+    EXPECT_FALSE(begun);
 }
 
 TEST_F(Dispatch, OnlyStatelessFlavorsAreTried) {

@@ -61,16 +61,16 @@ void Dispatcher::add(std::shared_ptr<Program> p) {
 }
 
 std::optional<Reply> Dispatcher::dispatch(const Message& msg, const Peer& peer,
-                                          PayloadAllocator& alloc) {
+                                          PayloadAllocator& alloc, const DecodedCall* decoded) {
     counters_.calls++;
     bool nowait = false;
-    return route(msg, peer, alloc, nowait);
+    return route(msg, peer, alloc, nowait, decoded);
 }
 
 bool Dispatcher::dispatch_nowait(const Message& msg, const Peer& peer, PayloadAllocator& alloc,
-                                 std::optional<Reply>& out) {
+                                 std::optional<Reply>& out, std::optional<DecodedCall>* left) {
     bool nowait = true;
-    auto reply = route(msg, peer, alloc, nowait);
+    auto reply = route(msg, peer, alloc, nowait, nullptr, left);
     if (!nowait) return false;
     counters_.calls++;
     counters_.nowait_answered++;
@@ -79,8 +79,15 @@ bool Dispatcher::dispatch_nowait(const Message& msg, const Peer& peer, PayloadAl
 }
 
 std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
-                                       PayloadAllocator& alloc, bool& nowait) {
-    DecodedCall dc = decode_call(msg.bytes);
+                                       PayloadAllocator& alloc, bool& nowait,
+                                       const DecodedCall* decoded,
+                                       std::optional<DecodedCall>* left) {
+    // A header decoded by dispatch_nowait is this message's only if it begins where the
+    // message does (RawAuth::header starts at the xid); otherwise it is decoded again.
+    DecodedCall dc = decoded && decoded->status == DecodedCall::Ok &&
+                             decoded->auth.header.data() == msg.bytes.data()
+                         ? *decoded
+                         : decode_call(msg.bytes);
     // A nowait call goes no further than this unless its flavor keeps no state and its
     // procedure is one to try (most are not: they leave before the credential is decoded).
     std::optional<ProgramRegistry::Lookup> looked_up;  // then not looked up again below
@@ -97,6 +104,7 @@ std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
         if (!tried) {
             counters_.nowait_declined++;
             nowait = false;
+            if (left) *left = std::move(dc);
             return std::nullopt;
         }
     }
@@ -117,7 +125,11 @@ std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
         case DecodedCall::Ok:
             break;
     }
-    CallHeader& h = dc.header;
+    CallHeader h;
+    h.xid = dc.header.xid;
+    h.prog = dc.header.prog;
+    h.vers = dc.header.vers;
+    h.proc = dc.header.proc;
     h.peer = &peer;
 
     // RFC 5531 §9: the credential is checked before the program is looked up (as the

@@ -12,8 +12,9 @@
 #include <memory>
 #include <optional>
 
-#include "transport/rpc/call.h"
 #include "transport/rpc/auth/flavor.h"
+#include "transport/rpc/call.h"
+#include "transport/rpc/message.h"
 #include "transport/rpc/program.h"
 #include "transport/rpc/registry.h"
 #include "transport/rpc/reply_cache.h"
@@ -32,16 +33,21 @@ public:
 
     // nullopt: no reply is to be sent (not a call, undecodable, or a retransmission of
     // a call still in progress).
-    std::optional<Reply> dispatch(const Message& msg, const Peer& peer, PayloadAllocator& alloc);
+    // `decoded`: what dispatch_nowait decoded of this same message before it left the call
+    // to a worker (its `left`), so the call header is not decoded twice.
+    std::optional<Reply> dispatch(const Message& msg, const Peer& peer, PayloadAllocator& alloc,
+                                  const DecodedCall* decoded = nullptr);
     // The call on the calling thread, which must neither block nor change identity (an
     // RDMA reactor's, engine/reactor.h), when it can be answered that way: a procedure that
     // honours CallContext::nowait (ProcedureInfo::nowait), idempotent (no duplicate request
     // cache entry to hold), under AUTH_NONE or AUTH_SYS (RPCSEC_GSS's sequence window is
     // state), and that did not answer Outcome::WouldBlock. Then true, `out` as dispatch()'s.
-    // false: nothing was done or counted; dispatch() it on a worker. `alloc` lends payload
-    // memory without a pipe (a nowait READ reads into it).
+    // false: nothing was done or counted; dispatch() it on a worker, with `left` when set
+    // (the call's header as decoded here, for a call declined before its credential was
+    // looked at: the procedure is not one to try). `alloc` lends payload memory without a
+    // pipe (a nowait READ reads into it).
     bool dispatch_nowait(const Message& msg, const Peer& peer, PayloadAllocator& alloc,
-                         std::optional<Reply>& out);
+                         std::optional<Reply>& out, std::optional<DecodedCall>* left = nullptr);
     // The transport dropped the connection `peer.conn` named.
     void connection_closed(uint64_t conn) { programs_.connection_closed(conn); }
 
@@ -68,7 +74,8 @@ public:
     // dispatch() without counting the call; `nowait`: as dispatch_nowait, and set to false
     // when the call must go to a worker (nothing done then).
     std::optional<Reply> route(const Message& msg, const Peer& peer, PayloadAllocator& alloc,
-                               bool& nowait);
+                               bool& nowait, const DecodedCall* decoded = nullptr,
+                               std::optional<DecodedCall>* left = nullptr);
     std::optional<Reply> run(const Message& msg, const CallHeader& h, std::span<const uint8_t> args,
                              size_t args_offset, Program& prog, const ProcedureInfo& info,
                              OpStats& stats, const OpaqueAuth& verf, PayloadAllocator& alloc,

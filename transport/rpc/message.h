@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "transport/rpc/auth/flavor.h"
@@ -23,10 +24,16 @@ struct DecodedCall {
         BadCred,      // malformed credential or verifier: MSG_DENIED / AUTH_BADCRED
     } status = Ok;
     uint32_t auth_stat = 0;
-    CallHeader header;  // xid, prog, vers, proc; the credential is the auth stage's
-    RawAuth auth;       // for the auth stage (auth/flavor.h)
+    // The numbers of CallHeader; its credential is the auth stage's. Plain values and spans
+    // into the message only, so a transport keeps a decoded call for its worker cheaply
+    // (Dispatcher::dispatch_nowait's `left`).
+    struct Numbers {
+        uint32_t xid = 0, prog = 0, vers = 0, proc = 0;
+    } header;
+    RawAuth auth;            // for the auth stage (auth/flavor.h)
     size_t args_offset = 0;  // where the procedure's arguments start
 };
+static_assert(std::is_trivially_copyable_v<DecodedCall>);
 
 DecodedCall decode_call(std::span<const uint8_t> msg);
 

@@ -152,23 +152,26 @@ void Connection::submit(Record rec) {
     // A call that needs no disk (a GETATTR of a file held open, a revalidating COMPOUND, a
     // small READ from the page cache: Dispatcher::dispatch_nowait) is answered here, on the loop's
     // thread: no worker is woken to take the loop over. The reply goes as a worker's would.
+    // The call's header as the loop decoded it, when it left the call to a worker.
+    std::optional<rpc::DecodedCall> decoded;
     if (svc_.reactor_calls && svc_.loop_payloads) {
         rpc::Message msg;
         msg.bytes = rec.bytes();
         msg.owner = rec.data;
         std::optional<rpc::Reply> reply;
-        if (svc_.dispatcher.dispatch_nowait(msg, peer_, *svc_.loop_payloads, reply)) {
+        if (svc_.dispatcher.dispatch_nowait(msg, peer_, *svc_.loop_payloads, reply, &decoded)) {
             svc_.counters.reactor_calls++;
             answer(reply);
             return;
         }
     }
     auto self = shared_from_this();
-    svc_.workers.submit([self, rec = std::move(rec)]() mutable {
+    svc_.workers.submit([self, rec = std::move(rec), decoded = std::move(decoded)]() mutable {
         rpc::Message msg;
         msg.bytes = rec.bytes();
         msg.owner = rec.data;
-        auto reply = self->svc_.dispatcher.dispatch(msg, self->peer_, self->svc_.payloads);
+        auto reply = self->svc_.dispatcher.dispatch(msg, self->peer_, self->svc_.payloads,
+                                                    decoded ? &*decoded : nullptr);
         self->answer(reply);
     });
 }

@@ -168,7 +168,7 @@ void Connection::dispatch(std::shared_ptr<CallWork> call) {
         rpc::Message msg = message_of(*call);
         LentPayloadAllocator lent(call, dev_->payloads());
         std::optional<rpc::Reply> reply;
-        if (svc_.dispatcher.dispatch_nowait(msg, peer_, lent, reply)) {
+        if (svc_.dispatcher.dispatch_nowait(msg, peer_, lent, reply, &call->decoded)) {
             count(&TransportCounters::reactor_calls);
             send_reply(std::move(call),
                        std::make_shared<std::optional<rpc::Reply>>(std::move(reply)));
@@ -179,8 +179,8 @@ void Connection::dispatch(std::shared_ptr<CallWork> call) {
     svc_.workers.submit([self, call]() mutable {
         rpc::Message msg = message_of(*call);
         ReservedPayloadAllocator alloc(std::move(call->reply_payload), self->dev_->allocator());
-        auto reply = std::make_shared<std::optional<rpc::Reply>>(
-            self->svc_.dispatcher.dispatch(msg, self->peer_, alloc));
+        auto reply = std::make_shared<std::optional<rpc::Reply>>(self->svc_.dispatcher.dispatch(
+            msg, self->peer_, alloc, call->decoded ? &*call->decoded : nullptr));
         engine::Reactor& r = self->reactor_;
         // A worker that never switched credentials may act as its sleeping reactor: it
         // posts the reply itself, and neither the eventfd write nor the reactor's wake-up

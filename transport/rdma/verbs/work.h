@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "transport/rdma/protocol/call_plan.h"
@@ -11,6 +12,7 @@
 #include "transport/rdma/verbs/connection.h"
 #include "transport/rdma/verbs/memory_pool.h"
 #include "transport/rpc/call.h"
+#include "transport/rpc/message.h"
 
 namespace nfsrdmad::rdma::verbs {
 
@@ -40,6 +42,9 @@ struct Connection::CallWork {
     BufferPtr reply_payload;
     uint32_t reads_left = 0;
     bool failed = false;
+    // The RPC header as the reactor decoded it, when it left the call to a worker
+    // (rpc::Dispatcher::dispatch_nowait's `left`): the worker does not decode it again.
+    std::optional<rpc::DecodedCall> decoded;
 };
 
 // A work record for RDMA Reads of one call.
