@@ -20,10 +20,9 @@ rpc::Outcome create_object(Request& rq, const x::diropargs3& where, const x::sat
                            Make make) {
     x::CREATE3res res;
     Target dir;
-    struct statx dir_attrs {};  // read with the handle: the pre-op attributes of a failure
-    res.set_status(rq.resolve(where.dir, dir, &dir_attrs));
+    res.set_status(rq.resolve_for_change(where.dir, dir));
     if (res.status() != x::NFS3_OK) return rq.reply(res);
-    x::pre_op_attr before = pre_op(dir_attrs);
+    const x::pre_op_attr before;  // none for a failure before the change (resolve_for_change)
     vfs::DirChange change;
     if (!dir.who.read_write) {
         res.set_status(x::NFS3ERR_ROFS);

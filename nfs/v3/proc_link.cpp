@@ -10,10 +10,9 @@ rpc::Outcome proc_link(Request& rq) {
     x::LINK3res res;
     Target file, dir;
     res.set_status(rq.resolve(a.file, file));
-    struct statx dir_attrs {};  // read with the handle: the pre-op attributes of a failure
-    if (res.status() == x::NFS3_OK) res.set_status(rq.resolve(a.link.dir, dir, &dir_attrs));
+    if (res.status() == x::NFS3_OK) res.set_status(rq.resolve_for_change(a.link.dir, dir));
     if (res.status() != x::NFS3_OK) return rq.reply(res);
-    x::pre_op_attr before = pre_op(dir_attrs);
+    const x::pre_op_attr before;  // none for a failure before the link (resolve_for_change)
     vfs::DirChange change;  // the directory around the link itself
     if (!dir.who.read_write) {
         res.set_status(x::NFS3ERR_ROFS);

@@ -9,12 +9,11 @@ rpc::Outcome proc_rename(Request& rq) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::RENAME3res res;
     Target from, to;
-    struct statx from_attrs {
-    }, to_attrs{};  // read with the handles: the pre-op attributes of a failure
-    res.set_status(rq.resolve(a.from.dir, from, &from_attrs));
-    if (res.status() == x::NFS3_OK) res.set_status(rq.resolve(a.to.dir, to, &to_attrs));
+    res.set_status(rq.resolve_for_change(a.from.dir, from));
+    if (res.status() == x::NFS3_OK) res.set_status(rq.resolve_for_change(a.to.dir, to));
     if (res.status() != x::NFS3_OK) return rq.reply(res);
-    x::pre_op_attr from_before = pre_op(from_attrs), to_before = pre_op(to_attrs);
+    // None for a failure before the rename (Request::resolve_for_change).
+    const x::pre_op_attr from_before, to_before;
     vfs::DirChange from_change, to_change;  // the directories around the rename itself
     if (!from.who.read_write || !to.who.read_write) {
         res.set_status(x::NFS3ERR_ROFS);

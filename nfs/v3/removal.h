@@ -19,10 +19,9 @@ rpc::Outcome remove_entry(Request& rq, Op op) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::REMOVE3res res;
     Target dir;
-    struct statx dir_attrs {};  // read with the handle: the pre-op attributes of a failure
-    res.set_status(rq.resolve(a.object.dir, dir, &dir_attrs));
+    res.set_status(rq.resolve_for_change(a.object.dir, dir));
     if (res.status() != x::NFS3_OK) return rq.reply(res);
-    x::pre_op_attr before = pre_op(dir_attrs);
+    const x::pre_op_attr before;  // none for a failure before the change (resolve_for_change)
     vfs::DirChange change;  // the directory around the removal itself
     if (!dir.who.read_write) {
         res.set_status(x::NFS3ERR_ROFS);

@@ -38,6 +38,16 @@ x::nfsstat3 Request::resolve(const x::nfs_fh3& fh, Target& out, struct statx* at
     return x::NFS3_OK;
 }
 
+x::nfsstat3 Request::resolve_for_change(const x::nfs_fh3& fh, Target& out) {
+    auto ref = table->find_by_handle(fh.data);
+    if (!ref) return to_nfsstat3(ref.error());
+    if (x::nfsstat3 s = admit(*ref->exp, out.who); s != x::NFS3_OK) return s;
+    auto node = svc.files.node_for_change(*ref);
+    if (!node) return to_nfsstat3(node.error());
+    out.node = std::move(*node);
+    return x::NFS3_OK;
+}
+
 x::nfsstat3 Request::open(const x::nfs_fh3& fh, vfs::OpenFor need,
                           std::shared_ptr<const vfs::OpenFile>& file, Caller& who,
                           std::optional<struct statx>* read_now) {

@@ -24,6 +24,8 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
+
 #include "nfs/vfs/node.h"
 
 namespace nfsrdmad::vfs {
@@ -54,11 +56,14 @@ bool read_dir_attrs(const Node& dir, struct statx* out);
 }  // namespace detail
 
 // Runs `change` (which changes dir's entries and returns a Result) under dir's lock;
-// with `c`, reads dir's attributes just before and after it.
+// with `c`, reads dir's attributes just before and after it. A directory that reads as
+// removed (no links) is not changed: ESTALE (RFC 1813 §2.6, RFC 8881 §15.1.2.7), which
+// the caller need not have checked before (nfs/v3 Request::resolve_for_change).
 template <class F>
 auto change_directory(const Node& dir, DirChange* c, F&& change) {
     detail::DirLock lock(dir);
     const bool before = c && detail::read_dir_attrs(dir, &c->before);
+    if (before && c->before.stx_nlink == 0) return decltype(change())(fail(ESTALE));
     auto r = change();
     if (c) c->atomic = before && detail::read_dir_attrs(dir, &c->after);
     return r;
@@ -70,6 +75,8 @@ auto change_directories(const Node& a, DirChange* ca, const Node& b, DirChange* 
     detail::DirLock lock(a, b);
     const bool before_a = ca && detail::read_dir_attrs(a, &ca->before);
     const bool before_b = cb && detail::read_dir_attrs(b, &cb->before);
+    if ((before_a && ca->before.stx_nlink == 0) || (before_b && cb->before.stx_nlink == 0))
+        return decltype(change())(fail(ESTALE));
     auto r = change();
     if (ca) ca->atomic = before_a && detail::read_dir_attrs(a, &ca->after);
     if (cb) cb->atomic = before_b && detail::read_dir_attrs(b, &cb->after);

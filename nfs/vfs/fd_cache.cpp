@@ -118,6 +118,15 @@ Result<std::shared_ptr<const OpenFile>> FdCache::cached(const HandleRef& ref, Op
     return fail(EWOULDBLOCK);
 }
 
+Result<Node> FdCache::node_for_change(const HandleRef& ref) {
+    if (auto kept = lookup_node(ref)) {
+        const int fd = kept->fd.get();
+        const bool directory = kept->directory;
+        return Node{ref.exp, NodeFd(fd, std::move(kept), directory), ref.handle};
+    }
+    return node(ref);
+}
+
 Result<Node> FdCache::node(const HandleRef& ref, struct statx* attrs) {
     if (auto kept = lookup_node(ref)) return kept_node(ref, std::move(kept), attrs, true);
     struct statx st {};

@@ -113,6 +113,10 @@ class FdCache final : public FdReclaimer {
     // descriptor ExportTable::open made (a path entry; nothing more is opened for it), or
     // shared from the entry that holds it open for reading or writing.
     Result<Node> node(const HandleRef& ref, struct statx* attrs = nullptr);
+    // The same for a directory whose entries are about to change under its lock
+    // (dir_change.h): a kept one is handed out without the statx that tells a removed one
+    // (ESTALE), because change_directory's own reading before the change tells it.
+    Result<Node> node_for_change(const HandleRef& ref);
 
     // For a call that must not block (rpc::CallContext::nowait): node() and get() from
     // what the cache holds, never opening anything; EWOULDBLOCK on a miss.

@@ -100,3 +100,55 @@ TEST_F(Nfs3Procs, ALookupOnAWorkerSwitchesNoIdentity) {
     EXPECT_EQ(nfsstat(*r), 2u);  // NFS3ERR_NOENT
     EXPECT_EQ(vfs::identity_switches_on_this_thread(), before);
 }
+
+// CREATE, MKDIR, REMOVE and RENAME resolve their directories without a statx
+// (Request::resolve_for_change): the change's own reading of the directory under its lock
+// gives the wcc pre-op attributes and finds a directory removed since its handle was
+// cached (NFS3ERR_STALE, not the NOENT the kernel would say of a name in it).
+TEST_F(Nfs3Procs, ANamespaceChangeInADirectoryRemovedMeanwhileIsStale) {
+    ASSERT_TRUE(local);
+    make_dir("gone", 0777, 0);
+    make_dir("kept", 0777, 0);
+    const std::vector<uint8_t> gone = handle("gone");
+    auto dirop = [&](const std::vector<uint8_t>& dir, const std::string& name) {
+        std::vector<uint8_t> a;
+        put_opaque(a, dir);
+        put_opaque(a, {reinterpret_cast<const uint8_t*>(name.data()), name.size()});
+        return a;
+    };
+    auto create = [&](const std::vector<uint8_t>& dir, const std::string& name) {
+        auto a = dirop(dir, name);
+        put(a, 0);                              // UNCHECKED
+        for (int i = 0; i < 6; ++i) put(a, 0);  // sattr3: nothing set
+        return a;
+    };
+    std::optional<rpc::Reply> r;
+    ASSERT_TRUE(run(8, create(gone, "f"), false, r));  // the directory is cached now
+    ASSERT_EQ(nfsstat(*r), 0u);
+    {
+        xdr::Decoder d(std::span<const uint8_t>(r->bytes).subspan(24));
+        x3::CREATE3res res;
+        ASSERT_TRUE(x3::xdr_decode(d, res));
+        EXPECT_TRUE(res.resok().dir_wcc.before.attributes_follow());  // read under the lock
+        EXPECT_TRUE(res.resok().dir_wcc.after.attributes_follow());
+    }
+    ASSERT_EQ(::unlink((base + "/export/gone/f").c_str()), 0);
+    ASSERT_EQ(::rmdir((base + "/export/gone").c_str()), 0);
+    ASSERT_TRUE(run(8, create(gone, "g"), false, r));
+    EXPECT_EQ(nfsstat(*r), 70u);  // NFS3ERR_STALE
+    auto mkdir = dirop(gone, "d");
+    for (int i = 0; i < 6; ++i) put(mkdir, 0);  // sattr3: nothing set
+    ASSERT_TRUE(run(9, mkdir, false, r));
+    EXPECT_EQ(nfsstat(*r), 70u);
+    ASSERT_TRUE(run(12, dirop(gone, "f"), false, r));  // REMOVE
+    EXPECT_EQ(nfsstat(*r), 70u);
+    auto rename = dirop(handle("kept"), "x");
+    const auto to = dirop(gone, "x");
+    rename.insert(rename.end(), to.begin(), to.end());
+    const int fd = ::open((base + "/export/kept/x").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    ASSERT_GE(fd, 0);
+    ::close(fd);
+    ASSERT_TRUE(run(14, rename, false, r));  // RENAME into it
+    EXPECT_EQ(nfsstat(*r), 70u);
+    EXPECT_EQ(::access((base + "/export/kept/x").c_str(), F_OK), 0);  // not moved
+}
