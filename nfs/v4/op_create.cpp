@@ -25,7 +25,7 @@ OpResult op_create(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
         return OpResult{st};
     };
     Target* dir;
-    if (auto st = rq.current(dir); st != x4::NFS4_OK) return fail(st);
+    if (auto st = rq.current_for_change(dir); st != x4::NFS4_OK) return fail(st);
     if (auto st = must_be_dir(*dir); st != x4::NFS4_OK) return fail(st);
     std::string_view name;
     if (auto st = check_name(a.objname, name); st != x4::NFS4_OK) return fail(st);

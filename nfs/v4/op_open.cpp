@@ -196,7 +196,11 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
         a.share_deny > x4::OPEN4_SHARE_DENY_BOTH)
         return {encode_fail(res, x4::NFS4ERR_INVAL)};
     Target* cur;
-    if (auto st = rq.current(cur); st != x4::NFS4_OK) return {encode_fail(res, st)};
+    // OPEN of a new name changes the directory (Request::current_for_change).
+    const bool creating =
+        a.claim.claim() == x4::CLAIM_NULL && a.openhow.opentype() == x4::OPEN4_CREATE;
+    if (auto st = creating ? rq.current_for_change(cur) : rq.current(cur); st != x4::NFS4_OK)
+        return {encode_fail(res, st)};
 
     Opening o;
     x4::nfsstat4 st = x4::NFS4_OK;

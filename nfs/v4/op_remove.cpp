@@ -22,7 +22,7 @@ OpResult op_remove(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
         return OpResult{st};
     };
     Target* dir;
-    if (auto st = rq.current(dir); st != x4::NFS4_OK) return fail(st);
+    if (auto st = rq.current_for_change(dir); st != x4::NFS4_OK) return fail(st);
     if (auto st = must_be_dir(*dir); st != x4::NFS4_OK) return fail(st);
     std::string_view name;
     if (auto st = check_name(a.target, name); st != x4::NFS4_OK) return fail(st);

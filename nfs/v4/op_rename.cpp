@@ -25,8 +25,8 @@ OpResult op_rename(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
         return OpResult{st};
     };
     Target *from, *to;
-    if (auto st = rq.saved(from); st != x4::NFS4_OK) return fail(st);
-    if (auto st = rq.current(to); st != x4::NFS4_OK) return fail(st);
+    if (auto st = rq.saved_for_change(from); st != x4::NFS4_OK) return fail(st);
+    if (auto st = rq.current_for_change(to); st != x4::NFS4_OK) return fail(st);
     if (auto st = must_be_dir(*from); st != x4::NFS4_OK) return fail(st);
     if (auto st = must_be_dir(*to); st != x4::NFS4_OK) return fail(st);
     std::string_view oldname, newname;
@@ -79,7 +79,7 @@ OpResult op_link(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     };
     Target *obj, *dir;
     if (auto st = rq.saved(obj); st != x4::NFS4_OK) return fail(st);
-    if (auto st = rq.current(dir); st != x4::NFS4_OK) return fail(st);
+    if (auto st = rq.current_for_change(dir); st != x4::NFS4_OK) return fail(st);
     if (auto st = must_be_dir(*dir); st != x4::NFS4_OK) return fail(st);
     std::string_view name;
     if (auto st = check_name(a.newname, name); st != x4::NFS4_OK) return fail(st);

@@ -128,13 +128,32 @@ vfs::Result<const vfs::HandleRef*> Request::find_by_handle(std::span<const uint8
 }
 
 x4::nfsstat4 Request::resolve_cached(const std::optional<WireHandle>& fh,
-                                     std::optional<Cached>& cache, Target*& out) {
+                                     std::optional<Cached>& cache, Target*& out, bool for_change) {
     out = nullptr;
     if (!fh) return x4::NFS4ERR_NOFILEHANDLE;
     if (!cache || cache->fh != *fh) {
         // Resolved in place: no Target nor statx copied into the cache after.
         Cached& c = cache.emplace(Cached{});  // (clang: no emplace() of a nested aggregate)
         c.fh = *fh;
+        if (for_change && !ctx.nowait && !is_pseudo_handle(fh->data())) {
+            // A directory the cache holds, as it is: its attributes are not read here
+            // (attrs_op stays unset), and a regular file's type is read if asked for.
+            auto found = find_by_handle(fh->data());
+            if (!found) {
+                cache.reset();
+                return to_nfsstat4(found.error());
+            }
+            if (auto held = svc.files.held_node(**found)) {
+                if (auto st = admit(*(*found)->exp, c.t.who); st != x4::NFS4_OK) {
+                    cache.reset();
+                    return st;
+                }
+                c.t.type = held->fd.shared_directory() ? S_IFDIR : 0;
+                c.t.node = std::move(*held);
+                out = &c.t;
+                return x4::NFS4_OK;
+            }
+        }
         if (auto st = resolve(fh->data(), c.t, &c.attrs); st != x4::NFS4_OK) {
             cache.reset();
             return st;
@@ -175,6 +194,14 @@ const struct statx* Request::attrs_read_now() const {
 
 x4::nfsstat4 Request::current(Target*& out) {
     return resolve_cached(compound.current_fh, current_, out);
+}
+
+x4::nfsstat4 Request::current_for_change(Target*& out) {
+    return resolve_cached(compound.current_fh, current_, out, /*for_change=*/true);
+}
+
+x4::nfsstat4 Request::saved_for_change(Target*& out) {
+    return resolve_cached(compound.saved_fh, saved_, out, /*for_change=*/true);
 }
 
 x4::nfsstat4 Request::current_handle(const WireHandle*& out, bool& pseudo_fh) {

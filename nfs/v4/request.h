@@ -68,6 +68,12 @@ class Request {
     // PERM (a `secure` export and a call from port >= 1024).
     x4::nfsstat4 current(Target*& out);
     x4::nfsstat4 saved(Target*& out);
+    // The same for the directory whose entries an operation changes (OPEN's create,
+    // CREATE, REMOVE, RENAME, LINK): one the descriptor cache holds is taken without a
+    // statx, since the change reads the directory's attributes under its lock just before
+    // it runs (vfs::change_directory: change_info4's before, and STALE if it was removed).
+    x4::nfsstat4 current_for_change(Target*& out);
+    x4::nfsstat4 saved_for_change(Target*& out);
     // The current filehandle checked as current() checks it (its MAC, its export's rules),
     // without opening the object: for an operation that only matches it against a
     // stateid's file (CLOSE). `pseudo`: a pseudo-fs directory's handle. An object removed
@@ -140,7 +146,7 @@ class Request {
         struct statx attrs {};
     };
     x4::nfsstat4 resolve_cached(const std::optional<WireHandle>& fh, std::optional<Cached>& cache,
-                                Target*& out);
+                                Target*& out, bool for_change = false);
     x4::nfsstat4 admit(const vfs::Export& exp, Caller& who);
 
     std::optional<Cached> current_, saved_;

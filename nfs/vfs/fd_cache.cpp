@@ -118,12 +118,16 @@ Result<std::shared_ptr<const OpenFile>> FdCache::cached(const HandleRef& ref, Op
     return fail(EWOULDBLOCK);
 }
 
+std::optional<Node> FdCache::held_node(const HandleRef& ref) {
+    auto kept = lookup_node(ref);
+    if (!kept) return std::nullopt;
+    const int fd = kept->fd.get();
+    const bool directory = kept->directory;
+    return Node{ref.exp, NodeFd(fd, std::move(kept), directory), ref.handle};
+}
+
 Result<Node> FdCache::node_for_change(const HandleRef& ref) {
-    if (auto kept = lookup_node(ref)) {
-        const int fd = kept->fd.get();
-        const bool directory = kept->directory;
-        return Node{ref.exp, NodeFd(fd, std::move(kept), directory), ref.handle};
-    }
+    if (auto held = held_node(ref)) return std::move(*held);
     return node(ref);
 }
 

@@ -117,6 +117,9 @@ class FdCache final : public FdReclaimer {
     // (dir_change.h): a kept one is handed out without the statx that tells a removed one
     // (ESTALE), because change_directory's own reading before the change tells it.
     Result<Node> node_for_change(const HandleRef& ref);
+    // That kept node alone (no system call; nullopt when the cache does not hold it).
+    // NodeFd::shared_directory() says whether it is a directory (else a regular file).
+    std::optional<Node> held_node(const HandleRef& ref);
 
     // For a call that must not block (rpc::CallContext::nowait): node() and get() from
     // what the cache holds, never opening anything; EWOULDBLOCK on a miss.

@@ -476,6 +476,54 @@ TEST_F(Nfs4Files, ChangeInfoIsAtomicAndChains) {
               static_cast<uint64_t>(st.st_ctim.tv_sec) * 1000000000u + st.st_ctim.tv_nsec);
 }
 
+// OPEN's create, CREATE, REMOVE and RENAME take a directory the descriptor cache holds
+// without a statx (Request::current_for_change); the change's own reading of it under its
+// lock finds one removed since (STALE, where the kernel would say NOENT of a name in it).
+// A regular file as the current filehandle is still NOTDIR.
+TEST_F(Nfs4Files, AChangeInADirectoryRemovedMeanwhileIsStale) {
+    ASSERT_EQ(::mkdir(path("gone").c_str(), 0777), 0);
+    ASSERT_EQ(::mkdir(path("kept").c_str(), 0777), 0);
+    write_file("kept/x", "x");
+    auto handle_of = [&](const std::string& name) {
+        Reply fh = seq({put_root(), op_lookup(s(name)), op_getfh()});
+        EXPECT_EQ(fh.status(), x4::NFS4_OK);
+        const auto& o = fh.op(3).opgetfh().resok4().object;
+        return std::vector<uint8_t>(o.begin(), o.end());
+    };
+    const std::vector<uint8_t> gone = handle_of("gone"), kept = handle_of("kept");
+    Reply made = seq({op_putfh(gone), op_open(s("o"), s("f"), true, x4::OPEN4_SHARE_ACCESS_BOTH)});
+    ASSERT_EQ(made.status(), x4::NFS4_OK);  // the directory is in the cache now
+    EXPECT_TRUE(made.op(2).opopen().resok4().cinfo.atomic);
+    const x4::stateid4 sid = made.op(2).opopen().resok4().stateid;
+    x4::nfs_argop4 cl(x4::OP_CLOSE);
+    cl.opclose().open_stateid = sid;
+    ASSERT_EQ(seq({op_putfh(gone), op_lookup(s("f")), cl}).status(), x4::NFS4_OK);
+    ASSERT_EQ(::unlink(path("gone/f").c_str()), 0);
+    ASSERT_EQ(::rmdir(path("gone").c_str()), 0);
+
+    EXPECT_EQ(
+        seq({op_putfh(gone), op_open(s("o"), s("g"), true, x4::OPEN4_SHARE_ACCESS_BOTH)}).status(),
+        x4::NFS4ERR_STALE);
+    x4::nfs_argop4 mk(x4::OP_CREATE);
+    mk.opcreate().objtype.set_type(x4::NF4DIR);
+    mk.opcreate().objname = s("d");
+    EXPECT_EQ(seq({op_putfh(gone), mk}).status(), x4::NFS4ERR_STALE);
+    x4::nfs_argop4 rm(x4::OP_REMOVE);
+    rm.opremove().target = s("f");
+    EXPECT_EQ(seq({op_putfh(gone), rm}).status(), x4::NFS4ERR_STALE);
+    x4::nfs_argop4 mv(x4::OP_RENAME);
+    mv.oprename().oldname = s("x");
+    mv.oprename().newname = s("x");
+    EXPECT_EQ(seq({op_putfh(kept), op_savefh(), op_putfh(gone), mv}).status(), x4::NFS4ERR_STALE);
+    struct stat st {};
+    EXPECT_EQ(::stat(path("kept/x").c_str(), &st), 0);  // not moved
+
+    // A regular file the cache holds (just opened) as the directory: NOTDIR, as before.
+    create_file("plain", "p");
+    const std::vector<uint8_t> plain = handle_of("plain");
+    EXPECT_EQ(seq({op_putfh(plain), rm}).status(), x4::NFS4ERR_NOTDIR);
+}
+
 // READs in a COMPOUND the slot caches: the retransmission gets the data too (the slot
 // keeps the whole reply), and out of line again, each READ's data its own payload, as
 // the first reply carried it (RFC 8267 §4): over RDMA a retransmission that came on a
