@@ -58,7 +58,8 @@ bool read_dir_attrs(const Node& dir, struct statx* out);
 // Runs `change` (which changes dir's entries and returns a Result) under dir's lock;
 // with `c`, reads dir's attributes just before and after it. A directory that reads as
 // removed (no links) is not changed: ESTALE (RFC 1813 §2.6, RFC 8881 §15.1.2.7), which
-// the caller need not have checked before (nfs/v3 Request::resolve_for_change).
+// the caller need not have checked before (Request::resolve_for_change in nfs/v3,
+// Request::current_for_change in nfs/v4).
 template <class F>
 auto change_directory(const Node& dir, DirChange* c, F&& change) {
     detail::DirLock lock(dir);
