@@ -26,23 +26,16 @@ x::nfsstat3 Request::admit(const vfs::Export& exp, Caller& who) {
 
 // The caller is authorized against the export the handle names before anything of
 // that export is opened: a refused client costs a MAC check and no filesystem access.
-x::nfsstat3 Request::resolve(const x::nfs_fh3& fh, Target& out, struct statx* attrs) {
+x::nfsstat3 Request::resolve(const x::nfs_fh3& fh, Target& out, struct statx* attrs,
+                             bool for_change) {
     auto ref = table->find_by_handle(fh.data);
     if (!ref) return to_nfsstat3(ref.error());
     if (ctx.nowait && leave_to_worker(*ref)) return block();
     if (x::nfsstat3 s = admit(*ref->exp, out.who); s != x::NFS3_OK) return s;
-    auto node = ctx.nowait ? svc.files.cached_node(*ref, attrs) : svc.files.node(*ref, attrs);
+    auto node = ctx.nowait   ? svc.files.cached_node(*ref, attrs)
+                : for_change ? svc.files.node_for_change(*ref)
+                             : svc.files.node(*ref, attrs);
     if (!node && ctx.nowait && node.error() == EWOULDBLOCK) return block();
-    if (!node) return to_nfsstat3(node.error());
-    out.node = std::move(*node);
-    return x::NFS3_OK;
-}
-
-x::nfsstat3 Request::resolve_for_change(const x::nfs_fh3& fh, Target& out) {
-    auto ref = table->find_by_handle(fh.data);
-    if (!ref) return to_nfsstat3(ref.error());
-    if (x::nfsstat3 s = admit(*ref->exp, out.who); s != x::NFS3_OK) return s;
-    auto node = svc.files.node_for_change(*ref);
     if (!node) return to_nfsstat3(node.error());
     out.node = std::move(*node);
     return x::NFS3_OK;

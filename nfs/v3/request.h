@@ -40,14 +40,18 @@ class Request {
     // the export refuses. NFS3_OK, or the status to reply with. A flavor the export does
     // not accept makes the whole call an AUTH_TOOWEAK reject.
     // `attrs`: see vfs::ExportTable::open.
-    x::nfsstat3 resolve(const x::nfs_fh3& fh, Target& out, struct statx* attrs = nullptr);
+    // `for_change`: see resolve_for_change.
+    x::nfsstat3 resolve(const x::nfs_fh3& fh, Target& out, struct statx* attrs = nullptr,
+                        bool for_change = false);
     // The same for the directory of CREATE, MKDIR, SYMLINK, MKNOD, REMOVE, RMDIR, RENAME
     // and LINK (never nowait), without the statx resolve() makes of a directory the cache
     // holds: the change reads the directory's attributes under its lock just before it
     // runs (vfs::change_directory: its wcc pre-op attributes, and ESTALE if it was
     // removed), one system call per such call fewer. A failure before the change then
     // has no pre-op attributes (RFC 1813 §2.6: pre_op_attr is optional).
-    x::nfsstat3 resolve_for_change(const x::nfs_fh3& fh, Target& out);
+    x::nfsstat3 resolve_for_change(const x::nfs_fh3& fh, Target& out) {
+        return resolve(fh, out, nullptr, /*for_change=*/true);
+    }
     // The same for READ/WRITE/COMMIT, through the descriptor cache. OpenFor::Write opens
     // the file for writing only if the caller's rule allows writing (else it is opened
     // read-only, and the procedure answers NFS3ERR_ROFS). `read_now`: as FdCache::get's.

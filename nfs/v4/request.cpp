@@ -90,7 +90,8 @@ x4::nfsstat4 Request::admit(const vfs::Export& exp, Caller& who) {
     return x4::NFS4ERR_ACCESS;
 }
 
-x4::nfsstat4 Request::resolve(std::span<const uint8_t> fh, Target& out, struct statx* attrs) {
+x4::nfsstat4 Request::resolve(std::span<const uint8_t> fh, Target& out, struct statx* attrs,
+                              bool for_change) {
     out = Target{};
     if (is_pseudo_handle(fh)) {
         auto node = decode_pseudo_handle(table->key(), fh);
@@ -107,6 +108,15 @@ x4::nfsstat4 Request::resolve(std::span<const uint8_t> fh, Target& out, struct s
     if (ctx.nowait && leave_to_worker(ref)) return block();
     // Authorized before anything of the export is opened (as v3's Request::resolve).
     if (auto st = admit(*ref.exp, out.who); st != x4::NFS4_OK) return st;
+    if (for_change && !ctx.nowait) {
+        // A directory the cache holds, as it is (current_for_change): `attrs` is not
+        // read (its stx_mask stays 0), and a regular file's type is read if asked for.
+        if (auto held = svc.files.held_node(ref)) {
+            out.type = held->fd.shared_directory() ? S_IFDIR : 0;
+            out.node = std::move(*held);
+            return x4::NFS4_OK;
+        }
+    }
     auto node = ctx.nowait ? svc.files.cached_node(ref, attrs) : svc.files.node(ref, attrs);
     if (!node && ctx.nowait && node.error() == EWOULDBLOCK) return block();
     if (!node) return to_nfsstat4(node.error());
@@ -135,30 +145,12 @@ x4::nfsstat4 Request::resolve_cached(const std::optional<WireHandle>& fh,
         // Resolved in place: no Target nor statx copied into the cache after.
         Cached& c = cache.emplace(Cached{});  // (clang: no emplace() of a nested aggregate)
         c.fh = *fh;
-        if (for_change && !ctx.nowait && !is_pseudo_handle(fh->data())) {
-            // A directory the cache holds, as it is: its attributes are not read here
-            // (attrs_op stays unset), and a regular file's type is read if asked for.
-            auto found = find_by_handle(fh->data());
-            if (!found) {
-                cache.reset();
-                return to_nfsstat4(found.error());
-            }
-            if (auto held = svc.files.held_node(**found)) {
-                if (auto st = admit(*(*found)->exp, c.t.who); st != x4::NFS4_OK) {
-                    cache.reset();
-                    return st;
-                }
-                c.t.type = held->fd.shared_directory() ? S_IFDIR : 0;
-                c.t.node = std::move(*held);
-                out = &c.t;
-                return x4::NFS4_OK;
-            }
-        }
-        if (auto st = resolve(fh->data(), c.t, &c.attrs); st != x4::NFS4_OK) {
+        if (auto st = resolve(fh->data(), c.t, &c.attrs, for_change); st != x4::NFS4_OK) {
             cache.reset();
             return st;
         }
-        if (!c.t.pseudo) c.attrs_op = compound.op_index;
+        // Read now, unless a pseudo-fs handle or a held directory (stx_mask 0).
+        if (!c.t.pseudo && c.attrs.stx_mask != 0) c.attrs_op = compound.op_index;
     }
     out = &cache->t;
     return x4::NFS4_OK;

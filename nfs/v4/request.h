@@ -81,7 +81,9 @@ class Request {
     x4::nfsstat4 current_handle(const WireHandle*& out, bool& pseudo);
     // Any handle, without touching the current one (PUTFH checks with this). `attrs`: see
     // vfs::ExportTable::open (not set for a pseudo-fs handle).
-    x4::nfsstat4 resolve(std::span<const uint8_t> fh, Target& out, struct statx* attrs = nullptr);
+    // `for_change`: see current_for_change.
+    x4::nfsstat4 resolve(std::span<const uint8_t> fh, Target& out, struct statx* attrs = nullptr,
+                         bool for_change = false);
     // A nowait COMPOUND (Compound::nowait) that cannot go on without blocking: a handle the
     // descriptor cache does not hold, an export that is not local or names hosts, a page
     // not cached. The operation returns the status this gives (NFS4ERR_DELAY), and the

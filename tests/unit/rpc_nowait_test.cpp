@@ -46,18 +46,13 @@ struct Dispatch : ::testing::Test {
         d.add(prog);
         peer.text = "192.0.2.1:800";
     }
-    bool nowait(uint32_t proc, std::optional<rpc::Reply>& out, uint32_t flavor = 1) {
+    // `left`: dispatch_nowait's.
+    bool nowait(uint32_t proc, std::optional<rpc::Reply>& out, uint32_t flavor = 1,
+                std::optional<rpc::DecodedCall>* left = nullptr) {
         auto bytes = call(++xid, 400200, 1, proc, {}, flavor);
         rpc::Message m;
         m.bytes = bytes;
-        return d.dispatch_nowait(m, peer, alloc, out);
-    }
-    bool nowait_keeping(uint32_t proc, std::optional<rpc::Reply>& out,
-                        std::optional<rpc::DecodedCall>& left) {
-        auto bytes = call(++xid, 400200, 1, proc, {});
-        rpc::Message m;
-        m.bytes = bytes;
-        return d.dispatch_nowait(m, peer, alloc, out, &left);
+        return d.dispatch_nowait(m, peer, alloc, out, left);
     }
     std::optional<rpc::Reply> normal(uint32_t proc) {
         auto bytes = call(++xid, 400200, 1, proc, {});
@@ -160,7 +155,7 @@ TEST_F(Dispatch, ACallLeftBeforeItsCredentialIsNotDecodedAgainByTheWorker) {
     EXPECT_EQ(word_at(o->bytes, 0), xid);
     // A call begun and given up (proc 1) hands back nothing: its credential was taken.
     std::optional<rpc::DecodedCall> begun;
-    EXPECT_FALSE(nowait_keeping(1, r, begun));
+    EXPECT_FALSE(nowait(1, r, 1, &begun));
     EXPECT_FALSE(begun);
 }
 
