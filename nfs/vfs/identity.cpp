@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <span>
 
 #include "transport/rpc/thread_credentials.h"
 
@@ -58,7 +59,7 @@ long sys_setfsgid(gid_t gid) {
     if (gid != static_cast<gid_t>(-1)) rpc::note_credentials_changing();
     return ::syscall(SYS_setfsgid, gid);
 }
-long sys_setgroups(const std::vector<gid_t>& groups) {
+long sys_setgroups(std::span<const gid_t> groups) {
     rpc::note_credentials_changing();
     return ::syscall(SYS_setgroups, groups.size(), groups.data());
 }
@@ -109,13 +110,14 @@ Result<IdentityScope> IdentityScope::enter(const Identity& id) {
     c.in_scope = true;
 
     if (!std::equal(c.groups.begin(), c.groups.end(), id.groups.begin(), id.groups.end())) {
-        const std::vector<gid_t> groups(id.groups.begin(), id.groups.end());
+        static_assert(sizeof(gid_t) == sizeof(uint32_t));
+        const std::span<const gid_t> groups(id.groups.data(), id.groups.size());
         if (sys_setgroups(groups) != 0) {
             int e = errno;
             restore(c);
             return fail(e);
         }
-        c.groups = groups;
+        c.groups.assign(groups.begin(), groups.end());
     }
     c.scope_uid = id.uid;
     c.switched = id.uid != c.base_fsuid || id.gid != c.base_fsgid;

@@ -26,13 +26,14 @@
 #include <vector>
 
 #include "nfs/vfs/result.h"
+#include "transport/rpc/groups.h"
 
 namespace nfsrdmad::vfs {
 
 struct Identity {
     uint32_t uid = 0;
     uint32_t gid = 0;
-    std::vector<uint32_t> groups;  // supplementary groups
+    rpc::Groups groups;  // supplementary groups
 
     bool is_root() const { return uid == 0; }
     bool in_group(uint32_t g) const;  // primary or supplementary

@@ -53,6 +53,7 @@ class EchoProgram : public rpc::Program {
     }
     rpc::Outcome call(rpc::CallContext& ctx) override {
         ++calls;
+        last_cred = ctx.header.cred;
         uint32_t v = ctx.args.get_u32();
         if (!ctx.args.ok()) return rpc::Outcome::garbage();
         if (ctx.header.proc == 1) return rpc::Outcome::system_error();
@@ -62,6 +63,7 @@ class EchoProgram : public rpc::Program {
         return rpc::Outcome::ok();
     }
     int calls = 0;
+    rpc::Credential last_cred;
 };
 
 class NullAlloc : public rpc::PayloadAllocator {
@@ -177,6 +179,71 @@ TEST_F(Fixture, AuthSysWithSeventeenGroupsIsBadCred) {
     std::vector<uint32_t> gids(17, 5);
     auto m = decode(*send(auth_sys(call(5, 400000, 2, 0), 1, 1, gids).u(0).b));
     EXPECT_EQ(m.body.rbody().rreply().auth_stat(), x::AUTH_BADCRED);
+}
+
+TEST_F(Fixture, AnAuthSysCredentialReachesTheProgramWhole) {
+    std::vector<uint32_t> gids;
+    for (uint32_t g = 100; g < 116; ++g) gids.push_back(g);  // 16: the most there may be
+    auto r = send(auth_sys(call(5, 400000, 2, 0), 1234, 4321, gids).u(1).b);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(decode(*r).body.rbody().areply().reply_data.stat(), x::SUCCESS);
+    const rpc::Credential& c = prog->last_cred;
+    EXPECT_EQ(c.flavor, x::AUTH_SYS);
+    EXPECT_EQ(c.sys.stamp, 77u);
+    EXPECT_EQ(c.sys.machinename, "client.example");
+    EXPECT_EQ(c.sys.uid, 1234u);
+    EXPECT_EQ(c.sys.gid, 4321u);
+    EXPECT_EQ(std::vector<uint32_t>(c.sys.gids.begin(), c.sys.gids.end()), gids);
+    // And a credential without groups after it leaves none behind.
+    ASSERT_TRUE(send(auth_sys(call(6, 400000, 2, 0), 1, 2, {}).u(1).b));
+    EXPECT_TRUE(prog->last_cred.sys.gids.empty());
+}
+
+TEST_F(Fixture, AnAuthSysCredentialWithBytesAfterItIsBadCred) {
+    Words w = call(5, 400000, 2, 0);
+    Words body;
+    body.u(77).str("m").u(1).u(1).u(1).u(9).u(0);  // one group, then a word too many
+    w.u(1).u(uint32_t(body.b.size()));
+    w.b.insert(w.b.end(), body.b.begin(), body.b.end());
+    w.u(0).u(0).u(0);
+    auto m = decode(*send(w.b));
+    EXPECT_EQ(m.body.rbody().rreply().auth_stat(), x::AUTH_BADCRED);
+    EXPECT_EQ(prog->calls, 0);
+}
+
+TEST_F(Fixture, AnAuthSysCredentialWithAnotherVerifierIsBadVerf) {
+    Words w = auth_sys(call(5, 400000, 2, 0), 1, 1, {});
+    w.b.resize(w.b.size() - 8);
+    w.u(1).u(0).u(0);  // an AUTH_SYS verifier
+    auto m = decode(*send(w.b));
+    EXPECT_EQ(m.body.rbody().rreply().auth_stat(), x::AUTH_BADVERF);
+    EXPECT_EQ(prog->calls, 0);
+}
+
+TEST(Groups, KeepsSixteenInPlaceAndMoreOnTheHeap) {
+    rpc::Groups g;
+    for (uint32_t i = 0; i < 40; ++i) {
+        g.push_back(i * 3);
+        ASSERT_EQ(g.size(), i + 1);
+        for (uint32_t j = 0; j <= i; ++j) ASSERT_EQ(g[j], j * 3) << i;
+    }
+    rpc::Groups copy = g;
+    EXPECT_EQ(copy, g);
+    rpc::Groups moved = std::move(copy);
+    EXPECT_EQ(moved, g);
+    EXPECT_TRUE(copy.empty());  // NOLINT(bugprone-use-after-move): moved-from is empty
+    rpc::Groups few{1, 2, 3};
+    moved = few;
+    EXPECT_EQ(moved, (rpc::Groups{1, 2, 3}));
+    EXPECT_NE(moved, g);
+    few = std::move(g);
+    EXPECT_EQ(few.size(), 40u);
+    EXPECT_EQ(few[39], 117u);
+    few.assign(moved.begin(), moved.end());
+    EXPECT_EQ(few, moved);
+    few.clear();
+    EXPECT_TRUE(few.empty());
+    EXPECT_EQ(few.begin(), few.end());
 }
 
 TEST_F(Fixture, CredentialLongerThan400IsBadCred) {

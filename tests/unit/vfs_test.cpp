@@ -666,17 +666,16 @@ TEST(Identity, ThreadsThatSwitchedAreKnown) {
     };
     std::vector<uint32_t> own(static_cast<size_t>(::getgroups(0, nullptr)));
     ::getgroups(static_cast<int>(own.size()), reinterpret_cast<gid_t*>(own.data()));
-    const Identity root_as_is{0, 0, own};
+    Identity root_as_is{0, 0, {}};
+    root_as_is.groups.assign(own.begin(), own.end());
     EXPECT_TRUE(on_new_thread([&] {
         for (int i = 0; i < 3; ++i) ASSERT_TRUE(IdentityScope::enter(root_as_is).ok());
     }));
     EXPECT_FALSE(on_new_thread([] { ASSERT_TRUE(IdentityScope::enter(kUser1234).ok()); }));
     EXPECT_FALSE(on_new_thread([] { ASSERT_TRUE(IdentityScope::enter(Identity{0, 1, {}}).ok()); }));
-    std::vector<uint32_t> more = own;
-    more.push_back(4242);
-    EXPECT_FALSE(on_new_thread([&] {
-        ASSERT_TRUE(IdentityScope::enter(Identity{0, 0, more}).ok());
-    }));
+    Identity more = root_as_is;
+    more.groups.push_back(4242);
+    EXPECT_FALSE(on_new_thread([&] { ASSERT_TRUE(IdentityScope::enter(more).ok()); }));
     EXPECT_FALSE(on_new_thread([&] {
         ASSERT_TRUE(IdentityScope::enter(kUser1234).ok());
         ASSERT_TRUE(IdentityScope::enter(root_as_is).ok());

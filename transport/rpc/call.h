@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "transport/rpc/groups.h"
 #include "xdr/runtime/xdr.h"
 
 namespace nfsrdmad::rpc {
@@ -24,7 +25,7 @@ struct AuthSys {
     std::string machinename;
     uint32_t uid = 0;
     uint32_t gid = 0;
-    std::vector<uint32_t> gids;
+    Groups gids;
 };
 
 // RPCSEC_GSS calls carry the pseudo-flavor of their service (RFC 2623 §2.2), so that

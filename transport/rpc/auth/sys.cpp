@@ -24,18 +24,23 @@ class AuthSysFlavor final : public AuthFlavor {
   public:
     uint32_t number() const override { return x::AUTH_SYS; }
     Result accept(const RawAuth& raw, CallAuth& out) const override {
-        // The body must hold exactly one authsys_parms (at most 16 groups).
+        // The body must hold exactly one authsys_parms (RFC 5531 appendix A): stamp,
+        // machinename<255>, uid, gid, gids<16>. Read straight into the credential, not
+        // through the generated struct, whose vector of groups was an allocation per call.
         xdr::Decoder d(raw.cred);
-        x::authsys_parms p;
-        if (!x::xdr_decode(d, p) || d.remaining() != 0) return {Verdict::Reject, x::AUTH_BADCRED};
+        AuthSys& sys = out.cred.sys;
+        sys.stamp = d.get_u32();
+        const std::string_view machine = d.get_string(255);
+        sys.uid = d.get_u32();
+        sys.gid = d.get_u32();
+        const uint32_t n = d.get_u32();
+        if (!d.ok() || n > 16 || n > d.remaining() / 4) return {Verdict::Reject, x::AUTH_BADCRED};
+        sys.gids.clear();
+        for (uint32_t i = 0; i < n; ++i) sys.gids.push_back(d.get_u32());
+        if (!d.ok() || d.remaining() != 0) return {Verdict::Reject, x::AUTH_BADCRED};
         if (raw.verf_flavor != x::AUTH_NONE) return {Verdict::Reject, x::AUTH_BADVERF};
-        Credential& c = out.cred;
-        c.flavor = x::AUTH_SYS;
-        c.sys.stamp = p.stamp;
-        c.sys.machinename.assign(p.machinename);
-        c.sys.uid = p.uid;
-        c.sys.gid = p.gid;
-        c.sys.gids = std::move(p.gids);
+        sys.machinename.assign(machine);
+        out.cred.flavor = x::AUTH_SYS;
         return {};
     }
 };
