@@ -9,6 +9,7 @@ packages=(
   libnfs-dev libnfs-utils rpcbind nfs-common
   libkrb5-dev krb5-kdc krb5-admin-server krb5-user   # RPCSEC_GSS; the tests run a KDC of their own
   libblkid-dev     # filesystem UUIDs for the exports' fsids (nfs/vfs/fs_identity.h)
+  libsodium-dev    # SipHash-2-4: the file-handle MAC (nfs/vfs/siphash.h)
   libsystemd-dev   # Type=notify, the watchdog and journald priorities (daemon/service_manager.h)
   systemd          # tests: systemd-analyze verify and security on the unit (tools_test.sh)
   prometheus-cpp-dev   # the metrics endpoint (daemon/metrics.h); brings libcurl4-openssl-dev
