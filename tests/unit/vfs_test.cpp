@@ -125,6 +125,45 @@ TEST(HandleCodec, WrongLengthVersionOrKeyIsABadHandle) {
     EXPECT_EQ(decode_handle(other, fh.data()).error(), kBadHandle);
 }
 
+// decode_handle remembers the handles whose MAC a thread verified (handle.cpp): a
+// remembered handle with one byte changed, or under another key, is still refused, and
+// handles past the memo's size (64 slots) decode as before.
+TEST(HandleCodec, AHandleVerifiedBeforeChangesNoAnswer) {
+    const HandleKey key = reference_key();
+    const FileHandle fh = encode_handle(key, 77, sample_kernel_handle());
+    ASSERT_TRUE(decode_handle(key, fh.data()).ok());
+    ASSERT_TRUE(decode_handle(key, fh.data()).ok());
+    for (size_t i = 0; i < fh.size; ++i) {
+        FileHandle forged = fh;
+        forged.bytes[i] ^= 0x01;
+        EXPECT_EQ(decode_handle(key, forged.data()).error(), kBadHandle) << "byte " << i;
+        EXPECT_TRUE(decode_handle(key, fh.data()).ok()) << "byte " << i;
+    }
+    HandleKey other = key;
+    other[15] ^= 0x01;
+    EXPECT_EQ(decode_handle(other, fh.data()).error(), kBadHandle);
+    EXPECT_TRUE(decode_handle(key, fh.data()).ok());
+
+    std::vector<FileHandle> many;
+    for (uint32_t n = 0; n < 300; ++n) {
+        KernelHandle kh = sample_kernel_handle();
+        kh.size = static_cast<uint8_t>(1 + n % 50);  // short and long kernel handles
+        for (size_t b = 0; b < kh.size; ++b) kh.bytes[b] = static_cast<uint8_t>(n * 7 + b);
+        many.push_back(encode_handle(key, 77 + n % 3, kh));
+    }
+    for (int round = 0; round < 2; ++round) {
+        for (const FileHandle& h : many) {
+            auto d = decode_handle(key, h.data());
+            ASSERT_TRUE(d.ok());
+            EXPECT_EQ(d->kernel.size, h.size - kHandleOverhead);
+            FileHandle forged = h;
+            forged.bytes[h.size - 1] ^= 0x80;  // the MAC's last byte
+            EXPECT_EQ(decode_handle(key, forged.data()).error(), kBadHandle);
+            EXPECT_EQ(decode_handle(other, h.data()).error(), kBadHandle);
+        }
+    }
+}
+
 // ---------------------------------------------------------------- key file
 
 class KeyFileTest : public VfsFixture {};
