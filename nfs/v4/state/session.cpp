@@ -48,9 +48,17 @@ Status choose_callback_security(const std::vector<x4::callback_sec_parms4>& parm
     return x4::NFS4_OK;
 }
 
-SlotResult Session::begin(uint32_t slotid, uint32_t seqid, uint32_t highest, bool cachethis) {
+SlotResult Session::begin(uint32_t slotid, uint32_t seqid, uint32_t highest, bool cachethis,
+                          const ConnId* fore) {
     std::lock_guard lock(mu_);
     SlotResult r;
+    if (fore) {
+        auto it = conns_.find(*fore);
+        if (it == conns_.end() || it->second == x4::CDFS4_BACK) {
+            r.unbound = true;
+            return r;
+        }
+    }
     r.highest_slotid = highest_slotid();
     r.target_highest_slotid = target_highest_slotid_;
     if (dead_) {
@@ -185,12 +193,6 @@ Status Session::bind(ConnId conn, x4::channel_dir_from_client4 dir,
     if (it == conns_.end() && conns_.size() >= max_connections_) return kTooManyConnections;
     conns_[conn] = out;
     return x4::NFS4_OK;
-}
-
-bool Session::bound_fore(ConnId conn) const {
-    std::lock_guard lock(mu_);
-    auto it = conns_.find(conn);
-    return it != conns_.end() && it->second != x4::CDFS4_BACK;
 }
 
 bool Session::bound(ConnId conn) const {

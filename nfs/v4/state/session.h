@@ -54,6 +54,7 @@ struct SlotResult {
     uint32_t highest_slotid = 0;         // sr_highest_slotid
     uint32_t target_highest_slotid = 0;  // sr_target_highest_slotid
     PriorSlot prior;                     // a new request: the slot before it began
+    bool unbound = false;  // begin(..., fore): that connection is not bound to the fore channel
 };
 
 // The backchannel's callback program and the security the server would call back with
@@ -93,7 +94,12 @@ class Session {
     // the slot in progress until finish(); a replay (seqid == slot's) returns the cached reply,
     // NFS4ERR_RETRY_UNCACHED_REP if the original did not ask to be cached, or NFS4ERR_DELAY
     // while the original is still in progress; anything else is NFS4ERR_SEQ_MISORDERED.
-    SlotResult begin(uint32_t slotid, uint32_t seqid, uint32_t highest_slotid, bool cachethis);
+    // With `fore`, first that this connection is bound to the fore channel: if it is not,
+    // nothing else is looked at and `unbound` is set (SEQUENCE binds it, or refuses, and
+    // begins again), so that the common SEQUENCE checks its binding and begins its slot
+    // under one lock.
+    SlotResult begin(uint32_t slotid, uint32_t seqid, uint32_t highest_slotid, bool cachethis,
+                     const ConnId* fore = nullptr);
 
     // Ends the request begin() started on the slot. With cachethis, `reply` is kept for replays;
     // one larger than ca_maxresponsesize_cached is NFS4ERR_REP_TOO_BIG_TO_CACHE and the slot
@@ -123,7 +129,6 @@ class Session {
     // Connection binding (§18.34): dir is channel_dir_from_client4; returns the
     // channel_dir_from_server4 granted, or the bound's error (a bounded number of connections).
     Status bind(ConnId conn, x4::channel_dir_from_client4 dir, x4::channel_dir_from_server4& out);
-    bool bound_fore(ConnId conn) const;
     bool bound(ConnId conn) const;  // in either direction
     bool unbind(ConnId conn);       // the connection closed; true if it was bound
     size_t connections() const;

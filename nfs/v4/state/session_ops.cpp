@@ -24,7 +24,10 @@ SequenceResult ClientTable::sequence(const SequenceArgs& a) {
         // associates a connection a SEQUENCE arrives on with the session's fore channel;
         // with connection binding enforced an unbound connection is
         // NFS4ERR_CONN_NOT_BOUND_TO_SESSION.
-        if (!s.bound_fore(a.conn)) {
+        SlotResult& slot = out;
+        slot = s.begin(a.slotid, a.seqid, a.highest_slotid, a.cachethis, &a.conn);
+        if (slot.unbound) {
+            slot.unbound = false;
             if (r->how == x4::SP4_MACH_CRED &&
                 op_in(r->must_enforce, x4::OP_BIND_CONN_TO_SESSION)) {
                 out.status = x4::NFS4ERR_CONN_NOT_BOUND_TO_SESSION;
@@ -33,8 +36,8 @@ SequenceResult ClientTable::sequence(const SequenceArgs& a) {
             x4::channel_dir_from_server4 dir;
             out.status = s.bind(a.conn, x4::CDFC4_FORE, dir);
             if (out.status != x4::NFS4_OK) return out;
+            slot = s.begin(a.slotid, a.seqid, a.highest_slotid, a.cachethis);
         }
-        static_cast<SlotResult&>(out) = s.begin(a.slotid, a.seqid, a.highest_slotid, a.cachethis);
         if (out.status != x4::NFS4_OK) return out;
         // §8.3: a successful SEQUENCE, or one answered from the reply cache, renews the
         // client's lease; a courtesy client (expired, state kept) is live again.
