@@ -25,6 +25,11 @@ Result<struct statx> stat_fd(int fd) {
     return st;
 }
 
+int stat_fd_into(int fd, struct statx& out) {
+    return ::statx(fd, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT, kStatxMask, &out) != 0 ? errno
+                                                                                         : 0;
+}
+
 Result<UniqueFd> openat2(int dirfd, const char* name, uint64_t flags, uint64_t resolve,
                          uint64_t mode) {
     struct open_how how {};

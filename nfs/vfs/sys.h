@@ -25,6 +25,9 @@ inline constexpr unsigned kStatxMask = STATX_BASIC_STATS | STATX_BTIME;
 
 // statx(fd, "", AT_EMPTY_PATH): works on O_PATH descriptors and symlinks.
 Result<struct statx> stat_fd(int fd);
+// The same into `out` (the kernel writes all of it), without a copy through a Result:
+// 0, or the errno.
+int stat_fd_into(int fd, struct statx& out);
 
 // The flags every single-component lookup uses: never leave the directory, never follow a
 // symlink (magic or not), never cross into another mount (RFC 1813 §3.3.3: LOOKUP does
