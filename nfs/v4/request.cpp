@@ -143,7 +143,7 @@ x4::nfsstat4 Request::resolve_cached(const std::optional<WireHandle>& fh,
     if (!fh) return x4::NFS4ERR_NOFILEHANDLE;
     if (!cache || cache->fh != *fh) {
         // Resolved in place: no Target nor statx copied into the cache after.
-        Cached& c = cache.emplace(Cached{});  // (clang: no emplace() of a nested aggregate)
+        Cached& c = cache.emplace();
         c.fh = *fh;
         if (auto st = resolve(fh->data(), c.t, &c.attrs, for_change); st != x4::NFS4_OK) {
             cache.reset();

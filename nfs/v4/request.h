@@ -37,6 +37,18 @@ struct Target {
     uint32_t type = 0;
 };
 
+// A current or saved filehandle as Request resolved it. At namespace scope, not nested
+// in Request, so that std::optional's emplace() can build it in place.
+struct ResolvedFh {
+    WireHandle fh;
+    Target t;
+    // Read in operation number `attrs_op` (see attrs_read_now()): when the handle was
+    // resolved, or at the end of the operation that set it (`after_op`).
+    std::optional<size_t> attrs_op;
+    bool after_op = false;
+    struct statx attrs {};
+};
+
 class Request {
   public:
     Request(rpc::CallContext& ctx, Services& svc);
@@ -138,15 +150,7 @@ class Request {
     }
 
   private:
-    struct Cached {
-        WireHandle fh;
-        Target t;
-        // Read in operation number `attrs_op` (see attrs_read_now()): when the handle was
-        // resolved, or at the end of the operation that set it (`after_op`).
-        std::optional<size_t> attrs_op;
-        bool after_op = false;
-        struct statx attrs {};
-    };
+    using Cached = ResolvedFh;
     x4::nfsstat4 resolve_cached(const std::optional<WireHandle>& fh, std::optional<Cached>& cache,
                                 Target*& out, bool for_change = false);
     x4::nfsstat4 admit(const vfs::Export& exp, Caller& who);
