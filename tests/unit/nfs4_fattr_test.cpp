@@ -261,8 +261,9 @@ TEST(AttrMask, DecodeAgreesWithTheGeneratedDecoder) {
 // Values pass through a buffer of a few hundred bytes on their way to the reply: long
 // owner strings and the ACL (encoded straight into the reply) land in their places.
 TEST_F(FattrTest, LongValuesAndTheAclKeepTheirOrder) {
-    o.owner = std::string(600, 'o');
-    o.owner_group = std::string(300, 'g');
+    const std::string owner(600, 'o'), group(300, 'g');
+    o.owner = owner;
+    o.owner_group = group;
     auto f = get({x4::FATTR4_SIZE, x4::FATTR4_ACL, x4::FATTR4_FILEID, x4::FATTR4_MODE,
                   x4::FATTR4_OWNER, x4::FATTR4_OWNER_GROUP, x4::FATTR4_TIME_MODIFY});
     xdr::Decoder d(f.attr_vals);

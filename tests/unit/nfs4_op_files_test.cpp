@@ -4,10 +4,12 @@
 // errors of each.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <string>
 #include <vector>
 
 #include "nfs/v4/attrs/object_attrs.h"
@@ -122,6 +124,30 @@ TEST_F(Nfs4Files, UnlinkedWhileOpenStaysUsable) {
     Reply c = seq({op_putfh(handle), op_close(sid)});
     ASSERT_EQ(c.status(), x4::NFS4_OK);
     EXPECT_EQ(program_->services().opens.size(), opens - 1);
+}
+
+// Under AUTH_SYS the owner and owner_group are the ids in decimal (RFC 8881 §5.9), each
+// made only when asked for.
+TEST_F(Nfs4Files, OwnerAndGroupAreTheIdsInDecimal) {
+    create_file("owned", "x");
+    ASSERT_EQ(::chown(path("owned").c_str(), 4321, 98765), 0);
+    auto strings = [&](std::initializer_list<uint32_t> want) {
+        Reply r = seq({put_root(), op_lookup(s("owned")), op_getattr(want)});
+        EXPECT_EQ(r.status(), x4::NFS4_OK);
+        std::vector<std::string> out;
+        if (r.status() != x4::NFS4_OK) return out;
+        xdr::Decoder d(r.op(3).opgetattr().resok4().obj_attributes.attr_vals);
+        while (d.remaining() > 0 && d.ok()) out.emplace_back(d.get_string(1024));
+        EXPECT_TRUE(d.ok());
+        return out;
+    };
+    EXPECT_EQ(strings({x4::FATTR4_OWNER, x4::FATTR4_OWNER_GROUP}),
+              (std::vector<std::string>{"4321", "98765"}));
+    EXPECT_EQ(strings({x4::FATTR4_OWNER_GROUP}), (std::vector<std::string>{"98765"}));
+    EXPECT_EQ(strings({x4::FATTR4_OWNER}), (std::vector<std::string>{"4321"}));
+    ASSERT_EQ(::chown(path("owned").c_str(), 0, 0), 0);
+    EXPECT_EQ(strings({x4::FATTR4_OWNER, x4::FATTR4_OWNER_GROUP}),
+              (std::vector<std::string>{"0", "0"}));
 }
 
 // GETATTR answers with the attributes read when its own operation resolved the handle

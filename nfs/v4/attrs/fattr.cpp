@@ -84,7 +84,7 @@ class ValueWriter {
         std::memset(buf_ + n_ + 4 + d.size(), 0, pad);
         n_ += 4 + d.size() + pad;
     }
-    void string(const std::string& s) {
+    void string(std::string_view s) {
         opaque({reinterpret_cast<const uint8_t*>(s.data()), s.size()});
     }
     // Where the next value starts in the encoder's stream.

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "nfs/v4/attrs/attr_mask.h"
 #include "xdr/nfs4_prot.h"
@@ -40,7 +41,8 @@ struct ObjectAttrs {
     struct statx st {};
     uint64_t change = 0;             // the change attribute (§5.8.1.4)
     std::span<const uint8_t> fh;     // its NFSv4 filehandle
-    std::string owner, owner_group;  // already mapped to "name@domain" or numbers
+    // Already mapped to "name@domain" or numbers; the caller keeps the bytes.
+    std::string_view owner, owner_group;
     uint64_t mounted_on_fileid = 0;  // fileid, or what it covers at a mount point
     const FsAttrs* fs = nullptr;
 };

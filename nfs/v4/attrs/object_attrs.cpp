@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -35,12 +36,22 @@ bool numeric_ids(const Request& rq) {
     return f == vfs::kAuthSys || f == vfs::kAuthNone;
 }
 
-std::string owner_of(const Request& rq, uint32_t uid) {
-    return numeric_ids(rq) ? std::to_string(uid) : rq.svc.ids.owner(uid);
-}
+// An owner or owner_group as sent (§5.9): the id in decimal where the client sends
+// numbers (AUTH_SYS, AUTH_NONE), else the mapped name. The text stays here: `view`.
+struct IdText {
+    char digits[16];
+    std::string name;
+    std::string_view view;
+};
 
-std::string group_of(const Request& rq, uint32_t gid) {
-    return numeric_ids(rq) ? std::to_string(gid) : rq.svc.ids.owner_group(gid);
+void id_text(const Request& rq, uint32_t id, bool group, IdText& out) {
+    if (numeric_ids(rq)) {
+        const auto r = std::to_chars(out.digits, out.digits + sizeof out.digits, id);
+        out.view = {out.digits, static_cast<size_t>(r.ptr - out.digits)};
+        return;
+    }
+    out.name = group ? rq.svc.ids.owner_group(id) : rq.svc.ids.owner(id);
+    out.view = out.name;
 }
 
 void fill_limits(const Request& rq, FsAttrs& fs) {
@@ -109,8 +120,15 @@ x4::nfsstat4 encode_attrs_of(Request& rq, const Target& t, const AttrMask& want,
             fs.files_avail = s->avail_files;
         }
     }
-    o.owner = owner_of(rq, o.st.stx_uid);
-    o.owner_group = group_of(rq, o.st.stx_gid);
+    IdText owner, group;  // only those asked for: a name may take a lookup
+    if (want.has(x4::FATTR4_OWNER)) {
+        id_text(rq, o.st.stx_uid, false, owner);
+        o.owner = owner.view;
+    }
+    if (want.has(x4::FATTR4_OWNER_GROUP)) {
+        id_text(rq, o.st.stx_gid, true, group);
+        o.owner_group = group.view;
+    }
     o.fs = &fs;
     return encode_fattr(want, o, e);
 }
