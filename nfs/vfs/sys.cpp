@@ -17,17 +17,15 @@ ProcFdPath proc_fd_path(int fd) {
     return p;
 }
 
-Result<struct statx> stat_fd(int fd) {
-    struct statx st {};
-    if (::statx(fd, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT, kStatxMask, &st) != 0) {
-        return fail(errno);
-    }
-    return st;
-}
-
 int stat_fd_into(int fd, struct statx& out) {
     return ::statx(fd, "", AT_EMPTY_PATH | AT_STATX_SYNC_AS_STAT, kStatxMask, &out) != 0 ? errno
                                                                                          : 0;
+}
+
+Result<struct statx> stat_fd(int fd) {
+    struct statx st {};
+    if (int err = stat_fd_into(fd, st); err != 0) return fail(err);
+    return st;
 }
 
 Result<UniqueFd> openat2(int dirfd, const char* name, uint64_t flags, uint64_t resolve,
