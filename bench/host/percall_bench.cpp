@@ -34,6 +34,10 @@
 //   percall_bench --calls NAME N                NAME only, N calls, no framework: what
 //                                               bench/host/instructions.sh runs under
 //                                               callgrind and strace
+//   percall_bench --threads T NAME N            T threads making N calls of NAME each on the
+//                                               one Dispatcher (NFSv3 and NULL only: an
+//                                               NFSv4.1 slot is not shared), calls a second
+//                                               in all: what sharing costs across cores
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -42,6 +46,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -49,6 +54,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "nfs/mount/mount_program.h"
@@ -515,6 +521,28 @@ int main(int argc, char** argv) {
     Server server;
     Setup setup = prepare(server);
 
+    if (argc == 5 && std::strcmp(argv[1], "--threads") == 0) {
+        auto it = setup.workloads.find(argv[3]);
+        if (it == setup.workloads.end()) die(std::string("no workload ") + argv[3]);
+        if (it->second.seqid_offset || it->second.cycle)
+            die(std::string(argv[3]) + ": one thread only (a session slot, or several calls)");
+        const int threads = std::atoi(argv[2]);
+        const long n = std::atol(argv[4]);
+        if (threads < 1 || n < 1) die("--threads T NAME N: T and N at least 1");
+        if (!warm_up(it->second, server)) die(std::string(argv[3]) + ": the first call failed");
+        std::vector<std::thread> running;
+        const auto start = std::chrono::steady_clock::now();
+        for (int t = 0; t < threads; ++t)
+            running.emplace_back([&server, n, w = it->second]() mutable {
+                for (long i = 0; i < n; ++i)
+                    if (!w.run(server)) die("a call failed");
+            });
+        for (auto& t : running) t.join();
+        const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+        std::printf("%s threads %d calls/s %.0f\n", argv[3], threads,
+                    static_cast<double>(n) * threads / took.count());
+        return 0;
+    }
     if (argc == 4 && std::strcmp(argv[1], "--calls") == 0) {
         auto it = setup.workloads.find(argv[2]);
         if (it == setup.workloads.end()) die(std::string("no workload ") + argv[2]);
