@@ -32,7 +32,7 @@ struct LockTarget {
 class Request {
   public:
     Request(rpc::CallContext& ctx, Services& svc)
-        : ctx(ctx), svc(svc), table(svc.exports->snapshot()) {}
+        : ctx(ctx), svc(svc), pin_(*svc.exports), table(pin_.table()) {}
     ~Request() {
         for (uint64_t id : pinned_) svc.hosts.unpin(id);
     }
@@ -41,7 +41,12 @@ class Request {
 
     rpc::CallContext& ctx;
     Services& svc;
-    std::shared_ptr<const vfs::ExportTable> table;
+
+  private:
+    vfs::ExportRegistry::Pin pin_;  // the table, for this call (export_registry.h)
+
+  public:
+    const std::shared_ptr<const vfs::ExportTable>& table;
 
     template <class Args>
     bool decode(Args& a) {

@@ -23,11 +23,16 @@ struct Target {
 class Request {
   public:
     Request(rpc::CallContext& ctx, Services& svc)
-        : ctx(ctx), svc(svc), table(svc.exports->snapshot()) {}
+        : ctx(ctx), svc(svc), pin_(*svc.exports), table(pin_.table()) {}
 
     rpc::CallContext& ctx;
     Services& svc;
-    std::shared_ptr<const vfs::ExportTable> table;
+
+  private:
+    vfs::ExportRegistry::Pin pin_;  // the table, for this call (export_registry.h)
+
+  public:
+    const std::shared_ptr<const vfs::ExportTable>& table;
 
     // Every byte of the arguments, and every read chunk (RFC 8166 §4.5.2), must be used.
     template <class Args>

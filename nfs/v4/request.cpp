@@ -56,7 +56,7 @@ const PseudoFs& Request::pseudo() {
 }
 
 Request::Request(rpc::CallContext& ctx, Services& svc)
-    : ctx(ctx), svc(svc), table(svc.exports->snapshot()) {
+    : ctx(ctx), svc(svc), pin_(*svc.exports), table(pin_.table()) {
     compound.rq = this;
 }
 

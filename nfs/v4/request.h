@@ -57,7 +57,12 @@ class Request {
 
     rpc::CallContext& ctx;
     Services& svc;
-    std::shared_ptr<const vfs::ExportTable> table;  // this COMPOUND's export snapshot
+
+  private:
+    vfs::ExportRegistry::Pin pin_;  // the table, for this COMPOUND (export_registry.h)
+
+  public:
+    const std::shared_ptr<const vfs::ExportTable>& table;  // this COMPOUND's export snapshot
     // The pseudo file system over `table`, built (or found) on first use: most COMPOUNDs
     // never touch it, and finding it takes the Services' mutex.
     const PseudoFs& pseudo();

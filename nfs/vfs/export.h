@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "nfs/vfs/export_registry.h"
 #include "nfs/vfs/handle.h"
 #include "nfs/vfs/node.h"
 #include "nfs/vfs/result.h"
@@ -162,21 +163,6 @@ class ExportTable {
     ExportTable() = default;
     HandleKey key_{};
     std::vector<std::shared_ptr<const Export>> exports_;
-};
-
-// Holder of the current table: readers take a snapshot per request; SIGHUP reload swaps in
-// a new table atomically. Handles survive a reload as long as their fsid is still exported
-// (and the handle key is unchanged).
-class ExportRegistry {
-  public:
-    ExportRegistry() = default;
-    explicit ExportRegistry(std::shared_ptr<const ExportTable> table) : table_(std::move(table)) {}
-
-    std::shared_ptr<const ExportTable> snapshot() const { return table_.load(); }
-    void replace(std::shared_ptr<const ExportTable> table) { table_.store(std::move(table)); }
-
-  private:
-    std::atomic<std::shared_ptr<const ExportTable>> table_;
 };
 
 // Lexical path normalisation used by find_by_path: collapses "//", drops "." and a

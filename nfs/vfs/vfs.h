@@ -1,7 +1,8 @@
 // vfs.h — umbrella header of nfsrdmad::vfs, the Linux filesystem back end.
 //
 // Typical request flow (NFSv3 procedure layer):
-//   auto table = registry.snapshot();                // one snapshot per request
+//   ExportRegistry::Pin pin(registry);               // the table, for this request
+//   auto& table = pin.table();                       // (export_registry.h)
 //   auto ref   = table->find_by_handle(fh);          // MAC + fsid, no filesystem access
 //   const ClientRule* rule = match(ref->exp->spec(), peer, hostname);  // none: refuse
 //   Identity id = squash(*rule, creds, flavor);

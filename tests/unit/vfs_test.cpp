@@ -355,6 +355,67 @@ TEST_F(HandleTest, HandleOfDroppedExportIsStaleAfterReload) {
     EXPECT_TRUE(registry.snapshot()->resolve(a_root.data()).ok());
 }
 
+// A call's pin keeps the table it began with through a reload; the replaced table is
+// freed when the last pin on it ends, not later (export_registry.h).
+TEST_F(HandleTest, APinnedTableOutlivesItsReplacementAndNoLonger) {
+    ExportRegistry registry(make_table({export_dir_}));
+    std::weak_ptr<const ExportTable> first = registry.snapshot();
+    {
+        ExportRegistry::Pin call(registry);
+        ASSERT_EQ(call.table(), first.lock());
+        registry.replace(make_table({export_dir_}));
+        EXPECT_EQ(call.table(), first.lock()) << "a reload under a call changed its table";
+        EXPECT_NE(registry.snapshot(), first.lock());
+        EXPECT_EQ(registry.retired(), 1u);
+        {
+            ExportRegistry::Pin nested(registry);  // a later pin sees the new table
+            EXPECT_NE(nested.table(), call.table());
+        }
+        EXPECT_EQ(registry.retired(), 1u) << "freed while a call still held it";
+        EXPECT_FALSE(first.expired());
+    }
+    EXPECT_EQ(registry.retired(), 0u);
+    EXPECT_TRUE(first.expired()) << "the replaced table outlived the last call on it";
+
+    // With no call running, a reload frees the old table at once.
+    std::weak_ptr<const ExportTable> second = registry.snapshot();
+    registry.replace(make_table({export_dir_}));
+    EXPECT_TRUE(second.expired());
+}
+
+// Threads pin, read and unpin while reloads replace the table: every pinned table is
+// whole (the ASan build in `make test` sees a use after free), and each replaced
+// table is freed once the threads stop.
+TEST_F(HandleTest, ReloadsUnderConcurrentCallsFreeEveryOldTable) {
+    write_file("f", "x");
+    const FileHandle fh = node("f").handle;
+    ExportRegistry registry(make_table({export_dir_}));
+    std::atomic<bool> stop{false};
+    std::atomic<uint64_t> resolved{0}, failed{0};
+    std::vector<std::thread> calls;
+    for (int t = 0; t < 4; ++t)
+        calls.emplace_back([&] {
+            while (!stop.load()) {
+                ExportRegistry::Pin call(registry);
+                if (call.table()->find_by_handle(fh.data()).ok())
+                    resolved++;
+                else
+                    failed++;
+            }
+        });
+    std::vector<std::weak_ptr<const ExportTable>> old;
+    for (int i = 0; i < 200; ++i) {
+        old.push_back(registry.snapshot());
+        registry.replace(make_table({export_dir_}));
+    }
+    stop = true;
+    for (auto& t : calls) t.join();
+    EXPECT_GT(resolved.load(), 0u);
+    EXPECT_EQ(failed.load(), 0u);
+    EXPECT_EQ(registry.retired(), 0u);
+    for (const auto& w : old) EXPECT_TRUE(w.expired());
+}
+
 // ---------------------------------------------------------------- export table
 
 class ExportTableTest : public VfsFixture {};
