@@ -4,14 +4,6 @@
 
 namespace nfsrdmad::vfs {
 
-namespace {
-
-// Each thread's slot, the same in every registry: threads are numbered as they first pin.
-std::atomic<size_t> next_thread{0};
-thread_local size_t thread_slot = SIZE_MAX;
-
-}  // namespace
-
 ExportRegistry::ExportRegistry() : ExportRegistry(nullptr) {}
 
 ExportRegistry::ExportRegistry(std::shared_ptr<const ExportTable> table)
@@ -20,26 +12,6 @@ ExportRegistry::ExportRegistry(std::shared_ptr<const ExportTable> table)
 ExportRegistry::~ExportRegistry() {
     delete current_.load();
     for (const Holder* h : retired_) delete h;
-}
-
-ExportRegistry::Slot& ExportRegistry::my_slot() const {
-    if (thread_slot == SIZE_MAX) thread_slot = next_thread.fetch_add(1, std::memory_order_relaxed);
-    return slots_[thread_slot % kSlots];
-}
-
-// The count goes up before the pointer is read, and a reload swaps the pointer before it
-// looks at the counts (all sequentially consistent): a reader that got the old pointer is
-// counted when the reload's look comes, so a slot seen at zero after the swap holds no
-// reader of the old table.
-ExportRegistry::Pin::Pin(const ExportRegistry& registry)
-    : registry_(registry), count_(registry.my_slot().pins) {
-    count_.fetch_add(1, std::memory_order_seq_cst);
-    table_ = registry.current_.load(std::memory_order_seq_cst);
-}
-
-ExportRegistry::Pin::~Pin() {
-    count_.fetch_sub(1, std::memory_order_release);  // what this call did with the table first
-    if (registry_.waiting_.load(std::memory_order_acquire)) registry_.reclaim();
 }
 
 std::shared_ptr<const ExportTable> ExportRegistry::snapshot() const {

@@ -23,6 +23,8 @@
 #include <mutex>
 #include <vector>
 
+#include "transport/rpc/stripes.h"
+
 namespace nfsrdmad::vfs {
 
 class ExportTable;
@@ -44,8 +46,19 @@ class ExportRegistry {
     // owning reference like snapshot()'s.
     class Pin {
       public:
-        explicit Pin(const ExportRegistry& registry);
-        ~Pin();
+        // The count goes up before the pointer is read, and a reload swaps the pointer
+        // before it looks at the counts (all sequentially consistent): a reader that got
+        // the old pointer is counted when the reload's look comes, so a slot seen at zero
+        // after the swap holds no reader of the old table.
+        explicit Pin(const ExportRegistry& registry)
+            : registry_(registry), count_(registry.my_slot().pins) {
+            count_.fetch_add(1, std::memory_order_seq_cst);
+            table_ = registry.current_.load(std::memory_order_seq_cst);
+        }
+        ~Pin() {
+            count_.fetch_sub(1, std::memory_order_release);  // after this call's reads
+            if (registry_.waiting_.load(std::memory_order_acquire)) registry_.reclaim();
+        }
         Pin(const Pin&) = delete;
         Pin& operator=(const Pin&) = delete;
         const std::shared_ptr<const ExportTable>& table() const { return *table_; }
@@ -66,7 +79,8 @@ class ExportRegistry {
     };
     using Holder = std::shared_ptr<const ExportTable>;
 
-    Slot& my_slot() const;
+    // Each thread's slot, the same in every registry.
+    Slot& my_slot() const { return slots_[rpc::thread_number() % kSlots]; }
     // Frees the retired tables when every slot has been seen at zero since the last swap.
     void reclaim() const;
 

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <thread>
+#include <vector>
 
 namespace nfsrdmad::rpc {
 namespace {
@@ -137,6 +138,51 @@ TEST(ExportStats, SlotsByPathBoundedAndListedWhenServedOrCalled) {
     snap = s.snapshot();
     EXPECT_EQ(snap.back().path, "other");
     EXPECT_EQ(snap.back().calls, 1u);
+}
+
+// Counted on many threads, each on its stripe (stripes.h), read as one sum: more threads
+// than stripes share them and nothing is lost.
+TEST(OpStats, ThreadsCountOnTheirStripesAndTheSnapshotSumsThem) {
+    OpStats t("nfs", "3", {"NULL", "GETATTR"});
+    ExportStats e;
+    const uint32_t slot = e.slot_for("/srv/a");
+    StripedCounter calls;
+    constexpr int kThreads = int(kStripes) + 4, kEach = 2000;
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kThreads; ++i)
+        threads.emplace_back([&] {
+            for (int n = 0; n < kEach; ++n) {
+                t.record(1, 0, 30'000);
+                t.add_bytes(1, 2);
+                e.record(slot, n % 2 == 0, 30'000, 3, 4);
+                calls++;
+            }
+        });
+    for (auto& th : threads) th.join();
+    const uint64_t total = uint64_t(kThreads) * kEach;
+    const auto s = t.snapshot();
+    ASSERT_EQ(s.ops.size(), 1u);
+    EXPECT_EQ(s.ops[0].calls, total);
+    EXPECT_EQ(s.ops[0].buckets[1], total);
+    EXPECT_NEAR(s.ops[0].seconds, double(total) * 30e-6, 1e-6);
+    EXPECT_EQ(s.bytes_read, total);
+    EXPECT_EQ(s.bytes_written, 2 * total);
+    const auto x = e.snapshot();
+    ASSERT_EQ(x.size(), 1u);
+    EXPECT_EQ(x[0].calls, total);
+    EXPECT_EQ(x[0].errors, total / 2);
+    EXPECT_EQ(x[0].bytes_read, 3 * total);
+    EXPECT_EQ(x[0].bytes_written, 4 * total);
+    EXPECT_EQ(x[0].buckets[1], total);
+    EXPECT_EQ(calls.load(), total);
+}
+
+// A slot number slot_for never gave counts nowhere (and is not a crash).
+TEST(ExportStats, AnUnmadeSlotCountsNowhere) {
+    ExportStats e;
+    e.record(7, false, 1, 0, 0);
+    e.publish(7);
+    EXPECT_TRUE(e.snapshot().empty());
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "transport/rpc/program.h"
 #include "transport/rpc/registry.h"
 #include "transport/rpc/reply_cache.h"
+#include "transport/rpc/stripes.h"
 
 namespace nfsrdmad::rpc {
 
@@ -52,8 +53,10 @@ public:
     void connection_closed(uint64_t conn) { programs_.connection_closed(conn); }
 
     struct Counters {
-        std::atomic<uint64_t> calls{0}, dropped{0}, garbage_args{0}, auth_errors{0},
-            prog_unavail{0}, prog_mismatch{0}, proc_unavail{0}, system_errors{0}, cache_replays{0},
+        // Counted on every call by every thread: striped (stripes.h).
+        StripedCounter calls, nowait_answered;
+        std::atomic<uint64_t> dropped{0}, garbage_args{0}, auth_errors{0}, prog_unavail{0},
+            prog_mismatch{0}, proc_unavail{0}, system_errors{0}, cache_replays{0},
             control_calls{0},          // answered by the flavor (RPCSEC_GSS context calls)
             protected_bytes{0},        // results wrapped for integrity or privacy
             inlined_payload_bytes{0},  // out-of-line payload copied inline to be wrapped
@@ -62,7 +65,7 @@ public:
             // procedure answered WouldBlock: its work so far is done again there); and
             // calls the procedure declined before any work (Outcome::declined, or a
             // procedure that is never tried): only the call header was decoded twice.
-            nowait_answered{0}, nowait_given_up{0}, nowait_declined{0};
+            nowait_given_up{0}, nowait_declined{0};
     };
     const Counters& counters() const { return counters_; }
     const ReplyCache& reply_cache() const { return cache_; }

@@ -48,7 +48,7 @@ size_t latency_bucket(uint64_t nanoseconds) {
 }
 
 void OpStats::count(size_t i, uint64_t nanoseconds) {
-    Slot& s = *slots_[i];
+    Counts& s = slots_[i]->stripes[thread_stripe()];
     s.calls.fetch_add(1, std::memory_order_relaxed);
     s.nanoseconds.fetch_add(nanoseconds, std::memory_order_relaxed);
     s.buckets[latency_bucket(nanoseconds)].fetch_add(1, std::memory_order_relaxed);
@@ -94,14 +94,17 @@ OpStats::Snapshot OpStats::snapshot() const {
     Snapshot s;
     for (const auto& slot : slots_) {
         if (!slot) continue;
-        uint64_t calls = slot->calls.load(std::memory_order_relaxed);
-        if (calls == 0) continue;
         OpSnapshot o;
+        uint64_t ns = 0;
+        for (const Counts& c : slot->stripes) {
+            o.calls += c.calls.load(std::memory_order_relaxed);
+            ns += c.nanoseconds.load(std::memory_order_relaxed);
+            for (size_t b = 0; b < o.buckets.size(); ++b)
+                o.buckets[b] += c.buckets[b].load(std::memory_order_relaxed);
+        }
+        if (o.calls == 0) continue;
         o.name = slot->name;
-        o.calls = calls;
-        o.seconds = static_cast<double>(slot->nanoseconds.load(std::memory_order_relaxed)) * 1e-9;
-        for (size_t b = 0; b < o.buckets.size(); ++b)
-            o.buckets[b] = slot->buckets[b].load(std::memory_order_relaxed);
+        o.seconds = static_cast<double>(ns) * 1e-9;
         s.ops.push_back(std::move(o));
     }
     {
@@ -109,12 +112,21 @@ OpStats::Snapshot OpStats::snapshot() const {
         for (const auto& [k, n] : errors_)
             s.errors.push_back({slots_[k.first]->name, status_text(k.second), n});
     }
-    s.bytes_read = bytes_read_.load(std::memory_order_relaxed);
-    s.bytes_written = bytes_written_.load(std::memory_order_relaxed);
+    for (const Bytes& b : bytes_) {
+        s.bytes_read += b.read.load(std::memory_order_relaxed);
+        s.bytes_written += b.written.load(std::memory_order_relaxed);
+    }
     return s;
 }
 
-ExportStats::ExportStats() : slots_(std::make_unique<Slot[]>(kSlots + 1)) {}
+ExportStats::ExportStats() : slots_(std::make_unique<std::atomic<Slot*>[]>(kSlots + 1)) {}
+
+ExportStats::Slot& ExportStats::make_slot(uint32_t i) {
+    if (Slot* s = slots_[i].load(std::memory_order_relaxed)) return *s;
+    made_.push_back(std::make_unique<Slot>());
+    slots_[i].store(made_.back().get(), std::memory_order_release);
+    return *made_.back();
+}
 
 uint32_t ExportStats::slot_for(const std::string& path) {
     std::lock_guard lock(mu_);
@@ -122,20 +134,26 @@ uint32_t ExportStats::slot_for(const std::string& path) {
     if (by_path_.size() + 1 < kSlots) {
         const auto slot = static_cast<uint32_t>(by_path_.size() + 1);
         by_path_.emplace(path, slot);
+        make_slot(slot);
         return slot;
     }
     other_used_ = true;
+    make_slot(kSlots);
     return kSlots;
 }
 
 void ExportStats::publish(uint32_t slot) {
-    if (slot != 0 && slot <= kSlots) slots_[slot].published.store(true, std::memory_order_relaxed);
+    if (slot == 0 || slot > kSlots) return;
+    if (Slot* s = slots_[slot].load(std::memory_order_acquire))
+        s->published.store(true, std::memory_order_relaxed);
 }
 
 void ExportStats::record(uint32_t slot, bool failed, uint64_t nanoseconds, uint64_t bytes_read,
                          uint64_t bytes_written) {
     if (slot == 0 || slot > kSlots) return;
-    Slot& s = slots_[slot];
+    Slot* made = slots_[slot].load(std::memory_order_acquire);
+    if (!made) return;  // a number slot_for never gave
+    Counts& s = made->stripes[thread_stripe()];
     s.calls.fetch_add(1, std::memory_order_relaxed);
     if (failed) s.errors.fetch_add(1, std::memory_order_relaxed);
     s.nanoseconds.fetch_add(nanoseconds, std::memory_order_relaxed);
@@ -154,19 +172,22 @@ std::vector<ExportStats::ExportSnapshot> ExportStats::snapshot() const {
     std::vector<ExportSnapshot> out;
     out.reserve(named.size());
     for (const auto& [path, slot] : named) {
-        const Slot& s = slots_[slot];
-        if (!s.published.load(std::memory_order_relaxed) &&
-            s.calls.load(std::memory_order_relaxed) == 0)
-            continue;
+        const Slot* made = slots_[slot].load(std::memory_order_acquire);
+        if (!made) continue;
         ExportSnapshot e;
+        uint64_t ns = 0;
+        for (const Counts& c : made->stripes) {
+            e.calls += c.calls.load(std::memory_order_relaxed);
+            e.errors += c.errors.load(std::memory_order_relaxed);
+            e.bytes_read += c.bytes_read.load(std::memory_order_relaxed);
+            e.bytes_written += c.bytes_written.load(std::memory_order_relaxed);
+            ns += c.nanoseconds.load(std::memory_order_relaxed);
+            for (size_t b = 0; b < e.buckets.size(); ++b)
+                e.buckets[b] += c.buckets[b].load(std::memory_order_relaxed);
+        }
+        if (!made->published.load(std::memory_order_relaxed) && e.calls == 0) continue;
         e.path = path;
-        e.calls = s.calls.load(std::memory_order_relaxed);
-        e.errors = s.errors.load(std::memory_order_relaxed);
-        e.bytes_read = s.bytes_read.load(std::memory_order_relaxed);
-        e.bytes_written = s.bytes_written.load(std::memory_order_relaxed);
-        e.seconds = static_cast<double>(s.nanoseconds.load(std::memory_order_relaxed)) * 1e-9;
-        for (size_t b = 0; b < e.buckets.size(); ++b)
-            e.buckets[b] = s.buckets[b].load(std::memory_order_relaxed);
+        e.seconds = static_cast<double>(ns) * 1e-9;
         out.push_back(std::move(e));
     }
     return out;

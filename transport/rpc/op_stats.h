@@ -4,9 +4,11 @@
 // carries operations of its own (NFSv4.1 COMPOUND) keeps another, keyed by operation.
 // The metrics endpoint and the stats command read them (daemon/metrics.h).
 //
-// Cost on the call path: a few relaxed atomic increments; an error status also takes a
-// mutex (the set of statuses seen is small and bounded by the protocol's enum). Memory
-// is fixed when the table is made: it does not grow with clients or calls.
+// Cost on the call path: a few relaxed atomic increments, on the calling thread's stripe
+// of each counter (stripes.h), so threads on other cores do not write the same lines; an
+// error status also takes a mutex (the set of statuses seen is small and bounded by the
+// protocol's enum). Memory is fixed when the table is made: it does not grow with clients
+// or calls.
 #pragma once
 
 #include <array>
@@ -17,6 +19,8 @@
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include "transport/rpc/stripes.h"
 
 namespace nfsrdmad::rpc {
 
@@ -49,8 +53,9 @@ class OpStats {
     enum class Failure : uint32_t { GarbageArgs, SystemErr, AuthError, Dropped };
     void record_failure(uint32_t op, Failure f, uint64_t nanoseconds);
     void add_bytes(uint64_t read, uint64_t written) {
-        if (read) bytes_read_.fetch_add(read, std::memory_order_relaxed);
-        if (written) bytes_written_.fetch_add(written, std::memory_order_relaxed);
+        Bytes& b = bytes_[thread_stripe()];
+        if (read) b.read.fetch_add(read, std::memory_order_relaxed);
+        if (written) b.written.fetch_add(written, std::memory_order_relaxed);
     }
 
     struct OpSnapshot {
@@ -71,10 +76,17 @@ class OpStats {
     Snapshot snapshot() const;
 
   private:
-    struct Slot {
-        std::string name;
+    // One stripe of an operation's counters: 19 words, three cache lines.
+    struct alignas(64) Counts {
         std::atomic<uint64_t> calls{0}, nanoseconds{0};
         std::array<std::atomic<uint64_t>, kBuckets.size() + 1> buckets{};
+    };
+    struct Slot {
+        std::string name;
+        std::array<Counts, kStripes> stripes;
+    };
+    struct alignas(64) Bytes {
+        std::atomic<uint64_t> read{0}, written{0};
     };
     size_t slot_of(uint32_t op) const;
     void count(size_t slot, uint64_t nanoseconds);
@@ -84,7 +96,7 @@ class OpStats {
     StatusName status_name_;
     bool payload_;
     std::vector<std::unique_ptr<Slot>> slots_;  // by op (null: none); the last is "other"
-    std::atomic<uint64_t> bytes_read_{0}, bytes_written_{0};
+    std::array<Bytes, kStripes> bytes_;
     mutable std::mutex errors_mu_;
     // (slot, status) -> count; a Failure is kFailure + its value.
     static constexpr uint64_t kFailure = uint64_t(1) << 32, kUnknown = kFailure - 1;
@@ -95,7 +107,9 @@ class OpStats {
 // of the protocol), a latency histogram and file bytes, labelled by the export's path.
 // An export gets its slot by path when the daemon builds an export table (slot_for), and
 // the same slot again after a reload, so its counters go on; at most kSlots paths ever
-// (past them, new paths share the slot named "other"). Memory is fixed at construction.
+// (past them, new paths share the slot named "other"). A slot's counters are striped
+// (stripes.h) and made when its path first gets it, so memory follows the exports the
+// configuration names (about 3 KiB each), bounded by kSlots.
 // A call counts under the export it was admitted to (a COMPOUND that crosses exports:
 // the last one); calls that name no export (NULL, EXCHANGE_ID, MOUNT) count in none.
 class ExportStats {
@@ -121,12 +135,21 @@ class ExportStats {
     std::vector<ExportSnapshot> snapshot() const;  // published or called slots
 
   private:
-    struct Slot {
+    struct alignas(64) Counts {
         std::atomic<uint64_t> calls{0}, errors{0}, nanoseconds{0}, bytes_read{0}, bytes_written{0};
-        std::atomic<bool> published{false};
         std::array<std::atomic<uint64_t>, OpStats::kBuckets.size() + 1> buckets{};
     };
-    std::unique_ptr<Slot[]> slots_;  // [0] unused; [kSlots] is "other"
+    struct Slot {
+        std::atomic<bool> published{false};
+        std::array<Counts, kStripes> stripes;
+    };
+    // Under mu_: slot `i`, made on first use.
+    Slot& make_slot(uint32_t i);
+
+    // [0] unused; [kSlots] is "other". Set once under mu_ (slot_for) before any call can
+    // name the slot: a call learns it from an export table published after that.
+    std::unique_ptr<std::atomic<Slot*>[]> slots_;
+    std::vector<std::unique_ptr<Slot>> made_;  // owns what slots_ points to
     mutable std::mutex mu_;
     std::map<std::string, uint32_t> by_path_;
     bool other_used_ = false;

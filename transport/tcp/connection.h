@@ -28,23 +28,23 @@
 namespace nfsrdmad::tcp {
 
 struct TcpCounters {
-    std::atomic<uint64_t> accepted{0}, closed{0}, records{0}, oversize_records{0}, bytes_in{0},
-        bytes_out{0};
+    // Counted on every call, by whichever thread has the connection: striped (stripes.h).
+    rpc::StripedCounter records, bytes_in, bytes_out, payload_spliced_bytes, payload_copied_bytes,
+        worker_replies, reactor_calls;
+    // payload_spliced_bytes: READ data moved file->pipe->socket; payload_copied_bytes: READ
+    // data sent from memory (writev); worker_replies: replies written whole by the worker
+    // that ran the call (no hop to the reactor); reactor_calls: calls answered on the
+    // loop's thread, no worker woken (rpc::Dispatcher::dispatch_nowait).
+    std::atomic<uint64_t> accepted{0}, closed{0}, oversize_records{0};
     std::atomic<uint64_t> rejected{0};               // over tcp.max_connections: closed at once
     std::atomic<uint64_t> idle_closed{0};            // closed after tcp.idle_timeout
     std::atomic<uint64_t> accept_errors{0};          // EMFILE/ENFILE and the like
-    std::atomic<uint64_t> payload_spliced_bytes{0};  // READ data moved file->pipe->socket
-    std::atomic<uint64_t> payload_copied_bytes{0};   // READ data sent from memory (writev)
     // Bytes of incoming records moved when a record's buffer grew (RecordAssembler): what
     // was read of a long record before the rest arrived, and records in many fragments.
     std::atomic<uint64_t> record_moved_bytes{0};
     std::atomic<uint64_t> back_calls{0};             // calls to clients (backchannel) sent
     std::atomic<uint64_t> back_failed{0};            // ... unanswered, timed out or refused
     std::atomic<uint64_t> stray_replies{0};          // REPLY records matching no call: dropped
-    // Replies written whole by the worker that ran the call (no hop to the reactor).
-    std::atomic<uint64_t> worker_replies{0};
-    // Calls answered on the loop's thread, no worker woken (rpc::Dispatcher::dispatch_nowait).
-    std::atomic<uint64_t> reactor_calls{0};
 };
 
 struct ConnectionServices {
