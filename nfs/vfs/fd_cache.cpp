@@ -5,6 +5,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iterator>
+#include <shared_mutex>
 #include <utility>
 #include <vector>
 
@@ -81,10 +83,10 @@ Result<std::shared_ptr<const OpenFile>> FdCache::get(const Node& node, OpenFor n
 }
 
 std::shared_ptr<const OpenFile> FdCache::lookup_node(const HandleRef& ref) {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     auto it = slots_.find(ref.handle);
     if (it == slots_.end() || it->second.file->exp != ref.exp) return nullptr;
-    touch(it->second);
+    mark_used(it->second);
     return it->second.file;  // a directory, a path entry, or a file open for I/O
 }
 
@@ -178,28 +180,53 @@ Result<std::shared_ptr<const OpenFile>> FdCache::open_and_insert(
 
 std::shared_ptr<const OpenFile> FdCache::lookup(const FileHandle& handle, const Export* exp,
                                                 OpenFor need) {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     auto it = slots_.find(handle);
     if (it == slots_.end() || !usable_for(*it->second.file, exp, need)) return nullptr;
-    touch(it->second);
+    mark_used(it->second);
     return it->second.file;
 }
 
 void FdCache::touch(Slot& slot) {
     lru_.splice(lru_.begin(), lru_, slot.lru_pos);
-    if (slot.file->path_only) paths_.splice(paths_.begin(), paths_, slot.path_pos);
-    slot.used = epoch_;
+    slot.lru_used.store(false, std::memory_order_relaxed);
+    if (slot.file->path_only) {
+        paths_.splice(paths_.begin(), paths_, slot.path_pos);
+        slot.path_used.store(false, std::memory_order_relaxed);
+    }
+    slot.used.store(epoch_, std::memory_order_relaxed);
+}
+
+void FdCache::mark_used(Slot& slot) const {
+    if (!slot.lru_used.load(std::memory_order_relaxed))
+        slot.lru_used.store(true, std::memory_order_relaxed);
+    if (slot.file->path_only && !slot.path_used.load(std::memory_order_relaxed))
+        slot.path_used.store(true, std::memory_order_relaxed);
+    if (slot.used.load(std::memory_order_relaxed) != epoch_)
+        slot.used.store(epoch_, std::memory_order_relaxed);
+}
+
+void FdCache::settle_lru() {
+    for (auto pos = lru_.begin(); pos != lru_.end();) {
+        const auto next = std::next(pos);
+        Slot& slot = slots_.find(*pos)->second;
+        if (slot.lru_used.exchange(false, std::memory_order_relaxed))
+            lru_.splice(lru_.begin(), lru_, pos);
+        pos = next;
+    }
 }
 
 void FdCache::add(std::shared_ptr<const OpenFile> file, Files& evicted) {
     const FileHandle handle = file->handle;
     lru_.push_front(handle);
-    Slot slot{std::move(file), lru_.begin(), {}, epoch_};
+    Slot& slot = slots_.try_emplace(handle).first->second;
+    slot.file = std::move(file);
+    slot.lru_pos = lru_.begin();
+    slot.used.store(epoch_, std::memory_order_relaxed);
     if (slot.file->path_only) {
         paths_.push_front(handle);
         slot.path_pos = paths_.begin();
     }
-    slots_.emplace(handle, std::move(slot));
     evict_over_capacity(evicted);
 }
 
@@ -243,13 +270,26 @@ std::shared_ptr<const OpenFile> FdCache::insert(std::shared_ptr<const OpenFile> 
     return file;
 }
 
+// Second chance: an entry at the back that a hit marked since it last moved is unmarked
+// and moved to the front instead of dropped. Hits cannot mark meanwhile (this holds the
+// lock exclusively), so each list is walked at most once before something is dropped.
 void FdCache::evict_over_capacity(Files& evicted) {
     while (paths_.size() > max_paths_) {
-        drop(slots_.find(paths_.back()), evicted);
+        auto it = slots_.find(paths_.back());
+        if (it->second.path_used.exchange(false, std::memory_order_relaxed)) {
+            paths_.splice(paths_.begin(), paths_, it->second.path_pos);
+            continue;
+        }
+        drop(it, evicted);
         evictions_.fetch_add(1, std::memory_order_relaxed);
     }
     while (slots_.size() > capacity_) {
-        drop(slots_.find(lru_.back()), evicted);
+        auto it = slots_.find(lru_.back());
+        if (it->second.lru_used.exchange(false, std::memory_order_relaxed)) {
+            lru_.splice(lru_.begin(), lru_, it->second.lru_pos);
+            continue;
+        }
+        drop(it, evicted);
         evictions_.fetch_add(1, std::memory_order_relaxed);
     }
 }
@@ -257,6 +297,7 @@ void FdCache::evict_over_capacity(Files& evicted) {
 size_t FdCache::reclaim_fds(size_t want) {
     Files closing;  // closed after the lock is released
     std::lock_guard lock(mu_);
+    settle_lru();
     for (auto pos = lru_.end(); pos != lru_.begin() && closing.size() < want;) {
         --pos;
         auto it = slots_.find(*pos);
@@ -274,10 +315,12 @@ size_t FdCache::close_idle() {
     {
         std::lock_guard lock(mu_);
         const uint64_t now = ++epoch_;
-        // paths_ is in order of use: the least recently used at the back.
-        while (!paths_.empty()) {
-            auto it = slots_.find(paths_.back());
-            if (it->second.used + 2 > now) break;  // used since the previous call
+        // Every path entry (at most a quarter of the capacity): hits do not reorder paths_,
+        // so its order says little of when each was used; `used` does.
+        for (auto pos = paths_.begin(); pos != paths_.end();) {
+            auto it = slots_.find(*pos);
+            ++pos;  // drop() erases the element before it
+            if (it->second.used.load(std::memory_order_relaxed) + 2 > now) continue;
             drop(it, closing);
         }
     }
@@ -286,7 +329,7 @@ size_t FdCache::close_idle() {
 }
 
 size_t FdCache::path_entries() const {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     return paths_.size();
 }
 
@@ -331,12 +374,12 @@ void FdCache::clear() {
 }
 
 bool FdCache::contains(const FileHandle& handle) const {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     return slots_.count(handle) != 0;
 }
 
 size_t FdCache::size() const {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     return slots_.size();
 }
 

@@ -37,9 +37,13 @@
 // a file held by a path entry opens it from that descriptor (no open_by_handle_at) and the
 // entry becomes an I/O one. Either way the Node shares the descriptor, found removed (nlink 0)
 // as a directory is.
-// The cache is an FdReclaimer (fd_pressure.h): when an open anywhere in the vfs fails
-// with EMFILE/ENFILE, it closes its least recently used entries that no request holds.
-// The daemon sizes it with fd_cache_capacity() from RLIMIT_NOFILE.
+// A hit shares the lock with other hits (rw_lock.h: it takes its thread's stripe of it)
+// and only marks its entry used: the entry is not moved in the recency lists then, which
+// would be a write under an exclusive lock on every call. Eviction gives a marked entry a second
+// chance (unmarks it and moves it to the front) instead (CLOCK, as an approximation of LRU), and
+// close_idle() reads the epoch of its last use. The cache is an FdReclaimer (fd_pressure.h): when
+// an open anywhere in the vfs fails with EMFILE/ENFILE, it closes its least recently used entries
+// that no request holds. The daemon sizes it with fd_cache_capacity() from RLIMIT_NOFILE.
 #pragma once
 
 #include <sys/stat.h>
@@ -60,6 +64,7 @@
 #include "nfs/vfs/handle.h"
 #include "nfs/vfs/node.h"
 #include "nfs/vfs/result.h"
+#include "nfs/vfs/rw_lock.h"
 #include "nfs/vfs/unique_fd.h"
 
 namespace nfsrdmad::vfs {
@@ -175,7 +180,11 @@ class FdCache final : public FdReclaimer {
         std::shared_ptr<const OpenFile> file;
         std::list<FileHandle>::iterator lru_pos;
         std::list<FileHandle>::iterator path_pos;  // in paths_, while file->path_only
-        uint64_t used = 0;                         // the epoch_ of its last use
+        // Set by hits, under the shared lock (each written only when it changes, so that
+        // threads hitting one file do not pass its line around): the epoch_ of its last use,
+        // and whether it was used since it last moved to the front of lru_ and paths_.
+        std::atomic<uint64_t> used{0};
+        std::atomic<bool> lru_used{false}, path_used{false};
     };
     using Slots = std::unordered_map<FileHandle, Slot, HandleHash>;
 
@@ -191,8 +200,13 @@ class FdCache final : public FdReclaimer {
     // already there that serves as well wins (see the definition).
     std::shared_ptr<const OpenFile> insert(std::shared_ptr<const OpenFile> file,
                                            std::optional<OpenFor> need);
-    // Under mu_: the slot's use (both LRU lists, its epoch).
+    // Under mu_ exclusively: the slot's use (to the front of both lists, its epoch).
     void touch(Slot& slot);
+    // Under mu_ shared: a hit's use (the marks, its epoch).
+    void mark_used(Slot& slot) const;
+    // Under mu_ exclusively: the entries used since they moved go to the front of lru_,
+    // unmarked, so that its order is the order of use again (reclaim_fds).
+    void settle_lru();
     // Under mu_: a new slot for `file`, then evict_over_capacity.
     void add(std::shared_ptr<const OpenFile> file, Files& evicted);
     // Under mu_: `slot` holds `file` from now on; the one it held goes to `old`.
@@ -208,7 +222,7 @@ class FdCache final : public FdReclaimer {
 
     const size_t capacity_;
     const size_t max_paths_;
-    mutable std::mutex mu_;
+    mutable StripedRwLock mu_;
     std::list<FileHandle> lru_;    // front = most recently used
     std::list<FileHandle> paths_;  // the path entries, front = most recently used
     uint64_t epoch_ = 1;           // close_idle() calls, plus one
