@@ -6,8 +6,9 @@
 // shared lock's reader count is one word every reader writes. Here a reader takes only the
 // mutex of its thread's stripe (transport/rpc/stripes.h: a cache line of its own while
 // there are no more threads than stripes), and a writer takes every stripe's, in order:
-// a hit costs what an uncontended mutex costs, a change (a miss inserting its entry, an
-// eviction) 16 of them, and nobody is starved (the mutexes queue their waiters).
+// a hit costs what an uncontended mutex costs, and a change (a miss inserting its entry,
+// an eviction) 16 of them, waiting at each stripe only for that stripe's reader (one
+// thread's, while threads are no more than stripes), so no stream of readers holds it off.
 // Meets Lockable and SharedLockable: std::lock_guard and std::shared_lock. A thread must
 // not take it for reading twice (its stripe's mutex is not recursive).
 #pragma once
