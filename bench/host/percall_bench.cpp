@@ -35,9 +35,10 @@
 //                                               bench/host/instructions.sh runs under
 //                                               callgrind and strace
 //   percall_bench --threads T NAME N            T threads making N calls of NAME each on the
-//                                               one Dispatcher (NFSv3 and NULL only: an
-//                                               NFSv4.1 slot is not shared), calls a second
-//                                               in all: what sharing costs across cores
+//                                               one Dispatcher (an NFSv4.1 workload: each
+//                                               thread on a slot of its own, at most 5), calls
+//                                               a second in all: what sharing costs across
+//                                               cores
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -82,6 +83,9 @@ constexpr int kListed = 100;  // files in list/ (v3_readdirplus)
 // xid, REPLY, MSG_ACCEPTED, verifier AUTH_NONE (flavor, length 0): accept_stat follows.
 constexpr size_t kAcceptStatOffset = 20;
 constexpr size_t kResultsOffset = 24;
+// The NFSv4.1 session's slots (tests/shared/nfs4_ops.h op_create_session), and the first
+// one no workload uses (--threads: one a thread from there).
+constexpr int kBenchSlots = 8, kFirstThreadSlot = 3;
 
 [[noreturn]] void die(const std::string& why) {
     std::fprintf(stderr, "percall_bench: %s\n", why.c_str());
@@ -111,6 +115,13 @@ class PoolAllocator final : public rpc::PayloadAllocator {
   private:
     std::vector<uint8_t> region_ = std::vector<uint8_t>(1 << 20);
 };
+
+void put_u32(std::vector<uint8_t>& b, size_t at, uint32_t v) {
+    b[at] = uint8_t(v >> 24);
+    b[at + 1] = uint8_t(v >> 16);
+    b[at + 2] = uint8_t(v >> 8);
+    b[at + 3] = uint8_t(v);
+}
 
 uint32_t get_u32(const std::vector<uint8_t>& b, size_t at) {
     if (at + 4 > b.size()) return ~0u;
@@ -296,13 +307,7 @@ struct Workload {
     // One call; false when its reply is not a success.
     bool run(Server& s) {
         if (cycle) return cycle(s);
-        if (seqid_offset) {
-            const uint32_t v = ++seqid;
-            msg[seqid_offset] = uint8_t(v >> 24);
-            msg[seqid_offset + 1] = uint8_t(v >> 16);
-            msg[seqid_offset + 2] = uint8_t(v >> 8);
-            msg[seqid_offset + 3] = uint8_t(v);
-        }
+        if (seqid_offset) put_u32(msg, seqid_offset, ++seqid);
         size_t got = 0;
         const auto reply = nowait ? s.call_nowait(msg) : s.call(msg, &got);
         if (get_u32(reply, kAcceptStatOffset) != 0) return false;
@@ -524,16 +529,29 @@ int main(int argc, char** argv) {
     if (argc == 5 && std::strcmp(argv[1], "--threads") == 0) {
         auto it = setup.workloads.find(argv[3]);
         if (it == setup.workloads.end()) die(std::string("no workload ") + argv[3]);
-        if (it->second.seqid_offset || it->second.cycle)
-            die(std::string(argv[3]) + ": one thread only (a session slot, or several calls)");
+        if (it->second.cycle) die(std::string(argv[3]) + ": one thread only (several calls)");
         const int threads = std::atoi(argv[2]);
         const long n = std::atol(argv[4]);
         if (threads < 1 || n < 1) die("--threads T NAME N: T and N at least 1");
         if (!warm_up(it->second, server)) die(std::string(argv[3]) + ": the first call failed");
+        // NFSv4.1: each thread on a slot of its own, as a client's concurrent calls go;
+        // slots 0-2 are the other workloads', and the session has kBenchSlots.
+        std::vector<Workload> per_thread(static_cast<size_t>(threads), it->second);
+        if (it->second.seqid_offset) {
+            if (kFirstThreadSlot + threads > kBenchSlots)
+                die("--threads: an NFSv4.1 workload runs on at most " +
+                    std::to_string(kBenchSlots - kFirstThreadSlot) + " threads");
+            for (int t = 0; t < threads; ++t) {
+                Workload& w = per_thread[static_cast<size_t>(t)];
+                w.seqid = 0;                                               // a slot not used before
+                put_u32(w.msg, w.seqid_offset + 4, kFirstThreadSlot + t);  // sa_slotid
+                put_u32(w.msg, w.seqid_offset + 8, kFirstThreadSlot + t);  // sa_highest_slotid
+            }
+        }
         std::vector<std::thread> running;
         const auto start = std::chrono::steady_clock::now();
         for (int t = 0; t < threads; ++t)
-            running.emplace_back([&server, n, w = it->second]() mutable {
+            running.emplace_back([&server, n, &w = per_thread[static_cast<size_t>(t)]] {
                 for (long i = 0; i < n; ++i)
                     if (!w.run(server)) die("a call failed");
             });

@@ -22,11 +22,15 @@
 # AB_JOB=randread runs 4 KiB random reads instead (/vmtest/rand-read.fio: O_DIRECT, iodepth
 # 16, AB_RUNTIME seconds) over an AB_SIZE file made on the server, so in its page cache:
 # IOPS and the guest's CPU per READ.
+# AB_JOB=deepwrite / deepread runs issue 16's deep queue instead (tests/vm/lib/load.sh
+# load_fio: fio 1 MiB O_DIRECT libaio at AB_DEPTH, default 128, for AB_RUNTIME seconds over
+# a file of AB_SIZE; deepread writes it first, unmeasured): MiB/s, the worst completion and
+# the guest's CPU per MiB.
 # Results: $VMTEST_OUT/results/ab.json; table.txt has each round and each build's geometric
 # mean of files/s (IOPS) over the first build's, round by round.
 # Env: AB_BINS ("NAME=PATH NAME=PATH..."), AB_ROUNDS (4), AB_PROTO (tcp), AB_VERS (3 or 4.1),
 # AB_THREADS (4), AB_FILES (300), AB_KNFSD (0), AB_JOB (storm), AB_SIZE (128M),
-# AB_RUNTIME (15), AB_SPLIT (0; 1: the client's job on vCPU 1, the servers' threads on vCPU 0).
+# AB_RUNTIME (15), AB_DEPTH (128), AB_SPLIT (0; 1: the client's job on vCPU 1, the servers' threads on vCPU 0).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/rxe.sh"
 source "$VMTEST_LIB/nfs.sh"
@@ -36,7 +40,7 @@ source /vmtest/cpu.sh
 read -r -a BINS <<< "${AB_BINS:?AB_BINS: NAME=PATH ...}"
 ROUNDS=${AB_ROUNDS:-4} PROTO=${AB_PROTO:-tcp} VERS=${AB_VERS:-3}
 THREADS=${AB_THREADS:-4} FILES=${AB_FILES:-300}
-JOB=${AB_JOB:-storm} SIZE=${AB_SIZE:-128M} RUNTIME=${AB_RUNTIME:-15}
+JOB=${AB_JOB:-storm} SIZE=${AB_SIZE:-128M} RUNTIME=${AB_RUNTIME:-15} DEPTH=${AB_DEPTH:-128}
 export BENCH_SPLIT=${AB_SPLIT:-0}  # cpu.sh's pin_server, pin_client
 EXPORT=/srv/ab
 MNT=/mnt/ab
@@ -108,6 +112,31 @@ PY
     note "$(tail -1 "$RES/ab.lines")"
     nfs_umount "$MNT"
 }
+# deep NAME ROUND RW: fio 1 MiB O_DIRECT at $DEPTH (load_fio) against the running server NAME
+deep() {
+    local name=$1 r=$2 rw=$3 b0 b1 out=/tmp/ab-deep.json
+    check "$name round $r: mount" nfs_mount "$(src "$name")" "$MNT" "$(opts "$name")" || return
+    # a read needs the file: written first, unmeasured
+    [ "$rw" = read ] && { load_fio "$MNT" write "$DEPTH" "$SIZE" 3 /tmp/ab-deep-fill.json > /dev/null
+                          check "$name round $r: the file to read" test -s "$MNT/deep.dat" || return; }
+    b0=$(vm_busy)
+    pin_client
+    check "$name round $r: fio $rw" load_fio "$MNT" "$rw" "$DEPTH" "$SIZE" "$RUNTIME" "$out"
+    unpin_client
+    b1=$(vm_busy)
+    python3 - "$name" "$r" "$out" $((b1 - b0)) >> "$RES/ab.lines" <<'PY'
+import json, sys
+name, r, path, ticks = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+d = json.load(open(path))
+mib = max(d.get("mib", 0), 1)
+print(json.dumps({"name": name, "round": r, "files_per_s": d.get("mibs", 0),
+                  "errors": int(d.get("error", 0) != 0), "worst_s": d.get("clat_max_s", 0),
+                  "cpu_us_per_file": round(ticks * 10000 / mib)}))
+PY
+    note "$(tail -1 "$RES/ab.lines")"
+    nfs_umount "$MNT"
+    rm -f "$EXPORT/deep.dat"
+}
 # timed NAME ROUND SCRIPT DIR MOUNT_EXTRA RATE COUNT: python3 /vmtest/SCRIPT $MNT/DIR
 # $RUNTIME OUT against the running server NAME, mounted with MOUNT_EXTRA added to its
 # options; records OUT's RATE (per second) and the guest's CPU per COUNT
@@ -165,6 +194,8 @@ run_job() {
     case "$JOB" in
         unlink) unlink_job "$@" ;;
         randread) randread "$@" ;;
+        deepwrite) deep "$@" write ;;
+        deepread) deep "$@" read ;;
         serial) serial "$@" ;;
         lookup) lookup "$@" ;;
         getattr) getattr "$@" ;;
@@ -183,6 +214,9 @@ NFSRDMAD_ADDR=0.0.0.0
 config=()
 [ "$VERS" != 3 ] && config=(--config "$(nfs4_config)")
 
+if [ "$JOB" = deepwrite ] || [ "$JOB" = deepread ]; then
+    check "fio" need_cmd fio || exit 1
+fi
 if [ "$JOB" = randread ]; then
     check "fio" need_cmd fio || exit 1
     # Made on the server's side: in its page cache from the start, as after seq-write.
@@ -234,7 +268,8 @@ unit = {"randread": "(READs/s, guest CPU per READ)",
         "serial": "(loops/s, guest CPU per loop)",
         "lookup": "(LOOKUPs/s, guest CPU per LOOKUP)",
         "getattr": "(stat()s/s, guest CPU per stat())",
-        "listing": "(entries listed with attributes per s, guest CPU per entry)"}.get(sys.argv[3], "(files/s, guest CPU per file)")
+        "listing": "(entries listed with attributes per s, guest CPU per entry)",
+        "deepwrite": "(MiB/s, guest CPU per MiB)", "deepread": "(MiB/s, guest CPU per MiB)"}.get(sys.argv[3], "(files/s, guest CPU per file)")
 json.dump(rows, open(sys.argv[1].replace(".lines", ".json"), "w"), indent=1)
 names = []
 for r in rows:

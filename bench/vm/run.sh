@@ -18,8 +18,8 @@
 #                        [--runtime SECONDS] [--build DIR] [--vm-dir DIR] [--out DIR]
 #        bench/vm/run.sh --ab NAME=DAEMON [--ab NAME=DAEMON ...] [--rounds N] [--vers 3|4.1]
 #                        [--proto tcp|rdma] [--threads T] [--files F] [--knfsd]
-#                        [--job storm|randread|serial|lookup|getattr|unlink|listing] [--size SIZE] [--runtime S]
-#                        [--split]
+#                        [--job storm|randread|serial|lookup|getattr|unlink|listing|deepwrite|deepread]
+#                        [--size SIZE] [--runtime S] [--depth D] [--split]
 #                        [--out DIR]
 #   --build DIR    CMake build tree (default <repo>/build): daemon DIR/daemon/nfsrdmad, VM
 #                  files in DIR/vm (tests/vm/prepare.sh makes them if needed)
@@ -74,6 +74,9 @@
 #   --job listing  instead: jobs/serial-listing.py lists --files files made on the server
 #                  with their attributes (`ls -l`, the listing made stale before each, so
 #                  READDIRPLUS) for --runtime (15) s; entries/s and the guest's CPU per entry.
+#   --job deepwrite, --job deepread  instead: issue 16's deep queue, fio 1 MiB O_DIRECT at
+#                  --depth (128) for --runtime (15) s over a --size (128M) file (deepread
+#                  writes it first, unmeasured); MiB/s, the worst completion, CPU per MiB.
 # Delegation mode (issue 11; guest-deleg.sh, jobs/deleg-orc.fio), kernel nfsd and nfsrdmad on
 # one boot, NFSv4.1 over TCP and RDMA, each WITH and WITHOUT delegations (knfsd:
 # fs.leases-enable=1/0; nfsrdmad: `nfsv4: {delegations: true/false}`):
@@ -158,7 +161,7 @@ if [ ${#AB_BINS[@]} -gt 0 ]; then
     "$REPO/tests/vm/boot.sh" --vm-dir "$VM_DIR" --run-dir "$OUT" --mem 3G --timeout 3600 \
         -e "AB_BINS=${AB_BINS[*]}" -e "AB_ROUNDS=$ROUNDS" -e "AB_PROTO=$PROTO" -e "AB_VERS=$VERS" \
         -e "AB_THREADS=$THREADS" -e "AB_FILES=$FILES" -e "AB_KNFSD=$KNFSD" \
-        -e "AB_JOB=$AB_JOB" -e "AB_SIZE=$SIZE" -e "AB_RUNTIME=$RUNTIME" -e "AB_SPLIT=$SPLIT" \
+        -e "AB_JOB=$AB_JOB" -e "AB_SIZE=$SIZE" -e "AB_RUNTIME=$RUNTIME" -e "AB_SPLIT=$SPLIT" -e "AB_DEPTH=$DEPTH" \
         "$HERE/guest-ab.sh" "$HERE/cpu.sh" "$HERE/jobs/rand-read.fio" "$HERE/jobs/serial-meta.py" "$HERE/jobs/serial-lookup.py" "$HERE/jobs/serial-unlink.py" "$HERE/jobs/serial-listing.py" || rc=$?
 elif [ $GSS = 1 ]; then
     OUT=${OUT:-$BUILD/bench-vm-gss}
