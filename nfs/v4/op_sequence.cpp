@@ -108,8 +108,8 @@ OpResult op_sequence(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     ok.sr_slotid = a.sa_slotid;
     ok.sr_highest_slotid = r.highest_slotid;
     ok.sr_target_highest_slotid = r.target_highest_slotid;
-    ok.sr_status_flags =
-        r.status_flags | rq.svc.callbacks.status_flags(r.clientid, &a.sa_sessionid);
+    ok.sr_status_flags = r.status_flags | rq.svc.callbacks.status_flags(r.clientid, a.sa_sessionid,
+                                                                        r.session->callback_memo());
     x4::xdr_encode(res, out);
     return {};
 }

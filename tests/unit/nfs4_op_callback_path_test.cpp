@@ -36,6 +36,18 @@ struct FakeChannels : rpc::BackChannels {
 constexpr uint32_t kDown = xdr::nfs4::SEQ4_STATUS_CB_PATH_DOWN;
 using State = CallbackPaths::State;
 
+// The flags as SEQUENCE reads them, through the session's memo (state::Session::
+// callback_memo): the same as the direct answer, and the same again once memoized. Each
+// test below keeps its memos from step to step, so a change that did not move the paths'
+// generation would leave one answering what was true before it.
+uint32_t Seq(const CallbackPaths& paths, state::ClientId client, const state::SessionId& session,
+             std::atomic<uint64_t>& memo) {
+    const uint32_t flags = paths.status_flags(client, session, memo);
+    EXPECT_EQ(flags, paths.status_flags(client, &session));
+    EXPECT_EQ(paths.status_flags(client, session, memo), flags);
+    return flags;
+}
+
 TEST(CallbackPaths, OneProbePerClientWithItsProgramAndCredential) {
     auto ch = std::make_shared<FakeChannels>();
     CallbackPaths paths(ch, std::chrono::seconds(10));
@@ -239,6 +251,7 @@ TEST(CallbackPaths, ASessionWithoutItsBackConnectionIsToldSo) {
     constexpr uint32_t kSessionDown = xdr::nfs4::SEQ4_STATUS_CB_PATH_DOWN_SESSION;
     auto ch = std::make_shared<FakeChannels>();
     CallbackPaths paths(ch, std::chrono::seconds(10));
+    std::atomic<uint64_t> ma{0}, mb{0}, mn{0};  // each session's memo
     state::CallbackParams a{0x40000000, 0, 0, 0}, b = a;
     a.session[0] = 1;
     b.session[0] = 2;
@@ -247,22 +260,22 @@ TEST(CallbackPaths, ASessionWithoutItsBackConnectionIsToldSo) {
     paths.bound(7, 100, a);
     ch->answer(0, true);
     paths.bound(7, 101, b);
-    EXPECT_EQ(paths.status_flags(7, &a.session), 0u);
-    EXPECT_EQ(paths.status_flags(7, &b.session), 0u);
+    EXPECT_EQ(Seq(paths, 7, a.session, ma), 0u);
+    EXPECT_EQ(Seq(paths, 7, b.session, mb), 0u);
     paths.connection_closed(101);  // b's only back connection; the path stays on 100
     EXPECT_EQ(paths.state(7), State::Up);
-    EXPECT_EQ(paths.status_flags(7, &a.session), 0u);
-    EXPECT_EQ(paths.status_flags(7, &b.session), kSessionDown);
-    EXPECT_EQ(paths.status_flags(7, &none), 0u);
+    EXPECT_EQ(Seq(paths, 7, a.session, ma), 0u);
+    EXPECT_EQ(Seq(paths, 7, b.session, mb), kSessionDown);
+    EXPECT_EQ(Seq(paths, 7, none, mn), 0u);
     paths.bound(7, 102, b);  // BIND_CONN_TO_SESSION: b has one again, no probe needed
     EXPECT_EQ(ch->sent.size(), 1u);
-    EXPECT_EQ(paths.status_flags(7, &b.session), 0u);
+    EXPECT_EQ(Seq(paths, 7, b.session, mb), 0u);
     paths.connection_closed(100);  // the path moves to 102 (b's), a has none left
     ASSERT_EQ(ch->sent.size(), 2u);
     ch->answer(1, false);  // and 102 does not answer either: down for both
-    EXPECT_EQ(paths.status_flags(7, &a.session), kDown | kSessionDown);
-    EXPECT_EQ(paths.status_flags(7, &b.session), kDown | kSessionDown);
-    EXPECT_EQ(paths.status_flags(7, &none), kDown);
+    EXPECT_EQ(Seq(paths, 7, a.session, ma), kDown | kSessionDown);
+    EXPECT_EQ(Seq(paths, 7, b.session, mb), kDown | kSessionDown);
+    EXPECT_EQ(Seq(paths, 7, none, mn), kDown);
 }
 
 // One connection may carry the backchannels of two sessions: binding it to one leaves the
@@ -271,6 +284,7 @@ TEST(CallbackPaths, OneConnectionServesTwoSessionsBackchannels) {
     constexpr uint32_t kSessionDown = xdr::nfs4::SEQ4_STATUS_CB_PATH_DOWN_SESSION;
     auto ch = std::make_shared<FakeChannels>();
     CallbackPaths paths(ch, std::chrono::seconds(10));
+    std::atomic<uint64_t> ma{0}, mb{0};  // each session's memo
     state::CallbackParams a{0x40000000, 0, 0, 0}, b = a;
     a.session[0] = 1;
     b.session[0] = 2;
@@ -278,13 +292,13 @@ TEST(CallbackPaths, OneConnectionServesTwoSessionsBackchannels) {
     ch->answer(0, true);
     paths.bound(7, 100, b);
     paths.bound(7, 100, a);
-    EXPECT_EQ(paths.status_flags(7, &a.session), 0u);
-    EXPECT_EQ(paths.status_flags(7, &b.session), 0u);
+    EXPECT_EQ(Seq(paths, 7, a.session, ma), 0u);
+    EXPECT_EQ(Seq(paths, 7, b.session, mb), 0u);
     paths.session_destroyed(7, a.session);  // the connection still serves b
     EXPECT_EQ(paths.state(7), State::Up);
-    EXPECT_EQ(paths.status_flags(7, &b.session), 0u);
+    EXPECT_EQ(Seq(paths, 7, b.session, mb), 0u);
     paths.connection_closed(100);
-    EXPECT_EQ(paths.status_flags(7, &b.session), kDown | kSessionDown);
+    EXPECT_EQ(Seq(paths, 7, b.session, mb), kDown | kSessionDown);
 }
 
 // BACKCHANNEL_CTL (§18.33): the session's later calls carry the new program and security.

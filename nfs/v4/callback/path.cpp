@@ -39,6 +39,7 @@ void CallbackPaths::bound(state::ClientId client, state::ConnId conn,
     Probe pr;
     {
         std::lock_guard l(mu_);
+        changed();
         Path& p = paths_[client];
         p.cb = cb;
         p.session_of[conn] = cb.session;
@@ -80,6 +81,7 @@ void CallbackPaths::send(Probe pr) {
         std::vector<Outgoing> out;
         {
             std::lock_guard l(mu_);
+            changed();
             auto it = paths_.find(client);
             if (it == paths_.end() || it->second.probe != id) return;
             it->second.state = r.ok ? State::Up : State::Down;
@@ -97,6 +99,7 @@ void CallbackPaths::send(Probe pr) {
     };
     if (channels_->call(conn, std::move(pr.call), std::move(done))) return;
     std::lock_guard l(mu_);
+    changed();
     auto it = paths_.find(client);
     if (it == paths_.end() || it->second.probe != id) return;
     it->second.state = State::Down;
@@ -110,6 +113,7 @@ void CallbackPaths::compound(state::ClientId client, CbOps ops, Clock::time_poin
     std::string refused;
     {
         std::lock_guard l(mu_);
+        changed();
         auto it = channels_ ? paths_.find(client) : paths_.end();
         if (it == paths_.end()) {
             refused = "the client has no backchannel";
@@ -183,6 +187,7 @@ void CallbackPaths::finish_call(const Outgoing& o, const rpc::CallbackResult& r)
     std::vector<Outgoing> out;
     {
         std::lock_guard l(mu_);
+        changed();
         auto it = paths_.find(o.client);
         if (it != paths_.end()) {
             Path& p = it->second;
@@ -217,7 +222,7 @@ void CallbackPaths::tick() {
     const auto now = Clock::now();
     Failed failed;
     {
-        std::lock_guard l(mu_);
+        std::lock_guard l(mu_);  // only queues: no path's state changes here
         for (auto& [client, p] : paths_) {
             auto& q = p.queue;
             for (auto it = q.begin(); it != q.end();) {
@@ -243,6 +248,7 @@ void CallbackPaths::connection_closed(state::ConnId conn) {
     std::vector<Probe> next;
     {
         std::lock_guard l(mu_);
+        changed();
         for (auto& [client, p] : paths_) {
             std::erase(p.conns, conn);
             p.session_of.erase(conn);
@@ -268,6 +274,7 @@ void CallbackPaths::forget(state::ClientId client) {
     Failed failed;
     {
         std::lock_guard l(mu_);
+        changed();
         auto it = paths_.find(client);
         if (it == paths_.end()) return;
         for (Queued& q : it->second.queue)
@@ -281,6 +288,7 @@ void CallbackPaths::session_destroyed(state::ClientId client, const state::Sessi
     std::optional<Probe> next;
     {
         std::lock_guard l(mu_);
+        changed();
         auto it = paths_.find(client);
         if (it == paths_.end()) return;
         Path& p = it->second;
@@ -308,6 +316,7 @@ void CallbackPaths::session_destroyed(state::ClientId client, const state::Sessi
 void CallbackPaths::set_params(state::ClientId client, const state::SessionId& session,
                                const state::CallbackParams& cb) {
     std::lock_guard l(mu_);
+    changed();
     auto it = paths_.find(client);
     if (it == paths_.end()) return;  // no backchannel bound yet: the bind brings them
     Path& p = it->second;
@@ -317,6 +326,21 @@ void CallbackPaths::set_params(state::ClientId client, const state::SessionId& s
     s->second.cb.flavor = cb.flavor;
     s->second.cb.uid = cb.uid;
     s->second.cb.gid = cb.gid;
+}
+
+uint32_t CallbackPaths::status_flags(state::ClientId client, const state::SessionId& session,
+                                     std::atomic<uint64_t>& memo) const {
+    static_assert(xdr::nfs4::SEQ4_STATUS_CB_PATH_DOWN <= kMemoFlags &&
+                  xdr::nfs4::SEQ4_STATUS_CB_PATH_DOWN_SESSION <= kMemoFlags);
+    // The generation is read before the flags are: a change after it (bumped under mu_,
+    // before or as the change is made) leaves the memo a generation behind, so the next
+    // SEQUENCE reads them again.
+    const uint64_t gen = generation_.load(std::memory_order_acquire) & kMemoGenerations;
+    const uint64_t m = memo.load(std::memory_order_relaxed);
+    if (m >> kMemoFlagBits == gen) return static_cast<uint32_t>(m & kMemoFlags);
+    const uint32_t flags = status_flags(client, &session);
+    memo.store(gen << kMemoFlagBits | flags, std::memory_order_relaxed);
+    return flags;
 }
 
 uint32_t CallbackPaths::status_flags(state::ClientId client,

@@ -34,6 +34,7 @@
 // whose answer comes back later on a worker.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -78,6 +79,13 @@ class CallbackPaths {
     // or one was bound and did not answer); with `session`, SEQ4_STATUS_CB_PATH_DOWN_SESSION
     // as well when that session had a backchannel and has no working one now; 0 otherwise.
     uint32_t status_flags(state::ClientId client, const state::SessionId* session = nullptr) const;
+    // The same for SEQUENCE, without mu_ while nothing changed: `memo` (the session's,
+    // state::Session::callback_memo) keeps the flags with the generation of the paths they
+    // were read at, and they are read again once any path changed (every change moves the
+    // generation). Every SEQUENCE of every client asks, so this is what a call pays, and
+    // no line another thread writes.
+    uint32_t status_flags(state::ClientId client, const state::SessionId& session,
+                          std::atomic<uint64_t>& memo) const;
     State state(state::ClientId client) const;
 
     static constexpr size_t kMaxQueued = 256, kMaxSlots = 16;
@@ -138,12 +146,22 @@ class CallbackPaths {
     };
     Probe start_probe(state::ClientId client, Path& p);  // mu_ held
     void send(Probe pr);                                 // mu_ not held
+    // mu_ held, by whatever may change a path: a status_flags memo is no longer current.
+    void changed() { generation_.fetch_add(1, std::memory_order_release); }
+    // A memo: the generation in its high bits (wrapping: a memo 2^48 changes old reads as
+    // current, which no path lives to see), the flags (SEQ4_STATUS_CB_PATH_DOWN 0x1,
+    // SEQ4_STATUS_CB_PATH_DOWN_SESSION 0x200) in its low 16.
+    static constexpr unsigned kMemoFlagBits = 16;
+    static constexpr uint64_t kMemoFlags = (uint64_t{1} << kMemoFlagBits) - 1;
+    static constexpr uint64_t kMemoGenerations = (uint64_t{1} << (64 - kMemoFlagBits)) - 1;
 
     const std::shared_ptr<rpc::BackChannels> channels_;
     const std::chrono::milliseconds timeout_;
     mutable std::mutex mu_;
     std::unordered_map<state::ClientId, Path> paths_;
     uint64_t probes_ = 0;
+    // Moved by every change under mu_ (changed()); starts past 0, which a new memo holds.
+    alignas(64) std::atomic<uint64_t> generation_{1};
 };
 
 }  // namespace nfsrdmad::nfs::v4

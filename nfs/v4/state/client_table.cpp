@@ -73,7 +73,7 @@ ClientTable::Record& ClientTable::add_record(const ExchangeIdArgs& a, Time now) 
     // result of NFS4ERR_SEQ_MISORDERED. eir_sequenceid is 1.
     r.cs_sequence = 0;
     r.cs_cached.status = x4::NFS4ERR_SEQ_MISORDERED;
-    r.expiry = now + limits_.lease;
+    r.expiry.store(now + limits_.lease);
     owners_[a.ownerid].unconfirmed = id;
     return r;
 }
@@ -119,7 +119,7 @@ ExchangeIdResult ClientTable::result_of(const Record& r) const {
 }
 
 bool ClientTable::expired(const Record& r, Time now) const {
-    if (r.expiry > now) return false;
+    if (r.expiry.load() > now) return false;
     for (const SessionId& sid : r.sessions) {
         auto s = sessions_.find(sid);
         if (s != sessions_.end() && s->second->in_progress()) return false;
@@ -128,8 +128,8 @@ bool ClientTable::expired(const Record& r, Time now) const {
 }
 
 void ClientTable::renew(Record& r, Time now) {
-    r.expiry = now + limits_.lease;
-    r.courtesy = false;
+    r.expiry.store(now + limits_.lease);
+    r.courtesy.store(false);
 }
 
 SessionId ClientTable::new_sessionid(ClientId id) {
@@ -156,7 +156,7 @@ Status ClientTable::destroy_clientid(ClientId id, const std::string& principal) 
 }
 
 Status ClientTable::check_mach_cred(ClientId id, uint32_t op, const std::string& principal) const {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     const Record* r = find(id);
     if (!r) return x4::NFS4ERR_STALE_CLIENTID;
     return enforced(*r, op, principal) ? x4::NFS4ERR_WRONG_CRED : x4::NFS4_OK;
@@ -164,7 +164,7 @@ Status ClientTable::check_mach_cred(ClientId id, uint32_t op, const std::string&
 
 bool ClientTable::mach_allowed(ClientId id, std::span<const uint32_t> ops,
                                const std::string& principal) const {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     const Record* r = find(id);
     if (!r || r->how != x4::SP4_MACH_CRED || principal != r->principal) return false;
     return std::any_of(ops.begin(), ops.end(),
@@ -187,7 +187,7 @@ StateidTable::Result ClientTable::new_stateid(ClientId id, StateKind kind) {
 
 StateidTable::Result ClientTable::check_stateid(ClientId id, const Stateid& s,
                                                 KindMask kinds) const {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     StateidTable::Result r = stateids_.check(id, s, kinds);
     if (r.status == x4::NFS4_OK) r.status = lease_status(id);
     return r;
@@ -212,7 +212,7 @@ Status ClientTable::free_stateid(ClientId id, const Stateid& s, bool holds_locks
 }
 
 std::vector<Status> ClientTable::test_stateids(ClientId id, std::span<const Stateid> ids) const {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     std::vector<Status> out = stateids_.test(id, ids);
     const Status lease = lease_status(id);
     for (Status& s : out)
@@ -235,7 +235,7 @@ std::vector<ClientId> ClientTable::expired_clients() {
             stale.push_back(id);
             continue;
         }
-        r.courtesy = true;
+        r.courtesy.store(true);
         out.push_back(id);
     }
     for (ClientId id : stale) remove_record(id);
@@ -244,15 +244,15 @@ std::vector<ClientId> ClientTable::expired_clients() {
 }
 
 bool ClientTable::may_reap(ClientId id) const {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     const Record* r = find(id);
     return r && expired(*r, clock_.now());
 }
 
 bool ClientTable::courtesy(ClientId id) const {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     const Record* r = find(id);
-    return r && r->courtesy;
+    return r && r->courtesy.load();
 }
 
 bool ClientTable::reap(ClientId id) {
@@ -264,20 +264,20 @@ bool ClientTable::reap(ClientId id) {
 }
 
 std::vector<std::pair<ClientId, Time>> ClientTable::courtesy_clients() const {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     std::vector<std::pair<ClientId, Time>> out;
     for (const auto& [id, r] : records_)
-        if (r.courtesy) out.emplace_back(id, r.expiry);
+        if (r.courtesy.load()) out.emplace_back(id, r.expiry.load());
     std::sort(out.begin(), out.end(),
               [](const auto& a, const auto& b) { return std::tie(a.second, a.first) < std::tie(b.second, b.first); });
     return out;
 }
 
 std::optional<Time> ClientTable::next_expiry() const {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     std::optional<Time> out;
     for (const auto& [id, r] : records_)
-        if (!r.courtesy && (!out || r.expiry < *out)) out = r.expiry;
+        if (!r.courtesy.load() && (!out || r.expiry.load() < *out)) out = r.expiry.load();
     return out;
 }
 
@@ -287,19 +287,19 @@ void ClientTable::set_external_status_flags(ClientId id, uint32_t flags) {
 }
 
 size_t ClientTable::client_count() const {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     return records_.size();
 }
 
 ClientTable::Totals ClientTable::totals() const {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     Totals t{records_.size(), sessions_.size(), stateids_.size(), 0};
     for (const auto& [id, r] : records_) t.mach_cred += r.how == x4::SP4_MACH_CRED;
     return t;
 }
 
 bool ClientTable::confirmed(ClientId id) const {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     const Record* r = find(id);
     return r && r->confirmed;
 }
@@ -314,20 +314,20 @@ Status ClientTable::reclaim_complete(ClientId id) {
 }
 
 bool ClientTable::reclaim_done(ClientId id) const {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     const Record* r = find(id);
     return r && r->reclaim_complete;
 }
 
 std::optional<std::string> ClientTable::ownerid(ClientId id) const {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     const Record* r = find(id);
     if (!r) return std::nullopt;
     return r->ownerid;
 }
 
 size_t ClientTable::session_count(ClientId id) const {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     const Record* r = find(id);
     return r ? r->sessions.size() : 0;
 }

@@ -17,16 +17,24 @@
 // When a record ends with state, the result names it (`purged`) so the caller drops what
 // other tables hold for it (byte-range locks, share reservations in nfs/vfs/state).
 //
-// Thread safety: every public function takes the table mutex (SEQUENCE's slot check, O(1),
+// Thread safety: every public function takes the table lock (SEQUENCE's slot check, O(1),
 // runs under it too, inside the session's own mutex); Session::finish() after the COMPOUND takes
-// the session mutex only. Lock order: table, then session.
+// the session mutex only. Lock order: table, then session. The table lock is a striped
+// reader-writer lock (nfs/vfs/rw_lock.h): SEQUENCE (every COMPOUND of every client),
+// check_stateid (every READ and WRITE) and the other const functions take their thread's
+// stripe only, so calls on different cores share no line; whatever changes the table takes
+// every stripe. Under the shared lock SEQUENCE still renews its client's lease: the two
+// fields it writes (Record::expiry, courtesy) are atomics, so two SEQUENCEs of one client
+// may do so at once.
 #pragma once
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
+#include <shared_mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -37,6 +45,7 @@
 #include "nfs/v4/state/session.h"
 #include "nfs/v4/state/stateid_table.h"
 #include "nfs/v4/state/types.h"
+#include "nfs/vfs/rw_lock.h"
 
 namespace nfsrdmad::nfs::v4::state {
 
@@ -187,6 +196,24 @@ class ClientTable {
     size_t session_count(ClientId id) const;
 
   private:
+    // A field SEQUENCE writes under the shared lock (renew()). Relaxed: the table lock orders
+    // it against every writer, and SEQUENCEs racing to renew one lease agree to a few
+    // microseconds. Copyable, as a Record is.
+    template <class T>
+    class Relaxed {
+      public:
+        Relaxed(T v = T{}) : v_(v) {}
+        Relaxed(const Relaxed& o) : v_(o.load()) {}
+        Relaxed& operator=(const Relaxed& o) {
+            store(o.load());
+            return *this;
+        }
+        T load() const { return v_.load(std::memory_order_relaxed); }
+        void store(T v) { v_.store(v, std::memory_order_relaxed); }
+
+      private:
+        std::atomic<T> v_;
+    };
     struct Record {
         ClientId id = 0;
         std::string ownerid;
@@ -199,8 +226,8 @@ class ClientTable {
         OpSet must_allow;
         uint32_t cs_sequence = 0;  // the CREATE_SESSION slot (§18.36.4)
         CreateSessionResult cs_cached;
-        Time expiry{};  // lease end (confirmed) or unconfirmed record end
-        bool courtesy = false;
+        Relaxed<Time> expiry;  // lease end (confirmed) or unconfirmed record end
+        Relaxed<bool> courtesy{false};
         uint32_t external_flags = 0;
         bool reclaim_complete = false;
         std::vector<SessionId> sessions;
@@ -230,7 +257,7 @@ class ClientTable {
     const uint32_t epoch_;
     const Limits limits_;
 
-    mutable std::mutex mu_;
+    mutable vfs::StripedRwLock mu_;
     std::mt19937_64 rng_;
     uint32_t next_client_ = 0;
     uint32_t next_session_ = 0;

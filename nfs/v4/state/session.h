@@ -13,6 +13,7 @@
 // table mutex before a session mutex, never the reverse.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -136,6 +137,10 @@ class Session {
     void mark_dead();  // destroyed whatever runs: begin() answers NFS4ERR_BADSESSION from now on
     bool dead() const;
 
+    // Kept for SEQUENCE by whoever knows the session's callback path (CallbackPaths::
+    // status_flags): this session's flags and when they were read. Opaque here.
+    std::atomic<uint64_t>& callback_memo() const { return callback_memo_; }
+
   private:
     struct Slot {
         uint32_t seqid = 0;  // a new session's slots start at 0: the first request is 1
@@ -160,6 +165,7 @@ class Session {
     std::unordered_map<ConnId, x4::channel_dir_from_server4> conns_;
     CallbackParams callback_;
     bool dead_ = false;
+    mutable std::atomic<uint64_t> callback_memo_{0};
 };
 
 }  // namespace nfsrdmad::nfs::v4::state

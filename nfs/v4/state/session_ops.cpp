@@ -10,7 +10,7 @@ namespace nfsrdmad::nfs::v4::state {
 SequenceResult ClientTable::sequence(const SequenceArgs& a) {
     SequenceResult out;
     {
-        std::lock_guard lock(mu_);
+        std::shared_lock lock(mu_);
         auto it = sessions_.find(a.sessionid);
         // An unknown session (destroyed, its client reaped or replaced, another boot) is
         // NFS4ERR_BADSESSION (§18.46.3). A courtesy client's sessions still exist.
@@ -88,7 +88,7 @@ ClientTable::BindResult ClientTable::bind_conn_to_session(const SessionId& id, C
 }
 
 std::optional<CallbackParams> ClientTable::callback_of(const SessionId& id) const {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     auto it = sessions_.find(id);
     if (it == sessions_.end() ||
         !(it->second->flags() & x4::CREATE_SESSION4_FLAG_CONN_BACK_CHAN))
@@ -100,7 +100,7 @@ std::optional<CallbackParams> ClientTable::callback_of(const SessionId& id) cons
 }
 
 std::optional<ClientId> ClientTable::client_of(const SessionId& id) const {
-    std::lock_guard lock(mu_);
+    std::shared_lock lock(mu_);
     auto it = sessions_.find(id);
     if (it == sessions_.end()) return std::nullopt;
     return it->second->client();
