@@ -449,6 +449,76 @@ TEST(Concurrency, SlotsOfOneSessionInParallelWithTableChanges) {
 
 // ---- connections ----
 
+// A slot remembers the connection it last found bound to the fore channel (Session::begin),
+// and forgets it when the bindings change: unbound, it is unbound at once; bound to the
+// back channel only, it is no fore channel; bound again, it works again.
+TEST(SessionSlots, ASlotRemembersItsConnectionOnlyUntilTheBindingsChange) {
+    ChannelAttrs fore;
+    fore.max_requests = 4;
+    fore.max_response_size_cached = 4096;
+    Session s(SessionId{}, 1, fore, ChannelAttrs{}, 0, 8);
+    const ConnId c5 = 5, c6 = 6;
+    x4::channel_dir_from_server4 dir;
+    ASSERT_EQ(s.bind(c5, x4::CDFC4_FORE, dir), x4::NFS4_OK);
+    uint32_t seqid = 0;
+    auto begin = [&](uint32_t slot, ConnId conn) {
+        SlotResult r = s.begin(slot, seqid + 1, 0, false, &conn);
+        if (r.status == x4::NFS4_OK && !r.unbound && !r.replay) {
+            ++seqid;
+            EXPECT_EQ(s.finish(slot, seqid, std::nullopt), x4::NFS4_OK);
+        }
+        return r;
+    };
+    EXPECT_FALSE(begin(0, c5).unbound);
+    EXPECT_FALSE(begin(0, c5).unbound);  // remembered
+    EXPECT_TRUE(begin(0, c6).unbound);   // another connection is looked up, and is not bound
+    ASSERT_TRUE(s.unbind(c5));
+    EXPECT_TRUE(begin(0, c5).unbound);
+    ASSERT_EQ(s.bind(c5, x4::CDFC4_BACK, dir), x4::NFS4_OK);
+    EXPECT_TRUE(begin(0, c5).unbound);
+    ASSERT_EQ(s.bind(c5, x4::CDFC4_FORE_OR_BOTH, dir), x4::NFS4_OK);
+    EXPECT_FALSE(begin(0, c5).unbound);
+    EXPECT_EQ(begin(0, c5).status, x4::NFS4_OK);
+    s.mark_dead();  // its bindings go with it
+    EXPECT_TRUE(begin(0, c5).unbound);
+    // A slot beyond the table: the binding first, then BADSESSION before BADSLOT.
+    EXPECT_TRUE(begin(7, c5).unbound);
+}
+
+// A session destroyed while requests begin and end on its slots from other threads: it is
+// destroyed only when no other slot is in progress, and no request begins after.
+TEST(SessionSlots, DestroyWaitsForEverySlotAndNothingBeginsAfter) {
+    ChannelAttrs fore;
+    fore.max_requests = 4;
+    fore.max_response_size_cached = 4096;
+    Session s(SessionId{}, 1, fore, ChannelAttrs{}, 0, 8);
+    std::atomic<bool> destroyed{false};
+    std::atomic<uint32_t> begun_after{0}, finished{0};
+    std::vector<std::thread> workers;
+    for (uint32_t slot = 1; slot < 4; ++slot) {
+        workers.emplace_back([&, slot] {
+            for (uint32_t n = 1; n <= 20000; ++n) {
+                const bool was = destroyed.load();
+                SlotResult r = s.begin(slot, n, 0, false);
+                if (r.status == x4::NFS4ERR_BADSESSION) break;
+                if (was) ++begun_after;
+                EXPECT_EQ(r.status, x4::NFS4_OK);
+                EXPECT_EQ(s.finish(slot, n, std::nullopt), x4::NFS4_OK);
+                ++finished;
+            }
+        });
+    }
+    while (finished.load() < 3000) std::this_thread::yield();  // all three under way
+    Status st;
+    while ((st = s.try_destroy(0)) == x4::NFS4ERR_DELAY) std::this_thread::yield();
+    destroyed = true;
+    EXPECT_EQ(st, x4::NFS4_OK);
+    for (std::thread& w : workers) w.join();
+    EXPECT_EQ(begun_after.load(), 0u);
+    EXPECT_FALSE(s.in_progress());
+    EXPECT_EQ(s.try_destroy(0), x4::NFS4ERR_BADSESSION);
+}
+
 TEST_F(Sequence, ConnectionsAreBoundNotOwners) {
     auto r = t.bind_conn_to_session(c.sessionid, 2, x4::CDFC4_FORE_OR_BOTH, "sys:0");
     EXPECT_EQ(r.status, x4::NFS4_OK);

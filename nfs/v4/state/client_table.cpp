@@ -127,9 +127,13 @@ bool ClientTable::expired(const Record& r, Time now) const {
     return true;
 }
 
+// Every SEQUENCE renews, from any thread: the record's line is written only when the lease
+// moves on (a tick of the coarse clock) or was a courtesy client's, so SEQUENCEs of one
+// client on several cores mostly read it. A lease never moves back.
 void ClientTable::renew(Record& r, Time now) {
-    r.expiry.store(now + limits_.lease);
-    r.courtesy.store(false);
+    const Time until = now + limits_.lease;
+    if (r.expiry.load() < until) r.expiry.store(until);
+    if (r.courtesy.load()) r.courtesy.store(false);
 }
 
 SessionId ClientTable::new_sessionid(ClientId id) {

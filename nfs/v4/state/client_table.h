@@ -18,8 +18,8 @@
 // other tables hold for it (byte-range locks, share reservations in nfs/vfs/state).
 //
 // Thread safety: every public function takes the table lock (SEQUENCE's slot check, O(1),
-// runs under it too, inside the session's own mutex); Session::finish() after the COMPOUND takes
-// the session mutex only. Lock order: table, then session. The table lock is a striped
+// runs under it too, inside its slot's lock); Session::finish() after the COMPOUND takes that
+// slot's lock only. Lock order: table, then session (session.h: a slot, then its mutex). The table lock is a striped
 // reader-writer lock (nfs/vfs/rw_lock.h): SEQUENCE (every COMPOUND of every client),
 // check_stateid (every READ and WRITE) and the other const functions take their thread's
 // stripe only, so calls on different cores share no line; whatever changes the table takes

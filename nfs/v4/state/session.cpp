@@ -48,34 +48,51 @@ Status choose_callback_security(const std::vector<x4::callback_sec_parms4>& parm
     return x4::NFS4_OK;
 }
 
+bool Session::bound_to_fore(ConnId conn) const {
+    std::lock_guard lock(mu_);
+    auto it = conns_.find(conn);
+    return it != conns_.end() && it->second != x4::CDFS4_BACK;
+}
+
 SlotResult Session::begin(uint32_t slotid, uint32_t seqid, uint32_t highest, bool cachethis,
                           const ConnId* fore) {
-    std::lock_guard lock(mu_);
     SlotResult r;
-    if (fore) {
+    // §18.46.3: a slot id beyond the session's highest slot is NFS4ERR_BADSLOT (no slot to
+    // lock: the binding is looked up under mu_).
+    if (slotid > highest_slotid()) {
+        if (fore && !bound_to_fore(*fore)) {
+            r.unbound = true;
+            return r;
+        }
+        r.highest_slotid = highest_slotid();
+        r.target_highest_slotid = target_highest_slotid_.load(std::memory_order_relaxed);
+        r.status = dead_.load() ? x4::NFS4ERR_BADSESSION : x4::NFS4ERR_BADSLOT;
+        return r;
+    }
+    Slot& s = slots_[slotid];
+    std::lock_guard lock(s.mu);
+    if (fore &&
+        (s.bound_conn != *fore || s.bound_gen != conns_gen_.load(std::memory_order_acquire))) {
+        std::lock_guard l(mu_);  // a slot, then mu_
         auto it = conns_.find(*fore);
         if (it == conns_.end() || it->second == x4::CDFS4_BACK) {
             r.unbound = true;
             return r;
         }
+        s.bound_conn = *fore;
+        s.bound_gen = conns_gen_.load(std::memory_order_relaxed);
     }
     r.highest_slotid = highest_slotid();
-    r.target_highest_slotid = target_highest_slotid_;
-    if (dead_) {
+    r.target_highest_slotid = target_highest_slotid_.load(std::memory_order_relaxed);
+    if (dead_.load()) {
         r.status = x4::NFS4ERR_BADSESSION;
         return r;
     }
-    // §18.46.3: a slot id beyond the session's highest slot is NFS4ERR_BADSLOT; a
-    // sa_highest_slotid beyond it is NFS4ERR_BAD_HIGH_SLOT (§15.1.11).
-    if (slotid > highest_slotid()) {
-        r.status = x4::NFS4ERR_BADSLOT;
-        return r;
-    }
+    // ... and a sa_highest_slotid beyond it is NFS4ERR_BAD_HIGH_SLOT (§15.1.11).
     if (highest > highest_slotid()) {
         r.status = x4::NFS4ERR_BAD_HIGH_SLOT;
         return r;
     }
-    Slot& s = slots_[slotid];
     // §18.36.4 phase 4: a new slot holds sequence ID 0 and a contrived cached reply of
     // NFS4ERR_SEQ_MISORDERED, so a first request with seqid 0 gets that.
     if (!s.used && seqid == 0) {
@@ -110,9 +127,9 @@ SlotResult Session::begin(uint32_t slotid, uint32_t seqid, uint32_t highest, boo
 
 Status Session::finish(uint32_t slotid, uint32_t seqid,
                        std::optional<std::span<const uint8_t>> reply) {
-    std::lock_guard lock(mu_);
     if (slotid >= slots_.size()) return x4::NFS4ERR_SERVERFAULT;
     Slot& s = slots_[slotid];
+    std::lock_guard lock(s.mu);
     if (!s.in_progress || s.seqid != seqid) return x4::NFS4ERR_SERVERFAULT;
     if (reply && s.cachethis) {
         // §2.10.6.4 / §18.36.3 ca_maxresponsesize_cached: bounds the bytes each slot keeps, so
@@ -125,9 +142,9 @@ Status Session::finish(uint32_t slotid, uint32_t seqid,
 }
 
 void Session::abandon(uint32_t slotid, uint32_t seqid, const PriorSlot& prior) {
-    std::lock_guard lock(mu_);
     if (slotid >= slots_.size()) return;
     Slot& s = slots_[slotid];
+    std::lock_guard lock(s.mu);
     if (!s.in_progress || s.seqid != seqid) return;
     s.seqid = prior.seqid;
     s.used = prior.used;
@@ -137,34 +154,43 @@ void Session::abandon(uint32_t slotid, uint32_t seqid, const PriorSlot& prior) {
 }
 
 void Session::set_target_highest_slotid(uint32_t target) {
-    std::lock_guard lock(mu_);
-    target_highest_slotid_ = std::min(target, highest_slotid());
+    target_highest_slotid_.store(std::min(target, highest_slotid()), std::memory_order_relaxed);
 }
 
 Status Session::try_destroy(std::optional<uint32_t> own) {
+    Status st = x4::NFS4_OK;
+    for (Slot& s : slots_) s.mu.lock();  // in order; no request begins or ends meanwhile
+    if (dead_.load()) {
+        st = x4::NFS4ERR_BADSESSION;
+    } else {
+        // §18.37.3 lets a server refuse while work is outstanding; like the Linux server this
+        // one answers NFS4ERR_DELAY while another request of the session is in progress.
+        for (uint32_t i = 0; i < slots_.size() && st == x4::NFS4_OK; ++i)
+            if (slots_[i].in_progress && (!own || *own != i)) st = x4::NFS4ERR_DELAY;
+        if (st == x4::NFS4_OK) dead_.store(true);
+    }
+    for (Slot& s : slots_) s.mu.unlock();
+    if (st != x4::NFS4_OK) return st;
     std::lock_guard lock(mu_);
-    if (dead_) return x4::NFS4ERR_BADSESSION;
-    // §18.37.3 lets a server refuse while work is outstanding; like the Linux server this one
-    // answers NFS4ERR_DELAY while another request of the session is in progress.
-    for (uint32_t i = 0; i < slots_.size(); ++i)
-        if (slots_[i].in_progress && (!own || *own != i)) return x4::NFS4ERR_DELAY;
-    dead_ = true;
     conns_.clear();
+    bindings_changed();
     return x4::NFS4_OK;
 }
 
 bool Session::in_progress() const {
-    std::lock_guard lock(mu_);
-    for (const Slot& s : slots_)
+    for (const Slot& s : slots_) {
+        std::lock_guard lock(s.mu);
         if (s.in_progress) return true;
+    }
     return false;
 }
 
 size_t Session::cached_bytes() const {
-    std::lock_guard lock(mu_);
     size_t n = 0;
-    for (const Slot& s : slots_)
+    for (const Slot& s : slots_) {
+        std::lock_guard lock(s.mu);
         if (s.reply) n += s.reply->size();
+    }
     return n;
 }
 
@@ -192,6 +218,7 @@ Status Session::bind(ConnId conn, x4::channel_dir_from_client4 dir,
     auto it = conns_.find(conn);
     if (it == conns_.end() && conns_.size() >= max_connections_) return kTooManyConnections;
     conns_[conn] = out;
+    bindings_changed();
     return x4::NFS4_OK;
 }
 
@@ -202,6 +229,7 @@ bool Session::bound(ConnId conn) const {
 
 bool Session::unbind(ConnId conn) {
     std::lock_guard lock(mu_);
+    bindings_changed();
     return conns_.erase(conn) != 0;
 }
 
@@ -211,14 +239,14 @@ size_t Session::connections() const {
 }
 
 void Session::mark_dead() {
+    dead_.store(true);
     std::lock_guard lock(mu_);
-    dead_ = true;
     conns_.clear();
+    bindings_changed();
 }
 
 bool Session::dead() const {
-    std::lock_guard lock(mu_);
-    return dead_;
+    return dead_.load();
 }
 
 }  // namespace nfsrdmad::nfs::v4::state

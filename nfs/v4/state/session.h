@@ -97,8 +97,8 @@ class Session {
     // while the original is still in progress; anything else is NFS4ERR_SEQ_MISORDERED.
     // With `fore`, first that this connection is bound to the fore channel: if it is not,
     // nothing else is looked at and `unbound` is set (SEQUENCE binds it, or refuses, and
-    // begins again), so that the common SEQUENCE checks its binding and begins its slot
-    // under one lock.
+    // begins again). The slot remembers the connection it last found bound, and for which
+    // generation of the bindings, so the common SEQUENCE takes only its slot's lock.
     SlotResult begin(uint32_t slotid, uint32_t seqid, uint32_t highest_slotid, bool cachethis,
                      const ConnId* fore = nullptr);
 
@@ -122,7 +122,8 @@ class Session {
 
     // DESTROY_SESSION (§18.37): marks the session dead unless a slot other than `own` (the
     // slot of the SEQUENCE in the same COMPOUND, if it names this session) is in progress; then
-    // it is NFS4ERR_DELAY and nothing changes. One lock: no request can begin in between.
+    // it is NFS4ERR_DELAY and nothing changes. Every slot's lock is held while it looks and
+    // marks: no request can begin in between.
     Status try_destroy(std::optional<uint32_t> own);
     size_t cached_bytes() const;
     bool in_progress() const;  // a request is between begin() and finish() on some slot
@@ -142,15 +143,27 @@ class Session {
     std::atomic<uint64_t>& callback_memo() const { return callback_memo_; }
 
   private:
-    struct Slot {
+    // Locking: each slot has its own mutex, so requests of one client on different slots
+    // (one mount's parallel calls, run by several threads) share no lock; a line of its own,
+    // so they share no line either. mu_ guards the bindings and the callback parameters.
+    // Order: a slot, then mu_ (begin() looks a binding up holding its slot; try_destroy()
+    // takes every slot, then mu_); nothing takes a slot holding mu_.
+    struct alignas(64) Slot {
+        mutable std::mutex mu;
         uint32_t seqid = 0;  // a new session's slots start at 0: the first request is 1
         bool used = false;   // a request ever began on it
         bool in_progress = false;
         bool cachethis = false;
         CachedReply reply;  // null: no cached reply
+        // The connection begin() last found bound to the fore channel, at generation
+        // bound_gen of the bindings (conns_gen_); 0: none yet.
+        ConnId bound_conn = 0;
+        uint64_t bound_gen = 0;
     };
 
     uint32_t highest_slotid() const { return static_cast<uint32_t>(slots_.size() - 1); }
+    bool bound_to_fore(ConnId conn) const;                                           // mu_ not held
+    void bindings_changed() { conns_gen_.fetch_add(1, std::memory_order_release); }  // mu_ held
 
     const SessionId id_;
     const ClientId client_;
@@ -159,12 +172,13 @@ class Session {
     const uint32_t flags_;
     const size_t max_connections_;
 
+    std::vector<Slot> slots_;  // fore_.max_requests slots, made once (a Slot does not move)
+    std::atomic<uint32_t> target_highest_slotid_;
+    std::atomic<bool> dead_{false};  // set with every slot's lock held (or for good: mark_dead)
     mutable std::mutex mu_;
-    std::vector<Slot> slots_;  // fore_.max_requests slots
-    uint32_t target_highest_slotid_;
     std::unordered_map<ConnId, x4::channel_dir_from_server4> conns_;
+    std::atomic<uint64_t> conns_gen_{1};  // moved by every change of conns_ (under mu_)
     CallbackParams callback_;
-    bool dead_ = false;
     mutable std::atomic<uint64_t> callback_memo_{0};
 };
 
