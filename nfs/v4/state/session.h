@@ -9,8 +9,11 @@
 // and only that worker's copy keeps the memory alive. A session is never owned by a connection:
 // connections are opaque ids bound to it and unbound when they close.
 //
-// Thread safety: every member function locks the session's own mutex. Lock order: the client
-// table mutex before a session mutex, never the reverse.
+// Thread safety: the slot functions (begin, finish, abandon) lock their slot's mutex; the
+// bindings and callback parameters the session's mutex (see Slot below). Lock order: the
+// client table's lock before a session's locks, never the reverse. A slot is a cache line
+// or two (up to 64 of them: 8 KiB for the Linux client's 64 slots, at most
+// max_sessions_per_client sessions a client).
 #pragma once
 
 #include <atomic>
