@@ -48,8 +48,7 @@ Status choose_callback_security(const std::vector<x4::callback_sec_parms4>& parm
     return x4::NFS4_OK;
 }
 
-bool Session::bound_to_fore(ConnId conn) const {
-    std::lock_guard lock(mu_);
+bool Session::fore_bound(ConnId conn) const {
     auto it = conns_.find(conn);
     return it != conns_.end() && it->second != x4::CDFS4_BACK;
 }
@@ -60,9 +59,12 @@ SlotResult Session::begin(uint32_t slotid, uint32_t seqid, uint32_t highest, boo
     // §18.46.3: a slot id beyond the session's highest slot is NFS4ERR_BADSLOT (no slot to
     // lock: the binding is looked up under mu_).
     if (slotid > highest_slotid()) {
-        if (fore && !bound_to_fore(*fore)) {
-            r.unbound = true;
-            return r;
+        if (fore) {
+            std::lock_guard l(mu_);
+            if (!fore_bound(*fore)) {
+                r.unbound = true;
+                return r;
+            }
         }
         r.highest_slotid = highest_slotid();
         r.target_highest_slotid = target_highest_slotid_.load(std::memory_order_relaxed);
@@ -74,8 +76,7 @@ SlotResult Session::begin(uint32_t slotid, uint32_t seqid, uint32_t highest, boo
     if (fore &&
         (s.bound_conn != *fore || s.bound_gen != conns_gen_.load(std::memory_order_acquire))) {
         std::lock_guard l(mu_);  // a slot, then mu_
-        auto it = conns_.find(*fore);
-        if (it == conns_.end() || it->second == x4::CDFS4_BACK) {
+        if (!fore_bound(*fore)) {
             r.unbound = true;
             return r;
         }

@@ -165,7 +165,7 @@ class Session {
     };
 
     uint32_t highest_slotid() const { return static_cast<uint32_t>(slots_.size() - 1); }
-    bool bound_to_fore(ConnId conn) const;                                           // mu_ not held
+    bool fore_bound(ConnId conn) const;  // mu_ held: bound to the fore channel (or both)
     void bindings_changed() { conns_gen_.fetch_add(1, std::memory_order_release); }  // mu_ held
 
     const SessionId id_;
