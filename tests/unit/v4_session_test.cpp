@@ -479,10 +479,17 @@ TEST(SessionSlots, ASlotRemembersItsConnectionOnlyUntilTheBindingsChange) {
     ASSERT_EQ(s.bind(c5, x4::CDFC4_FORE_OR_BOTH, dir), x4::NFS4_OK);
     EXPECT_FALSE(begin(0, c5).unbound);
     EXPECT_EQ(begin(0, c5).status, x4::NFS4_OK);
+    // A slot beyond the table (no slot to remember anything): the binding is looked up, then
+    // BADSLOT; unbound first when the connection is not bound.
+    EXPECT_FALSE(begin(7, c5).unbound);
+    EXPECT_EQ(begin(7, c5).status, x4::NFS4ERR_BADSLOT);
+    EXPECT_TRUE(begin(7, c6).unbound);
     s.mark_dead();  // its bindings go with it
     EXPECT_TRUE(begin(0, c5).unbound);
-    // A slot beyond the table: the binding first, then BADSESSION before BADSLOT.
     EXPECT_TRUE(begin(7, c5).unbound);
+    // Dead, a slot beyond the table is BADSESSION before BADSLOT, as a slot within it is.
+    EXPECT_EQ(s.begin(7, 1, 0, false).status, x4::NFS4ERR_BADSESSION);
+    EXPECT_EQ(s.begin(0, seqid + 1, 0, false).status, x4::NFS4ERR_BADSESSION);
 }
 
 // A session destroyed while requests begin and end on its slots from other threads: it is
