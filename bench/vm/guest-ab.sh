@@ -26,6 +26,14 @@
 # load_fio: fio 1 MiB O_DIRECT libaio at AB_DEPTH, default 128, for AB_RUNTIME seconds over
 # a file of AB_SIZE; deepread writes it first, unmeasured): MiB/s, the worst completion and
 # the guest's CPU per MiB.
+# Every job also records the server's own CPU per unit (cpu.sh server_cpu: nfsrdmad's process,
+# whose system calls include the Soft-RoCE and loopback TCP work they start; or the nfsd
+# threads, without the softirq and kworker time the kernel spends for them), summed up per
+# build under the table.
+# AB_PERF=1 (run.sh --perf): a profile of the whole guest during each measured run
+# (measure_begin below), in results/perf-NAME-ROUND.txt; AB_PERF=g (--perf-graph) with the
+# callers of the hottest symbols (the kernel's stacks; nfsrdmad's own only as deep as its
+# frame pointers go).
 # Results: $VMTEST_OUT/results/ab.json; table.txt has each round and each build's geometric
 # mean of files/s (IOPS) over the first build's, round by round.
 # Env: AB_BINS ("NAME=PATH NAME=PATH..."), AB_ROUNDS (4), AB_PROTO (tcp), AB_VERS (3 or 4.1),
@@ -71,21 +79,60 @@ src() {
     echo "$host:$path"
 }
 
+# measure_begin NAME ROUND / measure_end: around the measured part of every job. The
+# client's placement (--split), and with AB_PERF=1 a system-wide profile of the guest
+# (perf record -a, cpu-clock: TCG has no PMU) summed up by command, object and symbol in
+# $RES/perf-NAME-ROUND.txt. The sampling costs every server alike, not nothing: a
+# profiled boot's rates are not the bench's.
+PERF_PID=
+PERF_OUT=
+measure_begin() {
+    pin_client
+    local graph=()
+    case "${AB_PERF:-0}" in 1) ;; g) graph=(-g) ;; *) return 0 ;; esac
+    PERF_OUT=$RES/perf-$1-$2
+    perf record -a "${graph[@]}" -e cpu-clock -F 499 -o "$PERF_OUT.data" > "$PERF_OUT.log" 2>&1 < /dev/null &
+    PERF_PID=$!
+    sleep 5  # under TCG perf takes seconds to set up; a job started sooner goes unsampled
+}
+measure_end() {
+    unpin_client
+    [ -n "$PERF_PID" ] || return 0
+    kill -INT "$PERF_PID"
+    wait "$PERF_PID"
+    PERF_PID=
+    { echo "# by command and object"
+      perf report -i "$PERF_OUT.data" --stdio --no-children --sort comm,dso --percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$'
+      echo "# by command and symbol"
+      perf report -i "$PERF_OUT.data" --stdio --no-children --sort comm,sym --percent-limit 0.3 -g none 2>/dev/null | grep -v '^#' | grep -v '^$'
+      if [ "$AB_PERF" = g ]; then
+          echo "# the symbols above 0.8 %, with their callers"
+          perf report -i "$PERF_OUT.data" --stdio --no-children --sort comm,sym --percent-limit 0.8 -g caller,0.5,callee,function,percent --max-stack 16 2>/dev/null | grep -v '^#' | grep -v '^$'
+      fi
+    } > "$PERF_OUT.txt"
+    rm -f "$PERF_OUT.data" "$PERF_OUT.log"
+}
+
+# kind SERVER: what server_cpu (cpu.sh) counts for it: knfsd, or nfsrdmad (any build)
+kind() { if [ "$1" = knfsd ]; then echo knfsd; else echo nfsrdmad; fi; }
+
 # storm NAME ROUND: one storm against the running server NAME
 storm() {
-    local name=$1 r=$2 b0 b1 out=/tmp/ab-storm.json
+    local name=$1 r=$2 b0 b1 s0 s1 out=/tmp/ab-storm.json
     check "$name round $r: mount" nfs_mount "$(src "$name")" "$MNT" "$(opts "$name")" || return
-    b0=$(vm_busy)
-    pin_client
+    measure_begin "$name" "$r"
+    b0=$(vm_busy) s0=$(server_cpu "$(kind "$name")")
     load_storm "$MNT/ab-$name-$r" "$THREADS" "$FILES" "$out" > /dev/null
-    unpin_client
-    b1=$(vm_busy)
-    python3 - "$name" "$r" "$out" $((b1 - b0)) $((THREADS * FILES)) >> "$RES/ab.lines" <<'PY'
+    b1=$(vm_busy) s1=$(server_cpu "$(kind "$name")")
+    measure_end
+    python3 - "$name" "$r" "$out" $((b1 - b0)) $((THREADS * FILES)) $((s1 - s0)) >> "$RES/ab.lines" <<'PY'
 import json, sys
 name, r, path, ticks, n = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+server = int(sys.argv[6])
 d = json.load(open(path))
 print(json.dumps({"name": name, "round": r, "files_per_s": d["files_per_s"], "errors": d["errors"],
-                  "worst_s": d["worst_s"], "cpu_us_per_file": round(ticks * 10000 / n)}))
+                  "worst_s": d["worst_s"], "cpu_us_per_file": round(ticks * 10000 / n),
+                  "server_us_per_file": round(server * 10000 / n)}))
 PY
     note "$(tail -1 "$RES/ab.lines")"
     nfs_umount "$MNT"
@@ -94,20 +141,22 @@ PY
 
 # randread NAME ROUND: 4 KiB random reads of $EXPORT/seq.dat against the running server NAME
 randread() {
-    local name=$1 r=$2 b0 b1 out=/tmp/ab-randread.json
+    local name=$1 r=$2 b0 b1 s0 s1 out=/tmp/ab-randread.json
     check "$name round $r: mount" nfs_mount "$(src "$name")" "$MNT" "$(opts "$name")" || return
-    b0=$(vm_busy)
-    pin_client
+    measure_begin "$name" "$r"
+    b0=$(vm_busy) s0=$(server_cpu "$(kind "$name")")
     DIR=$MNT SIZE=$SIZE RUNTIME=$RUNTIME fio --output-format=json --output=$out /vmtest/rand-read.fio > /dev/null
-    unpin_client
-    b1=$(vm_busy)
-    python3 - "$name" "$r" "$out" $((b1 - b0)) >> "$RES/ab.lines" <<'PY'
+    b1=$(vm_busy) s1=$(server_cpu "$(kind "$name")")
+    measure_end
+    python3 - "$name" "$r" "$out" $((b1 - b0)) $((s1 - s0)) >> "$RES/ab.lines" <<'PY'
 import json, sys
 name, r, path, ticks = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+server = int(sys.argv[5])
 rd = json.load(open(path))["jobs"][0]["read"]
 ios = max(rd["total_ios"], 1)
 print(json.dumps({"name": name, "round": r, "files_per_s": round(rd["iops"]), "errors": 0,
-                  "worst_s": rd["clat_ns"]["max"] / 1e9, "cpu_us_per_file": round(ticks * 10000 / ios)}))
+                  "worst_s": rd["clat_ns"]["max"] / 1e9, "cpu_us_per_file": round(ticks * 10000 / ios),
+                  "server_us_per_file": round(server * 10000 / ios)}))
 PY
     note "$(tail -1 "$RES/ab.lines")"
     nfs_umount "$MNT"
@@ -119,19 +168,21 @@ deep() {
     # a read needs the file: written first, unmeasured
     [ "$rw" = read ] && { load_fio "$MNT" write "$DEPTH" "$SIZE" 3 /tmp/ab-deep-fill.json > /dev/null
                           check "$name round $r: the file to read" test -s "$MNT/deep.dat" || return; }
-    b0=$(vm_busy)
-    pin_client
+    measure_begin "$name" "$r"
+    b0=$(vm_busy) s0=$(server_cpu "$(kind "$name")")
     check "$name round $r: fio $rw" load_fio "$MNT" "$rw" "$DEPTH" "$SIZE" "$RUNTIME" "$out"
-    unpin_client
-    b1=$(vm_busy)
-    python3 - "$name" "$r" "$out" $((b1 - b0)) >> "$RES/ab.lines" <<'PY'
+    b1=$(vm_busy) s1=$(server_cpu "$(kind "$name")")
+    measure_end
+    python3 - "$name" "$r" "$out" $((b1 - b0)) $((s1 - s0)) >> "$RES/ab.lines" <<'PY'
 import json, sys
 name, r, path, ticks = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+server = int(sys.argv[5])
 d = json.load(open(path))
 mib = max(d.get("mib", 0), 1)
 print(json.dumps({"name": name, "round": r, "files_per_s": d.get("mibs", 0),
                   "errors": int(d.get("error", 0) != 0), "worst_s": d.get("clat_max_s", 0),
-                  "cpu_us_per_file": round(ticks * 10000 / mib)}))
+                  "cpu_us_per_file": round(ticks * 10000 / mib),
+                  "server_us_per_file": round(server * 10000 / mib)}))
 PY
     note "$(tail -1 "$RES/ab.lines")"
     nfs_umount "$MNT"
@@ -142,14 +193,14 @@ PY
 # options; records OUT's RATE (per second) and the guest's CPU per COUNT
 timed() {
     local name=$1 r=$2 script=$3 dir=$4 extra=$5 rate=$6 count=$7 b0 b1 s0 s1 out=/tmp/ab-timed.json
-    local kind=nfsrdmad
-    [ "$name" = knfsd ] && kind=knfsd
+    local kind
+    kind=$(kind "$name")
     check "$name round $r: mount" nfs_mount "$(src "$name")" "$MNT" "$(opts "$name")$extra" || return
+    measure_begin "$name" "$r"
     b0=$(vm_busy) s0=$(server_cpu $kind)
-    pin_client
     python3 "/vmtest/$script" "$MNT/$dir" "$RUNTIME" $out
-    unpin_client
     b1=$(vm_busy) s1=$(server_cpu $kind)
+    measure_end
     python3 - "$name" "$r" "$out" $((b1 - b0)) "$rate" "$count" $((s1 - s0)) >> "$RES/ab.lines" <<'PY'
 import json, sys
 name, r, path, ticks, rate, count = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6]

@@ -19,7 +19,7 @@
 #        bench/vm/run.sh --ab NAME=DAEMON [--ab NAME=DAEMON ...] [--rounds N] [--vers 3|4.1]
 #                        [--proto tcp|rdma] [--threads T] [--files F] [--knfsd]
 #                        [--job storm|randread|serial|lookup|getattr|unlink|listing|deepwrite|deepread]
-#                        [--size SIZE] [--runtime S] [--depth D] [--split]
+#                        [--size SIZE] [--runtime S] [--depth D] [--split] [--perf|--perf-graph]
 #                        [--out DIR]
 #   --build DIR    CMake build tree (default <repo>/build): daemon DIR/daemon/nfsrdmad, VM
 #                  files in DIR/vm (tests/vm/prepare.sh makes them if needed)
@@ -27,6 +27,10 @@
 #   --runtime S    seconds per data job (default 15)
 #   --nrfiles N    files per metadata job (default 1000)
 #   --vers V       one NFS version only (default: 3 and 4.1)
+#   --perf         (--ab) profile the whole guest while each run is measured (perf record
+#                  -a, 499 Hz): results/perf-NAME-ROUND.txt, by command, object and symbol.
+#                  The sampling slows every server; read a profiled boot's rates as such.
+#   --perf-graph   --perf with call graphs: the callers of the hottest symbols as well
 #   --split        (this and --ab) the client's jobs on vCPU 1, every thread of the server
 #                  (nfsrdmad, or the kernel nfsd's threads; io_floor) on vCPU 0: as if client
 #                  and server were two hosts. Sharing vCPUs charges a user-space server an
@@ -105,7 +109,7 @@ BUILD=$REPO/build
 SIZE=128M RUNTIME=15 NRFILES=1000 OUT= VM_DIR= LOAD=0 DELEG=0 GSS=0 GSS_VERS=4.1 SIZE_SET=0 RUNTIME_SET=0
 DELEG_FILES=200 DELEG_SIZE=4096 PASSES=10
 CLIENTS=16 MB=2 DEPTH=128 THREADS=4 FILES=500 PROTO=rdma MEM=3G
-AB_BINS=() ROUNDS=4 VERS=3 VERS_SET=0 KNFSD=0 FILES_SET=0 PROTO_SET=0 AB_JOB=storm SPLIT=0
+AB_BINS=() ROUNDS=4 VERS=3 VERS_SET=0 KNFSD=0 FILES_SET=0 PROTO_SET=0 AB_JOB=storm SPLIT=0 PERF=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --build) BUILD=$2; shift 2 ;;
@@ -128,6 +132,8 @@ while [ $# -gt 0 ]; do
         --vers) VERS=$2; VERS_SET=1; shift 2 ;;
         --knfsd) KNFSD=1; shift ;;
         --split) SPLIT=1; shift ;;
+        --perf) PERF=1; shift ;;
+        --perf-graph) PERF=g; shift ;;
         --job) AB_JOB=$2; shift 2 ;;
         --mem) MEM=$2; shift 2 ;;
         --deleg) DELEG=1; shift ;;
@@ -161,7 +167,7 @@ if [ ${#AB_BINS[@]} -gt 0 ]; then
     "$REPO/tests/vm/boot.sh" --vm-dir "$VM_DIR" --run-dir "$OUT" --mem 3G --timeout 3600 \
         -e "AB_BINS=${AB_BINS[*]}" -e "AB_ROUNDS=$ROUNDS" -e "AB_PROTO=$PROTO" -e "AB_VERS=$VERS" \
         -e "AB_THREADS=$THREADS" -e "AB_FILES=$FILES" -e "AB_KNFSD=$KNFSD" \
-        -e "AB_JOB=$AB_JOB" -e "AB_SIZE=$SIZE" -e "AB_RUNTIME=$RUNTIME" -e "AB_SPLIT=$SPLIT" -e "AB_DEPTH=$DEPTH" \
+        -e "AB_JOB=$AB_JOB" -e "AB_SIZE=$SIZE" -e "AB_RUNTIME=$RUNTIME" -e "AB_SPLIT=$SPLIT" -e "AB_DEPTH=$DEPTH" -e "AB_PERF=$PERF" \
         "$HERE/guest-ab.sh" "$HERE/cpu.sh" "$HERE/jobs/rand-read.fio" "$HERE/jobs/serial-meta.py" "$HERE/jobs/serial-lookup.py" "$HERE/jobs/serial-unlink.py" "$HERE/jobs/serial-listing.py" || rc=$?
 elif [ $GSS = 1 ]; then
     OUT=${OUT:-$BUILD/bench-vm-gss}
