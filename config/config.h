@@ -130,7 +130,7 @@ struct Config {
     LockTuning locks;
     KerberosTuning kerberos;
     EngineMode engine_mode = EngineMode::Adaptive;
-    uint32_t spin_us = 50;           // adaptive: keep polling this long after the last completion
+    uint32_t spin_us = 50;           // adaptive: the most it polls after the last completion
     uint16_t mount_port = 20048;     // MOUNT gets its own TCP listener, same address as tcp[0]
     // The Prometheus endpoint (`metrics: {listen: ADDR:PORT}`, GET /metrics); none: off.
     std::optional<TcpListener> metrics;

@@ -56,3 +56,68 @@ TEST(ReactorSpin, TheSpinIsMeasuredOnTheGivenClock) {
     EXPECT_EQ(polls.load(), asleep);
     r.stop();
 }
+
+// The spin sizes itself (spin_window.h): after sleeps far longer than the spin, an adaptive
+// reactor stops spinning (on a frozen clock it sleeps anyway, where before it spun for
+// ever); when work wakes it soon after its last, the spin comes back, a step at a time.
+TEST(ReactorSpin, TheSpinStopsAfterLongSleepsAndComesBackWhenWorkComesClose) {
+    g_now_ns.store(1000);
+    std::atomic<uint64_t> polls{0}, arms{0}, advance{0};
+    Reactor r(Mode::Adaptive, 50us, &fake_clock);
+    r.add_poller(Poller{[&] {
+                            // Moves the clock from inside the spin, after the reactor took
+                            // its reading of the last work: the spin then ends.
+                            g_now_ns.fetch_add(advance.exchange(0));
+                            polls.fetch_add(1);
+                            return false;
+                        },
+                        [&] {
+                            arms.fetch_add(1);
+                            return false;
+                        }});
+    r.start("spin-test");
+    // Asleep in epoll_wait: a lend runs only then (and leaves it asleep).
+    auto asleep = [&] { return eventually([&] { return r.run_if_asleep([] {}); }); };
+    // Work posted `after` ns past the clock's reading now; once it ran, a spin of `then` ns
+    // without work, which ends the spin when it is longer.
+    auto work = [&](uint64_t after, uint64_t then) {
+        g_now_ns.fetch_add(after);
+        std::atomic<bool> ran{false};
+        r.post([&] { ran.store(true); });
+        ASSERT_TRUE(eventually([&] { return ran.load(); }));
+        advance.store(then);
+    };
+    EXPECT_EQ(r.spin_window_ns(), 50000u);
+    ASSERT_TRUE(eventually([&] { return polls.load() > 0; }));  // its loop took a reading
+    g_now_ns.fetch_add(1000000);                                // the first spin ends
+    ASSERT_TRUE(asleep());
+    // Woken 1 s after its last work, three times: 50 -> 25 -> 12.5 -> 0 µs.
+    work(1000000000, 60000);
+    ASSERT_TRUE(asleep());
+    EXPECT_EQ(r.spin_window_ns(), 25000u);
+    work(1000000000, 60000);
+    ASSERT_TRUE(asleep());
+    EXPECT_EQ(r.spin_window_ns(), 12500u);
+    const uint64_t armed = arms.load();
+    work(1000000000, 0);
+    // No spin now: on a clock that does not move, the reactor arms its poller and sleeps
+    // again at once.
+    ASSERT_TRUE(asleep());
+    EXPECT_EQ(r.spin_window_ns(), 0u);
+    EXPECT_GT(arms.load(), armed);
+    // Work 20 µs after the last: a 12.5 µs spin (a quarter of the configured 50).
+    work(20000, 13000);
+    ASSERT_TRUE(asleep());
+    EXPECT_EQ(r.spin_window_ns(), 12500u);
+    // 13 µs after: the spin was a little short, doubled; then again, to the configured 50.
+    work(0, 26000);
+    ASSERT_TRUE(asleep());
+    EXPECT_EQ(r.spin_window_ns(), 25000u);
+    work(0, 0);
+    EXPECT_EQ(r.spin_window_ns(), 50000u);
+    // And it spins: on the frozen clock, it polls on and does not sleep.
+    const uint64_t polled = polls.load();
+    ASSERT_TRUE(eventually([&] { return polls.load() > polled + 100; }));
+    EXPECT_FALSE(r.run_if_asleep([] {}));
+    r.stop();
+}

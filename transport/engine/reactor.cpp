@@ -31,7 +31,8 @@ const char* mode_name(Mode m) {
 
 Reactor::Reactor(Mode mode, std::chrono::microseconds spin, SpinClock spin_clock)
     : mode_(mode),
-      spin_ns_(static_cast<uint64_t>(std::chrono::nanoseconds(spin).count())),
+      spin_(static_cast<uint64_t>(std::chrono::nanoseconds(spin).count())),
+      spin_window_ns_(spin_.ns()),
       spin_clock_(spin_clock),
       epfd_(epoll_create1(EPOLL_CLOEXEC)),
       wakefd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
@@ -266,7 +267,7 @@ bool Reactor::run_here(const std::function<bool()>& hand_over) {
         // (a clock reading per round saved for the others).
         const bool spins = mode_ != Mode::Event && !pollers_.empty();
         if (spins) {
-            busy = mode_ == Mode::Poll || spin_now() - last_work < spin_ns_;
+            busy = mode_ == Mode::Poll || spin_now() - last_work < spin_.ns();
             // Going to sleep: every poller must be armed first, and whatever completed
             // before the arm must be reaped now, or it would wait for the next event.
             if (!busy && arm_pollers()) {
@@ -287,7 +288,12 @@ bool Reactor::run_here(const std::function<bool()>& hand_over) {
         sleeping_.store(false, std::memory_order_relaxed);
         if (lend) loop_lock.lock();
         if (n < 0 && errno != EINTR) break;
-        if (n > 0 && spins) last_work = spin_now();
+        // A sleep after a spin: was the spin too short, or longer than any worth doing?
+        // (A timer's wake-up counts as a long wait: nothing came within the spin.)
+        if (timeout != 0 && spins && mode_ == Mode::Adaptive) {
+            spin_.woke_after(spin_now() - last_work);
+            spin_window_ns_.store(spin_.ns(), std::memory_order_relaxed);
+        }
         for (int i = 0; i < n; ++i) {
             int fd = events[i].data.fd;
             if (fd == wakefd_.get()) {
@@ -300,6 +306,9 @@ bool Reactor::run_here(const std::function<bool()>& hand_over) {
             auto h = it->second;  // the handler may remove itself
             (*h)(events[i].events);
         }
+        // The spin counts from the end of the round's work, not from its start: a round
+        // that ran calls for longer than the spin still gets to spin after them.
+        if (n > 0 && spins) last_work = spin_now();
         if (mode_ != Mode::Event && run_pollers()) last_work = spin_now();
         // Posted work is work: it keeps an adaptive reactor spinning, as the eventfd's
         // wakeup did when every post wrote it (a worker's reply sent now is often

@@ -15,8 +15,9 @@
 //
 //   event     sleep in epoll_wait; a poller's notification fd wakes the reactor.
 //   poll      never sleep: run every poller (and epoll_wait with timeout 0) in a loop.
-//   adaptive  poll while work arrives; after `spin` without work, arm every poller's
-//             notification and sleep. An idle daemon uses no CPU.
+//   adaptive  poll while work arrives; after a spin without work, arm every poller's
+//             notification and sleep. An idle daemon uses no CPU. The spin sizes itself
+//             between 0 and `spin` from how long the sleeps after it last (spin_window.h).
 //
 //            work found                       spin elapsed, arm() found nothing
 //   ┌────────────────────┐                 ┌──────────────────────────────┐
@@ -44,6 +45,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "transport/engine/spin_window.h"
 #include "transport/engine/unique_fd.h"
 
 namespace nfsrdmad::engine {
@@ -140,6 +142,8 @@ class Reactor {
     }
     // run_if_asleep's that ran (stats, tests).
     uint64_t lent() const { return lent_.load(std::memory_order_relaxed); }
+    // An adaptive loop's spin now, in ns (SpinWindow: between 0 and `spin`; stats, tests).
+    uint64_t spin_window_ns() const { return spin_window_ns_.load(std::memory_order_relaxed); }
 
   private:
     friend class WorkerPool;
@@ -158,7 +162,8 @@ class Reactor {
     uint64_t spin_now() const;
 
     const Mode mode_;
-    const uint64_t spin_ns_;
+    SpinWindow spin_;  // the loop's own
+    std::atomic<uint64_t> spin_window_ns_;
     const SpinClock spin_clock_;
     UniqueFd epfd_;
     UniqueFd wakefd_;
