@@ -27,19 +27,28 @@ uint64_t fake_clock() {
     return g_now_ns.load();
 }
 
+// A poller that never finds work and counts its polls and arms. With `advance`, each poll
+// first moves the clock by what it holds: from inside the spin, after the reactor took its
+// reading of its last work.
+Poller counting_poller(std::atomic<uint64_t>& polls, std::atomic<uint64_t>& arms,
+                       std::atomic<uint64_t>* advance = nullptr) {
+    return Poller{[&polls, advance] {
+                      if (advance) g_now_ns.fetch_add(advance->exchange(0));
+                      polls.fetch_add(1);
+                      return false;
+                  },
+                  [&arms] {
+                      arms.fetch_add(1);
+                      return false;
+                  }};
+}
+
 }  // namespace
 
 TEST(ReactorSpin, TheSpinIsMeasuredOnTheGivenClock) {
     std::atomic<uint64_t> polls{0}, arms{0};
     Reactor r(Mode::Adaptive, 50us, &fake_clock);
-    r.add_poller(Poller{[&] {
-                            polls.fetch_add(1);
-                            return false;
-                        },
-                        [&] {
-                            arms.fetch_add(1);
-                            return false;
-                        }});
+    r.add_poller(counting_poller(polls, arms));
     r.start("spin-test");
     // 100 ms of real time is 2 000 spins of 50 µs; on a clock that does not move, none
     // has elapsed: still polling, never armed.
@@ -64,17 +73,7 @@ TEST(ReactorSpin, TheSpinStopsAfterLongSleepsAndComesBackWhenWorkComesClose) {
     g_now_ns.store(1000);
     std::atomic<uint64_t> polls{0}, arms{0}, advance{0};
     Reactor r(Mode::Adaptive, 50us, &fake_clock);
-    r.add_poller(Poller{[&] {
-                            // Moves the clock from inside the spin, after the reactor took
-                            // its reading of the last work: the spin then ends.
-                            g_now_ns.fetch_add(advance.exchange(0));
-                            polls.fetch_add(1);
-                            return false;
-                        },
-                        [&] {
-                            arms.fetch_add(1);
-                            return false;
-                        }});
+    r.add_poller(counting_poller(polls, arms, &advance));
     r.start("spin-test");
     // Asleep in epoll_wait: a lend runs only then (and leaves it asleep).
     auto asleep = [&] { return eventually([&] { return r.run_if_asleep([] {}); }); };
