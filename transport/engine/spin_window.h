@@ -7,8 +7,10 @@
 // setting: a client that calls again 20 µs after each reply is caught by a 50 µs spin every
 // time; a loop whose next call comes 700 µs later (the bench's guest, where the client
 // shares the server's two vCPUs) burns 50 µs of a shared core per call for nothing. There,
-// 4 KiB random reads over RDMA went 1.13-1.25x faster with no spin at all (bench/vm/README.md,
-// "The adaptive spin, sized by what it catches").
+// no spin at all against a fixed 50 µs was 1.13 and 1.25x on 4 KiB random reads over RDMA
+// in two boots but 0.99 in a third, and 1.09 on the serial metadata loop: inside that
+// guest's noise, and never behind (bench/vm/README.md, "The guest profiled, and the
+// adaptive spin").
 //
 // So the spin sizes itself from the sleeps that follow it, the way Linux's haltpoll cpuidle
 // governor (drivers/cpuidle/governors/haltpoll.c) and KVM's halt_poll_ns size a virtual
