@@ -158,6 +158,9 @@ if [ ${#AB_BINS[@]} -gt 0 ]; then
     OUT=${OUT:-$BUILD/bench-vm-ab}
     [ $FILES_SET = 1 ] || FILES=300
     [ $PROTO_SET = 1 ] || PROTO=tcp
+    # The guest runs the host's binaries (its root is the host's, over 9p).
+    [ "$PERF" = 0 ] || command -v perf > /dev/null \
+        || { echo "bench/vm/run.sh: --perf needs perf on this host (apt-get install linux-perf)" >&2; exit 2; }
     for b in "${AB_BINS[@]}"; do
         case $b in
             *=*) [ -x "${b#*=}" ] || { echo "bench/vm/run.sh: --ab $b: no executable ${b#*=}" >&2; exit 2; } ;;
