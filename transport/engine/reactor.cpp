@@ -32,7 +32,6 @@ const char* mode_name(Mode m) {
 Reactor::Reactor(Mode mode, std::chrono::microseconds spin, SpinClock spin_clock)
     : mode_(mode),
       spin_(static_cast<uint64_t>(std::chrono::nanoseconds(spin).count())),
-      spin_window_ns_(spin_.ns()),
       spin_clock_(spin_clock),
       epfd_(epoll_create1(EPOLL_CLOEXEC)),
       wakefd_(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
@@ -290,10 +289,8 @@ bool Reactor::run_here(const std::function<bool()>& hand_over) {
         if (n < 0 && errno != EINTR) break;
         // A sleep after a spin: was the spin too short, or longer than any worth doing?
         // (A timer's wake-up counts as a long wait: nothing came within the spin.)
-        if (timeout != 0 && spins && mode_ == Mode::Adaptive) {
+        if (timeout != 0 && spins && mode_ == Mode::Adaptive)
             spin_.woke_after(spin_now() - last_work);
-            spin_window_ns_.store(spin_.ns(), std::memory_order_relaxed);
-        }
         for (int i = 0; i < n; ++i) {
             int fd = events[i].data.fd;
             if (fd == wakefd_.get()) {

@@ -142,8 +142,8 @@ class Reactor {
     }
     // run_if_asleep's that ran (stats, tests).
     uint64_t lent() const { return lent_.load(std::memory_order_relaxed); }
-    // An adaptive loop's spin now, in ns (SpinWindow: between 0 and `spin`; stats, tests).
-    uint64_t spin_window_ns() const { return spin_window_ns_.load(std::memory_order_relaxed); }
+    // An adaptive loop's spin now, in ns (SpinWindow: between 0 and `spin`; tests).
+    uint64_t spin_window_ns() const { return spin_.ns(); }
 
   private:
     friend class WorkerPool;
@@ -163,7 +163,6 @@ class Reactor {
 
     const Mode mode_;
     SpinWindow spin_;  // the loop's own
-    std::atomic<uint64_t> spin_window_ns_;
     const SpinClock spin_clock_;
     UniqueFd epfd_;
     UniqueFd wakefd_;

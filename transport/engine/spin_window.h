@@ -24,10 +24,12 @@
 //                            max / 4 stop spinning (0)
 //
 // From max, three long sleeps in a row stop the spin; calls that come close start it
-// again at max / 4, and two more bring it back to max. Not thread-safe: the loop's own.
+// again at max / 4, and two more bring it back to max. The loop's own: only its thread
+// changes it; any thread may read it (stats, tests).
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 namespace nfsrdmad::engine {
@@ -36,25 +38,28 @@ class SpinWindow {
   public:
     explicit SpinWindow(uint64_t max_ns) : max_(max_ns), window_(max_ns) {}
 
-    uint64_t ns() const { return window_; }
+    uint64_t ns() const { return window_.load(std::memory_order_relaxed); }
     uint64_t max_ns() const { return max_; }
 
     // The loop slept after its spin and woke `block_ns` after its last work.
     void woke_after(uint64_t block_ns) {
-        if (block_ns <= window_) return;
+        const uint64_t w = ns();
+        if (block_ns <= w) return;
+        uint64_t next;
         if (block_ns <= max_) {
-            window_ = std::min(max_, std::max(window_ * 2, start()));
-            return;
+            next = std::min(max_, std::max(w * 2, start()));
+        } else {
+            next = w / 2;
+            if (next < start()) next = 0;
         }
-        window_ /= 2;
-        if (window_ < start()) window_ = 0;
+        window_.store(next, std::memory_order_relaxed);
     }
 
   private:
     uint64_t start() const { return max_ / 4; }
 
     const uint64_t max_;
-    uint64_t window_;
+    std::atomic<uint64_t> window_;
 };
 
 }  // namespace nfsrdmad::engine
