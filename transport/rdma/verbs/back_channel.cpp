@@ -63,7 +63,7 @@ void Connection::start_back_call(uint32_t xid, std::vector<uint8_t> message,
                       " bytes, RFC 8167 §5.1)");
     const auto deadline = engine::Reactor::Clock::now() + timeout;
     if (!pending_.add(xid, deadline, done)) return refuse("too many calls in flight");
-    count(&TransportCounters::back_calls);
+    count(Tc::back_calls);
     starved_back_calls_.emplace_back(xid, std::move(message));
     retry_starved();
     std::weak_ptr<Connection> weak = weak_from_this();
@@ -89,7 +89,7 @@ bool Connection::try_send_back_call(uint32_t xid, const std::vector<uint8_t>& me
     auto hdr = encode_reverse_call_header(xid, 1);
     std::memcpy(sb->data(), hdr.data(), hdr.size());
     std::memcpy(sb->data() + hdr.size(), message.data(), message.size());
-    count(&TransportCounters::staged_bytes, hdr.size() + message.size());
+    count(Tc::staged_bytes, hdr.size() + message.size());
     // A call of ours, not a reply to a forward call: it holds no credit.
     post_inline_send(std::move(sb), hdr.size() + message.size(), false, "reverse call");
     back_sent_.push_back(xid);
@@ -113,7 +113,7 @@ bool Connection::on_reverse_reply(std::span<const uint8_t> msg) {
         v.push_back(std::move(*f));
         finish_back_calls(std::move(v));
     } else {
-        count(&TransportCounters::stray_replies);  // late (timed out) or not ours: dropped
+        count(Tc::stray_replies);  // late (timed out) or not ours: dropped
     }
     return true;
 }
@@ -124,7 +124,7 @@ void Connection::finish_back_calls(std::vector<rpc::PendingCalls::Finished> f) {
     std::erase_if(back_sent_, [&](uint32_t x) { return !pending_.contains(x); });
     if (!starved_back_calls_.empty() && !closed_) retry_starved();
     for (const auto& x : f)
-        if (!x.result.ok) count(&TransportCounters::back_failed);
+        if (!x.result.ok) count(Tc::back_failed);
     auto shared = std::make_shared<std::vector<rpc::PendingCalls::Finished>>(std::move(f));
     svc_.workers.submit([shared] {
         for (auto& x : *shared) x.done(std::move(x.result));

@@ -213,10 +213,10 @@ void Connection::on_completion_event() {
 }
 
 void Connection::handle(const ibv_wc& wc) {
-    count(&TransportCounters::completions);
+    count(Tc::completions);
     if (wc.status != IBV_WC_SUCCESS) {
         if (wc.status != IBV_WC_WR_FLUSH_ERR) {
-            count(&TransportCounters::completion_errors);
+            count(Tc::completion_errors);
             spdlog::warn("rdma {}: completion error: {} (opcode {})", peer_.text,
                          ibv_wc_status_str(wc.status), static_cast<int>(wc.opcode));
         }
@@ -270,7 +270,7 @@ void Connection::handle(const ibv_wc& wc) {
 }
 
 void Connection::wait_for_send_queue(bool reply) {
-    if (!sq_short_) count(&TransportCounters::send_queue_waits);
+    if (!sq_short_) count(Tc::send_queue_waits);
     sq_short_ = true;
     replies_want_sq_ = replies_want_sq_ || reply;
 }
@@ -291,14 +291,17 @@ void Connection::release_credit() {
 uint32_t Connection::grant() {
     const uint32_t g = credits_.grant(dev_->credit_share(opts_.credits));
     granted_.store(g, std::memory_order_relaxed);
-    svc_.counters.credits_granted.store(g, std::memory_order_relaxed);
+    // Written only when it changes: a store on every reply would take the line from every
+    // other core that counts here.
+    if (svc_.counters.credits_granted.load(std::memory_order_relaxed) != g)
+        svc_.counters.credits_granted.store(g, std::memory_order_relaxed);
     return g;
 }
 
 void Connection::wait_for_buffers() {
     MemoryPool* pool = std::exchange(short_of_, nullptr);
     if (closed_ || !pool || std::ranges::find(awaiting_, pool) != awaiting_.end()) return;
-    count(&TransportCounters::buffer_waits);
+    count(Tc::buffer_waits);
     std::weak_ptr<Connection> weak = weak_from_this();
     // Runs on whichever thread returns a buffer, perhaps a worker: the reference it
     // takes moves into the reactor's closure, so the connection never dies off it.

@@ -143,9 +143,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
     bool setup(std::string* why);
     // Counts on this connection and in the server-wide totals.
-    void count(Counter TransportCounters::*c, uint64_t n = 1) {
-        (local_.*c).fetch_add(n, std::memory_order_relaxed);
-        (svc_.counters.*c).fetch_add(n, std::memory_order_relaxed);
+    void count(Tc c, uint64_t n = 1) {
+        local_[c].fetch_add(n, std::memory_order_relaxed);
+        svc_.counters[c].add(n);
     }
     void on_completion_event();
     int reap();  // polls the CQ dry; returns the completions handled

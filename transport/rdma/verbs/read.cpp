@@ -61,8 +61,8 @@ void Connection::begin_reads(std::shared_ptr<CallWork> call) {
             read_queue_.push_back({call, p, into});
             ++call->reads_left;
         }
-        count(&TransportCounters::read_chunks, chunks);
-        count(&TransportCounters::read_bytes, set.bytes());
+        count(Tc::read_chunks, chunks);
+        count(Tc::read_bytes, set.bytes());
     };
     const CallPlan& plan = call->plan;
     if (plan.message_pulls) queue(*plan.message_pulls, call->message.get(), 1);
@@ -115,7 +115,7 @@ void Connection::pump_reads(bool turn) {
                 return;
             }
             lkey = rec->sink->lkey;
-            count(&TransportCounters::sink_registrations);
+            count(Tc::sink_registrations);
         }
         uint64_t id = track(std::move(rec));
         ibv_sge sge{reinterpret_cast<uintptr_t>(sink), r.pull.remote.length, lkey};

@@ -43,7 +43,7 @@ void Connection::on_receive(BufferPtr buf, uint32_t len) {
     // no call (the buffer goes back to the shared queue as this returns).
     if (on_reverse_reply({buf->data(), len})) return;
     if (!credits_.on_call()) {
-        count(&TransportCounters::credit_overruns);
+        count(Tc::credit_overruns);
         disconnect("the peer sent more calls than its " + std::to_string(credits_.ceiling()) +
                    " credits");
         return;
@@ -52,7 +52,7 @@ void Connection::on_receive(BufferPtr buf, uint32_t len) {
     auto parsed = parse_header(msg, opts_.limits);
     if (auto* err = std::get_if<HeaderError>(&parsed)) {
         if (err->answer == HeaderError::Ignore) {
-            if (err->why == "RDMA_DONE") count(&TransportCounters::done_ignored);
+            if (err->why == "RDMA_DONE") count(Tc::done_ignored);
             spdlog::debug("rdma {}: ignoring message: {}", peer_.text, err->why);
             release_credit();
             return;
@@ -77,10 +77,10 @@ void Connection::on_receive(BufferPtr buf, uint32_t len) {
     }
     switch (call->header.type) {
         case MsgType::NoMsg:
-            count(&TransportCounters::calls_nomsg);
+            count(Tc::calls_nomsg);
             break;
         default:
-            count(&TransportCounters::calls_msg);
+            count(Tc::calls_msg);
             break;
     }
     // RFC 8267 §4.1-4.2: READ and READLINK results go into the write chunk the client
@@ -169,7 +169,7 @@ void Connection::dispatch(std::shared_ptr<CallWork> call) {
         LentPayloadAllocator lent(call, dev_->payloads());
         std::optional<rpc::Reply> reply;
         if (svc_.dispatcher.dispatch_nowait(msg, peer_, lent, reply, &call->decoded)) {
-            count(&TransportCounters::reactor_calls);
+            count(Tc::reactor_calls);
             send_reply(std::move(call),
                        std::make_shared<std::optional<rpc::Reply>>(std::move(reply)));
             return;
@@ -188,7 +188,7 @@ void Connection::dispatch(std::shared_ptr<CallWork> call) {
         // last one may end the connection, which only a thread with the daemon's own
         // credentials may do (connection.h).
         if (rpc::credentials_unchanged() && r.run_if_asleep([&] {
-                self->count(&TransportCounters::worker_replies);
+                self->count(Tc::worker_replies);
                 self->send_reply(std::move(call), std::move(reply));
                 self.reset();
             }))

@@ -109,7 +109,7 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
                 size_t n = std::min(b.size(), nb->size());
                 std::memcpy(nb->data(), b.data(), n);
                 // File data that was not in registered memory: must never happen.
-                if (is_payload(b)) count(&TransportCounters::payload_memcpy_bytes, n);
+                if (is_payload(b)) count(Tc::payload_memcpy_bytes, n);
                 sges.push_back({reinterpret_cast<uintptr_t>(nb->data()), static_cast<uint32_t>(n),
                                 nb->lkey()});
                 staged += n;
@@ -183,7 +183,7 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
             if (sg.size() <= max_send_sge_) {
                 staged += off;
                 if (copied_payload) {
-                    count(&TransportCounters::payload_memcpy_bytes, copied_payload);
+                    count(Tc::payload_memcpy_bytes, copied_payload);
                     spdlog::debug(
                         "rdma {}: xid {:#x}: {} inline payload bytes copied: more "
                         "pieces than {} gather entries",
@@ -198,23 +198,23 @@ bool Connection::try_send_reply(const std::shared_ptr<CallWork>& call, rpc::Repl
     send.opcode = plan.invalidate ? IBV_WR_SEND_WITH_INV : IBV_WR_SEND;
     if (plan.invalidate) {
         send.invalidate_rkey = *plan.invalidate;
-        count(&TransportCounters::send_invalidate);
+        count(Tc::send_invalidate);
     }
     send.send_flags = IBV_SEND_SIGNALED;
     send.sg_list = sg.data();
     send.num_sge = static_cast<int>(sg.size());
     rec->payloads = std::move(reply->payload_owners);
 
-    count(&TransportCounters::staged_bytes, staged);
+    count(Tc::staged_bytes, staged);
     if (plan.write_chunks) {
-        count(&TransportCounters::write_chunks, plan.write_chunks);
-        count(&TransportCounters::write_bytes, plan.write_chunk_bytes);
+        count(Tc::write_chunks, plan.write_chunks);
+        count(Tc::write_bytes, plan.write_chunk_bytes);
     }
     if (plan.reply_chunk_bytes) {
-        count(&TransportCounters::reply_chunks);
-        count(&TransportCounters::reply_bytes, plan.reply_chunk_bytes);
+        count(Tc::reply_chunks);
+        count(Tc::reply_bytes, plan.reply_chunk_bytes);
     } else {
-        count(&TransportCounters::inline_replies);
+        count(Tc::inline_replies);
     }
     reply_ = std::move(p);
     return post_reply();
@@ -246,7 +246,7 @@ bool Connection::post_reply() {
         auto rec = std::make_unique<Work>(Work::WritePart);
         rec->slots = static_cast<uint32_t>(n);
         last.wr_id = track(std::move(rec));
-        count(&TransportCounters::reply_parts);
+        count(Tc::reply_parts);
     }
     sq_.take(n);
     ibv_send_wr* bad = nullptr;
@@ -279,9 +279,9 @@ bool Connection::post_reply() {
 
 void Connection::send_error(uint32_t xid, HeaderError::Answer err) {
     if (err == HeaderError::ErrVers) {
-        count(&TransportCounters::err_vers);
+        count(Tc::err_vers);
     } else {
-        count(&TransportCounters::err_chunk);
+        count(Tc::err_chunk);
     }
     // No send buffer or send queue slot free: the RDMA_ERROR waits its turn like a reply
     // (it holds the call's credit until sent), never a disconnect.
@@ -350,7 +350,7 @@ void Connection::check_stalled_sends(std::chrono::steady_clock::time_point now,
     const auto since = std::max(sends_in_flight_.front().second, send_progress_at_);
     const auto age = now - since;
     if (age < limit) return;
-    count(&TransportCounters::stalled_sends);
+    count(Tc::stalled_sends);
     disconnect("a reply Send has not completed for " +
                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(age).count()) +
                " s: the peer posts no receives (its credits and our buffers are released)");
