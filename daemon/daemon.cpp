@@ -108,10 +108,13 @@ bool reload(const Options& opts, const config::Config& running, const vfs::Handl
     return true;
 }
 
-void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* rdma,
-                const vfs::FdCache& files, nfs::v4::Nfs4Program* nfs4, uint64_t nofile) {
+void dump_stats(const MetricsSources& s) {
+    const auto& d = s.dispatcher;
+    const auto& files = s.files;
+    auto* nfs4 = s.nfs4;
+    const uint64_t nofile = s.nofile_limit;
     const auto& c = d.counters();
-    const auto& t = tcp.counters();
+    const auto& t = s.tcp.counters();
     spdlog::info(
         "stats: rpc calls={} dropped={} garbage_args={} auth_errors={} prog_unavail={} "
         "prog_mismatch={} proc_unavail={} system_errors={} drc_replays={} drc_entries={} "
@@ -158,8 +161,25 @@ void dump_stats(const rpc::Dispatcher& d, const tcp::Server& tcp, rdma::Server* 
             d.recall_failures.load(), d.returned.load(), d.revoked.load(), d.getattrs.load(),
             d.recall_any.load());
     }
-    if (rdma)
-        for (const auto& line : rdma->stats()) spdlog::info("stats: {}", line);
+    if (s.rdma)
+        for (const auto& line : s.rdma->stats()) spdlog::info("stats: {}", line);
+    if (s.reactors && s.workers) {
+        // The loops: sleeps and wake-ups summed, and each polling reactor's spin now.
+        uint64_t sleeps = 0, wakeups = 0, lent = 0;
+        std::string spins;
+        for (const auto& r : s.reactors->stats()) {
+            sleeps += r.sleeps;
+            wakeups += r.wakeups;
+            lent += r.lent;
+            if (r.spins) spins += fmt::format("{}{}", spins.empty() ? "" : ",", r.spin_window_ns);
+        }
+        const auto w = s.workers->stats();
+        spdlog::info(
+            "stats: engine reactors={} sleeps={} wakeups={} lent={} spin_window_ns={} threads={} "
+            "queued={} running={} parked={} hand_overs={} loops_taken_back={}",
+            s.reactors->size(), sleeps, wakeups, lent, spins.empty() ? "-" : spins, w.threads,
+            w.queued, w.running, w.parked, w.hand_overs, w.loops_taken_back);
+    }
     // The dump's last line, numbered: whoever sent SIGUSR1 knows the whole dump is written
     // once dump=N+1 appears (tests/vm's nfsrdmad_dump waits for it instead of sleeping).
     static uint64_t dumps = 0;  // only the main thread dumps
@@ -560,12 +580,13 @@ int run(config::Config cfg, const Options& opts) {
     }
     // Asked for and not served is a start-up error, as for any listener. Reads what it
     // reports until it is reset, before the transports and programs go.
+    // What the metrics, the control socket's stats and the SIGUSR1 dump read.
+    const MetricsSources sources{dispatcher, server,      rdma_server.get(), *files,
+                                 nfs4.get(), nofile.soft, &reactors,         &workers};
     std::unique_ptr<MetricsEndpoint> metrics;
     if (cfg.metrics) {
         std::string why;
-        metrics = MetricsEndpoint::start(
-            cfg.metrics->address, cfg.metrics->port,
-            {dispatcher, server, rdma_server.get(), *files, nfs4.get(), nofile.soft}, &why);
+        metrics = MetricsEndpoint::start(cfg.metrics->address, cfg.metrics->port, sources, &why);
         if (!metrics) {
             spdlog::error("metrics: cannot listen on {}", why);
             stop_everything();
@@ -659,10 +680,7 @@ int run(config::Config cfg, const Options& opts) {
     std::string control_why;
     auto control = ControlServer::start(
         control_path,
-        [src = ControlSources{{dispatcher, server, rdma_server.get(), *files, nfs4.get(),
-                               nofile.soft},
-                              *registry,
-                              mounts->mounts()}](const std::string& request) {
+        [src = ControlSources{sources, *registry, mounts->mounts()}](const std::string& request) {
             return control_answer(request, src);
         },
         &control_why);
@@ -699,7 +717,7 @@ int run(config::Config cfg, const Options& opts) {
             service.reloaded(ok ? serving()
                                 : serving() + "; the last reload was rejected (see the log)");
         } else if (s == Signal::DumpStats) {
-            dump_stats(dispatcher, server, rdma_server.get(), *files, nfs4.get(), nofile.soft);
+            dump_stats(sources);
         } else {
             break;
         }
@@ -724,7 +742,7 @@ int run(config::Config cfg, const Options& opts) {
         while (rdma_server->connections() > 0 && std::chrono::steady_clock::now() < deadline)
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    dump_stats(dispatcher, server, rdma_server.get(), *files, nfs4.get(), nofile.soft);
+    dump_stats(sources);
     metrics_stop.join();
     service.stop_watchdog();
     reactors.stop();

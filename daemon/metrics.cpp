@@ -13,6 +13,8 @@
 #include "nfs/v4/nfs4_program.h"
 #include "nfs/vfs/fd_cache.h"
 #include "nfs/vfs/fd_pressure.h"
+#include "transport/engine/reactor.h"
+#include "transport/engine/worker_pool.h"
 #include "transport/rdma/server.h"
 #include "transport/rpc/dispatcher.h"
 #include "transport/tcp/server.h"
@@ -305,6 +307,44 @@ void nfs4_state(Families& f, nfs::v4::Nfs4Program& nfs4) {
               d(v4.delegation_stats.recalls));
 }
 
+// The loops and the threads: whether reactors sleep or spin, and whether calls wait for
+// a worker (engine/reactor.h, engine/worker_pool.h).
+void engine_counters(Families& f, const engine::ReactorGroup* reactors,
+                     const engine::WorkerPool* workers) {
+    if (reactors) {
+        const auto all = reactors->stats();
+        for (size_t i = 0; i < all.size(); ++i) {
+            const auto& r = all[i];
+            const std::string id = std::to_string(i);
+            f.counter("nfsrdmad_reactor_sleeps_total",
+                      "Times a reactor's loop found nothing to do and waited for an event",
+                      d(r.sleeps), {{"reactor", id}});
+            f.counter("nfsrdmad_reactor_wakeups_total",
+                      "Times work handed to a sleeping reactor had to wake it", d(r.wakeups),
+                      {{"reactor", id}});
+            if (r.spins)
+                f.gauge("nfsrdmad_reactor_spin_window_seconds",
+                        "How long a polling reactor (adaptive mode) spins after its last work "
+                        "before it sleeps: between 0 and engine.spin_us, sized by its sleeps",
+                        double(r.spin_window_ns) / 1e9, {{"reactor", id}});
+        }
+    }
+    if (workers) {
+        const auto w = workers->stats();
+        f.gauge("nfsrdmad_worker_threads", "Threads of the worker pool (reactor loops included)",
+                d(w.threads));
+        f.gauge("nfsrdmad_worker_jobs", "Jobs of the worker pool, by state", d(w.queued),
+                {{"state", "queued"}});
+        f.gauge("nfsrdmad_worker_jobs", "Jobs of the worker pool, by state", d(w.running),
+                {{"state", "running"}});
+        f.gauge("nfsrdmad_worker_threads_parked", "Worker threads asleep, waiting for a job",
+                d(w.parked));
+        f.counter("nfsrdmad_worker_hand_overs_total",
+                  "Calls run by the thread their bytes woke, a parked worker taking its loop",
+                  d(w.hand_overs));
+    }
+}
+
 class Collector final : public prom::Collectable {
   public:
     explicit Collector(const MetricsSources& s) : s_(s) {}
@@ -342,6 +382,7 @@ std::vector<prometheus::MetricFamily> collect_metrics(const MetricsSources& s) {
     rdma_counters(f, s.rdma);
     fd_counters(f, s.files, s.nofile_limit);
     if (s.nfs4) nfs4_state(f, *s.nfs4);
+    engine_counters(f, s.reactors, s.workers);
     return f.take();
 }
 

@@ -28,6 +28,10 @@ class FdCache;
 namespace nfs::v4 {
 class Nfs4Program;
 }
+namespace engine {
+class ReactorGroup;
+class WorkerPool;
+}  // namespace engine
 }  // namespace nfsrdmad
 
 namespace nfsrdmad::daemon {
@@ -40,6 +44,9 @@ struct MetricsSources {
     const vfs::FdCache& files;
     nfs::v4::Nfs4Program* nfs4 = nullptr;
     uint64_t nofile_limit = 0;
+    // The loops and the threads (null: left out).
+    const engine::ReactorGroup* reactors = nullptr;
+    const engine::WorkerPool* workers = nullptr;
 };
 
 // One reading of every metric (what a scrape answers; `nfsrdmad stats` reads it too).

@@ -286,6 +286,45 @@ TEST_F(MetricsTest, UndecodableArgumentsCountAsGarbageArgs) {
     EXPECT_EQ(Rise(before, after, "nfsrdmad_tcp_record_moved_bytes_total"), 0);
 }
 
+// The loops and the worker pool (engine/): a CREATE and a FILE_SYNC WRITE run on pool
+// threads, each handed over by the loop that read it (engine/worker_pool.h), and the loop
+// sleeps between calls. The SIGUSR1 dump's engine line says the same.
+TEST_F(MetricsTest, ReactorsSleepAndWorkersTakeCallsOver) {
+    auto sum = [](const Scrape& s, const std::string& family) {
+        double total = 0;
+        for (const auto& [series, v] : s.samples)
+            if (series.starts_with(family + "{")) total += v;
+        return total;
+    };
+    const Scrape before = Now();
+    ASSERT_EQ(before.error, "");
+    NewObjRes made = Create(rpc(), root_, "engine", UNCHECKED);
+    ASSERT_TRUE(NfsIs(made, NFS3_OK));
+    ASSERT_TRUE(NfsIs(Write(rpc(), made.fh, 0, std::string(100, 'e'), FILE_SYNC), NFS3_OK));
+    const Scrape after = Now();
+    ASSERT_EQ(after.error, "");
+    for (const char* f : {"nfsrdmad_reactor_sleeps_total", "nfsrdmad_reactor_wakeups_total",
+                          "nfsrdmad_worker_threads", "nfsrdmad_worker_jobs",
+                          "nfsrdmad_worker_threads_parked", "nfsrdmad_worker_hand_overs_total"})
+        EXPECT_TRUE(after.families.count(f)) << f;
+    // Each reply was followed by a wait for the next call.
+    EXPECT_GE(
+        sum(after, "nfsrdmad_reactor_sleeps_total") - sum(before, "nfsrdmad_reactor_sleeps_total"),
+        2);
+    EXPECT_GE(Rise(before, after, "nfsrdmad_worker_hand_overs_total"), 2);
+    EXPECT_GT(after.at("nfsrdmad_worker_threads"), 0);
+    EXPECT_LE(after.at("nfsrdmad_worker_threads_parked"), after.at("nfsrdmad_worker_threads"));
+    // The TCP loops do not poll: no spin window is shown for them.
+    EXPECT_FALSE(after.families.count("nfsrdmad_reactor_spin_window_seconds"));
+
+    const auto threads = daemon_->StatsCounter("engine", "threads");
+    ASSERT_TRUE(threads.has_value());
+    EXPECT_EQ(double(*threads), after.at("nfsrdmad_worker_threads"));
+    const auto hand_overs = daemon_->StatsCounter("engine", "hand_overs");
+    ASSERT_TRUE(hand_overs.has_value());
+    EXPECT_GE(double(*hand_overs), after.at("nfsrdmad_worker_hand_overs_total"));
+}
+
 // packaging/grafana/nfsrdmad.json: every metric a panel queries is one the daemon serves
 // (a histogram by its family name plus _bucket, _sum or _count).
 TEST_F(MetricsTest, DashboardNamesOnlyMetricsTheDaemonServes) {

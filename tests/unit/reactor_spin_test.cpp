@@ -114,9 +114,46 @@ TEST(ReactorSpin, TheSpinStopsAfterLongSleepsAndComesBackWhenWorkComesClose) {
     EXPECT_EQ(r.spin_window_ns(), 25000u);
     work(0, 0);
     EXPECT_EQ(r.spin_window_ns(), 50000u);
+    // The stats (daemon: dump and metrics) show the same window, and the sleeps above.
+    const auto st = r.stats();
+    EXPECT_TRUE(st.spins);
+    EXPECT_EQ(st.spin_window_ns, 50000u);
+    EXPECT_GE(st.sleeps, 6u);
     // And it spins: on the frozen clock, it polls on and does not sleep.
     const uint64_t polled = polls.load();
     ASSERT_TRUE(eventually([&] { return polls.load() > polled + 100; }));
     EXPECT_FALSE(r.run_if_asleep([] {}));
+    r.stop();
+}
+
+// Stats of a loop that does not poll: it sleeps when idle, each post() to it asleep wakes
+// it, and it reports no spin; a poller added makes an adaptive loop a spinning one, and
+// its removal undoes that.
+TEST(ReactorStats, SleepsWakeupsAndWhetherItSpins) {
+    Reactor r(Mode::Adaptive, 50us, &fake_clock);
+    r.start("stats-test");
+    auto asleep = [&] { return eventually([&] { return r.run_if_asleep([] {}); }); };
+    ASSERT_TRUE(asleep());
+    const auto before = r.stats();
+    EXPECT_FALSE(before.spins);
+    EXPECT_EQ(before.spin_window_ns, 0u);
+    EXPECT_GE(before.sleeps, 1u);
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_TRUE(asleep());
+        std::atomic<bool> ran{false};
+        r.post([&] { ran.store(true); });
+        ASSERT_TRUE(eventually([&] { return ran.load(); }));
+    }
+    ASSERT_TRUE(asleep());
+    const auto after = r.stats();
+    EXPECT_GE(after.wakeups, before.wakeups + 3);
+    EXPECT_GE(after.sleeps, before.sleeps + 3);
+    EXPECT_GE(after.lent, before.lent + 4);
+    std::atomic<uint64_t> polls{0}, arms{0}, id{0};
+    r.post([&] { id.store(r.add_poller(counting_poller(polls, arms))); });
+    ASSERT_TRUE(eventually([&] { return r.stats().spins; }));
+    EXPECT_EQ(r.stats().spin_window_ns, r.spin_window_ns());
+    r.post([&] { r.remove_poller(id.load()); });
+    ASSERT_TRUE(eventually([&] { return !r.stats().spins; }));
     r.stop();
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <latch>
 #include <thread>
 #include <vector>
@@ -64,7 +65,28 @@ TEST(WorkerPool, QueuedBehindBusyWorkersAndParallel) {
     for (int i = 0; i < 10; ++i) pool.submit([&] { later.fetch_add(1); });
     EXPECT_EQ(later.load(), 0);
     EXPECT_EQ(pool.in_flight(), 13u);
+    // What the stats dump and the metrics show of it (daemon/metrics.cpp).
+    const auto s = pool.stats();
+    EXPECT_EQ(s.threads, 3u);
+    EXPECT_EQ(s.running, 3u);
+    EXPECT_EQ(s.queued, 10u);
+    EXPECT_EQ(s.parked, 0u);
+    EXPECT_EQ(s.hand_overs, 0u);  // no loop submitted them
     release.count_down();
     pool.shutdown();
     EXPECT_EQ(later.load(), 10);
+}
+
+// Idle, every thread parks, and the stats say so (the loops' extra threads counted).
+TEST(WorkerPool, StatsOfAnIdlePool) {
+    WorkerPool pool(2, false, 1);
+    ASSERT_TRUE([&] {
+        for (int i = 0; i < 2000 && pool.parked() < 3; ++i)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        return pool.parked() == 3;
+    }());
+    const auto s = pool.stats();
+    EXPECT_EQ(s.threads, 3u);
+    EXPECT_EQ(s.parked, 3u);
+    EXPECT_EQ(s.queued + s.running, 0u);
 }

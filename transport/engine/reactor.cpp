@@ -99,13 +99,27 @@ uint64_t Reactor::add_poller(Poller p) {
     ++additions_;
     uint64_t id = next_poller_++;
     pollers_.emplace_back(id, std::make_shared<Poller>(std::move(p)));
+    live_pollers_.fetch_add(1, std::memory_order_relaxed);
     return id;
 }
 
 void Reactor::remove_poller(uint64_t id) {
     for (auto& [pid, p] : pollers_)
-        if (pid == id) p.reset();  // erased by run_pollers(), which may be iterating now
+        if (pid == id && p) {
+            p.reset();  // erased by run_pollers(), which may be iterating now
+            live_pollers_.fetch_sub(1, std::memory_order_relaxed);
+        }
     pollers_dirty_ = true;
+}
+
+Reactor::Stats Reactor::stats() const {
+    Stats s;
+    s.sleeps = sleeps_.load(std::memory_order_relaxed);
+    s.wakeups = wake_writes();
+    s.lent = lent();
+    s.spins = mode_ == Mode::Adaptive && live_pollers_.load(std::memory_order_relaxed) > 0;
+    if (s.spins) s.spin_window_ns = spin_.ns();
+    return s;
 }
 
 bool Reactor::run_pollers() {
@@ -281,6 +295,9 @@ bool Reactor::run_here(const std::function<bool()>& hand_over) {
             sleeping_.store(true);
             if (pending_.load()) timeout = 0;  // posted while we were deciding: do not sleep
         }
+        // Only the loop's thread writes the count: no locked add needed.
+        if (timeout != 0)
+            sleeps_.store(sleeps_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         const bool lend = timeout != 0 && loop_lock.owns_lock();
         if (lend) loop_lock.unlock();
         int n = epoll_wait(epfd_.get(), events, 64, timeout);
@@ -331,6 +348,13 @@ ReactorGroup::ReactorGroup(unsigned count, Mode mode, std::chrono::microseconds 
     : mode_(mode), spin_(spin), shared_(count) {
     for (unsigned i = 0; i < count + own_thread; ++i)
         reactors_.push_back(std::make_unique<Reactor>(mode, spin, spin_clock));
+}
+
+std::vector<Reactor::Stats> ReactorGroup::stats() const {
+    std::vector<Reactor::Stats> out;
+    out.reserve(reactors_.size());
+    for (const auto& r : reactors_) out.push_back(r->stats());
+    return out;
 }
 
 void ReactorGroup::start() {

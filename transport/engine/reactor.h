@@ -145,6 +145,16 @@ class Reactor {
     // An adaptive loop's spin now, in ns (SpinWindow: between 0 and `spin`; tests).
     uint64_t spin_window_ns() const { return spin_.ns(); }
 
+    // What the loop did, for the stats dump and the metrics (any thread; relaxed).
+    struct Stats {
+        uint64_t sleeps = 0;          // blocking epoll_waits entered: the loop had nothing to do
+        uint64_t wakeups = 0;         // wake_writes(): post() woke it from such a sleep
+        uint64_t lent = 0;            // lent(): run_if_asleep ran on its sleep
+        bool spins = false;           // adaptive, with pollers: it spins before it sleeps...
+        uint64_t spin_window_ns = 0;  // ... this long now (0 unless `spins`)
+    };
+    Stats stats() const;
+
   private:
     friend class WorkerPool;
     // Runs the loop on the calling thread. After each round `hand_over` (when set) may
@@ -191,6 +201,8 @@ class Reactor {
     std::atomic<bool> pending_{false};   // posted_ may hold work (see post())
     std::atomic<bool> sleeping_{false};  // in (or about to enter) a blocking epoll_wait
     std::atomic<uint64_t> wake_writes_{0};
+    std::atomic<uint64_t> sleeps_{0};
+    std::atomic<uint32_t> live_pollers_{0};  // added and not removed (stats: spins)
     std::vector<std::pair<uint64_t, std::shared_ptr<Poller>>> pollers_;  // null: removed
     uint64_t next_poller_ = 1;
     std::map<TimerId, std::function<void()>> timers_;
@@ -223,6 +235,8 @@ class ReactorGroup {
     size_t size() const { return reactors_.size(); }
     Mode mode() const { return mode_; }
     std::chrono::microseconds spin() const { return spin_; }
+    // Each reactor's, in order (any thread).
+    std::vector<Reactor::Stats> stats() const;
 
   private:
     Mode mode_;

@@ -112,6 +112,20 @@ size_t WorkerPool::parked() const {
     return parked_.size();
 }
 
+WorkerPool::Stats WorkerPool::stats() const {
+    Stats s;
+    {
+        std::lock_guard lock(mu_);
+        s.threads = threads_.size();
+        s.queued = jobs_.size();
+        s.running = running_;
+        s.parked = parked_.size();
+    }
+    s.hand_overs = hand_overs();
+    s.loops_taken_back = loops_taken_back();
+    return s;
+}
+
 void WorkerPool::host(Reactor& r) {
     Parked* wake = nullptr;
     {

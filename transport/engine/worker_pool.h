@@ -55,6 +55,15 @@ class WorkerPool {
     // the times it took the loop back (the job was done before the worker was awake).
     uint64_t hand_overs() const { return hand_overs_.load(std::memory_order_relaxed); }
     uint64_t loops_taken_back() const { return taken_back_.load(std::memory_order_relaxed); }
+    // All of the above at once (one lock), for the stats dump and the metrics.
+    struct Stats {
+        size_t threads = 0;  // workers and the loops' threads (the constructor's sum)
+        size_t queued = 0;   // jobs waiting for a thread
+        size_t running = 0;  // jobs on a thread (kept by a loop's thread included)
+        size_t parked = 0;
+        uint64_t hand_overs = 0, loops_taken_back = 0;
+    };
+    Stats stats() const;
     // 0, or why PR_SET_IO_FLUSHER failed (it needs CAP_SYS_RESOURCE).
     int io_flusher_error() const { return io_flusher_error_; }
 

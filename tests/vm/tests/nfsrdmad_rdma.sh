@@ -323,6 +323,16 @@ for mode in poll event adaptive; do
     check_eq "$mode: no disconnect but the remount's" 1 "$(counter disconnects)"
     check_eq "$mode: no ERR_CHUNK" 0 "$(counter err_chunk)"
     check_eq "$mode: no completion error" 0 "$(counter completion_errors)"
+    # The dump's engine line: an adaptive RDMA reactor sizes its spin (engine/spin_window.h)
+    # and shows it; in the other modes none is sized.
+    spin=$(nfsrdmad_last_stat engine spin_window_ns)
+    echo "    $mode: the reactors' spin window: $spin (ns), $(nfsrdmad_last_stat engine sleeps) sleeps"
+    if [ "$mode" = adaptive ]; then
+        check "adaptive: the RDMA reactor's spin window is shown (0-50 us)" \
+            test "${spin:-x}" -ge 0 -a "${spin:-x}" -le 50000
+    else
+        check_eq "$mode: no spin window is shown" "-" "$spin"
+    fi
     if [ "$mode" = poll ] && [ -x "${RDMA_REQUESTER:-}" ]; then
         # A reply longer than the queue: the requester's six READs through a reply chunk
         # take 5 Writes and the Send (6 work requests, the queue holds 4). They are posted
