@@ -64,10 +64,12 @@ OpResult op_sequence(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
         return {};
     }
 
-    rq.session = r.session;
+    // Moved, not copied: every COMPOUND of a session counts on its one reference count,
+    // from whichever core runs it (the table's copy is the only increment per COMPOUND).
+    rq.session = std::move(r.session);
     rq.clientid = r.clientid;
     rq.slot = a.sa_slotid;
-    const state::ChannelAttrs& fore = r.session->fore();
+    const state::ChannelAttrs& fore = rq.session->fore();
     c.max_response = fore.max_response_size;
     if (a.sa_cachethis) c.max_cached = fore.max_response_size_cached;
     // The engine keeps a cached reply within ca_maxresponsesize_cached by turning the
@@ -76,7 +78,7 @@ OpResult op_sequence(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     // gets RETRY_UNCACHED_REP (§2.10.6.1.3) rather than finding the slot busy for ever.
     // The session is kept alive by rq.session, which nothing else sets, for as long as the
     // COMPOUND runs. A pointer and two words fit std::function without an allocation.
-    c.on_finish = [session = r.session.get(), slot = a.sa_slotid,
+    c.on_finish = [session = rq.session.get(), slot = a.sa_slotid,
                    seqid = a.sa_sequenceid](std::span<const uint8_t> reply) {
         if (session->finish(slot, seqid, reply) == x4::NFS4ERR_REP_TOO_BIG_TO_CACHE)
             session->finish(slot, seqid, std::nullopt);
@@ -108,8 +110,9 @@ OpResult op_sequence(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     ok.sr_slotid = a.sa_slotid;
     ok.sr_highest_slotid = r.highest_slotid;
     ok.sr_target_highest_slotid = r.target_highest_slotid;
-    ok.sr_status_flags = r.status_flags | rq.svc.callbacks.status_flags(r.clientid, a.sa_sessionid,
-                                                                        r.session->callback_memo());
+    ok.sr_status_flags =
+        r.status_flags |
+        rq.svc.callbacks.status_flags(r.clientid, a.sa_sessionid, rq.session->callback_memo());
     x4::xdr_encode(res, out);
     return {};
 }
