@@ -26,6 +26,11 @@
 # load_fio: fio 1 MiB O_DIRECT libaio at AB_DEPTH, default 128, for AB_RUNTIME seconds over
 # a file of AB_SIZE; deepread writes it first, unmeasured): MiB/s, the worst completion and
 # the guest's CPU per MiB.
+# AB_JOB=fanout runs issue 16's many mounts instead: AB_CLIENTS (200) mounts, each of its own
+# server address (tests/vm/lib/load.sh load_mount_all), AB_MB (2) MiB written and fsync'd
+# through each in parallel, then read back (load_roundtrip): write MiB/s, the slowest
+# mount's write, and the guest's CPU per MiB written and read. Give the guest memory for
+# it (run.sh --mem 6G for 200).
 # Every job also records the server's own CPU per unit (cpu.sh server_cpu: nfsrdmad's process,
 # whose system calls include the Soft-RoCE and loopback TCP work they start; or the nfsd
 # threads, without the softirq and kworker time the kernel spends for them), summed up per
@@ -38,7 +43,7 @@
 # mean of files/s (IOPS) over the first build's, round by round.
 # Env: AB_BINS ("NAME=PATH NAME=PATH..."), AB_ROUNDS (4), AB_PROTO (tcp), AB_VERS (3 or 4.1),
 # AB_THREADS (4), AB_FILES (300), AB_KNFSD (0), AB_JOB (storm), AB_SIZE (128M),
-# AB_RUNTIME (15), AB_DEPTH (128), AB_SPLIT (0; 1: the client's job on vCPU 1, the servers' threads on vCPU 0).
+# AB_RUNTIME (15), AB_DEPTH (128), AB_CLIENTS (200), AB_MB (2), AB_SPLIT (0; 1: the client's job on vCPU 1, the servers' threads on vCPU 0).
 source "$VMTEST_LIB/common.sh"
 source "$VMTEST_LIB/rxe.sh"
 source "$VMTEST_LIB/nfs.sh"
@@ -49,6 +54,7 @@ read -r -a BINS <<< "${AB_BINS:?AB_BINS: NAME=PATH ...}"
 ROUNDS=${AB_ROUNDS:-4} PROTO=${AB_PROTO:-tcp} VERS=${AB_VERS:-3}
 THREADS=${AB_THREADS:-4} FILES=${AB_FILES:-300}
 JOB=${AB_JOB:-storm} SIZE=${AB_SIZE:-128M} RUNTIME=${AB_RUNTIME:-15} DEPTH=${AB_DEPTH:-128}
+CLIENTS=${AB_CLIENTS:-200} MB=${AB_MB:-2}
 export BENCH_SPLIT=${AB_SPLIT:-0}  # cpu.sh's pin_server, pin_client
 EXPORT=/srv/ab
 MNT=/mnt/ab
@@ -105,6 +111,15 @@ measure_end() {
       perf report -i "$PERF_OUT.data" --stdio --no-children --sort comm,dso --percent-limit 0.5 2>/dev/null | grep -v '^#' | grep -v '^$'
       echo "# by command and symbol"
       perf report -i "$PERF_OUT.data" --stdio --no-children --sort comm,sym --percent-limit 0.3 -g none 2>/dev/null | grep -v '^#' | grep -v '^$'
+      # The server's threads alone (nfsrdmad's loops and workers, or the nfsd threads), by
+      # symbol: its samples spread over many threads, each under the limit above.
+      local comms
+      comms=$(perf report -i "$PERF_OUT.data" --stdio --no-children --sort comm -g none 2>/dev/null |
+          awk '$1 ~ /%$/ {print $2}' | grep -E '^(worker-|reactor|nfsd|nfsrdmad|rdma-|tcp-)' | paste -sd, -)
+      if [ -n "$comms" ]; then
+          echo "# the server's threads, by object and symbol, in per cent of their samples ($comms)"
+          perf report -i "$PERF_OUT.data" --stdio --no-children --comms "$comms" --percentage relative --sort dso,sym --percent-limit 0.2 -g none 2>/dev/null | grep -v '^#' | grep -v '^$'
+      fi
       if [ "$AB_PERF" = g ]; then
           echo "# the symbols above 0.8 %, with their callers"
           perf report -i "$PERF_OUT.data" --stdio --no-children --sort comm,sym --percent-limit 0.8 -g caller,0.5,callee,function,percent --max-stack 16 2>/dev/null | grep -v '^#' | grep -v '^$'
@@ -188,6 +203,35 @@ PY
     nfs_umount "$MNT"
     rm -f "$EXPORT/deep.dat"
 }
+# fanout NAME ROUND: $CLIENTS mounts of the running server NAME, each of its own address,
+# $MB MiB written (and fsync'd) through each in parallel, then read back (load_roundtrip)
+fanout() {
+    local name=$1 r=$2 b0 b1 s0 s1 out=/tmp/ab-fanout.json base=/mnt/fanout
+    load_mount_all "$CLIENTS" "$EXPORT" "$base" "$(opts "$name"),nosharecache"
+    check "$name round $r: $CLIENTS mounts" test "${#LOAD_MOUNTED[@]}" = "$CLIENTS" || {
+        load_umount_all "$base"; return; }
+    measure_begin "$name" "$r"
+    b0=$(vm_busy) s0=$(server_cpu "$(kind "$name")")
+    check "$name round $r: $MB MiB through each, exact" load_roundtrip "$base" "$MB" "$out" "${LOAD_MOUNTED[@]}"
+    b1=$(vm_busy) s1=$(server_cpu "$(kind "$name")")
+    measure_end
+    python3 - "$name" "$r" "$out" $((b1 - b0)) $((s1 - s0)) "$((CLIENTS * MB * 2))" >> "$RES/ab.lines" <<'PY'
+import json, sys
+name, r, path, ticks, server, mib = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+try:
+    d = json.load(open(path))
+except (OSError, ValueError):
+    d = {}
+print(json.dumps({"name": name, "round": r, "files_per_s": d.get("write_mibs", 0),
+                  "errors": int(d.get("errors", 1) != 0), "worst_s": d.get("worst_write_s", 0),
+                  "read_mibs": d.get("read_mibs", 0),
+                  "cpu_us_per_file": round(ticks * 10000 / mib),
+                  "server_us_per_file": round(server * 10000 / mib)}))
+PY
+    note "$(tail -1 "$RES/ab.lines")"
+    load_umount_all "$base"
+    rm -f "$EXPORT"/load-*.bin
+}
 # timed NAME ROUND SCRIPT DIR MOUNT_EXTRA RATE COUNT: python3 /vmtest/SCRIPT $MNT/DIR
 # $RUNTIME OUT against the running server NAME, mounted with MOUNT_EXTRA added to its
 # options; records OUT's RATE (per second) and the guest's CPU per COUNT
@@ -247,6 +291,7 @@ run_job() {
         randread) randread "$@" ;;
         deepwrite) deep "$@" write ;;
         deepread) deep "$@" read ;;
+        fanout) fanout "$@" ;;
         serial) serial "$@" ;;
         lookup) lookup "$@" ;;
         getattr) getattr "$@" ;;
@@ -265,6 +310,9 @@ NFSRDMAD_ADDR=0.0.0.0
 config=()
 [ "$VERS" != 3 ] && config=(--config "$(nfs4_config)")
 
+if [ "$JOB" = fanout ]; then
+    check "$CLIENTS addresses" load_addrs_add "$CLIENTS" || exit 1
+fi
 if [ "$JOB" = deepwrite ] || [ "$JOB" = deepread ]; then
     check "fio" need_cmd fio || exit 1
 fi
@@ -320,7 +368,8 @@ unit = {"randread": "(READs/s, guest CPU per READ)",
         "lookup": "(LOOKUPs/s, guest CPU per LOOKUP)",
         "getattr": "(stat()s/s, guest CPU per stat())",
         "listing": "(entries listed with attributes per s, guest CPU per entry)",
-        "deepwrite": "(MiB/s, guest CPU per MiB)", "deepread": "(MiB/s, guest CPU per MiB)"}.get(sys.argv[3], "(files/s, guest CPU per file)")
+        "deepwrite": "(MiB/s, guest CPU per MiB)", "deepread": "(MiB/s, guest CPU per MiB)",
+        "fanout": "(MiB/s written, guest CPU per MiB moved)"}.get(sys.argv[3], "(files/s, guest CPU per file)")
 json.dump(rows, open(sys.argv[1].replace(".lines", ".json"), "w"), indent=1)
 names = []
 for r in rows:

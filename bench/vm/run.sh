@@ -18,7 +18,8 @@
 #                        [--runtime SECONDS] [--build DIR] [--vm-dir DIR] [--out DIR]
 #        bench/vm/run.sh --ab NAME=DAEMON [--ab NAME=DAEMON ...] [--rounds N] [--vers 3|4.1]
 #                        [--proto tcp|rdma] [--threads T] [--files F] [--knfsd]
-#                        [--job storm|randread|serial|lookup|getattr|unlink|listing|deepwrite|deepread]
+#                        [--job storm|randread|serial|lookup|getattr|unlink|listing|deepwrite|deepread|fanout]
+#                        [--clients N] [--mb MB] [--mem SIZE]
 #                        [--size SIZE] [--runtime S] [--depth D] [--split] [--perf|--perf-graph]
 #                        [--out DIR]
 #   --build DIR    CMake build tree (default <repo>/build): daemon DIR/daemon/nfsrdmad, VM
@@ -81,6 +82,10 @@
 #   --job deepwrite, --job deepread  instead: issue 16's deep queue, fio 1 MiB O_DIRECT at
 #                  --depth (128) for --runtime (15) s over a --size (128M) file (deepread
 #                  writes it first, unmeasured); MiB/s, the worst completion, CPU per MiB.
+#   --job fanout   instead: issue 16's many mounts, --clients (16) mounts each of its own
+#                  server address, --mb (2) MiB written with fsync through each in parallel
+#                  and read back; write MiB/s, the slowest mount's write, CPU per MiB moved.
+#                  Give the guest --mem (3G) enough: 6G for 200 mounts.
 # Delegation mode (issue 11; guest-deleg.sh, jobs/deleg-orc.fio), kernel nfsd and nfsrdmad on
 # one boot, NFSv4.1 over TCP and RDMA, each WITH and WITHOUT delegations (knfsd:
 # fs.leases-enable=1/0; nfsrdmad: `nfsv4: {delegations: true/false}`):
@@ -167,7 +172,8 @@ if [ ${#AB_BINS[@]} -gt 0 ]; then
             *) echo "bench/vm/run.sh: --ab NAME=DAEMON, not $b" >&2; exit 2 ;;
         esac
     done
-    "$REPO/tests/vm/boot.sh" --vm-dir "$VM_DIR" --run-dir "$OUT" --mem 3G --timeout 3600 \
+    "$REPO/tests/vm/boot.sh" --vm-dir "$VM_DIR" --run-dir "$OUT" --mem "$MEM" --timeout 3600 \
+        -e "AB_CLIENTS=$CLIENTS" -e "AB_MB=$MB" \
         -e "AB_BINS=${AB_BINS[*]}" -e "AB_ROUNDS=$ROUNDS" -e "AB_PROTO=$PROTO" -e "AB_VERS=$VERS" \
         -e "AB_THREADS=$THREADS" -e "AB_FILES=$FILES" -e "AB_KNFSD=$KNFSD" \
         -e "AB_JOB=$AB_JOB" -e "AB_SIZE=$SIZE" -e "AB_RUNTIME=$RUNTIME" -e "AB_SPLIT=$SPLIT" -e "AB_DEPTH=$DEPTH" -e "AB_PERF=$PERF" \
