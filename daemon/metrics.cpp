@@ -235,6 +235,10 @@ void rdma_counters(Families& f, rdma::Server* server) {
     f.counter("nfsrdmad_rdma_worker_replies_total",
               "Replies posted by the worker that made them, while their reactor slept",
               d(c.worker_replies));
+    f.counter("nfsrdmad_rdma_cq_arms_total",
+              "Requests for a connection's completion event, made before its reactor sleeps "
+              "where none stands",
+              d(c.cq_arms));
     f.counter("nfsrdmad_rdma_errors_total", "RDMA_ERROR replies sent, by kind (RFC 8166 §4.5)",
               d(c.err_vers), {{"kind", "vers"}});
     f.counter("nfsrdmad_rdma_errors_total", "RDMA_ERROR replies sent, by kind (RFC 8166 §4.5)",

@@ -9,6 +9,8 @@
 #    every byte exact; every mount's transport connected exactly once (the client's xprt
 #    connect count in mountstats, and the daemon log's "connection from" lines per address);
 #    no "disconnecting" line in the daemon log while they run;
+#  - then one of those mounts busy, the others idle: the daemon requests at most 3 CQ events
+#    a call (counter cq_arms), not one per connection each time a reactor sleeps;
 #  - fio 1 MiB O_DIRECT at iodepth $SCALE_DEPTH, writes then reads, over one RDMA mount: no
 #    error and the client never reconnects;
 #  - a create storm ($SCALE_THREADS threads x $SCALE_FILES files, each fsync'd) over RDMA and
@@ -93,6 +95,22 @@ disconnect_lines "$skip" > "$RES/disconnects.txt"
 check_eq "daemon: no 'disconnecting' line under load" 0 "$(wc -l < "$RES/disconnects.txt")"
 head -5 "$RES/disconnects.txt" | sed 's/^/    /'
 dump_stats
+# Idle connections cost a busy one nothing: a reactor about to sleep requests the CQ event
+# only of connections whose last request an event used up (cq_events.h), not of all of its
+# own (before: one system call per connection on the reactor, every sleep).
+if [ ${#LOAD_MOUNTED[@]} -gt 0 ]; then
+    calls0=$(nfsrdmad_stat rdma calls_msg) arms0=$(nfsrdmad_last_stat rdma cq_arms)
+    python3 - "$BASE/${LOAD_MOUNTED[0]}/arms" <<'PY'
+import os, sys
+os.mkdir(sys.argv[1])
+for i in range(200):  # LOOKUP and CREATE each: one call at a time
+    os.close(os.open(os.path.join(sys.argv[1], f"f{i}"), os.O_CREAT | os.O_WRONLY, 0o644))
+PY
+    calls=$(($(nfsrdmad_stat rdma calls_msg) - calls0)) arms=$(($(nfsrdmad_last_stat rdma cq_arms) - arms0))
+    note "one mount of ${#LOAD_MOUNTED[@]} busy: $calls calls, $arms CQ event requests"
+    check "one busy mount: at least 400 calls" test "$calls" -ge 400
+    check "one busy mount, the others idle: at most 3 CQ event requests a call" test "$arms" -le $((3 * calls))
+fi
 check "unmount them all" load_umount_all "$BASE"
 
 step "fio 1 MiB O_DIRECT at iodepth $SCALE_DEPTH over one RDMA mount"

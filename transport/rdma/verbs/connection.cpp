@@ -144,6 +144,7 @@ bool Connection::setup(std::string* why) {
         *why = std::string("ibv_req_notify_cq: ") + std::strerror(errno);
         return false;
     }
+    cq_notify_.armed();
     return true;
 }
 
@@ -157,7 +158,8 @@ void Connection::start() {
         poller_ = reactor_.add_poller({
             [self] { return self->reap() > 0; },
             [self] {
-                ibv_req_notify_cq(self->cq_.get(), 0);
+                if (self->cq_notify_.arm([&] { return ibv_req_notify_cq(self->cq_.get(), 0); }))
+                    self->count(Tc::cq_arms);
                 return self->reap() > 0;
             },
         });
@@ -208,7 +210,7 @@ int Connection::reap() {
 void Connection::on_completion_event() {
     if (torn_down_) return;
     on_cq_event(
-        channel_.get(), cq_.get(), poller_ != 0, [this] { return reap(); },
+        channel_.get(), cq_.get(), poller_ ? &cq_notify_ : nullptr, [this] { return reap(); },
         [this] { return torn_down_; });
 }
 

@@ -45,6 +45,7 @@
 #include "transport/rdma/protocol/reply_plan.h"
 #include "transport/rdma/protocol/send_queue.h"
 #include "transport/rdma/verbs/counters.h"
+#include "transport/rdma/verbs/cq_events.h"
 #include "transport/rdma/verbs/device.h"
 #include "transport/rpc/back_channel.h"
 #include "transport/rpc/dispatcher.h"
@@ -259,6 +260,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool torn_down_ = false;  // closed and drained: teardown() ran
     bool watching_ = false;
     uint64_t poller_ = 0;  // poll/adaptive modes: our poller on the reactor
+    CqNotify cq_notify_;   // ... and whether the CQ's event is requested (cq_events.h)
     TransportCounters local_;
 };
 

@@ -36,14 +36,18 @@ using Counter = std::atomic<uint64_t>;
 //   reactor_calls         calls answered on the reactor, without a worker (receive.cpp)
 //   worker_replies        replies a worker posted itself, as its sleeping reactor
 //                         (receive.cpp: no wake-up)
-#define NFSRDMAD_RDMA_TRANSPORT_COUNTERS(X)                                                      \
-    X(calls_msg)                                                                                 \
-    X(calls_nomsg) X(calls_msgp) X(done_ignored) X(read_chunks) X(read_bytes) X(write_chunks)    \
-        X(write_bytes) X(reply_chunks) X(reply_bytes) X(inline_replies) X(err_vers) X(err_chunk) \
-            X(credit_overruns) X(completions) X(completion_errors) X(send_invalidate)            \
-                X(staged_bytes) X(payload_memcpy_bytes) X(buffer_waits) X(send_queue_waits)      \
-                    X(reply_parts) X(stalled_sends) X(sink_registrations) X(back_calls)          \
-                        X(back_failed) X(stray_replies) X(reactor_calls) X(worker_replies)
+//   cq_arms               requests for a connection's CQ event (poll and adaptive modes:
+//                         before its reactor sleeps, and only where none stands, cq_events.h)
+#define NFSRDMAD_RDMA_TRANSPORT_COUNTERS(X)                                                   \
+    X(calls_msg)                                                                              \
+    X(calls_nomsg)                                                                            \
+    X(calls_msgp) X(done_ignored) X(read_chunks) X(read_bytes) X(write_chunks) X(write_bytes) \
+        X(reply_chunks) X(reply_bytes) X(inline_replies) X(err_vers) X(err_chunk)             \
+            X(credit_overruns) X(completions) X(completion_errors) X(send_invalidate)         \
+                X(staged_bytes) X(payload_memcpy_bytes) X(buffer_waits) X(send_queue_waits)   \
+                    X(reply_parts) X(stalled_sends) X(sink_registrations) X(back_calls)       \
+                        X(back_failed) X(stray_replies) X(reactor_calls) X(worker_replies)    \
+                            X(cq_arms)
 
 // Names one of them, for Connection::count.
 enum class Tc {

@@ -35,6 +35,7 @@ std::shared_ptr<ReceiveCompletions> ReceiveCompletions::create(
         *why = std::string("ibv_req_notify_cq (receives): ") + std::strerror(errno);
         return nullptr;
     }
+    rc->notify_.armed();
     // Watched from the reactor's own thread. Completions that arrive before start() runs
     // stay in the CQ (its event stays pending on the channel) and are reaped then.
     reactor.post([rc] { rc->start(); });
@@ -50,7 +51,7 @@ void ReceiveCompletions::start() {
         poller_ = reactor_.add_poller({
             [self] { return self->reap() > 0; },
             [self] {
-                ibv_req_notify_cq(self->cq_.get(), 0);
+                self->notify_.arm([&] { return ibv_req_notify_cq(self->cq_.get(), 0); });
                 return self->reap() > 0;
             },
         });
@@ -60,7 +61,8 @@ void ReceiveCompletions::start() {
 
 void ReceiveCompletions::on_event() {
     on_cq_event(
-        channel_.get(), cq_.get(), poller_ != 0, [this] { return reap(); }, [] { return false; });
+        channel_.get(), cq_.get(), poller_ ? &notify_ : nullptr, [this] { return reap(); },
+        [] { return false; });
 }
 
 int ReceiveCompletions::reap() {

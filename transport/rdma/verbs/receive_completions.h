@@ -45,6 +45,7 @@
 #include <unordered_map>
 
 #include "transport/engine/reactor.h"
+#include "transport/rdma/verbs/cq_events.h"
 #include "transport/rdma/verbs/receive_queue.h"
 #include "transport/rdma/verbs/resources.h"
 
@@ -81,6 +82,7 @@ class ReceiveCompletions : public std::enable_shared_from_this<ReceiveCompletion
     CqPtr cq_;
     uint32_t depth_ = 0;
     uint64_t poller_ = 0;
+    CqNotify notify_;  // with a poller: whether the CQ's event is requested (cq_events.h)
     mutable std::mutex mu_;
     std::unordered_map<uint32_t, std::weak_ptr<Connection>> conns_;
     uint64_t strays_ = 0;  // under mu_
