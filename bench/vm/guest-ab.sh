@@ -39,6 +39,8 @@
 # (measure_begin below), in results/perf-NAME-ROUND.txt; AB_PERF=g (--perf-graph) with the
 # callers of the hottest symbols (the kernel's stacks; nfsrdmad's own only as deep as its
 # frame pointers go).
+# Every nfsrdmad run also leaves results/engine-NAME-ROUND.txt: its "stats: engine" line
+# (reactor sleeps and wake-ups, worker hand-overs) just before and just after the run.
 # Results: $VMTEST_OUT/results/ab.json; table.txt has each round and each build's geometric
 # mean of files/s (IOPS) over the first build's, round by round.
 # Env: AB_BINS ("NAME=PATH NAME=PATH..."), AB_ROUNDS (4), AB_PROTO (tcp), AB_VERS (3 or 4.1),
@@ -92,7 +94,17 @@ src() {
 # profiled boot's rates are not the bench's.
 PERF_PID=
 PERF_OUT=
+# engine_stats NAME ROUND WHEN: nfsrdmad's "stats: engine" line (its reactors' sleeps and
+# wake-ups, the workers' hand-overs) appended to $RES/engine-NAME-ROUND.txt, so that two
+# readings around a run give them per unit; nothing for the kernel nfsd.
+engine_stats() {
+    [ "$1" = knfsd ] && return 0
+    nfsrdmad_dump >/dev/null 2>&1 || return 0
+    echo "$3 $(grep 'stats: engine ' "$NFSRDMAD_LOG" | tail -1)" >> "$RES/engine-$1-$2.txt"
+}
 measure_begin() {
+    engine_stats "$1" "$2" begin
+    STATS_AT=("$1" "$2")
     pin_client
     local graph=()
     case "${AB_PERF:-0}" in 1) ;; g) graph=(-g) ;; *) return 0 ;; esac
@@ -103,6 +115,7 @@ measure_begin() {
 }
 measure_end() {
     unpin_client
+    engine_stats "${STATS_AT[@]}" end
     [ -n "$PERF_PID" ] || return 0
     kill -INT "$PERF_PID"
     wait "$PERF_PID"
