@@ -154,12 +154,18 @@ void Connection::start() {
         reactor_.add(channel_->fd, EPOLLIN, [self](uint32_t) { self->on_completion_event(); });
     // Poll and adaptive modes: the reactor polls the CQ itself, and arms its notification
     // only before it sleeps (adaptive). Event mode: the channel alone, re-armed per event.
+    // Only work we posted completes on this CQ (receives are the shared queue's, and every
+    // chain of Writes ends in a tracked, signaled Send), so with none in flight there is
+    // nothing to poll: a reactor's idle connections cost its loop a test each.
     if (watching_ && reactor_.mode() != engine::Mode::Event) {
         poller_ = reactor_.add_poller({
-            [self] { return self->reap() > 0; },
+            [self] { return !self->work_.empty() && self->reap() > 0; },
             [self] {
-                if (self->cq_notify_.arm([&] { return ibv_req_notify_cq(self->cq_.get(), 0); }))
-                    self->count(Tc::cq_arms);
+                // A standing request: whatever completed since raised the event, which
+                // wakes the reactor (cq_events.h). A new one: reap what came before it.
+                if (!self->cq_notify_.arm([&] { return ibv_req_notify_cq(self->cq_.get(), 0); }))
+                    return false;
+                self->count(Tc::cq_arms);
                 return self->reap() > 0;
             },
         });

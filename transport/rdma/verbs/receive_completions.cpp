@@ -51,8 +51,9 @@ void ReceiveCompletions::start() {
         poller_ = reactor_.add_poller({
             [self] { return self->reap() > 0; },
             [self] {
-                self->notify_.arm([&] { return ibv_req_notify_cq(self->cq_.get(), 0); });
-                return self->reap() > 0;
+                // As a connection's CQ (Connection::start): a standing request needs no reap.
+                return self->notify_.arm([&] { return ibv_req_notify_cq(self->cq_.get(), 0); }) &&
+                       self->reap() > 0;
             },
         });
     }
