@@ -58,7 +58,8 @@ struct RdmaTuning {
     uint32_t credits = 128;              // RFC 8166 §3.3.1: the most one connection is granted
     uint32_t max_connections = 1024;     // more are rejected at CONNECT_REQUEST
     uint32_t receive_buffers = 4096;     // per device, shared by its connections (SRQ)
-    uint32_t max_read_bytes = 8u << 20;  // RDMA Read bytes in flight per device
+    uint32_t max_read_bytes = 0;         // RDMA Read bytes in flight per device; 0: the
+                                         // payload pool's (max_payload_buffers MiB)
     uint32_t inline_size = 4096;         // receive/send buffer size advertised (RFC 8797)
     uint32_t max_payload_buffers = 256;  // 1 MiB registered buffers, in all
     bool huge_pages = false;             // back payload buffers with 2 MiB pages

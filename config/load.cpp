@@ -341,7 +341,13 @@ void Loader::rdma_tuning(const Val& v) {
             if (auto n = number(val, "'max_connections'", 1, 65536))
                 t.max_connections = uint32_t(*n);
         } else if (key == "max_read_bytes") {
-            if (auto n = number(val, "'max_read_bytes'", 65536, 1u << 30))
+            // 0: as many bytes as the payload buffers hold (PoolSizes::read_budget()).
+            auto n = number(val, "'max_read_bytes'", 0, 1u << 30);
+            if (n && *n != 0 && *n < 65536)
+                error(val.mark,
+                      "'max_read_bytes' must be 0 (the payload pool's bytes) or at "
+                      "least 65536");
+            else if (n)
                 t.max_read_bytes = uint32_t(*n);
         } else if (key == "receive_buffers") {
             if (auto n = number(val, "'receive_buffers'", 64, 1048576))

@@ -86,6 +86,7 @@ TEST(ConfigExample, FullExampleParses) {
     EXPECT_EQ(c.rdma_tuning.credits, 128u);
     EXPECT_EQ(c.rdma_tuning.inline_size, 4096u);
     EXPECT_EQ(c.rdma_tuning.max_payload_buffers, 256u);
+    EXPECT_EQ(c.rdma_tuning.max_read_bytes, 0u) << "0: the payload pool's bytes";
     EXPECT_FALSE(c.rdma_tuning.huge_pages);
     EXPECT_EQ(c.rdma_tuning.send_timeout, 60u);
 
@@ -909,6 +910,23 @@ TEST(ConfigRdma, ConnectionsAndReceiveBuffers) {
               (std::vector<std::string>{
                   "t.yaml:2:3: 'max_connections' (193) exceeds the calls 'receive_buffers' can "
                   "hold (192): every connection needs one credit"}));
+}
+
+TEST(ConfigRdma, ReadBudgetIsThePoolsOrAtLeast64KiB) {
+    auto d = load_string("{}", "t.yaml");
+    ASSERT_TRUE(d.config);
+    EXPECT_EQ(d.config->rdma_tuning.max_read_bytes, 0u);
+    auto r = load_string("rdma:\n  max_read_bytes: 8388608\n", "t.yaml");
+    ASSERT_TRUE(r.config) << ::testing::PrintToString(messages(r.errors));
+    EXPECT_EQ(r.config->rdma_tuning.max_read_bytes, 8388608u);
+    auto z = load_string("rdma:\n  max_read_bytes: 0\n", "t.yaml");
+    ASSERT_TRUE(z.config) << ::testing::PrintToString(messages(z.errors));
+    EXPECT_EQ(z.config->rdma_tuning.max_read_bytes, 0u);
+    auto bad = load_string("rdma:\n  max_read_bytes: 4096\n", "t.yaml");
+    EXPECT_FALSE(bad.config);
+    EXPECT_EQ(messages(bad.errors),
+              (std::vector<std::string>{"t.yaml:2:19: 'max_read_bytes' must be 0 (the payload "
+                                        "pool's bytes) or at least 65536"}));
 }
 
 TEST(ConfigRdma, EmptyListTurnsRdmaOff) {

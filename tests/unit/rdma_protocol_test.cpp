@@ -807,6 +807,43 @@ TEST(RdmaCredits, ALoweredGrantStillAdmitsWhatThePeerWasSentBefore) {
 
 // ---- the device's RDMA Read budget (transport/rdma/protocol/read_budget.h) ----------
 
+// One connection's Reads: its peer's initiator depth and its own bytes bound them, and a
+// Read larger than the bytes still runs, alone (issue 16: one deep queue must not take
+// the device's whole budget, now the payload pool's).
+TEST(RdmaReadWindow, BoundsReadsAndBytesAndLetsOneLargeReadRunAlone) {
+    ReadWindow w(/*depth=*/3, /*bytes=*/4 << 20);
+    EXPECT_EQ(w.depth(), 3u);
+    EXPECT_TRUE(w.admits(1 << 20));
+    w.posted(1 << 20);
+    w.posted(2 << 20);
+    EXPECT_TRUE(w.admits(1 << 20)) << "4 MiB in all fits";
+    EXPECT_FALSE(w.admits((1 << 20) + 1)) << "past the bytes";
+    w.posted(1 << 20);
+    EXPECT_FALSE(w.admits(1)) << "the depth is reached";
+    w.done(2 << 20);
+    EXPECT_EQ(w.reads(), 2u);
+    EXPECT_EQ(w.in_flight(), size_t(2) << 20);
+    EXPECT_TRUE(w.admits(2 << 20));
+    EXPECT_FALSE(w.admits(3 << 20));
+    EXPECT_EQ(w.peak(), size_t(4) << 20);
+    w.done(1 << 20);
+    w.done(1 << 20);
+    EXPECT_TRUE(w.admits(16 << 20)) << "nothing in flight: one large Read runs alone";
+    w.posted(16 << 20);
+    EXPECT_FALSE(w.admits(1));
+    EXPECT_EQ(w.peak(), size_t(16) << 20);
+    w.done(16 << 20);
+    EXPECT_EQ(w.in_flight(), 0u);
+    EXPECT_EQ(w.reads(), 0u);
+}
+
+TEST(RdmaReadWindow, DepthZeroStillLetsOneReadGo) {
+    ReadWindow w(0, 8 << 20);
+    EXPECT_TRUE(w.admits(1 << 20));
+    w.posted(1 << 20);
+    EXPECT_FALSE(w.admits(1 << 20));
+}
+
 TEST(RdmaReadBudget, BoundsBytesInFlightAndLetsOneLargeReadRunAlone) {
     ReadBudget b(4 << 20);
     EXPECT_TRUE(b.take(1 << 20, false));

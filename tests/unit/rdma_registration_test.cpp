@@ -1,6 +1,7 @@
 // What the verbs layer registers its memory for (no device needed: the choice is pure).
 #include <gtest/gtest.h>
 
+#include "transport/rdma/verbs/device.h"
 #include "transport/rdma/verbs/memory_pool.h"
 
 using nfsrdmad::rdma::verbs::pool_access;
@@ -28,4 +29,15 @@ TEST(RdmaRegistration, OnlyIwarpRegistersEachReadSinkRemotelyWritable) {
     EXPECT_EQ(*read_sink_access(IBV_TRANSPORT_IWARP) &
                   (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC),
               0);
+}
+
+// Issue 16: RDMA Reads in flight are bounded by what the payload buffers hold unless a
+// budget is set (8 MiB served 200 mounts' writes 1.15-1.25x slower than 256 MiB).
+TEST(RdmaRegistration, TheReadBudgetIsThePayloadPoolsUnlessSet) {
+    nfsrdmad::rdma::verbs::PoolSizes p;
+    EXPECT_EQ(p.read_budget(), size_t(256) << 20) << "default: 256 buffers of 1 MiB";
+    p.max_payload_buffers = 4;
+    EXPECT_EQ(p.read_budget(), size_t(4) << 20);
+    p.max_read_bytes = 65536;
+    EXPECT_EQ(p.read_budget(), 65536u) << "a configured budget is taken as it is";
 }

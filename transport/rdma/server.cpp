@@ -110,10 +110,11 @@ std::string Server::open_devices() {
         spdlog::info(
             "rdma: device {}: {} bytes registered ({} receive buffers, {} posted on the "
             "shared receive queue; {} payload buffers of {} bytes); up to {} credits per "
-            "connection, shared out of {}",
+            "connection, shared out of {}; up to {} bytes of RDMA Read in flight",
             dev->name(), dev->registered_bytes(), dev->receives().capacity(),
             dev->receive_queue().depth(), dev->payloads().capacity(), dev->payloads().buffer_size(),
-            opts_.credits, dev->receives().capacity() - dev->receive_queue().depth());
+            opts_.credits, dev->receives().capacity() - dev->receive_queue().depth(),
+            dev->read_budget().limit());
     }
     rdma_free_devices(list);
     return {};
@@ -334,9 +335,11 @@ std::vector<std::string> Server::stats() {
         p.read_waiters, p.async_events));
     // One line per open connection (its counters are atomics: safe to read from here).
     for (auto& [id, conn] : conns_)
-        lines.push_back(fmt::format("rdma-connection {} credits={} read_depth={} {}",
-                                    conn->peer().text, conn->credits(), conn->read_depth(),
-                                    conn->counters().format()));
+        lines.push_back(
+            fmt::format("rdma-connection {} credits={} read_depth={} calls_peak={} "
+                        "read_bytes_peak={} {}",
+                        conn->peer().text, conn->credits(), conn->read_depth(), conn->calls_peak(),
+                        conn->read_bytes_peak(), conn->counters().format()));
     return lines;
 }
 

@@ -34,7 +34,8 @@
 #    back (the device's asynchronous events) and counts them;
 #  - the daemon exits 0 on SIGTERM;
 #  - a payload pool of 4 registered buffers on huge pages under four parallel writers and
-#    readers: calls wait for buffers (counted), none fails, no ERR_CHUNK, data intact;
+#    readers (the RDMA Read budget, unset, is the pool's 4 MiB; 256 MiB by default):
+#    calls wait for buffers (counted), none fails, no ERR_CHUNK, data intact;
 #    then a requester holds all four: a READ with a write chunk waits on the reactor for
 #    its buffer (no worker waits), a small inline READ gives up after 0.5 s with
 #    NFS3ERR_JUKEBOX (counted), and both read their file intact once the watchdog frees them;
@@ -364,6 +365,9 @@ if check "nfsrdmad starts with 4 payload buffers" nfsrdmad_start "$EXPORT" \
         --rdma "$RXE_IP:$RDMA_PORT" --config /tmp/small-pool.yaml &&
     check "pool: listening" wait_for 20 grep -q "rdma: listening on $RXE_IP:$RDMA_PORT" "$NFSRDMAD_LOG" &&
     check "pool: mount" nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120; then
+    # The RDMA Read budget follows the payload pool unless set: 4 buffers, 4 MiB.
+    check "pool: the Read budget is the pool's 4 MiB" \
+        grep -q "rdma: device .* up to 4194304 bytes of RDMA Read in flight" "$NFSRDMAD_LOG"
     parallel_roundtrip pool "pool: file intact:"
     dump_stats
     grep -o "stats: rdma .*" "$NFSRDMAD_LOG" | tail -1
@@ -420,6 +424,8 @@ if check "nfsrdmad starts with max_connections 2" nfsrdmad_start "$EXPORT" \
     grep "rdma: device .* registered" "$NFSRDMAD_LOG" | head -2
     check "limits: registered memory is reported at start" \
         grep -q "rdma: device .* bytes registered (256 receive buffers, 64 posted" "$NFSRDMAD_LOG"
+    check "limits: the Read budget is the default pool's 256 MiB" \
+        grep -q "rdma: device .* up to 268435456 bytes of RDMA Read in flight" "$NFSRDMAD_LOG"
     dump_stats; registered_one=$(counter registered_bytes)
     grant() { sed -n 's/.*credits granted \([0-9]*\).*/\1/p' <<<"$1"; }
     out=$("$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" null)

@@ -12,7 +12,8 @@
 #  - then one of those mounts busy, the others idle: the daemon requests at most 3 CQ events
 #    a call (counter cq_arms), not one per connection each time a reactor sleeps;
 #  - fio 1 MiB O_DIRECT at iodepth $SCALE_DEPTH, writes then reads, over one RDMA mount: no
-#    error and the client never reconnects;
+#    error and the client never reconnects (the peaks of its calls and Read bytes are
+#    printed);
 #  - a create storm ($SCALE_THREADS threads x $SCALE_FILES files, each fsync'd) over RDMA and
 #    over TCP: every file created, no error;
 #  - a daemon restart under load: SIGKILL in the middle of a $SCALE_RESTART_MB MiB write over
@@ -137,6 +138,11 @@ if check "deep: mount" nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120; th
         check "deep: fio write again" load_fio "$MNT" write "$SCALE_DEPTH" "$SCALE_FIO_SIZE" "$SCALE_FIO_RUNTIME" "$RES/fio-write.json"
         check "deep: fio read again" load_fio "$MNT" read "$SCALE_DEPTH" "$SCALE_FIO_SIZE" "$SCALE_FIO_RUNTIME" "$RES/fio-read.json"
     fi
+    # What the deep queue reached (rdma-connection calls_peak, read_bytes_peak): in the runs
+    # of 2026-12-02 the Linux client on Soft-RoCE held 128 calls with us at once, yet never
+    # two of its WRITEs' 1 MiB Reads were in flight together, so the per-connection Read
+    # bound (8 MiB; ReadWindow's unit tests) is not reached here. Printed, not asserted.
+    note "deep: the connection held up to $(nfsrdmad_stat rdma-connection calls_peak) calls at once; its RDMA Read bytes in flight peaked at $(nfsrdmad_last_stat rdma-connection read_bytes_peak)"
     check_eq "deep: the client connected once (no reconnect)" 1 "$(load_xprt_connects "$MNT")"
     check_eq "deep: no 'disconnecting' line" 0 "$(disconnect_lines "$skip" | wc -l)"
     disconnect_lines "$skip" | head -3 | sed 's/^/    /'

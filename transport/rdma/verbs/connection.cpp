@@ -15,7 +15,7 @@
 //     them all, so a disconnect gives every buffer back before teardown() releases it.
 //   - at most `credits` calls at a time (the largest grant it was ever sent), and
 //     `initiator_depth` RDMA Reads in flight (what the peer's connect request allows,
-//     at most kMaxReadsInFlight).
+//     at most kMaxReadsInFlight), of at most `read_bytes` (ReadWindow).
 //   - calls and replies that found a pool empty, or the send queue full, wait in order
 //     (starved_*), holding nothing (but reply_, the oldest reply, once a part of it is
 //     posted: its buffers), until the pool hands a buffer back or a completion
@@ -49,7 +49,8 @@ Connection::Connection(rdma_cm_id* id, std::shared_ptr<Device> dev, engine::Reac
           return p;
       }()),
       credits_(dev_->credit_share(o.credits)),
-      pending_(svc.max_back_calls) {}
+      pending_(svc.max_back_calls),
+      reads_(o.initiator_depth, o.read_bytes) {}
 
 Connection::~Connection() {
     if (svc_.channels) svc_.channels->remove(peer_.conn);

@@ -58,6 +58,11 @@ struct ConnectionOptions {
     size_t peer_receive = 1024;  // the peer's receive size (RFC 8797), else 1024
     bool peer_remote_invalidate = false;
     uint32_t initiator_depth = 16;  // RDMA Reads we may have in flight (≤ kMaxReadsInFlight)
+    // RDMA Read bytes one connection may have in flight (one Read larger than this still
+    // runs, alone). Keeps a deep queue's oldest calls first while the device's budget
+    // (PoolSizes::read_budget()) is shared by many connections. 8 MiB is far beyond one
+    // link's bandwidth-delay product.
+    size_t read_bytes = 8u << 20;
     uint32_t send_queue_depth = 0;  // work requests; 0: automatic (send_queue.h)
     Limits limits;
     // Test hook (fuzz seeds from real traffic): every received message is also written
@@ -127,6 +132,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
     const TransportCounters& counters() const { return local_; }  // any thread
     uint32_t credits() const { return granted_.load(std::memory_order_relaxed); }
     uint32_t read_depth() const { return opts_.initiator_depth; }
+    // The most RDMA Read bytes it ever had in flight (stats; any thread).
+    size_t read_bytes_peak() const { return read_bytes_peak_.load(std::memory_order_relaxed); }
+    // The most calls it ever held at once, from arrival to reply (stats; any thread).
+    uint32_t calls_peak() const { return calls_peak_.load(std::memory_order_relaxed); }
     uint32_t send_queue_depth() const { return sq_.depth(); }
 
     // RFC 8167 (back_channel.cpp): a reverse-direction call, on the reactor (through the
@@ -248,7 +257,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // posted and may still read these buffers. Freed with the QP (~Connection).
     std::vector<std::unique_ptr<Work>> lingering_;
     std::vector<MemoryPool*> awaiting_;      // pools that will wake us when they can
-    uint32_t reads_in_flight_ = 0;
+    ReadWindow reads_;                       // our Reads in flight (reactor only)
+    std::atomic<size_t> read_bytes_peak_{0};  // reads_.peak(), for stats on any thread
+    std::atomic<uint32_t> calls_peak_{0};     // written on the reactor only
     SendQueueSlots sq_{1};               // sized in setup()
     uint32_t max_send_sge_ = 1;          // gather entries per work request (setup())
     bool sq_short_ = false;              // work waits for send queue slots

@@ -37,7 +37,7 @@ std::shared_ptr<Device> Device::open(ibv_context* ctx, const PoolSizes& s, engin
                                                s.payload_size, PoolSizes::kPayloadsPerSlab,
                                                s.max_payload_buffers, s.huge_pages, access);
     d->alloc_ = std::make_unique<PayloadPoolAllocator>(*d->payload_);
-    d->reads_ = std::make_unique<ReadBudget>(s.max_read_bytes);
+    d->reads_ = std::make_unique<ReadBudget>(s.read_budget());
     for (auto* p : {d->recv_.get(), d->send_.get(), d->payload_.get()}) {
         if (!p->reserve_all()) {
             *why = p->last_error();

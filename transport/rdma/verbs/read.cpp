@@ -11,9 +11,11 @@
 //
 // What it bounds: RDMA Reads in flight per connection never exceed the initiator depth
 // the peer's connect request allowed (IBA: more would be refused by its responder
-// resources); a call's pulls fit one payload buffer (on_receive refused larger ones); a
-// call that finds no free buffer waits behind the ones before it, in arrival order, so
-// the oldest call is the first to get memory and run.
+// resources), nor their bytes ConnectionOptions::read_bytes (8 MiB: a deep queue's
+// oldest calls are pulled first, and its Reads do not crowd out other connections'),
+// nor those of the whole device its ReadBudget; a call's pulls fit one payload buffer (on_receive
+// refused larger ones); a call that finds no free buffer waits behind the ones before it, in
+// arrival order, so the oldest call is the first to get memory and run.
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -78,10 +80,10 @@ void Connection::begin_reads(std::shared_ptr<CallWork> call) {
 void Connection::pump_reads(bool turn) {
     if (awaiting_read_budget_ && !turn) return;  // in line on the budget: it wakes us
     if (turn) awaiting_read_budget_ = false;
-    // RDMA Reads in flight never exceed what the peer granted us (its initiator depth),
-    // and on the device never exceed the ReadBudget's bytes.
+    // RDMA Reads in flight never exceed what the peer granted us (its initiator depth)
+    // nor opts_.read_bytes (ReadWindow), and on the device the ReadBudget's bytes.
     auto& budget = dev_->read_budget();
-    while (!read_queue_.empty() && reads_in_flight_ < opts_.initiator_depth && !closed_) {
+    while (!read_queue_.empty() && !closed_) {
         // Each Read takes a send queue slot; replies waiting for slots go first. A turn
         // from the budget passes on (below): when slots free, this connection takes its
         // place in the budget's line again, behind those that came meanwhile.
@@ -91,6 +93,10 @@ void Connection::pump_reads(bool turn) {
         }
         PendingRead& next = read_queue_.front();
         const uint32_t bytes = next.pull.remote.length;
+        // This connection's own bounds (its peer's initiator depth, opts_.read_bytes): its
+        // next Read waits for one of its own to finish (on_read_done pumps again); a budget
+        // turn it holds passes on (below).
+        if (!reads_.admits(bytes)) break;
         const bool had_turn = std::exchange(turn, false);
         if (!budget.take(bytes, had_turn)) {
             // Others first (round robin), or no room: queue on the budget. A connection that
@@ -136,7 +142,8 @@ void Connection::pump_reads(bool turn) {
             disconnect(std::string("ibv_post_send (RDMA Read): ") + std::strerror(errno));
             return;
         }
-        ++reads_in_flight_;
+        reads_.posted(bytes);
+        read_bytes_peak_.store(reads_.peak(), std::memory_order_relaxed);
         // Others wait: one Read per turn, then behind them (round robin).
         if (budget.waiting() && !read_queue_.empty()) {
             wait_for_read_budget(false);
@@ -166,7 +173,7 @@ void Connection::wait_for_read_budget(bool front) {
 }
 
 void Connection::read_finished(uint32_t bytes) {
-    --reads_in_flight_;
+    reads_.done(bytes);
     dev_->read_budget().give(bytes);
 }
 

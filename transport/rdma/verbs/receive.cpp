@@ -48,6 +48,8 @@ void Connection::on_receive(BufferPtr buf, uint32_t len) {
                    " credits");
         return;
     }
+    if (credits_.outstanding() > calls_peak_.load(std::memory_order_relaxed))
+        calls_peak_.store(credits_.outstanding(), std::memory_order_relaxed);
     std::span<const uint8_t> msg(buf->data(), len);
     auto parsed = parse_header(msg, opts_.limits);
     if (auto* err = std::get_if<HeaderError>(&parsed)) {
