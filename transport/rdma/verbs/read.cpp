@@ -12,10 +12,10 @@
 // What it bounds: RDMA Reads in flight per connection never exceed the initiator depth
 // the peer's connect request allowed (IBA: more would be refused by its responder
 // resources), nor their bytes ConnectionOptions::read_bytes (8 MiB: a deep queue's
-// oldest calls are pulled first, and its Reads do not crowd out other connections'),
-// nor those of the whole device its ReadBudget; a call's pulls fit one payload buffer (on_receive
-// refused larger ones); a call that finds no free buffer waits behind the ones before it, in
-// arrival order, so the oldest call is the first to get memory and run.
+// oldest calls are pulled first, and its Reads do not crowd out other connections');
+// the whole device's, its ReadBudget. A call's pulls fit one payload buffer (on_receive
+// refused larger ones); a call that finds no free buffer waits behind the ones before
+// it, in arrival order, so the oldest call is the first to get memory and run.
 #include <cerrno>
 #include <cstring>
 #include <string>
