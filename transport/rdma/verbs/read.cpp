@@ -84,6 +84,12 @@ void Connection::pump_reads(bool turn) {
     // nor opts_.read_bytes (ReadWindow), and on the device the ReadBudget's bytes.
     auto& budget = dev_->read_budget();
     while (!read_queue_.empty() && !closed_) {
+        PendingRead& next = read_queue_.front();
+        const uint32_t bytes = next.pull.remote.length;
+        // This connection's own bounds first (its peer's initiator depth, opts_.read_bytes):
+        // its next Read waits for one of its own to finish (on_read_done pumps again),
+        // not for send queue slots; a budget turn it holds passes on (below).
+        if (!reads_.admits(bytes)) break;
         // Each Read takes a send queue slot; replies waiting for slots go first. A turn
         // from the budget passes on (below): when slots free, this connection takes its
         // place in the budget's line again, behind those that came meanwhile.
@@ -91,12 +97,6 @@ void Connection::pump_reads(bool turn) {
             wait_for_send_queue(false);
             break;
         }
-        PendingRead& next = read_queue_.front();
-        const uint32_t bytes = next.pull.remote.length;
-        // This connection's own bounds (its peer's initiator depth, opts_.read_bytes): its
-        // next Read waits for one of its own to finish (on_read_done pumps again); a budget
-        // turn it holds passes on (below).
-        if (!reads_.admits(bytes)) break;
         const bool had_turn = std::exchange(turn, false);
         if (!budget.take(bytes, had_turn)) {
             // Others first (round robin), or no room: queue on the budget. A connection that
