@@ -156,10 +156,10 @@ void dump_stats(const MetricsSources& s) {
         const auto& d = v4.delegation_stats;
         spdlog::info(
             "stats: nfs4_delegations held={} write={} granted={} recalls={} recall_failures={} "
-            "returned={} revoked={} cb_getattrs={} recall_any={}",
+            "returned={} revoked={} cb_getattrs={} recall_any={} removed={}",
             v4.delegations.size(), v4.delegations.writes(), d.granted.load(), d.recalls.load(),
             d.recall_failures.load(), d.returned.load(), d.revoked.load(), d.getattrs.load(),
-            d.recall_any.load());
+            d.recall_any.load(), d.removed.load());
     }
     if (s.rdma)
         for (const auto& line : s.rdma->stats()) spdlog::info("stats: {}", line);

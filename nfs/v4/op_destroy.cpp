@@ -1,6 +1,6 @@
 // DESTROY_SESSION (RFC 8881 §18.37) and DESTROY_CLIENTID (§18.50): the client table
 // decides (bound connection, requests in progress, state still held); a destroyed
-// client's opens go with it.
+// client's opens go with it, and delegations of files removed since do not hold it.
 #include "nfs/v4/ops.h"
 #include "nfs/v4/request.h"
 
@@ -37,6 +37,12 @@ OpResult op_destroy_clientid(Compound& c, xdr::Decoder& args, xdr::Encoder& res)
     if (!rq.decode(args, a)) return OpResult::bad_xdr();
     auto owner = rq.svc.clients.ownerid(a.dca_clientid);
     x4::nfsstat4 st = rq.svc.clients.destroy_clientid(a.dca_clientid, rq.principal());
+    // A delegation of a file removed on the server cannot be returned: the client's PUTFH
+    // before DELEGRETURN is NFS4ERR_STALE. It ends with its file, and so does not keep the
+    // client ID busy (§18.50.3); the Linux client would ask again once a second, ten times,
+    // at umount.
+    if (st == x4::NFS4ERR_CLIENTID_BUSY && rq.svc.forget_removed_delegations(a.dca_clientid) != 0)
+        st = rq.svc.clients.destroy_clientid(a.dca_clientid, rq.principal());
     if (st == x4::NFS4_OK) {
         rq.svc.forget_client(a.dca_clientid);
         if (owner) rq.svc.recovery.destroyed(*owner);

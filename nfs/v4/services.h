@@ -135,10 +135,14 @@ class Services {
     void check_leases();
     // DELEGRETURN (§18.6) of the client's delegation `sid`; the stateid is freed.
     x4::nfsstat4 return_delegation(state::ClientId client, const state::Stateid& sid);
+    // The client's delegations of files removed on the server since (a local `rm`, which a
+    // file lease does not see; the kernel nfsd recalls its delegations before such an
+    // unlink): they end with their files, stateids freed. How many there were.
+    size_t forget_removed_delegations(state::ClientId client);
     // How the recalls went, for the stats line.
     struct DelegationStats {
         std::atomic<uint64_t> granted{0}, recalls{0}, recall_failures{0}, returned{0}, revoked{0},
-            getattrs{0}, recall_any{0};
+            getattrs{0}, recall_any{0}, removed{0};
     };
     DelegationStats delegation_stats;
 

@@ -464,6 +464,35 @@ TEST_F(Nfs4Delegation, ALocalWriterOnTheServerRecallsAReadDelegation) {
     EXPECT_TRUE(opened.load());
 }
 
+// A delegation of a file removed on the server (a local `rm`: no lease break, the kernel
+// nfsd would have recalled it first) is not returned by the Linux client: its DELEGRETURN
+// COMPOUND asks GETATTR first, which is NFS4ERR_STALE. The delegation ends with its file
+// and does not keep DESTROY_CLIENTID busy (§18.50.3), or the client's umount asks ten
+// times, a second apart. A delegation of a file still there does.
+TEST_F(Nfs4Delegation, ADelegationOfAFileRemovedOnTheServerDoesNotKeepTheClientBusy) {
+    Opened kept = OpenIn("kept", kRead, true), gone = OpenIn("gone", kRead, true);
+    ASSERT_EQ(kept.deleg_type, x4::OPEN_DELEGATE_READ);
+    ASSERT_EQ(gone.deleg_type, x4::OPEN_DELEGATE_READ);
+    for (const Opened* o : {&kept, &gone})
+        ASSERT_EQ(Compound({Sequence(), op_putfh(o->fh), op_close(o->open)}).status(), x4::NFS4_OK);
+    ASSERT_EQ(::unlink(disk("gone").c_str()), 0);
+    Res ret = Compound({Sequence(), op_putfh(gone.fh),
+                        op_getattr({x4::FATTR4_CHANGE, x4::FATTR4_SIZE}), DelegReturn(gone.deleg)});
+    EXPECT_EQ(ret.status(), x4::NFS4ERR_STALE);
+    EXPECT_EQ(ret.count(), 3u) << "DELEGRETURN ran after a GETATTR that failed";
+
+    x4::nfs_argop4 destroy_session(x4::OP_DESTROY_SESSION);
+    destroy_session.opdestroy_session().dsa_sessionid = session_;
+    ASSERT_EQ(Compound({destroy_session}).status(), x4::NFS4_OK);
+    x4::nfs_argop4 destroy_client(x4::OP_DESTROY_CLIENTID);
+    destroy_client.opdestroy_clientid().dca_clientid = clientid_;
+    EXPECT_EQ(Compound({destroy_client}).status(), x4::NFS4ERR_CLIENTID_BUSY)
+        << "the delegation of a file still there no longer counts";
+    ASSERT_EQ(::unlink(disk("kept").c_str()), 0);
+    EXPECT_EQ(Compound({destroy_client}).status(), x4::NFS4_OK)
+        << "delegations of removed files keep the client ID busy";
+}
+
 TEST_F(Nfs4Delegation, ALocalReaderOnTheServerRecallsAWriteDelegationAndSeesTheHoldersData) {
     Opened o = OpenIn("wlocal", kBoth, true);
     ASSERT_EQ(o.status, x4::NFS4_OK);

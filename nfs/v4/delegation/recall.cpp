@@ -404,6 +404,20 @@ bool Services::sweep_delegations() {
     return !delegations.empty();
 }
 
+size_t Services::forget_removed_delegations(state::ClientId client) {
+    const std::vector<Delegation> gone = delegations.forget_removed(client);
+    for (const Delegation& d : gone) {
+        clients.release_stateid(client, d.stateid);
+        ++delegation_stats.removed;
+        std::lock_guard l(recall_mu_);
+        recall_retries_.erase(d.stateid.other);
+    }
+    if (!gone.empty())
+        spdlog::info("nfsv4.1: client {:#x}: {} delegation(s) of files removed on the server ended",
+                     client, gone.size());
+    return gone.size();
+}
+
 x4::nfsstat4 Services::return_delegation(state::ClientId client, const state::Stateid& sid) {
     auto r = clients.check_stateid(client, sid, state::mask_of(state::StateKind::Delegation));
     if (r.status != x4::NFS4_OK) return r.status;

@@ -1,5 +1,7 @@
 #include "nfs/v4/delegation/table.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 
 namespace nfsrdmad::nfs::v4 {
@@ -214,6 +216,22 @@ bool DelegationTable::recalling() const {
 
 std::vector<Delegation> DelegationTable::forget_client(state::ClientId client) {
     return erase_where([&](const Delegation& d) { return d.client == client; });
+}
+
+std::vector<Delegation> DelegationTable::forget_removed(state::ClientId client) {
+    std::vector<std::pair<Other, std::shared_ptr<const vfs::OpenFile>>> held;
+    {
+        std::lock_guard l(mu_);
+        for (const auto& [id, d] : by_id_)
+            if (d.client == client && d.fd) held.emplace_back(id, d.fd);
+    }
+    std::vector<Delegation> out;
+    for (const auto& [id, fd] : held) {
+        struct stat st;
+        if (::fstat(fd->fd.get(), &st) != 0 || st.st_nlink != 0) continue;
+        if (auto d = erase(id)) out.push_back(std::move(*d));
+    }
+    return out;
 }
 
 size_t DelegationTable::writes() const {

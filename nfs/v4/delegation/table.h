@@ -133,6 +133,10 @@ class DelegationTable {
     // Whether a write delegation of `file` is held (cheap when none is).
     bool write_delegated(const vfs::FileHandle& file) const;
     std::vector<Delegation> forget_client(state::ClientId client);
+    // The client's delegations of files removed since (a link count of 0 on the delegation's
+    // descriptor: a local `rm` on the server, which a file lease does not see), taken out.
+    // The file system is asked outside the mutex.
+    std::vector<Delegation> forget_removed(state::ClientId client);
     size_t size() const { return count_.load(std::memory_order_relaxed); }
     bool empty() const { return size() == 0; }
     size_t writes() const;
