@@ -137,7 +137,8 @@ class Services {
     x4::nfsstat4 return_delegation(state::ClientId client, const state::Stateid& sid);
     // The client's delegations of files removed on the server since (a local `rm`, which a
     // file lease does not see; the kernel nfsd recalls its delegations before such an
-    // unlink): they end with their files, stateids freed. How many there were.
+    // unlink): they end with their files, stateids freed. How many there were. (The sweep
+    // ends everyone's in turn, sweep_delegations.)
     size_t forget_removed_delegations(state::ClientId client);
     // How the recalls went, for the stats line.
     struct DelegationStats {
@@ -215,8 +216,12 @@ class Services {
     void recall_done(state::ClientId client, const DelegationTable::Other& id,
                      const std::optional<CbReply>& reply, const std::string& why);
     // The sweep's part: recalls unanswered for a lease are revoked; failed ones are
-    // tried again. True while delegations are held (the sweep then runs every second).
+    // tried again; delegations of files removed since are ended (a few each sweep).
+    // True while delegations are held (the sweep then runs every second).
     bool sweep_delegations();
+    // Delegations of removed files, taken out of the table: their stateids freed, counted;
+    // with `recall`, each holder sent one CB_RECALL. How many there were.
+    size_t end_removed(const std::vector<Delegation>& gone, bool recall);
 
     std::atomic<bool> lease_warned_{false};
     std::mutex recall_mu_;

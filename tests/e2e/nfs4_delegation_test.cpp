@@ -493,6 +493,23 @@ TEST_F(Nfs4Delegation, ADelegationOfAFileRemovedOnTheServerDoesNotKeepTheClientB
         << "delegations of removed files keep the client ID busy";
 }
 
+// The sweep ends a delegation of a file removed on the server (its descriptor closes, the
+// file's space is freed) and tells the holder with one CB_RECALL; the DELEGRETURN that
+// follows finds no delegation.
+TEST_F(Nfs4Delegation, ALocalRmOnTheServerEndsTheDelegationWithARecall) {
+    Opened o = OpenIn("rm-local", kRead, true);
+    ASSERT_EQ(o.deleg_type, x4::OPEN_DELEGATE_READ);
+    ASSERT_EQ(Compound({Sequence(), op_putfh(o.fh), op_close(o.open)}).status(), x4::NFS4_OK);
+    ASSERT_EQ(::unlink(disk("rm-local").c_str()), 0);
+    CbCall cb;
+    ASSERT_TRUE(NextCbCompound(*conn_, cb, 5000)) << "no CB_RECALL after the file was removed";
+    ExpectRecall(cb, o.deleg, o.fh);
+    AnswerCbCompound(*conn_, cb, x4::NFS4_OK);
+    EXPECT_EQ(Compound({Sequence(), op_putfh(o.fh), DelegReturn(o.deleg)}).status(),
+              x4::NFS4ERR_BAD_STATEID);
+    EXPECT_TRUE(NextCall(*conn_, 1500).empty()) << "the recall was sent again";
+}
+
 TEST_F(Nfs4Delegation, ALocalReaderOnTheServerRecallsAWriteDelegationAndSeesTheHoldersData) {
     Opened o = OpenIn("wlocal", kBoth, true);
     ASSERT_EQ(o.status, x4::NFS4_OK);

@@ -1,8 +1,15 @@
 // The delegation table's rules (nfs/v4/delegation/table.h, RFC 8881 §10.4.1): which
 // access conflicts with which delegation, one recall per delegation, the grant policy
 // (one per client and file, write ones alone, a cooldown after a conflict, a bound),
-// and the recalls overdue for revocation. Also the CB_COMPOUND codec it is recalled with.
+// the recalls overdue for revocation, and the delegations of files removed since. Also the
+// CB_COMPOUND codec it is recalled with.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "nfs/v4/callback/compound.h"
 #include "nfs/v4/delegation/table.h"
@@ -55,6 +62,49 @@ TEST(DelegationTable, ReadersShareWritersConflict) {
     EXPECT_TRUE(t.recalling());
     // Other files are not concerned.
     EXPECT_FALSE(t.conflict(Fh(2), 0, true, now).blocked);
+}
+
+// Delegations of files removed since they were granted: forget_removed(client) takes out
+// the client's; forget_removed_next(n) visits n of the table's in turn, around again, so
+// that a sweep reaches each. Files still linked, and delegations without a descriptor,
+// stay.
+TEST(DelegationTable, DelegationsOfRemovedFilesAreTakenOut) {
+    char dir[] = "/tmp/deleg-removed-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    DelegationTable t;
+    std::vector<std::string> paths;
+    for (uint8_t i = 1; i <= 6; ++i) {
+        paths.push_back(std::string(dir) + "/f" + std::to_string(i));
+        const int fd = ::open(paths.back().c_str(), O_RDWR | O_CREAT, 0600);
+        ASSERT_GE(fd, 0);
+        Delegation d = Deleg(i <= 3 ? 7 : 8, i, false, i);
+        d.fd = std::make_shared<vfs::OpenFile>(
+            vfs::OpenFile{nullptr, Fh(i), vfs::UniqueFd(fd), false});
+        t.put(d);
+    }
+    t.put(Deleg(7, 9, false, 9));  // no descriptor: never asked about
+    for (size_t i : {0, 1, 4}) ASSERT_EQ(::unlink(paths[i].c_str()), 0);  // files 1, 2, 5
+
+    auto mine = t.forget_removed(7);
+    ASSERT_EQ(mine.size(), 2u);
+    EXPECT_EQ(mine[0].stateid.other[11] + mine[1].stateid.other[11], 1 + 2);
+    EXPECT_EQ(t.size(), 5u) << "client 8's removed file is not client 7's";
+    // In turn, two at a time (the table holds 3, 4, 5, 6, 9): 3 and 4, then 5 and 6.
+    EXPECT_TRUE(t.forget_removed_next(2).empty());
+    auto next = t.forget_removed_next(2);
+    ASSERT_EQ(next.size(), 1u);
+    EXPECT_EQ(next[0].stateid.other[11], 5);
+    EXPECT_EQ(t.size(), 4u);
+    // Once file 6 is removed too, a pass from 9 around to 6 finds it; no more than the
+    // table holds is visited.
+    ASSERT_EQ(::unlink(paths[5].c_str()), 0);
+    auto again = t.forget_removed_next(100);
+    ASSERT_EQ(again.size(), 1u);
+    EXPECT_EQ(again[0].stateid.other[11], 6);
+    EXPECT_EQ(t.size(), 3u);
+    EXPECT_TRUE(t.forget_removed_next(100).empty());
+    for (size_t i : {2, 3}) ::unlink(paths[i].c_str());
+    ::rmdir(dir);
 }
 
 TEST(DelegationTable, AWriteDelegationConflictsWithReading) {

@@ -218,13 +218,7 @@ std::vector<Delegation> DelegationTable::forget_client(state::ClientId client) {
     return erase_where([&](const Delegation& d) { return d.client == client; });
 }
 
-std::vector<Delegation> DelegationTable::forget_removed(state::ClientId client) {
-    std::vector<std::pair<Other, std::shared_ptr<const vfs::OpenFile>>> held;
-    {
-        std::lock_guard l(mu_);
-        for (const auto& [id, d] : by_id_)
-            if (d.client == client && d.fd) held.emplace_back(id, d.fd);
-    }
+std::vector<Delegation> DelegationTable::erase_removed(const Held& held) {
     std::vector<Delegation> out;
     for (const auto& [id, fd] : held) {
         struct stat st;
@@ -232,6 +226,31 @@ std::vector<Delegation> DelegationTable::forget_removed(state::ClientId client) 
         if (auto d = erase(id)) out.push_back(std::move(*d));
     }
     return out;
+}
+
+std::vector<Delegation> DelegationTable::forget_removed(state::ClientId client) {
+    Held held;
+    {
+        std::lock_guard l(mu_);
+        for (const auto& [id, d] : by_id_)
+            if (d.client == client && d.fd) held.emplace_back(id, d.fd);
+    }
+    return erase_removed(held);
+}
+
+std::vector<Delegation> DelegationTable::forget_removed_next(size_t n) {
+    Held held;
+    {
+        std::lock_guard l(mu_);
+        n = std::min(n, by_id_.size());
+        auto it = by_id_.upper_bound(removed_cursor_);
+        for (size_t i = 0; i < n; ++i, ++it) {
+            if (it == by_id_.end()) it = by_id_.begin();  // around again
+            if (it->second.fd) held.emplace_back(it->first, it->second.fd);
+            removed_cursor_ = it->first;
+        }
+    }
+    return erase_removed(held);
 }
 
 size_t DelegationTable::writes() const {

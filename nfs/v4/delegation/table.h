@@ -133,10 +133,13 @@ class DelegationTable {
     // Whether a write delegation of `file` is held (cheap when none is).
     bool write_delegated(const vfs::FileHandle& file) const;
     std::vector<Delegation> forget_client(state::ClientId client);
-    // The client's delegations of files removed since (a link count of 0 on the delegation's
-    // descriptor: a local `rm` on the server, which a file lease does not see), taken out.
-    // The file system is asked outside the mutex.
+    // Delegations of files removed since they were granted (a link count of 0 on the
+    // delegation's descriptor: a local `rm` on the server, which a file lease does not see),
+    // taken out: the client's, or the next `n` of the table's in turn (a sweep that visits
+    // each in time without asking the file system for all at once). The file system is
+    // asked outside the mutex.
     std::vector<Delegation> forget_removed(state::ClientId client);
+    std::vector<Delegation> forget_removed_next(size_t n);
     size_t size() const { return count_.load(std::memory_order_relaxed); }
     bool empty() const { return size() == 0; }
     size_t writes() const;
@@ -148,6 +151,9 @@ class DelegationTable {
     // Takes out the delegations `pred` picks (mu_ not held).
     template <class Pred>
     std::vector<Delegation> erase_where(Pred&& pred);
+    // Of these delegations and their descriptors, takes out those whose file is removed.
+    using Held = std::vector<std::pair<Other, std::shared_ptr<const vfs::OpenFile>>>;
+    std::vector<Delegation> erase_removed(const Held& held);
 
     const size_t max_;
     mutable std::mutex mu_;
@@ -155,6 +161,7 @@ class DelegationTable {
     std::unordered_map<FileKey, std::vector<Other>> by_file_;
     std::unordered_map<FileKey, state::Time> conflicted_;  // file → last conflict
     std::unordered_map<int, Other> by_lease_;              // lease descriptor → delegation
+    Other removed_cursor_{};  // forget_removed_next() goes on after this one
     // Marks d recalled at `now` (mu_ held): true if it was not yet.
     bool mark_recalled(Delegation& d, state::Time now);
     size_t recalling_ = 0, writes_ = 0;
