@@ -323,6 +323,22 @@ size_t FdCache::close_idle() {
             if (it->second.used.load(std::memory_order_relaxed) + 2 > now) continue;
             drop(it, closing);
         }
+        // Then from the back of lru_, kIdleIoScan entries at most: one unused for
+        // kIdleIoPeriods that nobody else holds (a request, an NFSv4.1 open or delegation)
+        // is dropped, any other goes to the front (unmarked, as in eviction), so that the
+        // next calls look further on, whatever stays held for long.
+        const size_t n = std::min(kIdleIoScan, lru_.size());
+        for (size_t i = 0; i < n; ++i) {
+            auto it = slots_.find(lru_.back());
+            Slot& slot = it->second;
+            const bool marked = slot.lru_used.exchange(false, std::memory_order_relaxed);
+            if (!marked && slot.file.use_count() == 1 &&
+                slot.used.load(std::memory_order_relaxed) + kIdleIoPeriods <= now) {
+                drop(it, closing);
+                continue;
+            }
+            lru_.splice(lru_.begin(), lru_, slot.lru_pos);
+        }
     }
     idle_closed_.fetch_add(closing.size(), std::memory_order_relaxed);
     return closing.size();

@@ -8,7 +8,7 @@
 // OpenFor::Write opens O_RDWR, and the nfs layer asks for it only for a WRITE from a
 // caller admitted with write access. A file the server only read is therefore never
 // open for writing, and stays executable locally (no ETXTBSY). Once a writable entry
-// exists it also serves readers, until evicted.
+// exists it also serves readers, until evicted or closed for being idle.
 // Nothing is opened for a caller the export refuses: callers check the handle and find
 // its export (ExportTable::find_by_handle), authorize the caller against that export,
 // and only then call get().
@@ -31,9 +31,12 @@
 // kernel nfsd's file cache keeps its files (its laundrette, every 2 s): close_idle(), which
 // the daemon runs every second, closes those not used since its previous run (1 to 2 s after
 // their last use), and at most a quarter of the capacity are path entries (a scan of many
-// files does not push the directories and the files open for I/O out). REMOVE and RENAME
-// forget what they remove, whatever the kind. A file the cache holds open for I/O serves
-// node() as well (a GETATTR after a WRITE, an NFSv4.1 CLOSE's GETATTR); an I/O request for
+// files does not push the directories and the files open for I/O out). Those are kept longer
+// (a reopen costs open_by_handle_at), but not for ever: close_idle() also closes those
+// unused for kIdleIoPeriods runs that nothing else shares, so that a file read and then
+// removed on the server frees its blocks within about 30 s, however idle the server.
+// REMOVE and RENAME forget what they remove, whatever the kind. A file the cache holds open for I/O
+// serves node() as well (a GETATTR after a WRITE, an NFSv4.1 CLOSE's GETATTR); an I/O request for
 // a file held by a path entry opens it from that descriptor (no open_by_handle_at) and the
 // entry becomes an I/O one. Either way the Node shares the descriptor, found removed (nlink 0)
 // as a directory is.
@@ -132,10 +135,14 @@ class FdCache final : public FdReclaimer {
     Result<std::shared_ptr<const OpenFile>> cached(const HandleRef& ref, OpenFor need);
 
     // Drops the path entries not used since the previous call (so 1 to 2 periods after
-    // their last use); returns how many. One a request holds stays open until the request
-    // lets go. The daemon calls it every second, on a worker: the last close of a removed
-    // file frees its blocks, which may wait on the disk.
+    // their last use), and any other entry (a file held for I/O, a directory) not used for
+    // kIdleIoPeriods periods that nothing else holds (no more than kIdleIoScan of the least
+    // recently used looked at per call); returns how many. A path entry a request holds
+    // stays open until the request lets go. The daemon calls it every second, on a worker:
+    // the last close of a removed file frees its blocks, which may wait on the disk.
     size_t close_idle();
+    static constexpr uint64_t kIdleIoPeriods = 30;
+    static constexpr size_t kIdleIoScan = 256;
 
     // A regular file a LOOKUP has just found, its node's own O_PATH descriptor: kept as a
     // path entry, as node() would have kept it, so that the ACCESS and GETATTR that follow

@@ -238,7 +238,8 @@ TEST_F(Nfs3, GetattrOfAFileAWorkerResolvedIsAnsweredInPlaceUntilIdle) {
     EXPECT_EQ(files->path_entries(), 0u);
     EXPECT_FALSE(run(kGetattr, fh_args("file"), true, r));  // a worker's again
 
-    // Once a READ has it open, GETATTR shares that descriptor, which no sweep closes.
+    // Once a READ has it open, GETATTR shares that descriptor, which the sweeps close only after
+    // kIdleIoPeriods idle ones.
     ASSERT_TRUE(run(kRead, read_args("file", 0, 16), false, r));
     EXPECT_EQ(files->close_idle(), 0u);
     EXPECT_EQ(files->close_idle(), 0u);

@@ -583,9 +583,42 @@ TEST_F(IoTest, DirectoriesAreKeptOpenAndSharedByTheirNodes) {
     EXPECT_EQ(new_e->exp, reloaded->exports()[0]);
 }
 
+// Files held for I/O and directories: close_idle() closes them once unused for
+// kIdleIoPeriods calls (so a file read and then removed on the server frees its blocks),
+// not while anything else holds the descriptor (a request, an NFSv4.1 open or delegation).
+TEST_F(IoTest, FilesHeldForIoAreClosedOnceIdleForLong) {
+    FdCache cache(8);
+    ASSERT_EQ(::mkdir(path("d").c_str(), 0755), 0);
+    for (const char* n : {"idle", "busy", "shared"}) write_file(n, n);
+    auto ref = [&](const char* rel) { return *table_->find_by_handle(node(rel).handle.data()); };
+    const FileHandle idle = node("idle").handle;  // before it is removed
+    auto held = [&](const char* rel) {
+        return cache.contains(std::string_view(rel) == "idle" ? idle : node(rel).handle);
+    };
+    ASSERT_TRUE(cache.node(ref("d")).ok());
+    ASSERT_TRUE(cache.get(ref("idle"), OpenFor::Read).ok());
+    ASSERT_TRUE(cache.get(ref("busy"), OpenFor::Read).ok());
+    auto shared = cache.get(ref("shared"), OpenFor::Read);
+    ASSERT_TRUE(shared.ok());
+    for (uint64_t i = 1; i < FdCache::kIdleIoPeriods; ++i) {
+        EXPECT_EQ(cache.close_idle(), 0u) << "closed after " << i << " periods";
+        ASSERT_TRUE(cache.get(ref("busy"), OpenFor::Read).ok());  // in use all along
+    }
+    // The file removed meanwhile: its descriptor is what keeps its blocks.
+    ASSERT_EQ(::unlink(path("idle").c_str()), 0);
+    EXPECT_EQ(cache.close_idle(), 2u);  // idle and d
+    EXPECT_FALSE(held("idle") || held("d"));
+    EXPECT_TRUE(held("busy") && held("shared"));
+    EXPECT_EQ(cache.idle_closed(), 2u);
+    shared->reset();  // let go: idle since long, it goes at the next call
+    EXPECT_EQ(cache.close_idle(), 1u);
+    EXPECT_FALSE(held("shared"));
+    EXPECT_TRUE(held("busy"));
+}
+
 // Path entries: closed by close_idle() once unused for a whole period (never while a
 // request holds one: then when it lets go), at most a quarter of the capacity of them
-// (the oldest go first, and directories and files open for I/O stay), a removed file's
+// (the oldest go first; directories and files open for I/O stay far longer), a removed file's
 // left to a worker by a nowait resolve and dropped by a worker's, forgotten by forget().
 TEST_F(IoTest, RegularFilesHeldForTheirNodesAreBoundedInNumberAndTime) {
     FdCache cache(8);  // at most 2 path entries
@@ -622,7 +655,7 @@ TEST_F(IoTest, RegularFilesHeldForTheirNodesAreBoundedInNumberAndTime) {
         EXPECT_EQ(::statx(fd, "", AT_EMPTY_PATH, STATX_SIZE, &st), 0);
     }
     EXPECT_EQ(cache.path_entries(), 0u);
-    EXPECT_TRUE(held("d") && held("io"));  // never closed for being idle
+    EXPECT_TRUE(held("d") && held("io"));  // not after two idle periods (kIdleIoPeriods)
     EXPECT_EQ(cache.idle_closed(), 2u);
 
     // Removed: a nowait resolve gives up and leaves it; a worker's says ESTALE and drops it.

@@ -510,8 +510,13 @@ if check "nfsrdmad starts with a table of 16 delegations" \
     if check "mount -o $OPTS4" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "$OPTS4"; then
         nfs4_recall_any $MNT4 $EXPORT "v4.1 recall_any"
         # The files went on the server's side (rm in nfs4_recall_any) while the client held
-        # delegations of some: those end with their files, so the umount's DESTROY_CLIENTID
-        # is not NFS4ERR_CLIENTID_BUSY (the client would ask ten times, a second apart).
+        # delegations of some: those end with their files (the daemon's sweep, which recalls
+        # them), the descriptor cache closes files idle for 30 s, so the daemon lets the
+        # removed files go, and the umount's DESTROY_CLIENTID is not NFS4ERR_CLIENTID_BUSY
+        # (the client would ask ten times, a second apart).
+        _no_deleted_fds() { ! ls -l /proc/$NFSRDMAD_PID/fd 2>/dev/null | grep -q '(deleted)'; }
+        check "v4.1 recall_any: the daemon holds no removed file open (delegations ended, idle files closed)" \
+            wait_for 60 _no_deleted_fds
         check "umount (v4.1)" nfs_umount $MNT4
         check_eq "v4.1 recall_any: the client ID is gone after the umount (daemon: clients)" 0 \
             "$(nfsrdmad_stat nfs4 clients)"
