@@ -37,10 +37,10 @@ OpResult op_destroy_clientid(Compound& c, xdr::Decoder& args, xdr::Encoder& res)
     if (!rq.decode(args, a)) return OpResult::bad_xdr();
     auto owner = rq.svc.clients.ownerid(a.dca_clientid);
     x4::nfsstat4 st = rq.svc.clients.destroy_clientid(a.dca_clientid, rq.principal());
-    // A delegation of a file removed on the server cannot be returned: the client's PUTFH
-    // before DELEGRETURN is NFS4ERR_STALE. It ends with its file, and so does not keep the
-    // client ID busy (§18.50.3); the Linux client would ask again once a second, ten times,
-    // at umount.
+    // A delegation of a file removed on the server cannot be returned: the GETATTR the
+    // Linux client asks before DELEGRETURN is NFS4ERR_STALE. It ends with its file, and so
+    // does not keep the client ID busy (§18.50.3); the client would ask again once a second,
+    // ten times, at umount.
     if (st == x4::NFS4ERR_CLIENTID_BUSY && rq.svc.forget_removed_delegations(a.dca_clientid) != 0)
         st = rq.svc.clients.destroy_clientid(a.dca_clientid, rq.principal());
     if (st == x4::NFS4_OK) {

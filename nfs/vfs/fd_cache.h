@@ -31,15 +31,15 @@
 // kernel nfsd's file cache keeps its files (its laundrette, every 2 s): close_idle(), which
 // the daemon runs every second, closes those not used since its previous run (1 to 2 s after
 // their last use), and at most a quarter of the capacity are path entries (a scan of many
-// files does not push the directories and the files open for I/O out). Those are kept longer
-// (a reopen costs open_by_handle_at), but not for ever: close_idle() also closes those
-// unused for kIdleIoPeriods runs that nothing else shares, so that a file read and then
-// removed on the server frees its blocks within about 30 s, however idle the server.
-// REMOVE and RENAME forget what they remove, whatever the kind. A file the cache holds open for I/O
-// serves node() as well (a GETATTR after a WRITE, an NFSv4.1 CLOSE's GETATTR); an I/O request for
-// a file held by a path entry opens it from that descriptor (no open_by_handle_at) and the
-// entry becomes an I/O one. Either way the Node shares the descriptor, found removed (nlink 0)
-// as a directory is.
+// files does not push the directories and the files open for I/O out). Those are kept
+// longer (a reopen costs open_by_handle_at), but not for ever: close_idle() also closes
+// those unused for kIdleIoPeriods runs that nothing else shares, so that a file read and
+// then removed on the server frees its blocks within about 30 s, however idle the server.
+// REMOVE and RENAME forget what they remove, whatever the kind. A file the cache holds open
+// for I/O serves node() as well (a GETATTR after a WRITE, an NFSv4.1 CLOSE's GETATTR); an
+// I/O request for a file held by a path entry opens it from that descriptor (no
+// open_by_handle_at) and the entry becomes an I/O one. Either way the Node shares the
+// descriptor, found removed (nlink 0) as a directory is.
 // A hit shares the lock with other hits (rw_lock.h: it takes its thread's stripe of it)
 // and only marks its entry used: the entry is not moved in the recency lists then, which
 // would be a write under an exclusive lock on every call. Eviction gives a marked entry a second

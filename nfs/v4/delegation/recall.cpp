@@ -430,10 +430,10 @@ size_t Services::end_removed(const std::vector<Delegation>& gone, bool recall) {
             callbacks.compound(d.client, cb_recall(d.stateid, false, d.file.data()),
                                CallbackPaths::Clock::now() + options.limits.lease,
                                [](std::optional<CbReply>, const std::string&) {});
-        spdlog::info(
-            "nfsv4.1: client {:#x}'s {} delegation ended: its file was removed on the server{}",
-            d.client, d.write ? "write" : "read", recall ? " (recalled)" : "");
     }
+    if (!gone.empty())
+        spdlog::info("nfsv4.1: {} delegation(s) ended: their files were removed on the server{}",
+                     gone.size(), recall ? " (holders sent CB_RECALL)" : "");
     return gone.size();
 }
 

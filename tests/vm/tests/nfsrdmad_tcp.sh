@@ -514,7 +514,7 @@ if check "nfsrdmad starts with a table of 16 delegations" \
         # them), the descriptor cache closes files idle for 30 s, so the daemon lets the
         # removed files go, and the umount's DESTROY_CLIENTID is not NFS4ERR_CLIENTID_BUSY
         # (the client would ask ten times, a second apart).
-        _no_deleted_fds() { ! ls -l /proc/$NFSRDMAD_PID/fd 2>/dev/null | grep -q '(deleted)'; }
+        _no_deleted_fds() { ! ls -l /proc/$NFSRDMAD_PID/fd 2>/dev/null | grep -q "$EXPORT/.*(deleted)"; }
         check "v4.1 recall_any: the daemon holds no removed file open (delegations ended, idle files closed)" \
             wait_for 60 _no_deleted_fds
         check "umount (v4.1)" nfs_umount $MNT4
