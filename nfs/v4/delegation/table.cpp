@@ -1,8 +1,8 @@
 #include "nfs/v4/delegation/table.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
+
+#include "nfs/vfs/sys.h"
 
 namespace nfsrdmad::nfs::v4 {
 
@@ -221,8 +221,8 @@ std::vector<Delegation> DelegationTable::forget_client(state::ClientId client) {
 std::vector<Delegation> DelegationTable::erase_removed(const Held& held) {
     std::vector<Delegation> out;
     for (const auto& [id, fd] : held) {
-        struct stat st;
-        if (::fstat(fd->fd.get(), &st) != 0 || st.st_nlink != 0) continue;
+        auto st = vfs::sys::stat_fd(fd->fd.get());
+        if (!st || st->stx_nlink != 0) continue;
         if (auto d = erase(id)) out.push_back(std::move(*d));
     }
     return out;
