@@ -28,6 +28,7 @@
 #include "nfs/v4/id_map.h"
 #include "nfs/v4/nfs4_program.h"
 #include "nfs/vfs/durability.h"
+#include "nfs/vfs/file_watch.h"
 #include "nfs/vfs/recovery_store.h"
 #include "nfs/vfs/state/grace.h"
 #include "nfs/vfs/state_lock.h"
@@ -156,10 +157,10 @@ void dump_stats(const MetricsSources& s) {
         const auto& d = v4.delegation_stats;
         spdlog::info(
             "stats: nfs4_delegations held={} write={} granted={} recalls={} recall_failures={} "
-            "returned={} revoked={} cb_getattrs={} recall_any={} removed={}",
+            "returned={} revoked={} cb_getattrs={} recall_any={} removed={} local_changes={}",
             v4.delegations.size(), v4.delegations.writes(), d.granted.load(), d.recalls.load(),
             d.recall_failures.load(), d.returned.load(), d.revoked.load(), d.getattrs.load(),
-            d.recall_any.load(), d.removed.load());
+            d.recall_any.load(), d.removed.load(), d.local_changes.load());
     }
     if (s.rdma)
         for (const auto& line : s.rdma->stats()) spdlog::info("stats: {}", line);
@@ -409,6 +410,8 @@ int run(config::Config cfg, const Options& opts) {
     const size_t nlm_previous = nlm_store->previous().size();
     // NLM grants its blocked locks when an NFSv4.1 unlock frees them too (set below).
     auto nlm_wake = std::make_shared<std::function<void(std::vector<vfs::state::Waiter>)>>();
+    auto file_changed = std::make_shared<std::function<void(const vfs::FileHandle&)>>();
+    std::shared_ptr<vfs::FileWatch> watch;
     // NFSv4.1's OPEN and NLM's SHARE see each other's share reservations (set below).
     auto nlm_shares =
         std::make_shared<std::function<bool(const vfs::FileHandle&, uint32_t, uint32_t)>>();
@@ -450,6 +453,23 @@ int run(config::Config cfg, const Options& opts) {
         // CLOSE): half the descriptor cache's worth at most.
         o.max_delegations = std::max<size_t>(16, fd_cache / 2);
         o.write_delegations = cfg.nfs4.write_delegations;
+        if (o.delegations) {
+            // Local changes to delegated files that a file lease does not see
+            // (vfs/file_watch.h); the recalls go out from a worker (set below, once the
+            // pool runs: no file is watched before a delegation is granted).
+            auto w = vfs::FileWatch::start([file_changed](const vfs::FileHandle& h) {
+                if (*file_changed) (*file_changed)(h);
+            });
+            if (w)
+                watch = std::move(*w);
+            else
+                spdlog::warn(
+                    "nfsv4.1: fanotify: {}: a local chmod, link, unlink or rename of a "
+                    "delegated file on the server recalls nothing (the watch needs Linux 5.13, "
+                    "or CAP_SYS_ADMIN)",
+                    vfs::describe_error(w.error()));
+            o.watch = watch;
+        }
         o.foreign_shares = [nlm_shares](const vfs::FileHandle& fh, uint32_t access,
                                         uint32_t deny) {
             return *nlm_shares && (*nlm_shares)(fh, access, deny);
@@ -509,6 +529,10 @@ int run(config::Config cfg, const Options& opts) {
             "workers: PR_SET_IO_FLUSHER: {} (a client mounting this server from the "
             "same host can deadlock under memory pressure)",
             std::strerror(err));
+    if (watch)
+        *file_changed = [&workers, n = nfs4.get()](const vfs::FileHandle& h) {
+            workers.submit([n, h] { n->services().file_changed(h); });
+        };
     // Before the reactors and the first call: the counter's rate is measured here, once.
     rpc::latency::init();
     if (rpc::latency::uses_tsc())
@@ -745,6 +769,7 @@ int run(config::Config cfg, const Options& opts) {
     dump_stats(sources);
     metrics_stop.join();
     service.stop_watchdog();
+    if (watch) watch->stop();  // its callback submits to the workers
     reactors.stop();
     workers.shutdown();
     spdlog::info("nfsrdmad stopped");

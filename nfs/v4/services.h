@@ -72,6 +72,9 @@ struct Options {
     bool delegations = true;
     bool write_delegations = false;
     size_t max_delegations = 65536;
+    // Local changes a file lease does not see (vfs/file_watch.h): each delegated file is
+    // watched, and file_changed() recalls its delegations. Null: not watched.
+    std::shared_ptr<vfs::FileWatch> watch;
 };
 
 class Services {
@@ -133,6 +136,11 @@ class Services {
     // signal queue overflowed). The daemon's signal thread calls them.
     void lease_broken(int fd);
     void check_leases();
+    // A local process on the server changed `file`'s attributes, its links or its name
+    // (Options::watch; the kernel nfsd recalls before such a change, this daemon learns it
+    // just after): its delegations are recalled, or ended with one CB_RECALL when the
+    // file is gone (as the sweep ends them). A worker runs it.
+    void file_changed(const vfs::FileHandle& file);
     // DELEGRETURN (§18.6) of the client's delegation `sid`; the stateid is freed.
     x4::nfsstat4 return_delegation(state::ClientId client, const state::Stateid& sid);
     // The client's delegations of files removed on the server since (a local `rm`, which a
@@ -143,7 +151,7 @@ class Services {
     // How the recalls went, for the stats line.
     struct DelegationStats {
         std::atomic<uint64_t> granted{0}, recalls{0}, recall_failures{0}, returned{0}, revoked{0},
-            getattrs{0}, recall_any{0}, removed{0};
+            getattrs{0}, recall_any{0}, removed{0}, local_changes{0};
     };
     DelegationStats delegation_stats;
 
@@ -223,7 +231,7 @@ class Services {
     // with `recall`, each holder sent one CB_RECALL. How many there were.
     size_t end_removed(const std::vector<Delegation>& gone, bool recall);
 
-    std::atomic<bool> lease_warned_{false};
+    std::atomic<bool> lease_warned_{false}, watch_warned_{false};
     std::mutex recall_mu_;
     // Delegations whose recall is to be sent again, and when; how often each was sent.
     std::map<DelegationTable::Other, std::pair<state::Time, uint32_t>> recall_retries_;

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 
 namespace nfsrdmad::e2e {
 namespace {
@@ -493,9 +494,10 @@ TEST_F(Nfs4Delegation, ADelegationOfAFileRemovedOnTheServerDoesNotKeepTheClientB
         << "delegations of removed files keep the client ID busy";
 }
 
-// The sweep ends a delegation of a file removed on the server (its descriptor closes, the
-// file's space is freed) and tells the holder with one CB_RECALL; the DELEGRETURN that
-// follows finds no delegation.
+// A delegation of a file removed on the server ends (its descriptor closes, the file's
+// space is freed) and the holder is told with one CB_RECALL; the DELEGRETURN that follows
+// finds no delegation. The file watch sees the unlink at once; without one, the sweep
+// finds the file gone within a second.
 TEST_F(Nfs4Delegation, ALocalRmOnTheServerEndsTheDelegationWithARecall) {
     Opened o = OpenIn("rm-local", kRead, true);
     ASSERT_EQ(o.deleg_type, x4::OPEN_DELEGATE_READ);
@@ -508,6 +510,45 @@ TEST_F(Nfs4Delegation, ALocalRmOnTheServerEndsTheDelegationWithARecall) {
     EXPECT_EQ(Compound({Sequence(), op_putfh(o.fh), DelegReturn(o.deleg)}).status(),
               x4::NFS4ERR_BAD_STATEID);
     EXPECT_TRUE(NextCall(*conn_, 1500).empty()) << "the recall was sent again";
+}
+
+// What a file lease does not see (vfs/file_watch.h): a local chmod, rename, link or
+// utimes on the server recalls the delegation of the file, read or write, within
+// moments (the sweep never would: the file is not removed), and the holder's
+// DELEGRETURN finds it.
+TEST_F(Nfs4Delegation, ALocalChmodRenameLinkOrUtimesOnTheServerRecallsTheDelegation) {
+    struct Case {
+        const char* name;
+        uint32_t access;
+        std::function<int(const std::string&)> change;
+    };
+    const std::vector<Case> cases = {
+        {"chmod", kRead, [](const std::string& p) { return ::chmod(p.c_str(), 0600); }},
+        {"rename", kRead,
+         [](const std::string& p) { return ::rename(p.c_str(), (p + ".moved").c_str()); }},
+        {"link", kRead, [](const std::string& p) { return ::link(p.c_str(), (p + ".2").c_str()); }},
+        {"utimes", kRead,
+         [](const std::string& p) {
+             const timespec t[2] = {{0, UTIME_OMIT}, {1, 0}};  // the mtime alone
+             return ::utimensat(AT_FDCWD, p.c_str(), t, 0);
+         }},
+        {"chown-write", kBoth, [](const std::string& p) { return ::chown(p.c_str(), 1234, 1234); }},
+    };
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.name);
+        const std::string rel = std::string("watched-") + c.name;
+        Opened o = OpenIn(rel, c.access, true);
+        ASSERT_EQ(o.status, x4::NFS4_OK);
+        ASSERT_NE(o.deleg_type, x4::OPEN_DELEGATE_NONE);
+        ASSERT_EQ(c.change(disk(rel)), 0) << std::strerror(errno);
+        CbCall cb;
+        ASSERT_TRUE(NextCbCompound(*conn_, cb, 3000)) << "no CB_RECALL after a local change";
+        ExpectRecall(cb, o.deleg, o.fh);
+        AnswerCbCompound(*conn_, cb, x4::NFS4_OK);
+        EXPECT_EQ(Compound({Sequence(), op_putfh(o.fh), DelegReturn(o.deleg)}).status(),
+                  x4::NFS4_OK);
+        EXPECT_EQ(Compound({Sequence(), op_putfh(o.fh), op_close(o.open)}).status(), x4::NFS4_OK);
+    }
 }
 
 TEST_F(Nfs4Delegation, ALocalReaderOnTheServerRecallsAWriteDelegationAndSeesTheHoldersData) {

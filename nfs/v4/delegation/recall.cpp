@@ -131,6 +131,20 @@ std::optional<Delegation> Services::grant_delegation(const Open& open, const Tar
     }
     auto sid = clients.new_stateid(open.client, state::StateKind::Delegation);
     if (sid.status != x4::NFS4_OK) return std::nullopt;
+    // Its file watched, so that a local chmod, link, unlink or rename recalls it too
+    // (vfs/file_watch.h). A file the watch cannot mark (a file system without an fsid, the
+    // marks' limit) is delegated all the same, as before there was a watch: warned once.
+    std::shared_ptr<vfs::FileWatch::Mark> mark;
+    if (options.watch) {
+        auto m = options.watch->watch(open.fd, /*writes=*/!write);
+        if (m)
+            mark = std::move(*m);
+        else if (!watch_warned_.exchange(true))
+            spdlog::warn(
+                "nfsv4.1: a delegated file cannot be watched ({}): a local chmod, link, unlink "
+                "or rename of such a file on the server recalls nothing",
+                vfs::describe_error(m.error()));
+    }
     Delegation d;
     d.client = open.client;
     d.file = open.file;
@@ -139,6 +153,7 @@ std::optional<Delegation> Services::grant_delegation(const Open& open, const Tar
     d.fd = open.fd;
     d.who = open.who;
     d.lease = std::move(*lease);
+    d.watch = std::move(mark);
     // §10.4.3: the change attribute at the grant ("sc"), what the holder answers
     // CB_GETATTR with while it holds no changes (a reclaim learns it from the holder).
     if (write && !reclaim)
@@ -312,6 +327,20 @@ void Services::lease_broken(int fd) {
             d->client, d->write ? "write" : "read");
         start_recall(*d);
     }
+}
+
+void Services::file_changed(const vfs::FileHandle& file) {
+    if (delegations.empty()) return;
+    ++delegation_stats.local_changes;
+    // Removed (its last link): recalled and ended at once, as the sweep would later.
+    if (end_removed(delegations.forget_removed(file), true) != 0) return;
+    // §10.4.1: a change by another party; every delegation of the file is recalled (a
+    // read one as a write one: the holder caches what changed). Nobody waits for the
+    // answer here.
+    if (delegation_conflict(file, 0, true))
+        spdlog::info(
+            "nfsv4.1: a local process changed a delegated file's attributes, links or name: "
+            "recalled");
 }
 
 void Services::check_leases() {

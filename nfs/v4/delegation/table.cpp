@@ -238,6 +238,17 @@ std::vector<Delegation> DelegationTable::forget_removed(state::ClientId client) 
     return erase_removed(held);
 }
 
+std::vector<Delegation> DelegationTable::forget_removed(const vfs::FileHandle& file) {
+    Held held;
+    {
+        std::lock_guard l(mu_);
+        if (auto it = by_file_.find(key_of(file)); it != by_file_.end())
+            for (const Other& id : it->second)
+                if (const Delegation& d = by_id_.at(id); d.fd) held.emplace_back(id, d.fd);
+    }
+    return erase_removed(held);
+}
+
 std::vector<Delegation> DelegationTable::forget_removed_next(size_t n) {
     Held held;
     {

@@ -42,6 +42,7 @@
 #include "nfs/v4/state/stateid.h"
 #include "nfs/v4/state/types.h"
 #include "nfs/vfs/fd_cache.h"
+#include "nfs/vfs/file_watch.h"
 #include "nfs/vfs/handle.h"
 #include "nfs/vfs/lease.h"
 
@@ -58,6 +59,9 @@ struct Delegation {
     // Its file lease (nfs/vfs/lease.h): a local writer recalls a read delegation, any
     // local open a write one.
     std::shared_ptr<vfs::Lease> lease;
+    // Its file's fanotify mark (nfs/vfs/file_watch.h): a local chmod, chown, utimes,
+    // link, unlink or rename recalls it. Null: the daemon has no watch.
+    std::shared_ptr<vfs::FileWatch::Mark> watch;
     // A write delegation's CB_GETATTR record (§10.4.3): the change attribute the holder
     // answers while it holds no changes ("sc": the file's at the grant; for a delegation
     // reclaimed after a restart, the holder's first answer, since the client keeps its
@@ -135,10 +139,11 @@ class DelegationTable {
     std::vector<Delegation> forget_client(state::ClientId client);
     // Delegations of files removed since they were granted (a link count of 0 on the
     // delegation's descriptor: a local `rm` on the server, which a file lease does not see),
-    // taken out: the client's, or the next `n` of the table's in turn (a sweep that visits
-    // each in time without asking the file system for all at once). The file system is
-    // asked outside the mutex.
+    // taken out: the client's, the file's, or the next `n` of the table's in turn (a sweep that
+    // visits each in time without asking the file system for all at once). The file system is asked
+    // outside the mutex.
     std::vector<Delegation> forget_removed(state::ClientId client);
+    std::vector<Delegation> forget_removed(const vfs::FileHandle& file);
     std::vector<Delegation> forget_removed_next(size_t n);
     size_t size() const { return count_.load(std::memory_order_relaxed); }
     bool empty() const { return size() == 0; }

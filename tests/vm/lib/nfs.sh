@@ -624,6 +624,32 @@ nfs4_recall_any() {
     note "$label: $(grep -o 'stats: nfs4_delegations .*' "$NFSRDMAD_LOG" | tail -1); DELEGRETURN calls since: $(( $(mount_op_count "$m4" DELEGRETURN) - rets0 ))"
     rm -f "$srv"/ra-*-$$
 }
+# nfs4_local_changes M4 SRV LABEL: a chmod made on the server, by a local process, of a file
+# the client holds a read delegation of. A file lease does not see a chmod; the daemon's
+# file watch (vfs/file_watch.h) does, and recalls the delegation, so the client's next
+# stat asks the server again. Without the recall the client keeps answering from its
+# cache (with a delegation its attributes never time out) until the delegation ends.
+nfs4_local_changes() {
+    local m4=$1 srv=$2 label=$3 f=lc-$$ recalls0 changes0 granted0 t0
+    echo "local changes" > "$srv/$f"
+    chmod 644 "$srv/$f"
+    recalls0=$(nfsrdmad_stat nfs4_delegations recalls)
+    changes0=$(nfsrdmad_stat nfs4_delegations local_changes)
+    granted0=$(nfsrdmad_stat nfs4_delegations granted)
+    cat "$m4/$f" > /dev/null
+    check_eq "$label: the client sees mode 644" 644 "$(stat -c %a "$m4/$f")"
+    check "$label: ... and holds a read delegation of the file (daemon: granted)" \
+        test "$(nfsrdmad_stat nfs4_delegations granted)" -gt "$granted0"
+    t0=$(now)
+    chmod 600 "$srv/$f"
+    _lc_mode() { test "$(stat -c %a "$m4/$f")" = 600; }
+    check "$label: a chmod on the server: the client sees mode 600 within 10 s" wait_for 10 _lc_mode
+    note "$label: the client saw the server's chmod after $(since "$t0") s"
+    check "$label: ... the daemon saw the local change and recalled the delegation (local_changes, recalls)" \
+        test "$(nfsrdmad_stat nfs4_delegations local_changes)" -gt "$changes0" -a \
+        "$(nfsrdmad_stat nfs4_delegations recalls)" -gt "$recalls0"
+    rm -f "$srv/$f"
+}
 # nfs4_small_table_config: NFSv4.1 with a table of 16 delegations (half of engine.fd_cache).
 nfs4_small_table_config() {
     printf 'nfsv4:\n  enabled: true\n  lease_time: 15\nengine:\n  fd_cache: 32\n' > /tmp/nfsrdmad-v4s.yaml

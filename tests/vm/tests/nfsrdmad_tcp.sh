@@ -502,9 +502,9 @@ if check "the client namespace nlmc is up" ip netns exec nlmc bash -c 'echo > /d
 fi
 ip netns del nlmc 2>/dev/null
 
-step "CB_RECALL_ANY to the kernel client"
+step "CB_RECALL_ANY to the kernel client; a chmod on the server recalls"
 # A table of 16 delegations: at 12 held the daemon asks the client to give half back
-# (lib/nfs.sh nfs4_recall_any).
+# (lib/nfs.sh nfs4_recall_any). Then a local chmod of a delegated file (nfs4_local_changes).
 if check "nfsrdmad starts with a table of 16 delegations" \
         nfsrdmad_start $EXPORT --config "$(nfs4_small_table_config)"; then
     if check "mount -o $OPTS4" nfs_mount "127.0.0.1:$EXPORT" $MNT4 "$OPTS4"; then
@@ -517,6 +517,7 @@ if check "nfsrdmad starts with a table of 16 delegations" \
         _no_deleted_fds() { ! ls -l /proc/$NFSRDMAD_PID/fd 2>/dev/null | grep -q "$EXPORT/.*(deleted)"; }
         check "v4.1 recall_any: the daemon holds no removed file open (delegations ended, idle files closed)" \
             wait_for 60 _no_deleted_fds
+        nfs4_local_changes $MNT4 $EXPORT "v4.1 local chmod"
         check "umount (v4.1)" nfs_umount $MNT4
         check_eq "v4.1 recall_any: the client ID is gone after the umount (daemon: clients)" 0 \
             "$(nfsrdmad_stat nfs4 clients)"
