@@ -149,6 +149,30 @@ sync
 check "read back exactly over TCP" cmp /tmp/data /mnt/t/data
 check "and on the server's disk" cmp /tmp/data "$EXPORT/data"
 
+step "delegations under the unit's capabilities"
+# A file a user owns: the daemon's read lease needs CAP_LEASE (the unit's bounding set),
+# and its watch of the delegated file (vfs/file_watch.h) an unprivileged fanotify group.
+# A chmod on the server then recalls the v4.1 client's delegation, and the client sees it.
+echo delegated > "$EXPORT/deleg"
+chown 1000:1000 "$EXPORT/deleg"
+chmod 644 "$EXPORT/deleg"
+check "the v4.1 client reads a file a user owns" grep -q delegated /mnt/r/deleg
+check_eq "... its mode" 644 "$(stat -c %a /mnt/r/deleg)"
+deleg_stat() {  # KEY of the daemon's last stats: nfs4_delegations line (SIGUSR1 dumps it)
+    systemctl kill -s USR1 nfsrdmad && sleep 1
+    journalctl -u nfsrdmad -o cat --no-pager | grep -o 'stats: nfs4_delegations .*' | tail -1 |
+        tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+check "the daemon granted it a delegation (no file lease refused)" \
+    test "$(deleg_stat granted)" -ge 1
+chmod 600 "$EXPORT/deleg"
+_deleg_mode() { test "$(stat -c %a /mnt/r/deleg)" = 600; }
+check "a chmod on the server: the client sees mode 600 within 10 s (the watch recalled it)" \
+    wait_for 10 _deleg_mode
+check "... (daemon: local_changes)" test "$(deleg_stat local_changes)" -ge 1
+check "the journal has no warning about leases or the watch" \
+    bash -c "! journalctl -u nfsrdmad -o cat --no-pager | grep -Eq 'file lease is refused|fanotify|cannot be watched'"
+
 step "doctor on the installed setup, with Soft-RoCE"
 # The unit gives the daemon LimitMEMLOCK=infinity; the shell that asks gives doctor the same.
 doctor() { bash -c 'ulimit -l unlimited && exec nfsrdmad doctor "$@"' doctor "$@" 2>&1; }
