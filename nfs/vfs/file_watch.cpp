@@ -164,28 +164,38 @@ void FileWatch::run() {
         }
         std::vector<std::string> keys;
         bool all = false;
-        ssize_t left = n;
-        for (auto* m = reinterpret_cast<const fanotify_event_metadata*>(buf); FAN_EVENT_OK(m, left);
-             m = FAN_EVENT_NEXT(m, left)) {
-            if (m->vers != FANOTIFY_METADATA_VERSION) return;
-            if (m->mask & FAN_Q_OVERFLOW) {
+        // Events are 4-byte aligned (FANOTIFY_EVENT_ALIGN) and their metadata holds a u64:
+        // each is copied out rather than read in place.
+        for (size_t off = 0; off + FAN_EVENT_METADATA_LEN <= size_t(n);) {
+            fanotify_event_metadata m;
+            std::memcpy(&m, buf + off, sizeof m);
+            if (m.vers != FANOTIFY_METADATA_VERSION) return;
+            if (m.event_len < FAN_EVENT_METADATA_LEN || off + m.event_len > size_t(n) ||
+                m.metadata_len < FAN_EVENT_METADATA_LEN || m.metadata_len > m.event_len)
+                break;
+            const char* i = buf + off + m.metadata_len;
+            const char* end = buf + off + m.event_len;
+            off += m.event_len;
+            if (m.mask & FAN_Q_OVERFLOW) {
                 all = true;  // events were lost: any watched file may have changed
                 continue;
             }
-            if (m->pid == c.self) continue;  // this daemon's own change (see the header)
-            const char* i = reinterpret_cast<const char*>(m) + m->metadata_len;
-            const char* end = reinterpret_cast<const char*>(m) + m->event_len;
+            if (m.pid == c.self) continue;  // this daemon's own change (see the header)
             while (i + sizeof(fanotify_event_info_header) <= end) {
                 fanotify_event_info_header h;
                 std::memcpy(&h, i, sizeof h);
                 if (h.len < sizeof h || i + h.len > end) break;
-                constexpr size_t kFid = sizeof(fanotify_event_info_header) + 8;  // + fsid
-                if (h.info_type == FAN_EVENT_INFO_TYPE_FID && h.len >= kFid + sizeof(file_handle)) {
-                    file_handle fh;
-                    std::memcpy(&fh, i + kFid, sizeof fh);
-                    if (kFid + sizeof fh + fh.handle_bytes <= h.len)
-                        keys.push_back(key_of(i + sizeof h, fh.handle_type, i + kFid + sizeof fh,
-                                              fh.handle_bytes));
+                // fanotify_event_info_fid: the header, the fsid (8 bytes), then a struct
+                // file_handle: handle_bytes (u32), handle_type (int), the bytes.
+                constexpr size_t kFid = sizeof(fanotify_event_info_header) + 8;
+                constexpr size_t kBytes = kFid + sizeof(uint32_t) + sizeof(int);
+                if (h.info_type == FAN_EVENT_INFO_TYPE_FID && h.len >= kBytes) {
+                    uint32_t bytes;
+                    int type;
+                    std::memcpy(&bytes, i + kFid, sizeof bytes);
+                    std::memcpy(&type, i + kFid + sizeof bytes, sizeof type);
+                    if (kBytes + bytes <= h.len)
+                        keys.push_back(key_of(i + sizeof h, type, i + kBytes, bytes));
                 }
                 i += h.len;
             }

@@ -84,6 +84,25 @@ TEST_F(FileWatchTest, ALocalChmodLinkUnlinkOrRenameOfAWatchedFileIsReported) {
     EXPECT_EQ(seen(quiet->handle), 0u);
 }
 
+// Several events in one read: each is found (they follow each other 4-byte aligned).
+TEST_F(FileWatchTest, EveryFileOfOneChangeIsReported) {
+    std::vector<std::shared_ptr<const OpenFile>> files;
+    std::vector<std::shared_ptr<FileWatch::Mark>> marks;
+    std::string cmd = "chmod 600";
+    for (const char* n : {"f1", "f2", "f3", "f4"}) {
+        write_file(n, n);
+        files.push_back(open(n));
+        ASSERT_TRUE(files.back());
+        auto m = watch_->watch(files.back(), false);
+        ASSERT_TRUE(m.ok());
+        marks.push_back(*m);
+        cmd += " " + path(n);
+    }
+    EXPECT_EQ(watch_->watched(), 4u);
+    other_process(cmd);
+    for (const auto& f : files) EXPECT_TRUE(eventually([&] { return seen(f->handle) == 1; }));
+}
+
 TEST_F(FileWatchTest, ThisProcesssOwnChangesAreNotReported) {
     write_file("own", "o");
     auto f = open("own");

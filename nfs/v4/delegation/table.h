@@ -139,9 +139,9 @@ class DelegationTable {
     std::vector<Delegation> forget_client(state::ClientId client);
     // Delegations of files removed since they were granted (a link count of 0 on the
     // delegation's descriptor: a local `rm` on the server, which a file lease does not see),
-    // taken out: the client's, the file's, or the next `n` of the table's in turn (a sweep that
-    // visits each in time without asking the file system for all at once). The file system is asked
-    // outside the mutex.
+    // taken out: the client's, the file's, or the next `n` of the table's in turn (a sweep
+    // that visits each in time without asking the file system for all at once). The file
+    // system is asked outside the mutex.
     std::vector<Delegation> forget_removed(state::ClientId client);
     std::vector<Delegation> forget_removed(const vfs::FileHandle& file);
     std::vector<Delegation> forget_removed_next(size_t n);
