@@ -37,6 +37,20 @@ class FileWatchTest : public VfsFixture {
         EXPECT_TRUE(f.ok()) << rel << ": " << describe_error(f.error());
         return f.ok() ? *f : nullptr;
     }
+    // A new file `name`, open and watched (mark null if the watch failed).
+    struct Watched {
+        std::shared_ptr<const OpenFile> file;
+        std::shared_ptr<FileWatch::Mark> mark;
+    };
+    Watched make_watched(const std::string& name, bool writes) {
+        write_file(name, name);
+        Watched w{open(name), nullptr};
+        if (!w.file) return w;
+        auto m = watch_->watch(w.file, writes);
+        EXPECT_TRUE(m.ok()) << name << ": " << describe_error(m.error());
+        if (m.ok()) w.mark = std::move(*m);
+        return w;
+    }
     // Runs `cmd` in another process, as a local user of the server would.
     static void other_process(const std::string& cmd) {
         ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
@@ -86,29 +100,22 @@ TEST_F(FileWatchTest, ALocalChmodLinkUnlinkOrRenameOfAWatchedFileIsReported) {
 
 // Several events in one read: each is found (they follow each other 4-byte aligned).
 TEST_F(FileWatchTest, EveryFileOfOneChangeIsReported) {
-    std::vector<std::shared_ptr<const OpenFile>> files;
-    std::vector<std::shared_ptr<FileWatch::Mark>> marks;
+    std::vector<Watched> files;
     std::string cmd = "chmod 600";
     for (const char* n : {"f1", "f2", "f3", "f4"}) {
-        write_file(n, n);
-        files.push_back(open(n));
-        ASSERT_TRUE(files.back());
-        auto m = watch_->watch(files.back(), false);
-        ASSERT_TRUE(m.ok());
-        marks.push_back(*m);
+        files.push_back(make_watched(n, false));
+        ASSERT_TRUE(files.back().mark);
         cmd += " " + path(n);
     }
     EXPECT_EQ(watch_->watched(), 4u);
     other_process(cmd);
-    for (const auto& f : files) EXPECT_TRUE(eventually([&] { return seen(f->handle) == 1; }));
+    for (const auto& f : files) EXPECT_TRUE(eventually([&] { return seen(f.file->handle) == 1; }));
 }
 
 TEST_F(FileWatchTest, ThisProcesssOwnChangesAreNotReported) {
-    write_file("own", "o");
-    auto f = open("own");
-    ASSERT_TRUE(f);
-    auto mark = watch_->watch(f, false);
-    ASSERT_TRUE(mark.ok());
+    Watched w = make_watched("own", false);
+    ASSERT_TRUE(w.mark);
+    const auto& f = w.file;
     ASSERT_EQ(::chmod(path("own").c_str(), 0600), 0);
     ASSERT_EQ(::rename(path("own").c_str(), path("own2").c_str()), 0);
     // Then another process's change: reported, and only it (events of one file and
@@ -139,16 +146,13 @@ TEST_F(FileWatchTest, AFileIsWatchedWhileAnyOfItsMarksLives) {
 }
 
 TEST_F(FileWatchTest, NoCallbackRunsAfterStop) {
-    write_file("s", "s");
-    auto f = open("s");
-    ASSERT_TRUE(f);
-    auto mark = watch_->watch(f, false);
-    ASSERT_TRUE(mark.ok());
+    Watched w = make_watched("s", false);
+    ASSERT_TRUE(w.mark);
     watch_->stop();
     other_process("chmod 600 " + path("s"));
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    EXPECT_EQ(seen(f->handle), 0u);
-    mark->reset();  // a mark outlives the thread
+    EXPECT_EQ(seen(w.file->handle), 0u);
+    w.mark.reset();  // a mark outlives the thread
     EXPECT_EQ(watch_->watched(), 0u);
 }
 
