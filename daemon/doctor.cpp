@@ -229,6 +229,7 @@ void capabilities(std::vector<F>& out) {
         {CAP_SETGID, "CAP_SETGID", "acting as the caller (fsgid, groups)"},
         {CAP_MKNOD, "CAP_MKNOD", "MKNOD of device nodes"},
         {CAP_NET_BIND_SERVICE, "CAP_NET_BIND_SERVICE", "ports below 1024 (NLM callbacks)"},
+        {CAP_LEASE, "CAP_LEASE", "NFSv4.1 delegations of files root does not own"},
     };
     std::string missing;
     bool fatal = false;
