@@ -70,16 +70,34 @@ check "nfsrdmad starts" nfsrdmad_start "$EXPORT" --rdma "0.0.0.0:$RDMA_PORT" || 
 check "listening for RDMA on every address" wait_for 20 grep -q "rdma: listening on 0.0.0.0:$RDMA_PORT" "$NFSRDMAD_LOG"
 
 step "$SCALE_CONNS RDMA connections, $SCALE_MB MiB through each in parallel"
-skip=$(load_log_lines "$NFSRDMAD_LOG")
-load_mount_all "$SCALE_CONNS" "$EXPORT" "$BASE" "$(rdma_opts)"
+fanout_round() {  # mounts every address, writes and reads back through each, and
+    # records each transport's connect count in $RES/xprt.txt
+    skip=$(load_log_lines "$NFSRDMAD_LOG")
+    kmsg_skip=$(dmesg | wc -l)
+    load_mount_all "$SCALE_CONNS" "$EXPORT" "$BASE" "$(rdma_opts)"
+    mnts=(); for i in "${LOAD_MOUNTED[@]}"; do mnts+=("$BASE/$i"); done
+    rm -f "$RES/roundtrip.json"
+    if [ ${#LOAD_MOUNTED[@]} -gt 0 ]; then
+        load_roundtrip "$BASE" "$SCALE_MB" "$RES/roundtrip.json" "${LOAD_MOUNTED[@]}"
+    fi
+    load_xprt "${mnts[@]}" > "$RES/xprt.txt"
+}
+fanout_round
+# The client's own Soft-RoCE sometimes drops a busy connection (tests/vm/README trap 16,
+# seen here too on 2026-12-02: its kernel logs "rxe_reg_fast_mr: ... not free", the daemon
+# only "the peer disconnected"). Exactly that, and nothing else, earns one more round on
+# fresh mounts, which must then be clean; any other reconnect fails below as before.
+if [ "$(awk '$3 != 1' "$RES/xprt.txt" | wc -l)" != 0 ] &&
+    dmesg | tail -n +$((kmsg_skip + 1)) | grep -q "rxe_reg_fast_mr.*not free" &&
+    [ "$(disconnect_lines "$skip" | grep -vc "the peer disconnected")" = 0 ]; then
+    note "the client's rxe dropped a connection itself (trap 16); once more on fresh mounts"
+    dmesg | grep -iE "rxe|rpcrdma|xprtrdma" | tail -5 | sed 's/^/    kernel: /'
+    check "unmount them all (before the second round)" load_umount_all "$BASE"
+    fanout_round
+fi
 check_eq "mounts that succeeded" "$SCALE_CONNS" "${#LOAD_MOUNTED[@]}"
 note "mount wall time: $LOAD_MOUNT_WALL s"
-mnts=(); for i in "${LOAD_MOUNTED[@]}"; do mnts+=("$BASE/$i"); done
-if [ ${#LOAD_MOUNTED[@]} -gt 0 ]; then
-    load_roundtrip "$BASE" "$SCALE_MB" "$RES/roundtrip.json" "${LOAD_MOUNTED[@]}"
-fi
 check_eq "mounts whose data came back exact" "$SCALE_CONNS" "$(load_json "$RES/roundtrip.json" exact)"
-load_xprt "${mnts[@]}" > "$RES/xprt.txt"
 check_eq "client: transports that are rdma" "$SCALE_CONNS" "$(awk '$2 == "rdma"' "$RES/xprt.txt" | wc -l)"
 check_eq "client: transports that connected exactly once" "$SCALE_CONNS" "$(awk '$3 == 1' "$RES/xprt.txt" | wc -l)"
 note "client connect counts above 1: $(awk '$3 != 1 {printf "%s=%s ", $1, $3}' "$RES/xprt.txt")"
