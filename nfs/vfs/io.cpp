@@ -105,7 +105,8 @@ Result<ReadResult> read_with(const OpenFile& file, uint64_t offset, uint32_t cou
                              bool may_switch = true) {
     auto st = check_io_permission(file, id, OpenFor::Read, unlinked, nullptr, may_switch);
     if (!st) return st.failure();
-    if (offset >= kMaxOffset) return ReadResult{0, true};
+    // Past the largest offset a file can have: nothing to read, the attributes as read.
+    if (offset >= kMaxOffset) return ReadResult{0, true, *st};
     if (count > kMaxOffset - offset) count = static_cast<uint32_t>(kMaxOffset - offset);
 
     bool stopped_early = false;

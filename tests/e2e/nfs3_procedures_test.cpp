@@ -454,6 +454,22 @@ TEST_F(Nfs3ProceduresTest, ReadRangesShortReadsAndEof) {
     EXPECT_EQ(r.count, 0u);
     EXPECT_TRUE(r.eof);
 
+    // Past the largest offset a file may have (2^63 - 1 and beyond): nothing, at EOF, and
+    // the post-op attributes are still the file's (RFC 1813 §3.3.6), not zeros.
+    struct stat st;
+    ASSERT_NO_FATAL_FAILURE(DiskStat("r.bin", &st));
+    for (uint64_t far : {uint64_t{INT64_MAX}, UINT64_MAX - 5}) {
+        SCOPED_TRACE(far);
+        r = Read(rpc(), fh, far, 10);
+        ASSERT_TRUE(NfsIs(r, NFS3_OK));
+        EXPECT_EQ(r.count, 0u);
+        EXPECT_TRUE(r.eof);
+        ASSERT_TRUE(r.has_attr);
+        EXPECT_EQ(r.attr.fileid, static_cast<uint64_t>(st.st_ino));
+        EXPECT_EQ(r.attr.size, 100000u);
+        EXPECT_EQ(r.attr.type, NF3REG);
+    }
+
     EXPECT_TRUE(NfsFailed(Read(rpc(), root_, 0, 100))) << "READ of a directory must fail";
 }
 
