@@ -17,4 +17,14 @@ bool apply_remaining_attrs(const vfs::Entry& e, const x::sattr3& s, const vfs::I
     return true;
 }
 
+vfs::Result<void> apply_size_to_existing(const vfs::Entry& e, const x::sattr3& s,
+                                         const vfs::Identity& id, bool& changed) {
+    changed = false;
+    vfs::SetAttrs a;
+    a.size = to_set_attrs(s).size;
+    if (!a.size) return {};
+    changed = true;
+    return vfs::setattr(e.node, a, id);
+}
+
 }  // namespace nfsrdmad::nfs::v3

@@ -31,8 +31,10 @@ rpc::Outcome proc_create(Request& rq) {
     const x::sattr3& attrs = how.obj_attributes();
     uint32_t mode = attrs.mode.set_it() ? (attrs.mode.mode() & 07777) : 0644;
     auto kind = how.mode() == x::GUARDED ? vfs::CreateHow::Guarded : vfs::CreateHow::Unchecked;
+    bool made = false;
     return create_object(
-        rq, a.where, &attrs, [&](Target& dir, vfs::DirChange* c) -> vfs::Result<vfs::Entry> {
+        rq, a.where, &attrs,
+        [&](Target& dir, vfs::DirChange* c) -> vfs::Result<vfs::Entry> {
             // UNCHECKED over an existing file truncates it: an NFSv4.1 client's delegation of
             // it is recalled first (EAGAIN: NFS3ERR_JUKEBOX).
             if (kind == vfs::CreateHow::Unchecked && attrs.size.set_it() && rq.any_delegations()) {
@@ -40,12 +42,12 @@ rpc::Outcome proc_create(Request& rq) {
                 regular_file_handle(dir.node, a.where.name, existing);
                 if (existing.size && rq.delegated(existing, true)) return vfs::fail(EAGAIN);
             }
-            bool made = false;
             auto e = vfs::create(dir.node, a.where.name, mode, kind, 0, dir.who.id, &made, c,
                                  /*writable=*/true);
             if (e && made) rq.svc.files.adopt(e->node);
             return e;
-        });
+        },
+        &made);
 }
 
 }  // namespace nfsrdmad::nfs::v3

@@ -638,6 +638,37 @@ TEST_F(Nfs3ProceduresTest, CreateUnchecked) {
     ASSERT_NO_FATAL_FAILURE(DiskStat("cu", &st2));
     EXPECT_EQ(st2.st_ino, st.st_ino);
     EXPECT_EQ(DiskContent("cu"), "keep me") << "UNCHECKED without a size must not truncate";
+
+    // With a size (an O_TRUNC open): the size alone applies to the file that is there; its
+    // owner and times stay (the Linux server keeps ATTR_SIZE alone).
+    SetAttrs trunc = SetAttrs::Mode(0600);
+    trunc.size = 0;
+    trunc.uid = 4321;
+    trunc.mtime_how = SetAttrs::Time::Client;
+    trunc.mtime = {12345, 0};
+    ASSERT_TRUE(NfsIs(Create(rpc(), root_, "cu", UNCHECKED, trunc), NFS3_OK));
+    struct stat st3;
+    ASSERT_NO_FATAL_FAILURE(DiskStat("cu", &st3));
+    EXPECT_EQ(st3.st_ino, st.st_ino);
+    EXPECT_EQ(st3.st_size, 0);
+    EXPECT_EQ(st3.st_uid, st2.st_uid) << "UNCHECKED over a file changed its owner";
+    EXPECT_NE(st3.st_mtime, 12345) << "UNCHECKED over a file set its mtime";
+    EXPECT_EQ(st3.st_mode & 07777, 0640u) << "the mode of a file that is there stays";
+
+    // A caller who may not truncate the file that is there gets the error (RFC 1813 §3.3.8:
+    // NFS3ERR_ACCES), not NFS3_OK over an untouched file.
+    ASSERT_EQ(::mkdir(disk("shared").c_str(), 0777), 0);
+    ASSERT_EQ(::chmod(disk("shared").c_str(), 0777), 0);
+    ASSERT_NO_FATAL_FAILURE(PutFile("shared/theirs", "not yours", 0644));
+    Fh shared;
+    ASSERT_NO_FATAL_FAILURE(Fhandle("shared", &shared));
+    std::string why;
+    auto other = RpcConn::Connect(daemon_->nfs_port(), kNfsProgram, 3, &why, 12345, 12345);
+    ASSERT_TRUE(other != nullptr) << why;
+    SetAttrs zero;
+    zero.size = 0;
+    EXPECT_TRUE(NfsIs(Create(other->get(), shared, "theirs", UNCHECKED, zero), NFS3ERR_ACCES));
+    EXPECT_EQ(DiskContent("shared/theirs"), "not yours");
 }
 
 TEST_F(Nfs3ProceduresTest, CreateGuarded) {
