@@ -154,6 +154,38 @@ TEST_F(Nfs4Clients, BackchannelCtlReplacesTheCallbackSecurity) {
     Reply noent = seq({gss});
     ASSERT_TRUE(noent.decoded);
     EXPECT_EQ(noent.status(), x4::NFS4ERR_NOENT);
+
+    // An RPCSEC_GSS entry beside one this server can use is passed over, wherever it
+    // stands (pynfs CSESS16, CSESS16a send such lists).
+    x4::nfs_argop4 mixed(x4::OP_BACKCHANNEL_CTL);
+    mixed.opbackchannel_ctl().bca_cb_program = 0x40000001;
+    auto& m = mixed.opbackchannel_ctl().bca_sec_parms;
+    m.emplace_back(x4::RPCSEC_GSS).cbsp_gss_handles().gcbp_service = x4::RPC_GSS_SVC_NONE;
+    m.emplace_back(x4::AUTH_SYS).cbsp_sys_cred().machinename = "client";
+    Reply passed = seq({mixed});
+    ASSERT_TRUE(passed.decoded);
+    EXPECT_EQ(passed.status(), x4::NFS4_OK);
+}
+
+// pynfs CSESS16 and CSESS16a: csa_sec_parms lists AUTH_NONE, AUTH_SYS and RPCSEC_GSS (in two
+// orders); the server takes one it can use (§18.36.3) and the session is made.
+TEST_F(Nfs4Clients, CreateSessionPassesOverAnRpcsecGssCallbackFlavor) {
+    auto gss = [](std::vector<x4::callback_sec_parms4>& l) {
+        l.emplace_back(x4::RPCSEC_GSS).cbsp_gss_handles().gcbp_service = x4::RPC_GSS_SVC_NONE;
+    };
+    for (bool gss_second : {false, true}) {
+        SCOPED_TRACE(gss_second ? "NONE, GSS, SYS" : "NONE, SYS, GSS");
+        exchange(gss_second ? "gss-second" : "gss-last");
+        x4::nfs_argop4 cs = create_session(0, chan(), chan());
+        auto& l = cs.opcreate_session().csa_sec_parms;
+        l.emplace_back(x4::AUTH_NONE);
+        if (gss_second) gss(l);
+        l.emplace_back(x4::AUTH_SYS).cbsp_sys_cred().machinename = "client";
+        if (!gss_second) gss(l);
+        Reply r = raw({cs});
+        ASSERT_TRUE(r.decoded);
+        EXPECT_EQ(r.status(), x4::NFS4_OK);
+    }
 }
 
 // SET_SSV (§18.47.3): the client ID was not made with SP4_SSV (this server grants none), so

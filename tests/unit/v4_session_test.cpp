@@ -60,7 +60,8 @@ TEST(CreateSession, ConfirmsAndReplaysFromItsOneSlotCache) {
 
 // csa_cb_program and csa_sec_parms (RFC 8881 §18.36.3) stay with the session: the first
 // AUTH_NONE or AUTH_SYS entry, AUTH_NONE for an empty list; an RPCSEC_GSS handle cannot exist
-// on this server (NOENT), and that error changes nothing (the same csa_sequence works next).
+// on this server, so a list of those alone is NOENT, and that error changes nothing (the same
+// csa_sequence works next).
 TEST(CreateSession, KeepsTheCallbackProgramAndSecurity) {
     FakeClock clock;
     ClientTable t(clock, 7);
@@ -69,7 +70,6 @@ TEST(CreateSession, KeepsTheCallbackProgramAndSecurity) {
 
     CreateSessionArgs gss = csa(e.clientid, e.sequenceid, "sys:0");
     gss.cb_sec_parms.emplace_back(x4::RPCSEC_GSS);
-    gss.cb_sec_parms.emplace_back(x4::AUTH_SYS);
     EXPECT_EQ(t.create_session(gss).status, x4::NFS4ERR_NOENT);
     EXPECT_FALSE(t.confirmed(e.clientid));
 
@@ -95,6 +95,18 @@ TEST(CreateSession, KeepsTheCallbackProgramAndSecurity) {
     EXPECT_EQ(choose_callback_security({}, none), x4::NFS4_OK);
     EXPECT_EQ(none.program, 7u);
     EXPECT_EQ(none.flavor, x4::AUTH_NONE);
+
+    // An RPCSEC_GSS entry (no such context here) is passed over for the next usable one;
+    // a list of such entries alone is NOENT.
+    std::vector<x4::callback_sec_parms4> mixed;
+    mixed.emplace_back(x4::RPCSEC_GSS);
+    mixed.emplace_back(x4::AUTH_SYS).cbsp_sys_cred().uid = 5;
+    CallbackParams got{9};
+    EXPECT_EQ(choose_callback_security(mixed, got), x4::NFS4_OK);
+    EXPECT_EQ(got.flavor, x4::AUTH_SYS);
+    EXPECT_EQ(got.uid, 5u);
+    mixed.pop_back();
+    EXPECT_EQ(choose_callback_security(mixed, got), x4::NFS4ERR_NOENT);
 }
 
 TEST(CreateSession, AnotherPrincipalCannotConfirm) {

@@ -29,7 +29,12 @@ void Session::set_callback(const CallbackParams& cb) {
 
 Status choose_callback_security(const std::vector<x4::callback_sec_parms4>& parms,
                                 CallbackParams& out) {
+    // The list is what the client accepts (§18.36.3 csa_sec_parms, §18.33.3): the first
+    // entry this server can use is taken. An RPCSEC_GSS entry names a context the client
+    // set up with the server's callback service; none exists here, so it is passed over.
+    // Only a list of such entries alone is refused (as the Linux server refuses it).
     std::optional<CallbackParams> chosen;
+    bool gss = false;
     for (const auto& p : parms) {
         switch (p.cb_secflavor()) {
             case x4::AUTH_NONE:
@@ -41,9 +46,11 @@ Status choose_callback_security(const std::vector<x4::callback_sec_parms4>& parm
                                             p.cbsp_sys_cred().gid};
                 break;
             default:  // RPCSEC_GSS: no context of that handle exists here
-                return x4::NFS4ERR_NOENT;
+                gss = true;
+                break;
         }
     }
+    if (!chosen && gss) return x4::NFS4ERR_NOENT;
     out = chosen.value_or(CallbackParams{out.program, x4::AUTH_NONE, 0, 0});
     return x4::NFS4_OK;
 }
