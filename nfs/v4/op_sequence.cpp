@@ -6,7 +6,8 @@
 //   new request (seqid = slot + 1)   runs; on_finish gives the slot the encoded reply
 //                                    (kept if sa_cachethis) and frees it
 //   retransmission (seqid = slot)    the cached reply goes out instead (Compound::replay)
-//   otherwise                        SEQ_MISORDERED, BADSESSION, BADSLOT ... and nothing runs
+//   otherwise                        SEQ_MISORDERED, BADSESSION, BADSLOT, TOO_MANY_OPS,
+//                                    REQ_TOO_BIG ... nothing runs and the slot is as it was
 #include <cstring>
 
 #include "nfs/v4/ops.h"
@@ -53,6 +54,8 @@ OpResult op_sequence(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     sa.highest_slotid = a.sa_highest_slotid;
     sa.cachethis = a.sa_cachethis;
     sa.conn = rq.conn();
+    sa.op_count = c.op_count;
+    sa.request_bytes = c.request_bytes;
     state::SequenceResult r = rq.svc.clients.sequence(sa);
     if (r.status != x4::NFS4_OK) {
         encode_status_only(res, r.status);
@@ -89,18 +92,6 @@ OpResult op_sequence(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
         rq.slot_seqid = a.sa_sequenceid;
         rq.slot_prior = std::move(r.prior);
         c.on_abandon = [&rq] { rq.session->abandon(rq.slot, rq.slot_seqid, rq.slot_prior); };
-    }
-
-    // §2.10.6.4 and §18.46.3: a request beyond the channel's limits. The slot still
-    // takes this reply (the request was new), so a retransmission gets the same answer.
-    x4::nfsstat4 st = x4::NFS4_OK;
-    if (c.op_count > fore.max_operations)
-        st = x4::NFS4ERR_TOO_MANY_OPS;
-    else if (c.request_bytes > fore.max_request_size)
-        st = x4::NFS4ERR_REQ_TOO_BIG;
-    if (st != x4::NFS4_OK) {
-        encode_status_only(res, st);
-        return {st};
     }
 
     x4::SEQUENCE4res out(x4::NFS4_OK);

@@ -330,6 +330,8 @@ TEST_F(Nfs4Compound, OversizedCompoundsMeetTheSessionsLimits) {
     ASSERT_EQ(many.error, "");
     EXPECT_EQ(many.status(), x4::NFS4ERR_TOO_MANY_OPS);
     EXPECT_EQ(many.count(), 1u);
+    // §18.46.3: the slot is as it was; its seqid goes again with the next request.
+    --seqid_;
 
     // A WRITE whose arguments fit in 4096 bytes but not with the RPC header before them.
     const size_t header = wire::EncodeCall(wire::RootCall(1, 100003, 4, 1, {})).size();
@@ -348,6 +350,7 @@ TEST_F(Nfs4Compound, OversizedCompoundsMeetTheSessionsLimits) {
     EXPECT_EQ(big.status(), x4::NFS4ERR_REQ_TOO_BIG)
         << "args " << empty + over << " + header " << header;
     EXPECT_EQ(big.count(), 1u);
+    --seqid_;  // the slot is as it was
     // Header included, within the limit: the request runs (the WRITE itself fails: the
     // export root is a directory).
     const size_t under = (4096 - empty - header) & ~size_t{3};

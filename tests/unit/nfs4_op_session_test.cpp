@@ -11,6 +11,7 @@ namespace {
 using Nfs4Session = Nfs4OpsFixture;
 
 TEST_F(Nfs4Session, EstablishThenSequence) {
+    reclaim_complete_ = false;  // the first SEQUENCE is this test's
     establish();
     Reply r = seq({op_putrootfh(), op_getfh()});
     ASSERT_TRUE(r.decoded);
@@ -67,7 +68,10 @@ TEST_F(Nfs4Session, MoreOperationsThanTheChannelAllowsAreTooMany) {
     ASSERT_TRUE(r.decoded);
     EXPECT_EQ(r.status(), x4::NFS4ERR_TOO_MANY_OPS);
     EXPECT_EQ(r.count(), 1u);
-    // The slot moved on: the next request is the next seqid.
+    // §18.46.3: an error of SEQUENCE leaves the slot as it was. The next seqid is
+    // misordered; the same seqid carries the next request.
+    EXPECT_EQ(seq({op_putrootfh()}).status(), x4::NFS4ERR_SEQ_MISORDERED);
+    seqid_ -= 2;
     EXPECT_EQ(seq({op_putrootfh()}).status(), x4::NFS4_OK);
 }
 

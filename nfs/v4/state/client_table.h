@@ -102,6 +102,10 @@ struct SequenceArgs {
     uint32_t highest_slotid = 0;
     bool cachethis = false;
     ConnId conn = 0;
+    // The COMPOUND's operations and its size as encoded: checked against the session's
+    // fore channel before the slot is touched (§18.46.3: TOO_MANY_OPS, REQ_TOO_BIG).
+    size_t op_count = 0;
+    size_t request_bytes = 0;
 };
 
 struct SequenceResult : SlotResult {

@@ -20,6 +20,18 @@ SequenceResult ClientTable::sequence(const SequenceArgs& a) {
             return out;
         }
         Session& s = *it->second;
+        // §18.46.3: "If SEQUENCE returns an error, then the state of the slot (sequence ID,
+        // cached reply) MUST NOT change, and the associated lease MUST NOT be renewed": a
+        // request beyond the channel's limits (§2.10.6.4) is refused before its slot is
+        // looked at, as the Linux server does; the same seqid may then carry a smaller one.
+        if (a.op_count > s.fore().max_operations) {
+            out.status = x4::NFS4ERR_TOO_MANY_OPS;
+            return out;
+        }
+        if (a.request_bytes > s.fore().max_request_size) {
+            out.status = x4::NFS4ERR_REQ_TOO_BIG;
+            return out;
+        }
         // §2.10.3.1: with SP4_NONE (or without BIND_CONN_TO_SESSION enforced) the server
         // associates a connection a SEQUENCE arrives on with the session's fore channel;
         // with connection binding enforced an unbound connection is
