@@ -307,8 +307,25 @@ void nfs4_state(Families& f, nfs::v4::Nfs4Program& nfs4) {
     f.gauge("nfsrdmad_nfs4_locked_files", "Files with NFSv4.1 byte-range locks",
             d(v4.locks.file_count()));
     f.gauge("nfsrdmad_nfs4_delegations", "Delegations held by clients", d(v4.delegations.size()));
+    f.gauge("nfsrdmad_nfs4_write_delegations", "Write delegations held by clients",
+            d(v4.delegations.writes()));
+    const auto& ds = v4.delegation_stats;
     f.counter("nfsrdmad_nfs4_delegation_recalls_total", "Delegations recalled (CB_RECALL)",
-              d(v4.delegation_stats.recalls));
+              d(ds.recalls));
+    // What else befell delegations (the SIGUSR1 line `stats: nfs4_delegations`).
+    const char* const help =
+        "Delegation events: granted, returned (DELEGRETURN), revoked (not returned a lease "
+        "after a recall), recall_failed (a CB_RECALL the client did not take, each try), "
+        "cb_getattr, recall_any "
+        "(CB_RECALL_ANY sent), file_removed (ended with their file), local_change (a change "
+        "made on the server, not through NFS, recalled them)";
+    const std::pair<const char*, const std::atomic<uint64_t>*> events[] = {
+        {"granted", &ds.granted},      {"returned", &ds.returned},
+        {"revoked", &ds.revoked},      {"recall_failed", &ds.recall_failures},
+        {"cb_getattr", &ds.getattrs},  {"recall_any", &ds.recall_any},
+        {"file_removed", &ds.removed}, {"local_change", &ds.local_changes}};
+    for (const auto& [event, n] : events)
+        f.counter("nfsrdmad_nfs4_delegation_events_total", help, d(n->load()), {{"event", event}});
 }
 
 // The loops and the threads: whether reactors sleep or spin, and whether calls wait for

@@ -327,6 +327,22 @@ TEST_F(MetricsTest, ReactorsSleepAndWorkersTakeCallsOver) {
 
 // packaging/grafana/nfsrdmad.json: every metric a panel queries is one the daemon serves
 // (a histogram by its family name plus _bucket, _sum or _count).
+// What befell delegations is served beside the SIGUSR1 line's figures (their values are the
+// same counters: the delegation tests read them from that line).
+TEST_F(MetricsTest, DelegationEventsAreServedOneSeriesAnEvent) {
+    const Scrape now = Now();
+    ASSERT_EQ(now.error, "");
+    EXPECT_TRUE(now.families.count("nfsrdmad_nfs4_delegations"));
+    EXPECT_TRUE(now.families.count("nfsrdmad_nfs4_write_delegations"));
+    EXPECT_TRUE(now.families.count("nfsrdmad_nfs4_delegation_recalls_total"));
+    for (const char* event : {"granted", "returned", "revoked", "recall_failed", "cb_getattr",
+                              "recall_any", "file_removed", "local_change"}) {
+        const std::string series =
+            std::string("nfsrdmad_nfs4_delegation_events_total{event=\"") + event + "\"}";
+        EXPECT_TRUE(now.samples.count(series)) << series << " is not served";
+    }
+}
+
 TEST_F(MetricsTest, DashboardNamesOnlyMetricsTheDaemonServes) {
     std::ifstream in(NFSRDMAD_SOURCE_DIR "/packaging/grafana/nfsrdmad.json");
     ASSERT_TRUE(in) << "packaging/grafana/nfsrdmad.json";
