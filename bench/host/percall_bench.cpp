@@ -280,12 +280,12 @@ xdr::Decoder results(const std::vector<uint8_t>& reply, const char* what) {
     return xdr::Decoder(std::span<const uint8_t>(reply).subspan(kResultsOffset));
 }
 
-// A COMPOUND of one NFSv4.1 operation that must succeed; its results point into `reply`.
-x4::COMPOUND4res compound(Server& s, const x4::nfs_argop4& op, const char* what,
+// A COMPOUND of NFSv4.1 operations that must succeed; its results point into `reply`.
+x4::COMPOUND4res compound(Server& s, std::vector<x4::nfs_argop4> ops, const char* what,
                           std::vector<uint8_t>& reply) {
     x4::COMPOUND4args c;
     c.minorversion = 1;
-    c.argarray = {op};
+    c.argarray = std::move(ops);
     reply = s.call(x4::NFS4_PROGRAM, 4, x4::NFSPROC4_COMPOUND, encode(c));
     auto d = results(reply, what);
     x4::COMPOUND4res res;
@@ -378,12 +378,25 @@ Setup prepare(Server& s) {
     static const char kOwner[] = "percall-bench";
     std::vector<uint8_t> kept1, kept2;  // the replies the decoded results point into
     const auto res1 = compound(
-        s, test_nfs4::op_exchange_id({reinterpret_cast<const uint8_t*>(kOwner), sizeof kOwner - 1}),
+        s,
+        {test_nfs4::op_exchange_id({reinterpret_cast<const uint8_t*>(kOwner), sizeof kOwner - 1})},
         "EXCHANGE_ID", kept1);
     const auto& er = res1.resarray.at(0).opexchange_id().eir_resok4();
-    const auto res2 = compound(s, test_nfs4::op_create_session(er.eir_clientid, er.eir_sequenceid),
-                               "CREATE_SESSION", kept2);
+    const auto res2 =
+        compound(s, {test_nfs4::op_create_session(er.eir_clientid, er.eir_sequenceid)},
+                 "CREATE_SESSION", kept2);
     const auto sessionid = res2.resarray.at(0).opcreate_session().csr_resok4().csr_sessionid;
+    // RECLAIM_COMPLETE before any OPEN (RFC 8881 §18.51.3), on slot 1 (v41_create's, whose
+    // sequence IDs then go on from 1).
+    {
+        x4::nfs_argop4 rc_seq(x4::OP_SEQUENCE);
+        rc_seq.opsequence().sa_sessionid = sessionid;
+        rc_seq.opsequence().sa_sequenceid = 1;
+        rc_seq.opsequence().sa_slotid = 1;
+        rc_seq.opsequence().sa_highest_slotid = 1;
+        std::vector<uint8_t> kept3;
+        compound(s, {rc_seq, test_nfs4::op_reclaim_complete()}, "RECLAIM_COMPLETE", kept3);
+    }
 
     x4::nfs_argop4 seq(x4::OP_SEQUENCE);
     auto& sa = seq.opsequence();
@@ -466,7 +479,7 @@ Setup prepare(Server& s) {
                                             sizeof kName - 1);
         const std::span<const uint8_t> owner(reinterpret_cast<const uint8_t*>(kOpenOwner),
                                              sizeof kOpenOwner - 1);
-        auto seqid = std::make_shared<uint32_t>(0);
+        auto seqid = std::make_shared<uint32_t>(1);  // the RECLAIM_COMPLETE's above
         Workload create;
         create.cycle = [sessionid, seqid, root, name, owner, getattr4](Server& srv) {
             auto send = [&](std::vector<x4::nfs_argop4> ops, x4::COMPOUND4res& res,

@@ -195,6 +195,15 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (access == 0 || (a.share_access & ~(x4::OPEN4_SHARE_ACCESS_BOTH | kWantBits)) ||
         a.share_deny > x4::OPEN4_SHARE_DENY_BOTH)
         return {encode_fail(res, x4::NFS4ERR_INVAL)};
+    // §18.16.3: OPEN4_CREATE names a file to create, so only CLAIM_NULL may carry it (the
+    // Linux server answers INVAL for any other claim, "required by spec").
+    if (a.openhow.opentype() == x4::OPEN4_CREATE && a.claim.claim() != x4::CLAIM_NULL)
+        return {encode_fail(res, x4::NFS4ERR_INVAL)};
+    // §18.51.3: "If non-reclaim locking operations are done before the RECLAIM_COMPLETE, an
+    // NFS4ERR_GRACE error will be returned": a client sends RECLAIM_COMPLETE after a new
+    // client ID, "even if there are no locks to reclaim", before its first non-reclaim OPEN.
+    if (a.claim.claim() != x4::CLAIM_PREVIOUS && !rq.svc.clients.reclaim_done(rq.clientid))
+        return {encode_fail(res, x4::NFS4ERR_GRACE)};
     Target* cur;
     // OPEN of a new name changes the directory (Request::current_for_change).
     const bool creating =

@@ -171,7 +171,17 @@ class Nfs4DaemonTest : public DaemonTest {
         fore_ = r2.op(0).opcreate_session().csr_resok4().csr_fore_chan_attrs;
         session_flags_ = r2.op(0).opcreate_session().csr_resok4().csr_flags;
         seqid_ = 0;
+        // As the Linux client: RECLAIM_COMPLETE before any OPEN (RFC 8881 §18.51.3), unless
+        // the test reclaims (reclaim_complete_ false).
+        if (reclaim_complete_) {
+            Res r3 = Compound({Sequence(), op_reclaim_complete()});
+            ASSERT_EQ(r3.error, "");
+            // COMPLETE_ALREADY: another session of a client that sent it.
+            ASSERT_TRUE(r3.status() == x4::NFS4_OK || r3.status() == x4::NFS4ERR_COMPLETE_ALREADY)
+                << r3.status();
+        }
     }
+    bool reclaim_complete_ = true;
 
     // PUTROOTFH and a LOOKUP per component of the export's path.
     std::vector<x4::nfs_argop4> ToExport() {

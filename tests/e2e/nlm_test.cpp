@@ -883,6 +883,7 @@ TEST_F(Nlm, GracePeriodAfterARestartAdmitsReclaimsOnly) {
               xn::NLM4_DENIED_GRACE_PERIOD);
     EXPECT_EQ(lock(true), xn::NLM4_GRANTED);  // the reclaim
     // The NFSv4.1 client of the previous boot comes back and is done reclaiming.
+    reclaim_complete_ = false;  // sent here
     Establish();
     if (HasFatalFailure()) return;
     x4::nfs_argop4 rc(x4::OP_RECLAIM_COMPLETE);

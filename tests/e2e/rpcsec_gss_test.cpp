@@ -730,6 +730,9 @@ TEST_F(RpcsecGss, OperationsTheMachineCredentialMayPerformPassAnExportsFlavorLis
         s.sa_sequenceid = ++seqid;
         return op;
     };
+    // §18.51.3: RECLAIM_COMPLETE before the first OPEN.
+    ASSERT_TRUE(Compound4(host, kSvcIntegrity, {sequence(), op_reclaim_complete()}, &r, &keep));
+    ASSERT_EQ(r.status, x4::NFS4_OK);
     // The krb5p-only export, through the pseudo file system.
     std::vector<std::string> names;
     const std::string path = daemon_->extra_export_dir("private");

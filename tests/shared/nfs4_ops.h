@@ -62,6 +62,13 @@ inline x4::nfs_argop4 op_create_session(uint64_t clientid, uint32_t sequence) {
     ca.csa_back_chan_attrs = {0, 4096, 4096, 0, 2, 1, {}};
     return op;
 }
+// RECLAIM_COMPLETE (RFC 8881 §18.51) for the whole client: what a client sends after a new
+// client ID and before its first non-reclaim OPEN, even with nothing to reclaim.
+inline x4::nfs_argop4 op_reclaim_complete() {
+    x4::nfs_argop4 op(x4::OP_RECLAIM_COMPLETE);
+    op.opreclaim_complete().rca_one_fs = false;
+    return op;
+}
 inline x4::nfs_argop4 op_getattr(std::initializer_list<uint32_t> attrs) {
     x4::nfs_argop4 op(x4::OP_GETATTR);
     auto& m = op.opgetattr().attr_request;

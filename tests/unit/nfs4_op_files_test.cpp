@@ -396,9 +396,28 @@ TEST_F(Nfs4Files, ReaddirAttributesAreWhatGetattrOfEachNameGives) {
 }
 
 TEST_F(Nfs4Files, ReclaimCompleteOnce) {
+    // The fixture's establish() sent the first (NFS4_OK, asserted there).
     x4::nfs_argop4 rc(x4::OP_RECLAIM_COMPLETE);
-    EXPECT_EQ(seq({rc}).status(), x4::NFS4_OK);
     EXPECT_EQ(seq({rc}).status(), x4::NFS4ERR_COMPLETE_ALREADY);
+}
+
+// §18.51.3: a non-reclaim OPEN before the client's RECLAIM_COMPLETE is NFS4ERR_GRACE, outside
+// any grace period too (pynfs RECC3); after it the OPEN goes through. OPEN4_CREATE with a
+// claim other than CLAIM_NULL is INVAL (§18.16.3), whatever the grace.
+TEST_F(Nfs4Files, OpenBeforeReclaimCompleteIsGrace) {
+    reclaim_complete_ = false;
+    establish("no-reclaim-complete-yet");
+    const std::string name = "before-recc";
+    auto open = [&] {
+        return seq({put_root(), op_open(s("o"), s(name), true, x4::OPEN4_SHARE_ACCESS_BOTH)})
+            .status();
+    };
+    EXPECT_EQ(open(), x4::NFS4ERR_GRACE);
+    x4::nfs_argop4 create_by_fh = op_open(s("o"), s(name), true, x4::OPEN4_SHARE_ACCESS_BOTH);
+    create_by_fh.opopen().claim.set_claim(x4::CLAIM_FH);
+    EXPECT_EQ(seq({put_root(), create_by_fh}).status(), x4::NFS4ERR_INVAL);
+    ASSERT_EQ(seq({op_reclaim_complete()}).status(), x4::NFS4_OK);
+    EXPECT_EQ(open(), x4::NFS4_OK);
 }
 
 TEST_F(Nfs4Files, NonRootCallerIsCheckedByTheKernel) {

@@ -43,11 +43,7 @@ class Nfs4Recovery : public Nfs4OpsFixture {
         op.opopen().claim.delegate_type() = deleg;
         return op;
     }
-    x4::nfs_argop4 reclaim_complete() {
-        x4::nfs_argop4 op(x4::OP_RECLAIM_COMPLETE);
-        op.opreclaim_complete().rca_one_fs = false;
-        return op;
-    }
+    x4::nfs_argop4 reclaim_complete() { return op_reclaim_complete(); }
     std::string records() const {
         std::ifstream in(state_dir_ + "/" + vfs::RecoveryStore::kFile);
         return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -92,6 +88,7 @@ TEST_F(Nfs4Recovery, RestartGivesTheClientAGracePeriodToReclaim) {
     restart();
     // The old session and client ID belong to the previous boot.
     EXPECT_EQ(seq({put_root()}).status(), x4::NFS4ERR_BADSESSION);
+    reclaim_complete_ = false;  // it reclaims first
     establish("returning");
     EXPECT_NE(clientid_, old_client);
 
@@ -135,6 +132,7 @@ TEST_F(Nfs4Recovery, ADelegationIsReclaimedWithItsOpen) {
     };
     const auto cached = fh_of("cached"), written = fh_of("written");
     restart();
+    reclaim_complete_ = false;  // it reclaims first
     establish("delegated");
     Reply r = seq(
         {put(cached), claim_previous("r", x4::OPEN4_SHARE_ACCESS_READ, x4::OPEN_DELEGATE_READ)});
@@ -149,7 +147,9 @@ TEST_F(Nfs4Recovery, ADelegationIsReclaimedWithItsOpen) {
         {put(written), claim_previous("w", x4::OPEN4_SHARE_ACCESS_BOTH, x4::OPEN_DELEGATE_WRITE)});
     ASSERT_EQ(w.status(), x4::NFS4_OK);
     EXPECT_EQ(w.op(2).opopen().resok4().delegation.delegation_type(), x4::OPEN_DELEGATE_NONE);
-    // Across a client restart (CLAIM_DELEG_PREV_FH): not supported (§10.2.1 "MAY").
+    // Across a client restart (CLAIM_DELEG_PREV_FH): not supported (§10.2.1 "MAY"). Not a
+    // reclaim, so after RECLAIM_COMPLETE (before it: GRACE, §18.51.3).
+    ASSERT_EQ(seq({reclaim_complete()}).status(), x4::NFS4_OK);
     x4::nfs_argop4 prev = op_open(s("p"), s("unused"), false, x4::OPEN4_SHARE_ACCESS_READ);
     prev.opopen().claim.set_claim(x4::CLAIM_DELEG_PREV_FH);
     EXPECT_EQ(seq({put(cached), prev}).status(), x4::NFS4ERR_NOTSUPP);

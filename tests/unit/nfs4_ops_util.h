@@ -162,7 +162,17 @@ class Nfs4OpsFixture : public vfs::testing::VfsFixture {
         ASSERT_EQ(r2.status(), x4::NFS4_OK);
         sessionid_ = r2.op(0).opcreate_session().csr_resok4().csr_sessionid;
         seqid_ = 0;
+        // As the Linux client: RECLAIM_COMPLETE before any OPEN (§18.51.3), unless the test
+        // reclaims (reclaim_complete_ false).
+        if (reclaim_complete_) {
+            Reply r3 = seq({op_reclaim_complete()});
+            ASSERT_TRUE(r3.decoded);
+            // COMPLETE_ALREADY: another session of a client that sent it.
+            ASSERT_TRUE(r3.status() == x4::NFS4_OK || r3.status() == x4::NFS4ERR_COMPLETE_ALREADY)
+                << r3.status();
+        }
     }
+    bool reclaim_complete_ = true;
 
     x4::nfs_argop4 sequence_op(bool cachethis = false, uint32_t slot = 0) {
         x4::nfs_argop4 op(x4::OP_SEQUENCE);
