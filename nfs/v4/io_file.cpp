@@ -35,12 +35,13 @@ x4::nfsstat4 io_file(Compound& c, const x4::stateid4& stateid, bool write,
     if (auto st = rq.current(cur); st != x4::NFS4_OK) return st;
     if (cur->pseudo) return x4::NFS4ERR_ISDIR;
     who = cur->who;
-    if (write && special == state::Special::ReadBypass) return x4::NFS4ERR_BAD_STATEID;
     if (write && !who.read_write) return x4::NFS4ERR_ROFS;
     const uint32_t access = write ? x4::OPEN4_SHARE_ACCESS_WRITE : x4::OPEN4_SHARE_ACCESS_READ;
     // §10.4.1: I/O without an open of this client conflicts as another client's would.
     if (rq.svc.delegation_conflict(cur->node.handle, rq.clientid, write)) return x4::NFS4ERR_DELAY;
-    if (special == state::Special::Anonymous &&
+    // §8.2.3: the READ bypass stateid passes share reservations for a READ only; "When this
+    // value is used in WRITE or SETATTR, it is treated like the anonymous value."
+    if ((special == state::Special::Anonymous || write) &&
         rq.svc.opens.check_share(cur->node.handle, access, 0, std::nullopt) != x4::NFS4_OK)
         return x4::NFS4ERR_LOCKED;
     auto f = rq.svc.open_file(cur->node, write ? vfs::OpenFor::Write : vfs::OpenFor::Read);

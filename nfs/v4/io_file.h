@@ -3,7 +3,8 @@
 // stateid's through the open its owner came from (either must allow
 // writing for WRITE: NFS4ERR_OPENMODE), or for the anonymous and READ-bypass special
 // stateids a descriptor from the cache, checked against share reservations (a DENY
-// held by an open is NFS4ERR_LOCKED, §9.1.4) and the export's rules.
+// held by an open is NFS4ERR_LOCKED, §9.1.4; the READ-bypass one skips that check for a
+// READ only, §8.2.3) and the export's rules.
 #pragma once
 
 #include <memory>

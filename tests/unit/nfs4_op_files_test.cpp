@@ -395,6 +395,49 @@ TEST_F(Nfs4Files, ReaddirAttributesAreWhatGetattrOfEachNameGives) {
     }
 }
 
+// §8.2.3: the READ bypass stateid (all ones) in WRITE is the anonymous stateid (pynfs WRT2):
+// it writes, and a DENY_WRITE another owner holds makes it NFS4ERR_LOCKED; in READ it passes
+// share reservations.
+TEST_F(Nfs4Files, TheReadBypassStateidWritesAsTheAnonymousOne) {
+    x4::stateid4 bypass{0xffffffffu, {}};
+    bypass.other.fill(0xff);
+    const x4::stateid4 made = create_file("bypass", "0123456789");
+    ASSERT_EQ(seq({put_root(), op_lookup(s("bypass")), op_close(made)}).status(), x4::NFS4_OK);
+    Reply w = seq({put_root(), op_lookup(s("bypass")), op_write(bypass, 0, s("ab"))});
+    ASSERT_EQ(w.status(), x4::NFS4_OK);
+    std::ifstream in(path("bypass"));
+    std::string on_disk((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(on_disk, "ab23456789");
+
+    Reply deny = seq({put_root(), op_open(s("denier"), s("bypass"), false,
+                                          x4::OPEN4_SHARE_ACCESS_READ, x4::OPEN4_SHARE_DENY_BOTH)});
+    ASSERT_EQ(deny.status(), x4::NFS4_OK);
+    EXPECT_EQ(seq({put_root(), op_lookup(s("bypass")), op_write(bypass, 0, s("cd"))}).status(),
+              x4::NFS4ERR_LOCKED);
+    EXPECT_EQ(seq({put_root(), op_lookup(s("bypass")), op_read(bypass, 0, 2)}).status(),
+              x4::NFS4_OK);
+}
+
+// OPEN_DOWNGRADE (§18.18.3): to a subset of what the open holds; the delegation wants in
+// share_access are ignored (not INVAL), anything beyond what it holds is INVAL.
+TEST_F(Nfs4Files, OpenDowngradeIgnoresDelegationWants) {
+    x4::stateid4 sid = create_file("down", "x");
+    auto downgrade = [&](const x4::stateid4& from, uint32_t access) {
+        x4::nfs_argop4 op(x4::OP_OPEN_DOWNGRADE);
+        op.opopen_downgrade().open_stateid = from;
+        op.opopen_downgrade().seqid = 0;
+        op.opopen_downgrade().share_access = access;
+        op.opopen_downgrade().share_deny = x4::OPEN4_SHARE_DENY_NONE;
+        return seq({put_root(), op_lookup(s("down")), op});
+    };
+    Reply r = downgrade(sid, x4::OPEN4_SHARE_ACCESS_READ | x4::OPEN4_SHARE_ACCESS_WANT_NO_DELEG);
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    const x4::stateid4 now = r.op(3).opopen_downgrade().resok4().open_stateid;
+    EXPECT_EQ(now.seqid, sid.seqid + 1);
+    EXPECT_EQ(downgrade(now, x4::OPEN4_SHARE_ACCESS_WRITE).status(), x4::NFS4ERR_INVAL);
+    EXPECT_EQ(downgrade(now, x4::OPEN4_SHARE_ACCESS_READ | 0x4).status(), x4::NFS4ERR_INVAL);
+}
+
 TEST_F(Nfs4Files, ReclaimCompleteOnce) {
     // The fixture's establish() sent the first (NFS4_OK, asserted there).
     x4::nfs_argop4 rc(x4::OP_RECLAIM_COMPLETE);
