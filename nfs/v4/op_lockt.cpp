@@ -1,6 +1,6 @@
 // LOCKT (RFC 8881 §18.11): would this lock be granted? No state is created. The owner
-// is named by clientid + owner bytes; the clientid must be this session's client
-// (anything else is NFS4ERR_STALE_CLIENTID, §18.11.3 and the §15.2 error table).
+// is this session's client and the owner bytes: §18.11.3, "The clientid field of the owner
+// MAY be set to any value by the client and MUST be ignored by the server" (pynfs sends 0).
 // A conflict is NFS4ERR_DENIED naming the holder; lengths as for LOCK (INVAL); during
 // grace NFS4ERR_GRACE (§8.4.2.1: the holder may not have reclaimed yet). A courtesy
 // client's lock in the way is reaped first, as LOCK would (§8.4.3).
@@ -23,7 +23,6 @@ x4::nfsstat4 lockt(Request& rq, const x4::LOCKT4args& a, std::optional<vs::Confl
     if (auto st = lock_type_of(a.locktype, type); st != x4::NFS4_OK) return st;
     vs::ByteRange range;
     if (auto st = lock_range_of(a.offset, a.length, range); st != x4::NFS4_OK) return st;
-    if (a.owner.clientid != rq.clientid) return x4::NFS4ERR_STALE_CLIENTID;
     auto owner = vs::StateOwner::make({vs::Protocol::Nfs4, rq.clientid}, a.owner.owner);
     if (!owner) return x4::NFS4ERR_INVAL;
     if (auto st = rq.svc.recovery.may_change(); st != x4::NFS4_OK) return st;
