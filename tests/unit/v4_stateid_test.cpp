@@ -96,8 +96,9 @@ TEST_F(Stateids, AnotherBootsStateidIsStale) {
     Confirmed again = confirm(rebooted, "h", "sys:0");
     EXPECT_EQ(rebooted.check_stateid(again.clientid, a.stateid, kAnyKind).status,
               x4::NFS4ERR_STALE_STATEID);
+    // TEST_STATEID does not consider a previous instance (§18.48.3): BAD_STATEID.
     EXPECT_EQ(rebooted.test_stateids(again.clientid, std::vector<Stateid>{a.stateid}),
-              std::vector<x4::nfsstat4>{x4::NFS4ERR_STALE_STATEID});
+              std::vector<x4::nfsstat4>{x4::NFS4ERR_BAD_STATEID});
 }
 
 TEST_F(Stateids, AFreedStateidStaysBadWhenItsIndexIsReused) {

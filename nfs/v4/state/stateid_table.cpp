@@ -132,7 +132,13 @@ Status StateidTable::free_stateid(ClientId client, const Stateid& s, bool holds_
 std::vector<Status> StateidTable::test(ClientId client, std::span<const Stateid> ids) const {
     std::vector<Status> out;
     out.reserve(ids.size());
-    for (const Stateid& s : ids) out.push_back(check(client, s, kAnyKind).status);
+    // §18.48.3: "Any possible association with a previous instance of the client (as stale
+    // stateids) is not considered": a stateid of another boot is one this client does not
+    // have, BAD_STATEID (STALE_STATEID is not among the codes TEST_STATEID returns).
+    for (const Stateid& s : ids) {
+        const Status st = check(client, s, kAnyKind).status;
+        out.push_back(st == x4::NFS4ERR_STALE_STATEID ? x4::NFS4ERR_BAD_STATEID : st);
+    }
     return out;
 }
 
