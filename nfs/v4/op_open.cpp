@@ -35,6 +35,7 @@
 #include "nfs/v4/stateids.h"
 #include "nfs/vfs/attrs.h"
 #include "nfs/vfs/create.h"
+#include "nfs/vfs/lease.h"
 #include "nfs/vfs/lookup.h"
 
 namespace nfsrdmad::nfs::v4 {
@@ -320,6 +321,18 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
         auto f = rq.svc.open_file(o.file.node, need, o.created ? &o.attr : &attr);
         if (!f) return {encode_fail(res, to_nfsstat4(f.error()))};
         open.fd = std::move(*f);
+    }
+    // A read-only open of a file the cache holds open for writing (it was written through
+    // it lately, e.g. created, written and closed) gets a read-only descriptor instead, when
+    // it may be delegated and no other open writes: the kernel refuses a read lease, so a
+    // read delegation, beside a writable description (pynfs DELEG26, DELEG28).
+    if (need == vfs::OpenFor::Read && open.fd->writable && !vfs::leased_file(fh) &&
+        rq.svc.may_offer_delegation(rq.clientid, a.share_access) &&
+        !(rq.svc.opens.share_except(fh, open.stateid.other).access &
+          x4::OPEN4_SHARE_ACCESS_WRITE)) {
+        rq.svc.files.forget(fh);
+        auto f = rq.svc.open_file(o.file.node, need, o.created ? &o.attr : &attr);
+        if (f) open.fd = std::move(*f);
     }
     auto sid = mine ? rq.svc.clients.bump_stateid(rq.clientid, mine->stateid)
                     : rq.svc.clients.new_stateid(rq.clientid, state::StateKind::Open);

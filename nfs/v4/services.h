@@ -109,6 +109,11 @@ class Services {
     // opening the file in a conflicting way, the table's policy).
     std::optional<Delegation> offer_delegation(const Open& open, const Target& file,
                                                uint32_t share_access);
+    // Whether offer_delegation may give `client` a delegation for an OPEN with `share_access`
+    // (delegations on, the client not declining them, its callback path up): OPEN then
+    // gives a read-only open a descriptor of its own where the cache's is writable, since
+    // the kernel grants no read lease beside a writable description.
+    bool may_offer_delegation(state::ClientId client, uint32_t share_access) const;
     // CLAIM_PREVIOUS's delegation of `type` reclaimed with the open after a restart
     // (§10.2.1): granted as offer_delegation would, whatever the client wants; when the
     // callback path is not (being) set up, granted already recalled (`recalled` set: the

@@ -126,6 +126,34 @@ class Nfs4Delegation : public Nfs4CallbackTest {
     std::string open_owner_ = "holder-open-owner";
 };
 
+// pynfs DELEG26 / DELEG28: a file created and written through a read-write open, closed,
+// then opened for reading is delegated for reading, although the descriptor cache still
+// holds the writable descriptor the first open used (the kernel grants no read lease beside
+// it: the read-only open gets a descriptor of its own).
+TEST_F(Nfs4Delegation, AFileWrittenAndClosedIsDelegatedToItsNextReader) {
+    // The writer declines a delegation: a plain read-write open, whose descriptor the
+    // cache keeps after the CLOSE.
+    Opened w = OpenIn("written-then-read", kBoth | x4::OPEN4_SHARE_ACCESS_WANT_NO_DELEG, true);
+    ASSERT_EQ(w.status, x4::NFS4_OK);
+    ASSERT_NE(w.deleg_type, x4::OPEN_DELEGATE_WRITE);
+    const std::string data = "written first";
+    ASSERT_EQ(Compound({Sequence(), op_putfh(w.fh), op_write(w.open, 0, view(data))}).status(),
+              x4::NFS4_OK);
+    ASSERT_EQ(Compound({Sequence(), op_putfh(w.fh), op_close(w.open)}).status(), x4::NFS4_OK);
+    Opened r = OpenIn("written-then-read", kRead, false);
+    ASSERT_EQ(r.status, x4::NFS4_OK);
+    EXPECT_EQ(r.deleg_type, x4::OPEN_DELEGATE_READ) << "no read delegation after a write";
+    if (r.deleg_type == x4::OPEN_DELEGATE_READ) {
+        Res rd = Compound({Sequence(), op_putfh(r.fh), op_read(r.deleg, 0, 100)});
+        ASSERT_EQ(rd.status(), x4::NFS4_OK);
+        const auto& got = rd.op(2).opread().resok4().data;
+        EXPECT_EQ(std::string(got.begin(), got.end()), data);
+        EXPECT_EQ(Compound({Sequence(), op_putfh(r.fh), DelegReturn(r.deleg)}).status(),
+                  x4::NFS4_OK);
+    }
+    EXPECT_EQ(Compound({Sequence(), op_putfh(r.fh), op_close(r.open)}).status(), x4::NFS4_OK);
+}
+
 TEST_F(Nfs4Delegation, AReadDelegationIsRecalledByAnotherClientsOpenAndReturned) {
     Opened o = OpenIn("shared", kRead, true);
     ASSERT_EQ(o.status, x4::NFS4_OK);

@@ -35,15 +35,20 @@ constexpr std::chrono::seconds kRecallAnyEvery{10};
 
 }  // namespace
 
-std::optional<Delegation> Services::offer_delegation(const Open& open, const Target& file,
-                                                     uint32_t share_access) {
-    if (!options.delegations) return std::nullopt;
+bool Services::may_offer_delegation(state::ClientId client, uint32_t share_access) const {
+    if (!options.delegations) return false;
     const uint32_t want = share_access & x4::OPEN4_SHARE_ACCESS_WANT_DELEG_MASK;
     if (want == x4::OPEN4_SHARE_ACCESS_WANT_NO_DELEG || want == x4::OPEN4_SHARE_ACCESS_WANT_CANCEL)
-        return std::nullopt;
+        return false;
     // A recall must be able to reach the client (§10.2.1: "the server will not grant a
     // delegation" without a callback path).
-    if (callbacks.state(open.client) != CallbackPaths::State::Up) return std::nullopt;
+    return callbacks.state(client) == CallbackPaths::State::Up;
+}
+
+std::optional<Delegation> Services::offer_delegation(const Open& open, const Target& file,
+                                                     uint32_t share_access) {
+    if (!may_offer_delegation(open.client, share_access)) return std::nullopt;
+    const uint32_t want = share_access & x4::OPEN4_SHARE_ACCESS_WANT_DELEG_MASK;
     const uint32_t both = x4::OPEN4_SHARE_ACCESS_BOTH;
     bool write = false;
     if ((open.access & both) == both && options.write_delegations && open.fd && open.fd->writable)
