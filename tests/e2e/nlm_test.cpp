@@ -748,6 +748,18 @@ TEST_F(NlmGranted, ARefusalAfterTheReSendKeepsTheLock) {
     EXPECT_EQ(TestByC(), xn::NLM4_DENIED) << "a lock the client was told it holds was released";
 }
 
+// An UNLOCK implies a CANCEL of the owner's blocked LOCK of that range (the Linux server's
+// nlmsvc_unlock): the waiter is not granted later, nor called back.
+TEST_F(NlmGranted, AnUnlockOfTheWaitersRangeCancelsItsBlockedLock) {
+    BlockB();
+    if (HasFatalFailure()) return;
+    ASSERT_EQ(UnlockCall(Lock("host-b", 2, 10, 10)), xn::NLM4_GRANTED);
+    ASSERT_EQ(UnlockCall(Lock("host-a", 1, 0, 100)), xn::NLM4_GRANTED);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_TRUE(lockd_.Calls().empty()) << "the unlocked waiter was called back";
+    EXPECT_EQ(TestByC(), xn::NLM4_GRANTED) << "the unlocked waiter was granted the lock";
+}
+
 TEST_F(NlmGranted, ACancelledWaiterIsNotCalledBack) {
     BlockB();
     if (HasFatalFailure()) return;
