@@ -68,6 +68,11 @@ x::nlm4_holder holder_of(const vs::Conflict& c) {
     return h;
 }
 
+bool within_offsets(const x::nlm4_lock& l) {
+    constexpr uint64_t kMax = INT64_MAX;  // the largest file offset (off_t)
+    return l.l_offset <= kMax && (l.l_len == 0 || l.l_len - 1 <= kMax - l.l_offset);
+}
+
 vs::Lock lock_of(const x::nlm4_lock& l, bool exclusive) {
     return vs::Lock{vs::ByteRange::from_nlm(l.l_offset, l.l_len),
                     exclusive ? vs::LockType::Write : vs::LockType::Read};

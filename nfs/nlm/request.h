@@ -17,6 +17,11 @@ namespace nfsrdmad::nfs::nlm {
 namespace x = xdr::nlm;
 namespace vs = vfs::state;
 
+// Whether the range starts and ends at or below 2^63 - 1, the largest offset a Linux file
+// has (l_len 0: to the end). Beyond it the Linux server answers NLM4_FBIG
+// (nlm4svc_retrieve_args); XNFS leaves the limit to the server.
+bool within_offsets(const x::nlm4_lock& l);
+
 // The file of a request and how its locks are keyed.
 struct File {
     vfs::Node node;
@@ -64,9 +69,11 @@ class Request {
     // taken): an unknown host is not made one, its owner is under host id 0, which holds
     // nothing.
     x::nlm4_stats owner(const x::nlm4_lock& l, vs::StateOwner& out, bool known_host = false);
-    // file() and owner() of an nlm4_lock.
+    // file() and owner() of an nlm4_lock; NLM4_FBIG for a range past the largest file
+    // offset (within_offsets).
     x::nlm4_stats target(const x::nlm4_lock& l, LockTarget& out, bool known_host = false) {
         if (auto s = file(l.fh, out.file); s != x::NLM4_GRANTED) return s;
+        if (!within_offsets(l)) return x::NLM4_FBIG;
         return owner(l, out.owner, known_host);
     }
     // An NFSv4.1 client's delegation of the file stands in the way (Options::delegations):

@@ -938,6 +938,15 @@ TEST_F(Nlm, BadInputIsRefusedAndHoldsNothing) {
     forged.back() ^= 0x5a;
     EXPECT_EQ(LockCall(Lock("x", 1, 0, 1, &forged), true), xn::NLM4_STALE_FH);
     EXPECT_EQ(LockCall(Lock("x", 1, 0, 1, &root_), true), xn::NLM4_FAILED);
+    // A range past the largest file offset (2^63 - 1): NLM4_FBIG, as the Linux server.
+    const uint64_t past = uint64_t{INT64_MAX} + 1;
+    EXPECT_EQ(LockCall(Lock("x", 1, past, 1), true), xn::NLM4_FBIG);
+    EXPECT_EQ(LockCall(Lock("x", 1, 0, past + 1), true), xn::NLM4_FBIG);
+    EXPECT_EQ(LockCall(Lock("x", 1, 5, UINT64_MAX), true), xn::NLM4_FBIG);
+    EXPECT_EQ(TestCall(Lock("x", 1, past, 0), true).res.stat.stat(), xn::NLM4_FBIG);
+    // Up to 2^63 - 1 it fits.
+    EXPECT_EQ(TestCall(Lock("x", 1, 0, past), true).res.stat.stat(), xn::NLM4_GRANTED);
+    EXPECT_EQ(TestCall(Lock("x", 1, INT64_MAX, 1), true).res.stat.stat(), xn::NLM4_GRANTED);
     // A 1024-byte cookie comes back as it was.
     cookie_.assign(1024, 'c');
     EXPECT_EQ(LockCall(Lock("x", 1, 0, 1), true), xn::NLM4_GRANTED);
