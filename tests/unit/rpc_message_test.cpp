@@ -220,6 +220,26 @@ TEST_F(Fixture, AnAuthSysCredentialWithAnotherVerifierIsBadVerf) {
     EXPECT_EQ(prog->calls, 0);
 }
 
+// RFC 5531 §8.2: AUTH_NONE carries no body. A credential with one is AUTH_BADCRED, an
+// AUTH_NONE verifier with one AUTH_BADVERF, under AUTH_NONE and AUTH_SYS alike (as the Linux
+// server's svcauth_null_accept and svcauth_unix_accept answer).
+TEST_F(Fixture, AuthNoneWithABodyIsRefused) {
+    Words cred = call(5, 400000, 2, 0);
+    cred.u(0).u(8).u(1).u(2).u(0).u(0);  // AUTH_NONE credential of 8 bytes, empty verifier
+    auto m = decode(*send(cred.b));
+    EXPECT_EQ(m.body.rbody().rreply().auth_stat(), x::AUTH_BADCRED);
+    Words verf = call(6, 400000, 2, 0);
+    verf.u(0).u(0).u(0).u(4).u(7);  // empty credential, AUTH_NONE verifier of 4 bytes
+    m = decode(*send(verf.b));
+    EXPECT_EQ(m.body.rbody().rreply().auth_stat(), x::AUTH_BADVERF);
+    Words sys = auth_sys(call(7, 400000, 2, 0), 1, 1, {});
+    sys.b.resize(sys.b.size() - 8);
+    sys.u(0).u(4).u(7);
+    m = decode(*send(sys.b));
+    EXPECT_EQ(m.body.rbody().rreply().auth_stat(), x::AUTH_BADVERF);
+    EXPECT_EQ(prog->calls, 0);
+}
+
 TEST(Groups, KeepsSixteenInPlaceAndMoreOnTheHeap) {
     rpc::Groups g;
     for (uint32_t i = 0; i < 40; ++i) {

@@ -13,9 +13,13 @@ namespace {
 class AuthNone final : public AuthFlavor {
   public:
     uint32_t number() const override { return x::AUTH_NONE; }
+    // RFC 5531 §8.2: AUTH_NONE's body is empty (the Linux server refuses one that is not,
+    // AUTH_BADCRED, and a verifier that is not an empty AUTH_NONE, AUTH_BADVERF).
     Result accept(const RawAuth& raw, CallAuth& out) const override {
         out.cred.flavor = x::AUTH_NONE;
-        if (raw.verf_flavor != x::AUTH_NONE) return {Verdict::Reject, x::AUTH_BADVERF};
+        if (!raw.cred.empty()) return {Verdict::Reject, x::AUTH_BADCRED};
+        if (raw.verf_flavor != x::AUTH_NONE || !raw.verf.empty())
+            return {Verdict::Reject, x::AUTH_BADVERF};
         return {};
     }
 };
@@ -38,7 +42,9 @@ class AuthSysFlavor final : public AuthFlavor {
         sys.gids.clear();
         for (uint32_t i = 0; i < n; ++i) sys.gids.push_back(d.get_u32());
         if (!d.ok() || d.remaining() != 0) return {Verdict::Reject, x::AUTH_BADCRED};
-        if (raw.verf_flavor != x::AUTH_NONE) return {Verdict::Reject, x::AUTH_BADVERF};
+        // Its verifier is AUTH_NONE, empty (RFC 5531 appendix A; as the Linux server checks).
+        if (raw.verf_flavor != x::AUTH_NONE || !raw.verf.empty())
+            return {Verdict::Reject, x::AUTH_BADVERF};
         sys.machinename.assign(machine);
         out.cred.flavor = x::AUTH_SYS;
         return {};
