@@ -49,9 +49,11 @@ rpc::Outcome proc_lock(Request& rq) {
     x::nlm4_lockargs a;
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     auto answer = [&](x::nlm4_stats s) { return rq.answer(a.cookie, s); };
-    if (rq.svc.in_grace() != a.reclaim) return answer(x::NLM4_DENIED_GRACE_PERIOD);
+    // The arguments first (STALE_FH, FBIG), then grace, as knfsd (nlm4svc_retrieve_args,
+    // then nlmsvc_lock).
     LockTarget t;
     if (auto s = rq.target(a.alock, t); s != x::NLM4_GRANTED) return answer(s);
+    if (rq.svc.in_grace() != a.reclaim) return answer(x::NLM4_DENIED_GRACE_PERIOD);
     if (rq.delegated(t.file, a.exclusive)) return answer(x::NLM4_DENIED_GRACE_PERIOD);
     // XNFS: LOCK is monitored (the host is notified if this server restarts), NM_LOCK not.
     const bool monitored = rq.ctx.header.proc == x::NLMPROC4_LOCK;

@@ -16,11 +16,12 @@ rpc::Outcome proc_test(Request& rq) {
         res.stat.set_stat(s);
         return rq.reply(res);
     };
-    // knfsd answers TEST with the grace status too: during grace the table is not yet
-    // what it will be once clients have reclaimed.
-    if (rq.svc.in_grace()) return answer(x::NLM4_DENIED_GRACE_PERIOD);
+    // The arguments first (STALE_FH, FBIG), then grace, as knfsd (nlm4svc_retrieve_args,
+    // then nlmsvc_testlock): during grace the table is not yet what it will be once
+    // clients have reclaimed.
     LockTarget t;
     if (auto s = rq.target(a.alock, t, /*known_host=*/true); s != x::NLM4_GRANTED) return answer(s);
+    if (rq.svc.in_grace()) return answer(x::NLM4_DENIED_GRACE_PERIOD);
     if (rq.delegated(t.file, a.exclusive)) return answer(x::NLM4_DENIED_GRACE_PERIOD);
     CallMirror m(rq.svc, t.file);
     auto r = rq.svc.test(t.file.key, t.owner, lock_of(a.alock, a.exclusive), m.get());

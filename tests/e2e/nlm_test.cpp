@@ -893,6 +893,11 @@ TEST_F(Nlm, GracePeriodAfterARestartAdmitsReclaimsOnly) {
     EXPECT_EQ(lock(false), xn::NLM4_DENIED_GRACE_PERIOD);
     EXPECT_EQ(TestCall(Lock("other", 2, 0, 1), false).res.stat.stat(),
               xn::NLM4_DENIED_GRACE_PERIOD);
+    // Arguments are judged before grace (as knfsd): a forged handle, a range too far.
+    wire::Bytes forged(fh_);
+    forged.back() ^= 0x5a;
+    EXPECT_EQ(TestCall(Lock("other", 2, 0, 1, &forged), false).res.stat.stat(), xn::NLM4_STALE_FH);
+    EXPECT_EQ(LockCall(Lock("other", 2, uint64_t{INT64_MAX} + 1, 1), false), xn::NLM4_FBIG);
     EXPECT_EQ(lock(true), xn::NLM4_GRANTED);  // the reclaim
     // The NFSv4.1 client of the previous boot comes back and is done reclaiming.
     reclaim_complete_ = false;  // sent here
