@@ -79,6 +79,13 @@ OpResult op_open_downgrade(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
          a.share_deny > x4::OPEN4_SHARE_DENY_BOTH || (access & ~o.access) ||
          (a.share_deny & ~o.deny)))
         st = x4::NFS4ERR_INVAL;
+    // §18.18.3: the bits "SHOULD equal the union of the share_access bits ... specified for
+    // some subset of the OPENs in effect for the current open-owner on the current file",
+    // else "the server SHOULD return the error NFS4ERR_INVAL": as the Linux server, a
+    // downgrade goes to an access and a deny that an OPEN of this stateid asked for.
+    if (st == x4::NFS4_OK &&
+        (!(o.access_modes & (1u << access)) || !(o.deny_modes & (1u << a.share_deny))))
+        st = x4::NFS4ERR_INVAL;
     state::Stateid bumped;
     if (st == x4::NFS4_OK) {
         auto b = rq.svc.clients.bump_stateid(rq.clientid, o.stateid);
@@ -89,6 +96,13 @@ OpResult op_open_downgrade(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (st == x4::NFS4_OK) {
         o.access = access;
         o.deny = a.share_deny;
+        // What the downgrade gave up is no OPEN's any more (nfs4_stateid_downgrade).
+        for (uint32_t m = 0; m < 4; ++m) {
+            if (m & ~access) o.access_modes &= uint8_t(~(1u << m));
+            if (m & ~a.share_deny) o.deny_modes &= uint8_t(~(1u << m));
+        }
+        o.access_modes |= uint8_t(1u << access);
+        o.deny_modes |= uint8_t(1u << a.share_deny);
         o.stateid = bumped;
         rq.svc.opens.put(o);
         r.resok4().open_stateid = to_wire(bumped);

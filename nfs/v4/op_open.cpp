@@ -338,6 +338,8 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
                     : rq.svc.clients.new_stateid(rq.clientid, state::StateKind::Open);
     if (sid.status != x4::NFS4_OK) return {encode_fail(res, sid.status)};
     open.access = want_access;
+    open.access_modes |= uint8_t(1u << access);
+    open.deny_modes |= uint8_t(1u << a.share_deny);
     open.deny = want_deny;
     open.who = who;
     open.stateid = sid.stateid;

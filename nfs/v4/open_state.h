@@ -40,6 +40,10 @@ struct Open {
     vfs::FileHandle file;
     uint32_t access = 0;  // OPEN4_SHARE_ACCESS_READ | _WRITE
     uint32_t deny = 0;    // OPEN4_SHARE_DENY_*
+    // Each share_access (1..3) and share_deny (0..3) value an OPEN of this stateid asked
+    // for, as bit 1 << value: OPEN_DOWNGRADE goes to one of them only (§18.18.3, as the
+    // Linux server's st_access_bmap / st_deny_bmap).
+    uint8_t access_modes = 0, deny_modes = 0;
     std::shared_ptr<const vfs::OpenFile> fd;
     Caller who;  // whose OPEN it was: I/O through the stateid runs as them
     state::Stateid stateid;

@@ -418,10 +418,11 @@ TEST_F(Nfs4Files, TheReadBypassStateidWritesAsTheAnonymousOne) {
               x4::NFS4_OK);
 }
 
-// OPEN_DOWNGRADE (§18.18.3): to a subset of what the open holds; the delegation wants in
+// OPEN_DOWNGRADE (§18.18.3): to an access and a deny some OPEN of the stateid asked for
+// (pynfs OPDG2: one OPEN of BOTH cannot go down to READ); the delegation wants in
 // share_access are ignored (not INVAL), anything beyond what it holds is INVAL.
-TEST_F(Nfs4Files, OpenDowngradeIgnoresDelegationWants) {
-    x4::stateid4 sid = create_file("down", "x");
+TEST_F(Nfs4Files, OpenDowngradeGoesToWhatAnOpenAskedAndIgnoresDelegationWants) {
+    const x4::stateid4 both = create_file("down", "x");
     auto downgrade = [&](const x4::stateid4& from, uint32_t access) {
         x4::nfs_argop4 op(x4::OP_OPEN_DOWNGRADE);
         op.opopen_downgrade().open_stateid = from;
@@ -430,6 +431,14 @@ TEST_F(Nfs4Files, OpenDowngradeIgnoresDelegationWants) {
         op.opopen_downgrade().share_deny = x4::OPEN4_SHARE_DENY_NONE;
         return seq({put_root(), op_lookup(s("down")), op});
     };
+    EXPECT_EQ(downgrade(both, x4::OPEN4_SHARE_ACCESS_READ).status(), x4::NFS4ERR_INVAL);
+    // The same owner opens it for reading too (the same stateid, upgraded): READ is an
+    // access an OPEN asked for.
+    Reply again =
+        seq({put_root(), op_open(s("owner-a"), s("down"), false, x4::OPEN4_SHARE_ACCESS_READ)});
+    ASSERT_EQ(again.status(), x4::NFS4_OK);
+    const x4::stateid4 sid = again.op(2).opopen().resok4().stateid;
+    ASSERT_EQ(sid.other, both.other);
     Reply r = downgrade(sid, x4::OPEN4_SHARE_ACCESS_READ | x4::OPEN4_SHARE_ACCESS_WANT_NO_DELEG);
     ASSERT_EQ(r.status(), x4::NFS4_OK);
     const x4::stateid4 now = r.op(3).opopen_downgrade().resok4().open_stateid;
