@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "nfs/v4/attrs/acl.h"
+#include "nfs/v4/attrs/fattr.h"
 
 namespace nfsrdmad::nfs::v4 {
 
@@ -62,15 +63,21 @@ x4::nfsstat4 decode_set_attrs(const x4::fattr4& in, const IdMap& ids, vfs::SetAt
     bool beyond = false;
     AttrMask m = AttrMask::from_wire(in.attrmask, &beyond);
     set = AttrMask{};
-    if (beyond) return x4::NFS4ERR_INVAL;
-    if (!(m & kWritableUnsupported).empty()) return x4::NFS4ERR_ATTRNOTSUPP;
+    // §18.30.3, in the Linux server's order (check_attr_support): an attribute this server
+    // does not support (one no RFC defines, one it does not offer) is ATTRNOTSUPP, then one
+    // it supports but cannot set (read-only) is INVAL.
+    if (beyond || !(m & kWritableUnsupported).empty() || !m.without(supported_attrs()).empty())
+        return x4::NFS4ERR_ATTRNOTSUPP;
     if (!m.without(settable_attrs()).empty()) return x4::NFS4ERR_INVAL;
 
+    // Every value is read even after one is refused: the first refusal (BADOWNER, INVAL,
+    // ATTRNOTSUPP) is the answer, BADXDR only for values that do not decode.
     xdr::Decoder d(in.attr_vals);
     x4::nfsstat4 st = x4::NFS4_OK;
     bool ok = true;
     m.for_each([&](uint32_t a) {
-        if (!ok || st != x4::NFS4_OK) return;
+        if (!ok) return;
+        x4::nfsstat4 one = x4::NFS4_OK;
         switch (a) {
             case x4::FATTR4_SIZE: {
                 uint64_t v = d.get_u64();
@@ -85,7 +92,7 @@ x4::nfsstat4 decode_set_attrs(const x4::fattr4& in, const IdMap& ids, vfs::SetAt
                 std::vector<x4::nfsace4> acl(ok ? n : 0);
                 for (auto& ace : acl) ok = ok && x4::xdr_decode(d, ace);
                 uint32_t bits = 0;
-                if (ok) st = mode_bits_of_acl(acl, bits);
+                if (ok) one = mode_bits_of_acl(acl, bits);
                 out.mode = bits;  // the caller keeps the high bits (acl.h)
                 break;
             }
@@ -102,19 +109,20 @@ x4::nfsstat4 decode_set_attrs(const x4::fattr4& in, const IdMap& ids, vfs::SetAt
                 if (!ok) break;
                 auto p = a == x4::FATTR4_OWNER ? ids.uid_of(text(s)) : ids.gid_of(text(s));
                 if (p.status != x4::NFS4_OK) {
-                    st = p.status;
+                    one = p.status;
                     break;
                 }
                 (a == x4::FATTR4_OWNER ? out.uid : out.gid) = p.id;
                 break;
             }
             case x4::FATTR4_TIME_ACCESS_SET:
-                ok = decode_time(d, out.atime, st);
+                ok = decode_time(d, out.atime, one);
                 break;
             case x4::FATTR4_TIME_MODIFY_SET:
-                ok = decode_time(d, out.mtime, st);
+                ok = decode_time(d, out.mtime, one);
                 break;
         }
+        if (st == x4::NFS4_OK) st = one;
     });
     if (!ok || d.remaining() != 0) return x4::NFS4ERR_BADXDR;
     if (st != x4::NFS4_OK) return st;
