@@ -113,10 +113,21 @@ x4::nfsstat4 create(Request& rq, const Target& dir, std::string_view name, x4::c
         if (S_ISLNK(e->attr.stx_mode)) return x4::NFS4ERR_SYMLINK;
         return x4::NFS4ERR_WRONG_TYPE;
     }
-    // The rest of the attributes (the mode went with the create). On an existing file
-    // (UNCHECKED4) only a size is applied, as O_TRUNC.
+    // The rest of the attributes (the mode went with the create).
     vfs::SetAttrs rest = attrs;
     rest.mode.reset();
+    // §18.16.3: "When an UNCHECKED4 create encounters an existing file, the attributes
+    // specified by createattrs are not used, except that when createattrs specifies the
+    // size attribute with a size of zero, the existing file is truncated" (pynfs OPEN2).
+    if (existed && mode == vfs::CreateHow::Unchecked) {
+        const bool truncate = rest.size && *rest.size == 0;
+        rest = vfs::SetAttrs{};
+        set = AttrMask{};
+        if (truncate) {
+            rest.size = 0;
+            set = AttrMask{x4::FATTR4_SIZE};
+        }
+    }
     // A file this call made is empty: a size of 0 (the Linux client's O_TRUNC) would only
     // truncate it to what it is, and commit that, for nothing. It is still reported set.
     if (made && rest.size && *rest.size == 0) rest.size.reset();
