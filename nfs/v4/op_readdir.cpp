@@ -4,7 +4,7 @@
 // zero — is NFS4ERR_BAD_COOKIE, as the Linux server answers. An entry whose attributes
 // cannot be read carries only rdattr_error when the client asked for it (§5.8.1.12);
 // otherwise the whole READDIR fails with that error. Not one entry fitting in
-// maxcount is NFS4ERR_TOOSMALL.
+// maxcount, or a maxcount below READDIR4resok's 16 bytes, is NFS4ERR_TOOSMALL.
 #include <sys/stat.h>
 
 #include <cerrno>
@@ -102,6 +102,10 @@ OpResult op_readdir(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     const x4::verifier4 zero{};
     if (a.cookie == 1 || a.cookie == 2 || (a.cookie == 0 && a.cookieverf != zero))
         return fail(x4::NFS4ERR_BAD_COOKIE);
+    // maxcount is the size of READDIR4resok, whose smallest (no entry) is 16 bytes: the
+    // verifier, the end of the list and eof. Less is TOOSMALL even for an empty directory
+    // (pynfs RDDR8; the Linux server's nfsd4_encode_readdir).
+    if (a.maxcount < 16) return fail(x4::NFS4ERR_TOOSMALL);
 
     uint64_t verf = 0;
     if (!dir->pseudo) {

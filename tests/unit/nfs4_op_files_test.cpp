@@ -668,6 +668,73 @@ std::string mode_bytes(uint32_t mode) {
             static_cast<char>(mode >> 8), static_cast<char>(mode)};
 }
 
+std::string xdr_string(const std::string& v) {
+    std::string out = mode_bytes(static_cast<uint32_t>(v.size())) + v;
+    out.resize((out.size() + 3) & ~size_t{3}, '\0');
+    return out;
+}
+
+// §18.30.3: of several attributes, one refused is the answer (BADOWNER for an owner no one
+// has), not BADXDR for the values after it, which still decode (`chown nosuch:group`).
+// An attribute no RFC defines is ATTRNOTSUPP; a read-only one INVAL.
+TEST_F(Nfs4Files, SetattrAnswersTheRefusedAttributeNotBadxdr) {
+    std::ofstream(path("owned")) << "x";
+    x4::nfs_argop4 op(x4::OP_SETATTR);
+    auto& a = op.opsetattr();
+    a.stateid = {0, {}};
+    a.obj_attributes.attrmask = {
+        0, 1u << (x4::FATTR4_OWNER - 32) | 1u << (x4::FATTR4_OWNER_GROUP - 32)};
+    const std::string vals = xdr_string("nosuch@nowhere.example") + xdr_string("0");
+    a.obj_attributes.attr_vals = s(vals);
+    EXPECT_EQ(seq({put_root(), op_lookup(s("owned")), op}).status(), x4::NFS4ERR_BADOWNER);
+    a.obj_attributes.attrmask = {0, 0, 1u << (90 - 64)};  // bit 90: no attribute
+    a.obj_attributes.attr_vals = {};
+    EXPECT_EQ(seq({put_root(), op_lookup(s("owned")), op}).status(), x4::NFS4ERR_ATTRNOTSUPP);
+    a.obj_attributes.attrmask = {1u << x4::FATTR4_TYPE};  // read-only
+    a.obj_attributes.attr_vals = s(mode_bytes(1));
+    EXPECT_EQ(seq({put_root(), op_lookup(s("owned")), op}).status(), x4::NFS4ERR_INVAL);
+}
+
+// pynfs OPEN2: OPEN UNCHECKED4 of an existing file does not use its createattrs (§18.16.3),
+// but a size of 0 truncates it.
+TEST_F(Nfs4Files, OpenUncheckedOfAnExistingFileIgnoresItsAttributes) {
+    write_file("there", "0123456789");
+    ASSERT_EQ(::chmod(path("there").c_str(), 0644), 0);
+    auto open_with = [&](const std::string& owner, uint64_t size) {
+        x4::nfs_argop4 op = op_open(s(owner), s("there"), true, x4::OPEN4_SHARE_ACCESS_BOTH);
+        auto& ca = op.opopen().openhow.how().createattrs();
+        ca.attrmask = {1u << x4::FATTR4_SIZE, 1u << (x4::FATTR4_MODE - 32)};
+        std::string v(8, '\0');
+        for (int i = 0; i < 8; ++i) v[i] = static_cast<char>(size >> (56 - 8 * i));
+        ca.attr_vals = s(v + mode_bytes(0600));
+        return seq({put_root(), op});
+    };
+    Reply r = open_with("o1", 4);
+    ASSERT_EQ(r.status(), x4::NFS4_OK);
+    EXPECT_TRUE(AttrMask::from_wire(r.op(2).opopen().resok4().attrset).empty());
+    struct stat st {};
+    ASSERT_EQ(::stat(path("there").c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, 10) << "a size other than 0 was applied to an existing file";
+    EXPECT_EQ(st.st_mode & 07777, 0644u) << "the mode was applied to an existing file";
+    Reply z = open_with("o2", 0);
+    ASSERT_EQ(z.status(), x4::NFS4_OK);
+    ASSERT_EQ(::stat(path("there").c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, 0) << "size 0 truncates";
+    EXPECT_EQ(st.st_mode & 07777, 0644u);
+    EXPECT_EQ(AttrMask::from_wire(z.op(2).opopen().resok4().attrset), AttrMask{x4::FATTR4_SIZE});
+}
+
+// pynfs RDDR8: maxcount 15 is TOOSMALL even for an empty directory; 16 holds its reply.
+TEST_F(Nfs4Files, ReaddirMaxcountBelowSixteenIsTooSmall) {
+    ASSERT_EQ(::mkdir(path("empty").c_str(), 0755), 0);
+    x4::nfs_argop4 rd(x4::OP_READDIR);
+    rd.opreaddir().dircount = 8192;
+    rd.opreaddir().maxcount = 15;
+    EXPECT_EQ(seq({put_root(), op_lookup(s("empty")), rd}).status(), x4::NFS4ERR_TOOSMALL);
+    rd.opreaddir().maxcount = 16;
+    EXPECT_EQ(seq({put_root(), op_lookup(s("empty")), rd}).status(), x4::NFS4_OK);
+}
+
 TEST_F(Nfs4Files, SetattrModeOfASymlinkIsDropped) {
     // knfsd drops a mode change of a symlink (Linux keeps none) and answers OK.
     ASSERT_EQ(::symlink("/etc/X11", path("l").c_str()), 0);
