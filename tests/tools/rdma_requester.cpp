@@ -16,6 +16,11 @@
 //   longcall     RDMA_NOMSG whose call is in a position-zero read chunk (RFC 8166
 //                §3.5.3), padded past any inline threshold  -> the server RDMA-Reads it
 //                and answers the NULL call
+//   nomsgxid     RDMA_NOMSG whose pulled RPC message carries another XID than the
+//                transport header (RFC 8166 §4.1.1)          -> RDMA_ERROR ERR_CHUNK
+//   peererror    the peer's RDMA_ERROR cut short after its procedure, and one with an
+//                unknown error code                          -> no answer, and the
+//                connection keeps serving
 //   overrun      4x the granted credits in one burst         -> the server disconnects
 //   flood        1 500 calls in one chain, more than a per-connection CQ sized to the
 //                credits could hold (the server's receives complete on a CQ as deep as
@@ -541,11 +546,12 @@ void v41reads(Client& c, uint32_t& xid, const std::string& export_dir, const std
 int main(int argc, char** argv) {
     const bool v4 = argc == 6 && std::string(argv[3]) == "v41reads";
     if (argc != 4 && !v4) {
-        std::fprintf(
-            stderr,
-            "usage: rdma_requester ADDR PORT null|vers|unaligned|oversize|"
-            "truncated|badlist|nomsg|longcall|overrun|flood|badrkey|vanish|bignomsg|ddp2|deaf|hog\n"
-            "       rdma_requester ADDR PORT v41reads EXPORT FILE\n");
+        std::fprintf(stderr,
+                     "usage: rdma_requester ADDR PORT null|vers|unaligned|oversize|"
+                     "truncated|badlist|nomsg|nomsgxid|peererror|longcall|overrun|flood|badrkey|"
+                     "vanish|bignomsg|"
+                     "ddp2|deaf|hog\n"
+                     "       rdma_requester ADDR PORT v41reads EXPORT FILE\n");
         return 2;
     }
     std::string scenario = argv[3];
@@ -606,6 +612,27 @@ int main(int argc, char** argv) {
         c.send({w.b});
         expect_null_reply(c.receive(), xid, "RDMA_NOMSG with a 6000-byte position-zero chunk");
         healthy_after("long call");
+    } else if (scenario == "nomsgxid") {
+        Words call;
+        rpc_null(call, ++xid);
+        call.b.resize(6000, 0);
+        static std::vector<uint8_t> exposed;
+        exposed = call.b;
+        auto [rkey, addr] = c.expose(exposed);
+        const uint32_t other = ++xid;  // the transport header's: not the RPC call's
+        Words w =
+            header(other, 1).u(1).u(0).seg(rkey, uint32_t(exposed.size()), addr).u(0).u(0).u(0);
+        c.send({w.b});
+        expect_error(c.receive(), other, 2, "RDMA_NOMSG whose pulled message has another XID");
+        healthy_after("mismatched RDMA_NOMSG XID");
+    } else if (scenario == "peererror") {
+        c.send({header(++xid, 4).b});
+        c.send({header(++xid, 4).u(7).b});
+        auto m = c.receive(2000);
+        if (!m.empty()) die("the server answered a peer's RDMA_ERROR");
+        if (c.last == Client::Got::ConnectionLost) die("the server disconnected on an RDMA_ERROR");
+        std::printf("ok: a peer's malformed RDMA_ERRORs -> no answer\n");
+        healthy_after("a peer's RDMA_ERROR");
     } else if (scenario == "overrun" || scenario == "flood") {
         c.send({null_call(++xid)});
         auto first = c.receive();

@@ -152,6 +152,21 @@ TEST(RdmaHeader, DoneErrorAndRunts) {
     EXPECT_EQ(refused(parse_header(head(3).b, limits)), HeaderError::Ignore);
     EXPECT_EQ(refused(parse_header(head(4).u(2).b, limits)), HeaderError::Ignore);
     EXPECT_EQ(refused(parse_header(W().u(1).u(1).b, limits)), HeaderError::Ignore);
+    // The peer's RDMA_ERROR and RDMA_DONE are not answered even when what follows their
+    // procedure does not decode: no body, ERR_VERS without its range, an unknown code.
+    EXPECT_EQ(refused(parse_header(head(4).b, limits)), HeaderError::Ignore);
+    EXPECT_EQ(refused(parse_header(head(4).u(1).b, limits)), HeaderError::Ignore);
+    EXPECT_EQ(refused(parse_header(head(4).u(7).b, limits)), HeaderError::Ignore);
+    EXPECT_EQ(refused(parse_header(head(3).u(99).b, limits)), HeaderError::Ignore);
+}
+
+// RFC 8166 §4.1.1: the transport XID is the RPC message's; an RDMA_NOMSG call is checked
+// with xid_matches once its message is pulled (verbs/receive.cpp dispatch).
+TEST(RdmaHeader, TheXidOfAPulledMessageIsChecked) {
+    const uint8_t msg[] = {0x12, 0x34, 0x56, 0x78, 0, 0, 0, 0};
+    EXPECT_TRUE(xid_matches(msg, 0x12345678u));
+    EXPECT_FALSE(xid_matches(msg, 0x12345679u));
+    EXPECT_FALSE(xid_matches(std::span<const uint8_t>(msg, 3), 0x12345678u));
 }
 
 TEST(RdmaHeader, MalformedHeadersAreErrChunk) {

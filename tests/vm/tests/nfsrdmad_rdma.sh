@@ -19,7 +19,9 @@
 #  - a directory of $MANY entries listed (READDIR/READDIRPLUS through reply chunks);
 #  - a 1000-byte symlink target read back (READLINK through a write chunk);
 #  - a crafted requester (tests/tools/rdma_requester) gets ERR_VERS for a wrong version,
-#    ERR_CHUNK for unaligned, oversize, truncated and malformed chunk lists, and is
+#    ERR_CHUNK for unaligned, oversize, truncated and malformed chunk lists and for an
+#    RDMA_NOMSG call whose pulled message carries another XID, no answer to a peer's
+#    malformed RDMA_ERROR, and is
 #    disconnected for a credit overrun, for a flood of 1 500 calls in one chain and for
 #    a read chunk with a bogus rkey (the RDMA Read fails); a requester that dies while its
 #    1 MiB read chunk is being pulled costs nothing: its buffers come back, and every
@@ -220,7 +222,8 @@ nfs_mount "$RXE_IP:$EXPORT" "$MNT" "$(rdma_opts)" 120
 step "a crafted requester, while the kernel mount stays up"
 if [ -x "${RDMA_REQUESTER:-}" ]; then
     sleep 1; dump_stats; idle_buffers=$(counter buffers_in_use) idle_posted=$(counter receives_posted)
-    for sc in null vers unaligned oversize truncated badlist nomsg longcall bignomsg ddp2 overrun flood badrkey; do
+    for sc in null vers unaligned oversize truncated badlist nomsg nomsgxid peererror longcall \
+        bignomsg ddp2 overrun flood badrkey; do
         check "requester: $sc" "$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" "$sc"
     done
     dump_stats

@@ -35,6 +35,12 @@ std::string check_segments(const std::vector<Segment>& segs, uint64_t max_bytes,
 
 }  // namespace
 
+bool xid_matches(std::span<const uint8_t> rpc_message, uint32_t xid) {
+    xdr::Decoder rpc(rpc_message);
+    const uint32_t first = rpc.get_u32();
+    return rpc.ok() && first == xid;
+}
+
 ParseResult parse_header(std::span<const uint8_t> msg, const Limits& limits) {
     xdr::Decoder d(msg);
     const uint32_t xid = d.get_u32();
@@ -45,6 +51,18 @@ ParseResult parse_header(std::span<const uint8_t> msg, const Limits& limits) {
     if (vers != kVersion)
         return HeaderError{HeaderError::ErrVers, xid, "version " + std::to_string(vers)};
 
+    // RDMA_DONE and the peer's RDMA_ERROR are never answered, whatever follows the
+    // procedure (a body cut short, an unknown error code): an error for an error could
+    // echo between two peers. Looked at before the body is decoded, as the Linux server
+    // drops them.
+    {
+        xdr::Decoder peek = d;
+        const uint32_t proc = peek.get_u32();
+        if (peek.ok() && proc == static_cast<uint32_t>(MsgType::Done))
+            return HeaderError{HeaderError::Ignore, xid, "RDMA_DONE"};
+        if (peek.ok() && proc == static_cast<uint32_t>(MsgType::Error))
+            return HeaderError{HeaderError::Ignore, xid, "RDMA_ERROR from the peer"};
+    }
     x::rpcrdma1_body body;
     if (!x::xdr_decode(d, body)) {
         // Truncated lists, a list flag other than 0/1, an unknown procedure.
@@ -111,8 +129,8 @@ ParseResult parse_header(std::span<const uint8_t> msg, const Limits& limits) {
         if (!h.reads.empty() && h.reads.front().position == 0)
             return chunk_error(xid, "position-zero read chunk in RDMA_MSG");
         // The transport header's XID is the RPC message's (RFC 8166 §4.1.1).
-        xdr::Decoder rpc(msg.subspan(h.length));
-        if (rpc.get_u32() != xid) return chunk_error(xid, "XID differs from the RPC message's");
+        if (!xid_matches(msg.subspan(h.length), xid))
+            return chunk_error(xid, "XID differs from the RPC message's");
         stream = inline_bytes;
     } else {
         // RDMA_NOMSG: the call travels in a position-zero read chunk (RFC 8166 §3.5.3).

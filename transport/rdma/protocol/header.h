@@ -33,6 +33,11 @@ using ParseResult = std::variant<TransportHeader, HeaderError>;
 // `limits`, and the header's length against the bytes received.
 ParseResult parse_header(std::span<const uint8_t> msg, const Limits& limits);
 
+// RFC 8166 §4.1.1: the transport header's XID is the RPC message's. parse_header checks an
+// RDMA_MSG's inline message; an RDMA_NOMSG call's message is checked with this once it has
+// been pulled (a mismatch is ERR_CHUNK).
+bool xid_matches(std::span<const uint8_t> rpc_message, uint32_t xid);
+
 // What a reply's header says about each chunk the call offered: for the Write list,
 // how many bytes went into each segment (same segment count as offered, unused
 // segments 0: RFC 8166 §4.5, the seeds' "write list error cases"); for the Reply

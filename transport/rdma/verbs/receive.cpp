@@ -159,6 +159,16 @@ rpc::Message message_of(const Connection::CallWork& call) {
 }  // namespace
 
 void Connection::dispatch(std::shared_ptr<CallWork> call) {
+    // RFC 8166 §4.1.1: an RDMA_NOMSG call's RPC message, now pulled, must carry the
+    // transport header's XID (an RDMA_MSG's was checked with the header); else ERR_CHUNK,
+    // as for any header that does not match its message (§4.5.2).
+    if (call->header.type == MsgType::NoMsg &&
+        !xid_matches(message_of(*call).bytes, call->header.xid)) {
+        spdlog::info("rdma {}: ERR_CHUNK for xid {:#x}: the pulled RPC message's XID differs",
+                     peer_.text, call->header.xid);
+        send_error(call->header.xid, HeaderError::ErrChunk);
+        return;
+    }
     // A call that needs no disk (a GETATTR, or a READ of cached pages: Dispatcher::
     // dispatch_nowait) is answered here, on the reactor: no hop to a worker and back, and
     // no identity switch, so the rule on this thread's credentials (connection.h) holds.
