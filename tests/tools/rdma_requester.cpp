@@ -561,6 +561,25 @@ int main(int argc, char** argv) {
         c.send({null_call(++xid)});
         expect_null_reply(c.receive(), xid, (std::string(what) + ", then NULL").c_str());
     };
+    // A NULL call of RPC XID `call_xid` padded to 6000 bytes, more than any inline
+    // threshold here (NULL has no arguments, so the server ignores what follows its
+    // header), sent as RDMA_NOMSG in a position-zero read chunk under `header_xid`.
+    static std::vector<uint8_t> long_call;
+    auto send_long_null = [&](uint32_t call_xid, uint32_t header_xid) {
+        Words call;
+        rpc_null(call, call_xid);
+        call.b.resize(6000, 0);
+        long_call = call.b;
+        auto [rkey, addr] = c.expose(long_call);
+        c.send({header(header_xid, 1)
+                    .u(1)
+                    .u(0)
+                    .seg(rkey, uint32_t(long_call.size()), addr)
+                    .u(0)
+                    .u(0)
+                    .u(0)
+                    .b});
+    };
 
     if (scenario == "null") {
         c.send({null_call(++xid)});
@@ -600,29 +619,14 @@ int main(int argc, char** argv) {
         expect_error(c.receive(), xid, 2, "RDMA_NOMSG without a position-zero chunk");
         healthy_after("bad RDMA_NOMSG");
     } else if (scenario == "longcall") {
-        // A NULL call padded to 6000 bytes, more than any inline threshold here: NULL
-        // has no arguments, so the server ignores what follows its header.
-        Words call;
-        rpc_null(call, ++xid);
-        call.b.resize(6000, 0);
-        static std::vector<uint8_t> exposed;
-        exposed = call.b;
-        auto [rkey, addr] = c.expose(exposed);
-        Words w = header(xid, 1).u(1).u(0).seg(rkey, uint32_t(exposed.size()), addr).u(0).u(0).u(0);
-        c.send({w.b});
+        ++xid;
+        send_long_null(xid, xid);
         expect_null_reply(c.receive(), xid, "RDMA_NOMSG with a 6000-byte position-zero chunk");
         healthy_after("long call");
     } else if (scenario == "nomsgxid") {
-        Words call;
-        rpc_null(call, ++xid);
-        call.b.resize(6000, 0);
-        static std::vector<uint8_t> exposed;
-        exposed = call.b;
-        auto [rkey, addr] = c.expose(exposed);
+        const uint32_t call_xid = ++xid;
         const uint32_t other = ++xid;  // the transport header's: not the RPC call's
-        Words w =
-            header(other, 1).u(1).u(0).seg(rkey, uint32_t(exposed.size()), addr).u(0).u(0).u(0);
-        c.send({w.b});
+        send_long_null(call_xid, other);
         expect_error(c.receive(), other, 2, "RDMA_NOMSG whose pulled message has another XID");
         healthy_after("mismatched RDMA_NOMSG XID");
     } else if (scenario == "peererror") {
