@@ -162,8 +162,8 @@ void Connection::dispatch(std::shared_ptr<CallWork> call) {
     // RFC 8166 §4.1.1: an RDMA_NOMSG call's RPC message, now pulled, must carry the
     // transport header's XID (an RDMA_MSG's was checked with the header); else ERR_CHUNK,
     // as for any header that does not match its message (§4.5.2).
-    if (call->header.type == MsgType::NoMsg &&
-        !xid_matches(message_of(*call).bytes, call->header.xid)) {
+    if (call->header.type == MsgType::NoMsg && call->message &&
+        !xid_matches({call->message->data(), call->plan.message_length}, call->header.xid)) {
         spdlog::info("rdma {}: ERR_CHUNK for xid {:#x}: the pulled RPC message's XID differs",
                      peer_.text, call->header.xid);
         send_error(call->header.xid, HeaderError::ErrChunk);
