@@ -71,11 +71,8 @@ OpResult op_open_downgrade(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     // §18.18.3: the share_access bits are judged without the delegation wants (the
     // OPEN4_SHARE_ACCESS_WANT_* bits), which mean nothing here and are ignored, as the
     // Linux server ignores them.
-    const uint32_t wants = x4::OPEN4_SHARE_ACCESS_WANT_DELEG_MASK |
-                           x4::OPEN4_SHARE_ACCESS_WANT_SIGNAL_DELEG_WHEN_RESRC_AVAIL |
-                           x4::OPEN4_SHARE_ACCESS_WANT_PUSH_DELEG_WHEN_UNCONTENDED;
     if (st == x4::NFS4_OK &&
-        (access == 0 || (a.share_access & ~(x4::OPEN4_SHARE_ACCESS_BOTH | wants)) ||
+        (access == 0 || (a.share_access & ~(x4::OPEN4_SHARE_ACCESS_BOTH | kShareAccessWants)) ||
          a.share_deny > x4::OPEN4_SHARE_DENY_BOTH || (access & ~o.access) ||
          (a.share_deny & ~o.deny)))
         st = x4::NFS4ERR_INVAL;

@@ -42,10 +42,6 @@ namespace nfsrdmad::nfs::v4 {
 
 namespace {
 
-constexpr uint32_t kWantBits = x4::OPEN4_SHARE_ACCESS_WANT_DELEG_MASK |
-                               x4::OPEN4_SHARE_ACCESS_WANT_SIGNAL_DELEG_WHEN_RESRC_AVAIL |
-                               x4::OPEN4_SHARE_ACCESS_WANT_PUSH_DELEG_WHEN_UNCONTENDED;
-
 struct Opening {
     Target file;
     bool created = false;
@@ -204,7 +200,7 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (!rq.decode(args, a)) return OpResult::bad_xdr();
 
     const uint32_t access = a.share_access & x4::OPEN4_SHARE_ACCESS_BOTH;
-    if (access == 0 || (a.share_access & ~(x4::OPEN4_SHARE_ACCESS_BOTH | kWantBits)) ||
+    if (access == 0 || (a.share_access & ~(x4::OPEN4_SHARE_ACCESS_BOTH | kShareAccessWants)) ||
         a.share_deny > x4::OPEN4_SHARE_DENY_BOTH)
         return {encode_fail(res, x4::NFS4ERR_INVAL)};
     // §18.16.3: OPEN4_CREATE names a file to create, so only CLAIM_NULL may carry it (the

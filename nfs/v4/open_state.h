@@ -34,6 +34,13 @@ namespace nfsrdmad::nfs::v4 {
 
 namespace x4 = xdr::nfs4;
 
+// The OPEN4_SHARE_ACCESS_WANT_* bits of share_access (§18.16.3): what a client wants of a
+// delegation, beside the access itself. OPEN reads them; OPEN_DOWNGRADE ignores them.
+inline constexpr uint32_t kShareAccessWants =
+    x4::OPEN4_SHARE_ACCESS_WANT_DELEG_MASK |
+    x4::OPEN4_SHARE_ACCESS_WANT_SIGNAL_DELEG_WHEN_RESRC_AVAIL |
+    x4::OPEN4_SHARE_ACCESS_WANT_PUSH_DELEG_WHEN_UNCONTENDED;
+
 struct Open {
     state::ClientId client = 0;
     std::vector<uint8_t> owner;  // open_owner4.owner
