@@ -655,7 +655,7 @@ TEST_F(IoTest, RegularFilesHeldForTheirNodesAreBoundedInNumberAndTime) {
         EXPECT_EQ(::statx(fd, "", AT_EMPTY_PATH, STATX_SIZE, &st), 0);
     }
     EXPECT_EQ(cache.path_entries(), 0u);
-    EXPECT_TRUE(held("d") && held("io"));  // not after two idle periods (kIdleIoPeriods)
+    EXPECT_TRUE(held("d") && held("io"));  // not after four idle periods (kIdleIoPeriods)
     EXPECT_EQ(cache.idle_closed(), 2u);
 
     // Removed: a nowait resolve gives up and leaves it; a worker's says ESTALE and drops it.

@@ -511,7 +511,7 @@ if check "nfsrdmad starts with a table of 16 delegations" \
         nfs4_recall_any $MNT4 $EXPORT "v4.1 recall_any"
         # The files went on the server's side (rm in nfs4_recall_any) while the client held
         # delegations of some: those end with their files (the daemon's sweep, which recalls
-        # them), the descriptor cache closes files idle for 30 s, so the daemon lets the
+        # them), the descriptor cache closes files idle for 5 s, so the daemon lets the
         # removed files go, and the umount's DESTROY_CLIENTID is not NFS4ERR_CLIENTID_BUSY
         # (the client would ask ten times, a second apart).
         _no_deleted_fds() { ! ls -l /proc/$NFSRDMAD_PID/fd 2>/dev/null | grep -q "$EXPORT/.*(deleted)"; }
