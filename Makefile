@@ -5,7 +5,8 @@
 #   make test    installs what is missing, builds Release (GCC) and one clang build with
 #                ASan+UBSan that also holds the libFuzzer targets (at idle priority, while
 #                the VM tests run, and the fuzz tier after them there), runs every test
-#                (unit, end-to-end, VM, the same unit and end-to-end under the sanitizers,
+#                (VM, end-to-end and the bench smoke tests on Release; unit tests under the
+#                sanitizers; the end-to-end programs again against the sanitized daemon;
 #                fuzz)
 #   make deb     builds the Debian package build/deb/nfsrdmad_<version>_<arch>.deb with Debian's
 #                build flags and checks it with lintian (packaging/README.md)
@@ -45,6 +46,8 @@ build: deps $(BUILD)/Makefile
 # ASan documentation advises, with line tables only (what its reports print): a sixth less
 # build time than -O2 -g, the same checks.
 ASAN_FLAGS := -O1 -gline-tables-only -DNDEBUG
+# ASAN_TARGETS: only these targets (default: all of the tree).
+ASAN_TARGETS ?=
 build-asan: deps
 	@grep -qs '^NFSRDMAD_FUZZ:BOOL=ON' $(ASAN_BUILD)/CMakeCache.txt && \
 	  grep -qs '^CMAKE_CXX_FLAGS_RELWITHDEBINFO:STRING=$(ASAN_FLAGS)$$' $(ASAN_BUILD)/CMakeCache.txt || \
@@ -52,7 +55,7 @@ build-asan: deps
 	  CC=clang CXX=clang++ cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 	    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$(ASAN_FLAGS)" -DCMAKE_C_FLAGS_RELWITHDEBINFO="$(ASAN_FLAGS)" \
 	    -DNFSRDMAD_SANITIZE=ON -DNFSRDMAD_FUZZ=ON; }
-	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cmake --build $(ASAN_BUILD) -j $(JOBS) $(if $(ASAN_TARGETS),--target $(ASAN_TARGETS))
 
 # libFuzzer targets (tests/fuzz) live in the sanitizer build.
 build-fuzz: build-asan
@@ -76,15 +79,18 @@ deb: deps
 	scripts/make-deb.sh --lintian $(BUILD)/deb
 
 # Only what the VM tier runs is built before it: the daemon (the package is made from it)
-# and the crafted RDMA requester. The rest of the Release tree, then the sanitizer tree,
-# are built by scripts/run-tests.sh in the background at idle priority while the VM
-# tier's guests leave cores idle; the other tiers wait for them. (So do not edit the
-# sources while the VM tier runs: the background build would relink the daemon under it.)
+# and the crafted RDMA requester. What the other tiers run is built by scripts/run-tests.sh
+# in the background at idle priority while the VM tier runs; the other tiers wait for it.
+# (So do not edit the sources while the VM tier runs: the background build would relink the
+# daemon under it.) Each test program is compiled once: the end-to-end programs and the
+# bench in the Release tree, the unit tests and the fuzz targets in the sanitizer tree (with
+# its daemon, which the Release tree's end-to-end programs are run against too).
 VM_TARGETS := nfsrdmad rdma_requester
 test: deps $(BUILD)/Makefile
 	cmake --build $(BUILD) -j $(JOBS) --target $(VM_TARGETS)
-	@FUZZ_BUILD=$(FUZZ_BUILD) RELEASE_BUILD_CMD='cmake --build $(BUILD) -j $(JOBS)' \
-	  ASAN_BUILD_CMD='$(MAKE) --no-print-directory build-asan' \
+	@FUZZ_BUILD=$(FUZZ_BUILD) \
+	  RELEASE_BUILD_CMD='cmake --build $(BUILD) -j $(JOBS) --target e2e_tests bench_tests' \
+	  ASAN_BUILD_CMD='$(MAKE) --no-print-directory build-asan ASAN_TARGETS="nfsrdmad unit_tests fuzz_targets"' \
 	  scripts/run-tests.sh $(BUILD) $(ASAN_BUILD) $(CTEST_ARGS)
 
 test-unit: build

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Runs every test: the Release build's VM tier and package tests, then its unit and
-# end-to-end tests, then the same tests under AddressSanitizer +
-# UndefinedBehaviorSanitizer, then the fuzz tier (the
-# libFuzzer targets in $FUZZ_BUILD, default the sanitizer build: each replays its
-# corpus and fuzzes briefly). Fails if any fails or if a tier ran no test at all.
+# Runs every test: the Release build's VM tier and package tests, then its end-to-end and
+# bench smoke tests, then the unit tests under AddressSanitizer +
+# UndefinedBehaviorSanitizer, then the Release build's end-to-end programs again against
+# the sanitizer build's daemon (NFSRDMAD_E2E_DAEMON: each test program is compiled once),
+# then the fuzz tier (the libFuzzer targets in $FUZZ_BUILD, default the sanitizer build:
+# each replays its corpus and fuzzes briefly). Fails if any fails or if a tier ran no test
+# at all. (Built in full, either tree also runs the other's tests: `make test-unit`.)
 # Tests run $CTEST_JOBS at a time (default: the CPU count): every e2e daemon picks its own
 # ports, and what cannot share the machine (the VM groups, the rpcbind table check) is
 # RUN_SERIAL.
@@ -32,8 +34,8 @@ run_tier() {
 }
 
 # $RELEASE_BUILD_CMD and $ASAN_BUILD_CMD (make test sets them) build what the VM tier does
-# not need: the rest of the Release tree (unit, end-to-end and bench programs), then the
-# sanitizer tree. They run one after the other in the background at idle priority
+# not need: the Release tree's end-to-end and bench programs, then the sanitizer tree's
+# daemon, unit tests and fuzz targets. They run one after the other in the background at idle priority
 # (SCHED_IDLE, nice 19) while the VM tier runs: the TCG guests keep about 60-70 % of two
 # cores busy, and the builds take what they leave instead of adding their minutes before
 # the first test (make test builds only the daemon and the crafted requester first).
@@ -104,16 +106,28 @@ if [ -n "$bg_pid" ]; then
   bg_pid=
 fi
 
-# The Release build's unit and end-to-end tests (in parallel, two at a time).
+# The Release build's end-to-end and bench smoke tests (in parallel, two at a time).
+release_ok=0
 if built release; then
-  run_tier "release: unit + e2e" "$build" -LE 'vm|package' "$@"
+  release_ok=1
+  run_tier "release: e2e + bench" "$build" -L 'e2e|bench' "$@"
 else
-  echo "!!! no Release unit or end-to-end tier: the build failed"
+  echo "!!! no Release end-to-end tier: the build failed"
 fi
 
+asan_options=detect_leaks=1:abort_on_error=1
+ubsan_options=print_stacktrace=1:halt_on_error=1
 if built asan; then
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run_tier "asan+ubsan: unit + e2e" "$asan" -LE 'vm|fuzz' "$@"
+  ASAN_OPTIONS=$asan_options UBSAN_OPTIONS=$ubsan_options \
+    run_tier "asan+ubsan: unit" "$asan" -L unit "$@"
+  # The end-to-end programs are clients: the daemon they start is what is under test.
+  if [ $release_ok = 1 ]; then
+    ASAN_OPTIONS=$asan_options UBSAN_OPTIONS=$ubsan_options \
+      NFSRDMAD_E2E_DAEMON="$(cd "$asan" && pwd)/daemon/nfsrdmad" \
+      run_tier "asan+ubsan: e2e (the Release tree's programs, the sanitized daemon)" "$build" -L e2e "$@"
+  else
+    echo "!!! no sanitizer end-to-end tier: the Release build of its programs failed"
+  fi
   # libFuzzer targets (label fuzz): corpus replay, then a short fuzzing run each. Run in the
   # background during the VM tier when they are in the sanitizer tree (above).
   if [ -n "${fuzz_bg:-}" ]; then

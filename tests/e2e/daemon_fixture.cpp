@@ -84,7 +84,10 @@ void AppendToLog(const std::string& path, const std::string& line) {
 }  // namespace
 
 std::string DaemonBinary(std::string* why) {
-    const char* v = std::getenv(kBinEnv);
+    const char* name = kBinEnv;
+    if (const char* o = std::getenv(kDaemonOverrideEnv); o != nullptr && *o != '\0')
+        name = kDaemonOverrideEnv;
+    const char* v = std::getenv(name);
     if (v == nullptr || *v == '\0') {
         *why = std::string(kBinEnv) +
                " is not set: it must hold the path of the nfsrdmad binary under test "
@@ -94,11 +97,11 @@ std::string DaemonBinary(std::string* why) {
     }
     struct stat st {};
     if (::stat(v, &st) != 0) {
-        *why = std::string(kBinEnv) + "=" + v + " does not exist: " + std::strerror(errno);
+        *why = std::string(name) + "=" + v + " does not exist: " + std::strerror(errno);
         return "";
     }
     if (!S_ISREG(st.st_mode) || ::access(v, X_OK) != 0) {
-        *why = std::string(kBinEnv) + "=" + v + " is not an executable regular file";
+        *why = std::string(name) + "=" + v + " is not an executable regular file";
         return "";
     }
     return v;

@@ -27,9 +27,13 @@ namespace nfsrdmad::e2e {
 
 // Environment variable holding the daemon binary path.
 inline constexpr const char* kBinEnv = "NFSRDMAD_BIN";
+// When set, the daemon started instead of $NFSRDMAD_BIN: `make test` runs the Release
+// build's test programs a second time against the sanitizer build's daemon
+// (scripts/run-tests.sh), rather than compiling them again with the sanitizers.
+inline constexpr const char* kDaemonOverrideEnv = "NFSRDMAD_E2E_DAEMON";
 
-// Returns the daemon path from $NFSRDMAD_BIN, or "" and a human-readable reason in *why when it
-// is unset, empty, missing or not executable.
+// Returns the daemon path from $NFSRDMAD_E2E_DAEMON or else $NFSRDMAD_BIN, or "" and a
+// human-readable reason in *why when it is unset, empty, missing or not executable.
 std::string DaemonBinary(std::string* why);
 
 // Binds 127.0.0.1:0, reads the kernel-chosen port back and closes the socket. `count` distinct

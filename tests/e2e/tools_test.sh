@@ -15,11 +15,13 @@ fatal() {
     exit 2
 }
 
-BIN="${NFSRDMAD_BIN:-}"
+# NFSRDMAD_E2E_DAEMON, when set, is the daemon to test instead (daemon_fixture.h).
+BIN="${NFSRDMAD_E2E_DAEMON:-${NFSRDMAD_BIN:-}}"
 SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 [[ -n "$BIN" ]] || fatal "NFSRDMAD_BIN is not set: it must hold the path of the nfsrdmad binary" \
     "(CTest sets it; by hand: NFSRDMAD_BIN=build/daemon/nfsrdmad bash $0)"
-[[ -f "$BIN" && -x "$BIN" ]] || fatal "NFSRDMAD_BIN=$BIN is not an executable file"
+[[ -f "$BIN" && -x "$BIN" ]] ||
+    fatal "${NFSRDMAD_E2E_DAEMON:+NFSRDMAD_E2E_DAEMON=}${NFSRDMAD_E2E_DAEMON:-NFSRDMAD_BIN=$BIN} is not an executable file"
 [[ "$(id -u)" -eq 0 ]] || fatal "must run as root (starts rpcbind if needed; the daemon registers with it)"
 for tool in rpcinfo showmount nfs-ls nfs-cp nfs-cat rpcbind cmp awk grep head; do
     command -v "$tool" >/dev/null 2>&1 || fatal "required tool '$tool' not found in PATH"
