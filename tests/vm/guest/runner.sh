@@ -57,6 +57,10 @@ if [ -f /vmtest/guest.sh ]; then
     )
     rc=$?
     echo "===== [vm] guest script end: rc=$rc, uptime $(cut -d' ' -f1 /proc/uptime)s ====="
+    # How busy the two vCPUs were (USER_HZ ticks of /proc/stat's first line): under TCG each
+    # busy vCPU is a host thread at work, which is what the VM tier costs the host.
+    read -r _ u n s i w q sq _ < /proc/stat
+    echo "[vm] guest CPU: busy $(( (u + n + s + q + sq) / 100 )) s (user $(( (u + n) / 100 )), system $(( (s + q + sq) / 100 ))), idle $(( (i + w) / 100 )) s, both vCPUs together"
 fi
 dmesg > "$VMTEST_OUT/dmesg.txt" 2>/dev/null
 echo "$rc" > /vmtest/exit_code
