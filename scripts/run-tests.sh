@@ -35,10 +35,13 @@ run_tier() {
 
 # $RELEASE_BUILD_CMD and $ASAN_BUILD_CMD (make test sets them) build what the VM tier does
 # not need: the Release tree's end-to-end and bench programs, then the sanitizer tree's
-# daemon, unit tests and fuzz targets. They run one after the other in the background at idle priority
-# (SCHED_IDLE, nice 19) while the VM tier runs: the TCG guests keep about 60-70 % of two
-# cores busy, and the builds take what they leave instead of adding their minutes before
-# the first test (make test builds only the daemon and the crafted requester first).
+# daemon, unit tests and fuzz targets. They run one after the other in the background at
+# idle priority (SCHED_IDLE, nice 19) while the VM tier runs (make test builds only the
+# daemon and the crafted requester first). That is not free: a TCG guest beside a compiler
+# does about half its work per CPU second (the tcp group took 693 s beside a Release build
+# against 347 s alone, on two cores), and the build went on at about 60 % of its pace, so
+# the pair gains only some 15 % over one after the other. Whatever is compiled costs the
+# VM tier time: hence each test program is compiled once (Makefile).
 # The fuzz tier follows them there when the fuzz targets are in the sanitizer tree (the
 # default): it replays each corpus and fuzzes for a fixed time, needs no daemon and no
 # timing, and so only runs fewer inputs when the guests leave it less CPU. Its output is
