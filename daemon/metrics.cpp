@@ -174,6 +174,18 @@ void rpc_counters(Families& f, const rpc::Dispatcher& disp) {
               "Calls offered to a reactor, without blocking: answered there, given up to a worker "
               "after some work, or declined before any",
               d(c.nowait_declined), {{"result", "declined"}});
+    static constexpr const char* kDeferredHelp =
+        "Runs of calls put off for a moment instead of answered NFS3ERR_JUKEBOX or "
+        "NLM4_DENIED_GRACE_PERIOD (a delegation being recalled); calls answered so at once "
+        "because the bound on calls put off was reached, or after their last run";
+    f.counter("nfsrdmad_rpc_deferred_total", kDeferredHelp, d(c.deferred),
+              {{"result", "put_off"}});
+    f.counter("nfsrdmad_rpc_deferred_total", kDeferredHelp, d(c.defer_full),
+              {{"result", "bound_full"}});
+    f.counter("nfsrdmad_rpc_deferred_total", kDeferredHelp, d(c.defer_gave_up),
+              {{"result", "gave_up"}});
+    f.gauge("nfsrdmad_rpc_deferred_calls", "Calls put off, waiting to run again",
+            d(disp.deferred_now()));
     f.counter("nfsrdmad_rpc_gss_control_calls_total",
               "RPCSEC_GSS context calls (INIT, CONTINUE_INIT, DESTROY)", d(c.control_calls));
     f.counter("nfsrdmad_rpc_gss_protected_bytes_total", "Result bytes wrapped for krb5i or krb5p",

@@ -11,8 +11,10 @@
 //   blocked requests)
 //   grace, reclaim = false            NLM4_DENIED_GRACE_PERIOD
 //   reclaim = true outside grace      NLM4_DENIED_GRACE_PERIOD (as knfsd: nothing to reclaim)
-//   an NFSv4.1 delegation of the      NLM4_DENIED_GRACE_PERIOD while it is recalled (the
-//   file in the way                   Linux client asks again 5 s later)
+//   an NFSv4.1 delegation of the      NLM4_DENIED_GRACE_PERIOD while it is recalled; the
+//   file in the way                   call is run again a few times first, for up to a
+//                                     second (Request::held_up), as the Linux client
+//                                     asks again only 5 s later
 // NM_LOCK is the same request from a client that is not monitored by NSM.
 #include "nfs/nlm/mirror.h"
 #include "nfs/nlm/request.h"
@@ -54,7 +56,8 @@ rpc::Outcome proc_lock(Request& rq) {
     LockTarget t;
     if (auto s = rq.target(a.alock, t); s != x::NLM4_GRANTED) return answer(s);
     if (rq.svc.in_grace() != a.reclaim) return answer(x::NLM4_DENIED_GRACE_PERIOD);
-    if (rq.delegated(t.file, a.exclusive)) return answer(x::NLM4_DENIED_GRACE_PERIOD);
+    if (rq.delegated(t.file, a.exclusive))
+        return rq.held_up(answer(x::NLM4_DENIED_GRACE_PERIOD));
     // XNFS: LOCK is monitored (the host is notified if this server restarts), NM_LOCK not.
     const bool monitored = rq.ctx.header.proc == x::NLMPROC4_LOCK;
     if (monitored && !a.reclaim) rq.svc.check_state(a.alock.caller_name, a.state);

@@ -47,7 +47,9 @@ rpc::Outcome proc_msg(Request& rq) {
     rpc::CallContext sub(h, rq.ctx.args, e, none, payloads);
     Request srq(sub, rq.svc);
     rpc::Outcome o = a->run(srq);
-    if (o.kind != rpc::Outcome::Success) return o;
+    // A _MSG call is not put off (its result is a call of ours, not a reply): a wait-and-
+    // retry answer (rpc::Outcome::Later) goes back in the _RES as it is.
+    if (o.kind != rpc::Outcome::Success && o.kind != rpc::Outcome::Later) return o;
     rpc::CallbackSender* cb = rq.svc.callbacks();
     if (!cb || !h.peer) {
         spdlog::warn("nlm: no way to send a _RES: procedure {} answered nowhere", a->msg);

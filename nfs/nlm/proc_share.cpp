@@ -41,7 +41,7 @@ rpc::Outcome proc_share(Request& rq) {
     if (auto st = share_of(rq, a.share, sh); st != x::NLM4_GRANTED) return answer(st);
     // A holder of an NFSv4.1 delegation opens the file without asking: recalled first.
     if (rq.delegated(sh.file, a.share.mode != 0 || (a.share.access & 2)))
-        return answer(x::NLM4_DENIED_GRACE_PERIOD);
+        return rq.held_up(answer(x::NLM4_DENIED_GRACE_PERIOD));
     vs::ShareBits want{static_cast<uint8_t>(a.share.access), static_cast<uint8_t>(a.share.mode)};
     // NFSv4.1's opens of the file reserve shares too (one model, RFC 8881 §9.7): what this
     // host already holds here is its own and adds to what it asks.

@@ -77,10 +77,17 @@ class Request {
         return owner(l, out.owner, known_host);
     }
     // An NFSv4.1 client's delegation of the file stands in the way (Options::delegations):
-    // its recall is under way; the call answers NLM4_DENIED_GRACE_PERIOD.
+    // its recall is under way; the call answers NLM4_DENIED_GRACE_PERIOD through held_up().
     bool delegated(const File& f, bool exclusive) {
         auto& d = svc.options.delegations;
         return d && d->any() && d->conflict(f.node.handle, exclusive);
+    }
+    // `answered`: the NLM4_DENIED_GRACE_PERIOD of a call a delegation held up before it did
+    // anything. The dispatcher may run the call again a little later instead of sending it
+    // (rpc::Outcome::Later): Linux's lockd waits 5 s after that answer (NLMCLNT_GRACE_WAIT)
+    // for what takes the holder milliseconds (its locks, then DELEGRETURN).
+    static rpc::Outcome held_up(rpc::Outcome answered) {
+        return answered.kind == rpc::Outcome::Success ? rpc::Outcome::later() : answered;
     }
     // The id of host `caller_name` (made if new), pinned until this call is done
     // (hosts.h): what the call takes is never held under a forgotten id. nullopt: no

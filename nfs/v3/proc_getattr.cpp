@@ -13,8 +13,8 @@ rpc::Outcome proc_getattr(Request& rq) {
     struct statx st {};
     res.set_status(rq.resolve(a.object, t, &st));
     // A write delegation's holder may have writes the file does not show yet: it is asked
-    // for its size (RFC 8881 §10.4.3, CB_GETATTR), and the client comes back for the
-    // answer (JUKEBOX; no worker waits on a client).
+    // for its size (RFC 8881 §10.4.3, CB_GETATTR), and the call runs again once the answer
+    // may be in (Request::held_up; JUKEBOX after a while: no worker waits on a client).
     DelegationBreaker::HeldAttrs held;
     if (res.status() == x::NFS3_OK && rq.any_delegations()) {
         // Nowait, a write delegation granted since resolve() looked: a worker asks.
@@ -23,7 +23,7 @@ rpc::Outcome proc_getattr(Request& rq) {
             return rq.reply(res);
         }
         held = rq.svc.delegations->held_attrs(t.node.handle);
-        if (held.delay) res.set_status(x::NFS3ERR_JUKEBOX);
+        if (held.delay) res.set_status(rq.held_up());
     }
     if (res.status() == x::NFS3_OK) {
         if (held.size) st.stx_size = *held.size;

@@ -65,9 +65,23 @@ class Request {
                      std::optional<struct statx>* read_now = nullptr);
 
     // An NFSv4.1 client's delegation of `file` stands in the way of this access (RFC 8881
-    // §10.4.1): its recall is under way and the call answers NFS3ERR_JUKEBOX.
+    // §10.4.1): its recall is under way and the call answers NFS3ERR_JUKEBOX, before it
+    // changed anything (held_up()).
     bool delegated(const vfs::FileHandle& file, bool write) {
-        return svc.delegations && svc.delegations->any() && svc.delegations->conflict(file, write);
+        if (!svc.delegations || !svc.delegations->any() || !svc.delegations->conflict(file, write))
+            return false;
+        held_up_ = true;
+        return true;
+    }
+    // The call answers NFS3ERR_JUKEBOX for a delegation's holder (a recall, a CB_GETATTR)
+    // and has done nothing else: reply() lets the dispatcher run it again a little later
+    // instead (rpc::Outcome::Later), so that the client does not wait out the 5 s it waits
+    // after a JUKEBOX (Linux's NFS_JUKEBOX_RETRY_TIME) for what takes the holder
+    // milliseconds. The kernel nfsd parks its thread up to 30 ms for a DELEGRETURN
+    // (nfsd_wait_for_delegreturn); here no thread waits.
+    x::nfsstat3 held_up() {
+        held_up_ = true;
+        return x::NFS3ERR_JUKEBOX;
     }
     bool any_delegations() const { return svc.delegations && svc.delegations->any(); }
     // Attributes of `file` sent in passing would be stale (a write delegation is out).
@@ -103,12 +117,14 @@ class Request {
         if (would_block_) return rpc::Outcome::would_block(!declined_);
         if (rejected_) return *rejected_;
         x::xdr_encode(ctx.res, res);
+        if (held_up_ && res.status() == x::NFS3ERR_JUKEBOX) return rpc::Outcome::later();
         return rpc::Outcome::ok();
     }
 
   private:
     x::nfsstat3 admit(const vfs::Export& exp, Caller& who);
     std::optional<rpc::Outcome> rejected_;
+    bool held_up_ = false;
     bool would_block_ = false;
     bool declined_ = false;
 };

@@ -40,9 +40,12 @@ OpResult op_destroy_clientid(Compound& c, xdr::Decoder& args, xdr::Encoder& res)
     // A delegation of a file removed on the server cannot be returned: the GETATTR the
     // Linux client asks before DELEGRETURN is NFS4ERR_STALE. It ends with its file, and so
     // does not keep the client ID busy (§18.50.3); the client would ask again once a second,
-    // ten times, at umount.
-    if (st == x4::NFS4ERR_CLIENTID_BUSY && rq.svc.forget_removed_delegations(a.dca_clientid) != 0)
+    // ten times, at umount. Asked again whatever it ended: the file watch or the sweep
+    // may have been ending one meanwhile (forget_removed_delegations waits for that).
+    if (st == x4::NFS4ERR_CLIENTID_BUSY) {
+        rq.svc.forget_removed_delegations(a.dca_clientid);
         st = rq.svc.clients.destroy_clientid(a.dca_clientid, rq.principal());
+    }
     if (st == x4::NFS4_OK) {
         rq.svc.forget_client(a.dca_clientid);
         if (owner) rq.svc.recovery.destroyed(*owner);

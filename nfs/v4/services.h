@@ -233,8 +233,12 @@ class Services {
     // True while delegations are held (the sweep then runs every second).
     bool sweep_delegations();
     // Delegations of removed files, taken out of the table: their stateids freed, counted;
-    // with `recall`, each holder sent one CB_RECALL. How many there were.
+    // with `recall`, each holder sent one CB_RECALL. How many there were. Callers take
+    // them out and end them under removed_mu_, one step: otherwise DESTROY_CLIENTID
+    // (forget_removed_delegations) could find one gone from the table while its stateid
+    // is still held, and answer NFS4ERR_CLIENTID_BUSY for it.
     size_t end_removed(const std::vector<Delegation>& gone, bool recall);
+    std::mutex removed_mu_;
 
     std::atomic<bool> lease_warned_{false}, watch_warned_{false};
     std::mutex recall_mu_;

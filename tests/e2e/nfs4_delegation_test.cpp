@@ -389,6 +389,8 @@ TEST_F(Nfs4Delegation, AnotherClientsGetattrAsksTheWriteDelegationsHolder) {
     EXPECT_EQ(AsOther({op_putfh(c.fh), op_getattr(kChangeSize)}).status(), x4::NFS4_OK);
 }
 
+// While the holder does not settle it (here: the test answers nothing while it waits for
+// the v3 reply), the call is answered NFS3ERR_JUKEBOX after a second of runs put off.
 TEST_F(Nfs4Delegation, AnNfsv3WriteIsJukeboxUntilTheDelegationIsReturned) {
     Opened o = OpenIn("v3", kRead, true);
     ASSERT_EQ(o.status, x4::NFS4_OK);
@@ -417,6 +419,64 @@ TEST_F(Nfs4Delegation, AnNfsv3WriteIsJukeboxUntilTheDelegationIsReturned) {
     Res ret = Compound({Sequence(), op_putfh(o.fh), DelegReturn(o.deleg)});
     EXPECT_EQ(ret.status(), x4::NFS4_OK);
     EXPECT_EQ(write3(), 0u) << "the returned delegation still in the way";
+}
+
+// An NFSv3 call a delegation holds up is not answered NFS3ERR_JUKEBOX while the holder
+// can settle it soon (the Linux client waits 5 s after a JUKEBOX): the server runs the call
+// again a little later (rpc::Outcome::Later), and it is answered once the holder has
+// answered CB_GETATTR (GETATTR) or returned the delegation (WRITE).
+TEST_F(Nfs4Delegation, AnNfsv3CallHeldUpByADelegationIsAnsweredOnceTheHolderIsDone) {
+    Opened o = OpenIn("v3wait", kBoth, true);
+    ASSERT_EQ(o.status, x4::NFS4_OK);
+    ASSERT_EQ(o.deleg_type, x4::OPEN_DELEGATE_WRITE);
+    const std::initializer_list<uint32_t> kChangeSize = {x4::FATTR4_CHANGE, x4::FATTR4_SIZE};
+    Res granted = Compound({Sequence(), op_putfh(o.fh), op_getattr(kChangeSize)});
+    ASSERT_EQ(granted.status(), x4::NFS4_OK);
+    const uint64_t sc = ChangeAndSize(granted, 2).first;  // no changes held: sc back
+    auto v3 = Connect();
+    ASSERT_NE(v3, nullptr);
+    std::string why;
+    // Sent, not waited for: its answer comes after the holder's.
+    auto send3 = [&](uint32_t proc, wire::Bytes args) {
+        return v3->SendRecord(
+            wire::EncodeCall(wire::RootCall(++xid_, 100003, 3, proc, std::move(args))), &why);
+    };
+    auto status3 = [&]() -> uint32_t {
+        wire::Bytes rec;
+        if (v3->RecvRecord(&rec, 10000, &why) != wire::Conn::Recv::kOk) return 99;
+        wire::Reply r = wire::ParseReply(rec);
+        EXPECT_EQ(r.accept_stat, wire::kSuccess);
+        uint32_t status = 99;
+        wire::XdrIn in(r.results);
+        EXPECT_TRUE(in.u32(&status));
+        return status;
+    };
+
+    // NFSPROC3_GETATTR (RFC 1813 §3.3.1): the holder is asked, and answers.
+    wire::XdrOut ga;
+    ga.opaque(o.fh);
+    ASSERT_TRUE(send3(1, ga.take())) << why;
+    CbCall cb;
+    ASSERT_TRUE(NextCbCompound(*conn_, cb));
+    ASSERT_EQ(cb.args.argarray.size(), 2u);
+    ASSERT_EQ(cb.args.argarray[1].argop(), x4::OP_CB_GETATTR);
+    AnswerCbGetattr(*conn_, cb, x4::NFS4_OK, sc, 0);
+    if (HasFatalFailure()) return;
+    EXPECT_EQ(status3(), 0u) << "not answered once the holder had (10008: NFS3ERR_JUKEBOX)";
+
+    // NFSPROC3_WRITE (RFC 1813 §3.3.7): the delegation is recalled, and returned.
+    wire::XdrOut wa;
+    wa.opaque(o.fh).u64(0).u32(4).u32(2 /* FILE_SYNC */).str("v3v3");
+    ASSERT_TRUE(send3(7, wa.take())) << why;
+    ASSERT_TRUE(NextCbCompound(*conn_, cb));
+    ExpectRecall(cb, o.deleg, o.fh);
+    if (HasFatalFailure()) return;
+    AnswerCbCompound(*conn_, cb, x4::NFS4_OK);
+    EXPECT_EQ(Compound({Sequence(), op_putfh(o.fh), DelegReturn(o.deleg)}).status(), x4::NFS4_OK);
+    EXPECT_EQ(status3(), 0u) << "not answered once the delegation was back (10008: JUKEBOX)";
+    struct stat st {};
+    ASSERT_EQ(::stat(disk("v3wait").c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, 4) << "the v3 WRITE did not reach the file";
 }
 
 TEST_F(Nfs4Delegation, ATruncatingOpenWaitsAndARefusedRecallIsSentAgain) {

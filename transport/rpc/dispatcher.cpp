@@ -61,10 +61,12 @@ void Dispatcher::add(std::shared_ptr<Program> p) {
 }
 
 std::optional<Reply> Dispatcher::dispatch(const Message& msg, const Peer& peer,
-                                          PayloadAllocator& alloc, const DecodedCall* decoded) {
-    counters_.calls++;
+                                          PayloadAllocator& alloc, const DecodedCall* decoded,
+                                          Deferral* defer) {
+    if (defer) defer->after = std::chrono::milliseconds(0);
+    if (!defer || defer->attempt == 0) counters_.calls++;  // a call put off counts once
     bool nowait = false;
-    return route(msg, peer, alloc, nowait, decoded);
+    return route(msg, peer, alloc, nowait, decoded, nullptr, defer);
 }
 
 bool Dispatcher::dispatch_nowait(const Message& msg, const Peer& peer, PayloadAllocator& alloc,
@@ -81,7 +83,7 @@ bool Dispatcher::dispatch_nowait(const Message& msg, const Peer& peer, PayloadAl
 std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
                                        PayloadAllocator& alloc, bool& nowait,
                                        const DecodedCall* decoded,
-                                       std::optional<DecodedCall>* left) {
+                                       std::optional<DecodedCall>* left, Deferral* defer) {
     // A header decoded by dispatch_nowait is this message's only if it begins where the
     // message does (RawAuth::header starts at the xid); otherwise it is decoded again.
     DecodedCall dc = decoded && decoded->status == DecodedCall::Ok &&
@@ -206,8 +208,11 @@ std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
     // Results the flavor wraps are made in plain memory, none spliced.
     PlainAllocator plain(alloc);
     PayloadAllocator& use = flavor->protects(auth) ? plain : alloc;
-    auto reply =
-        run(msg, h, args, dc.args_offset, prog, info, *found.stats, verf, use, stat_offset, nowait);
+    bool deferred = false;
+    auto reply = run(msg, h, args, dc.args_offset, prog, info, *found.stats, verf, use,
+                     stat_offset, nowait, defer, deferred);
+    // A call put off is not in progress meanwhile: a retransmission of it runs (and is put
+    // off too, or finds what changed), and its next run begins a cache entry again.
     if (key) {
         // Denied replies (stat_offset npos) and replies with out-of-line payload are not kept.
         if (reply && reply->payloads.empty() && stat_offset != std::string::npos)
@@ -217,6 +222,26 @@ std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
     }
     if (!reply) return reply;
     return protect(std::move(*reply), stat_offset, *flavor, auth);
+}
+
+bool Dispatcher::put_off(Deferral& defer) {
+    if (!defer.slot) {
+        // The bound (kMaxDeferred): a call put off holds what its transport received it in
+        // (an RDMA receive buffer and credit, a TCP record) until it runs again.
+        if (deferred_now_->fetch_add(1) >= kMaxDeferred) {
+            deferred_now_->fetch_sub(1);
+            counters_.defer_full++;
+            return false;
+        }
+        // Given back when the transport lets go of the call: answered, or dropped with
+        // its connection.
+        defer.slot =
+            std::shared_ptr<void>(nullptr, [n = deferred_now_](void*) { n->fetch_sub(1); });
+    }
+    counters_.deferred++;
+    defer.after = kFirstDeferral * (1u << defer.attempt);
+    ++defer.attempt;
+    return true;
 }
 
 std::optional<Reply> Dispatcher::control(const AuthFlavor& flavor, const CallAuth& auth,
@@ -272,7 +297,8 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
                                      std::span<const uint8_t> args_bytes, size_t args_offset,
                                      Program& prog, const ProcedureInfo& info, OpStats& stats,
                                      const OpaqueAuth& verf, PayloadAllocator& alloc,
-                                     size_t& stat_offset, bool& nowait) {
+                                     size_t& stat_offset, bool& nowait, Deferral* defer,
+                                     bool& deferred) {
     Reply r;
     encode_accepted(r.bytes, h.xid, x::SUCCESS, verf);
     stat_offset = r.bytes.size() - 4;
@@ -284,8 +310,22 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
     xdr::Encoder res(r.bytes);
     CallContext ctx(h, args, res, alloc, r.payload_owners);
     ctx.nowait = nowait;
+    ctx.may_defer = !nowait && defer && defer->attempt < kDeferAttempts &&
+                    (h.cred.flavor == x::AUTH_NONE || h.cred.flavor == x::AUTH_SYS);
     ctx.started = latency::now();
     Outcome out = prog.call(ctx);
+    if (out.kind == Outcome::Later) {
+        // Nothing was done: the call runs again later, and is counted then. Otherwise its
+        // wait-and-retry answer is sent (the last run, a full bound, or no transport that
+        // can run it again).
+        if (ctx.may_defer && put_off(*defer)) {
+            deferred = true;
+            return std::nullopt;
+        }
+        if (defer && defer->attempt >= kDeferAttempts) counters_.defer_gave_up++;
+        // Tried on a reactor, the call goes to a worker instead, which may put it off.
+        out = nowait ? Outcome::would_block() : Outcome::ok();
+    }
     if (out.kind == Outcome::WouldBlock) {
         // Nothing was done: the call runs again on a worker, and is counted there. Outside
         // a nowait call this is the procedure's bug; answer it as one.
@@ -332,6 +372,7 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
             counters_.garbage_args++;
             stats.record_failure(h.proc, OpStats::Failure::GarbageArgs, ns);
             break;
+        case Outcome::Later:       // made Success above
         case Outcome::WouldBlock:  // made SystemErr above
         case Outcome::SystemErr:
             export_stats_.record(ctx.report.export_slot, true, ns, 0, 0);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <optional>
 
@@ -22,8 +23,23 @@
 
 namespace nfsrdmad::rpc {
 
+// A call put off (Outcome::Later): what dispatch() and its transport carry between runs.
+// Calls put off at once are bounded (Dispatcher::kMaxDeferred); each run waits twice as
+// long as the one before (kFirstDeferral, ...), kDeferAttempts runs at most, then the
+// procedure's own wait-and-retry answer is sent (1 020 ms in all). No thread waits: the
+// transport's timer runs the call again (workers never wait on a client).
+struct Deferral {
+    unsigned attempt = 0;                // in: runs put off so far (the transport keeps it)
+    std::chrono::milliseconds after{0};  // out: non-zero: no reply; run it again after this
+    std::shared_ptr<void> slot;          // the call's place under the bound, while it waits
+};
+
 class Dispatcher {
 public:
+    static constexpr size_t kMaxDeferred = 256;
+    static constexpr unsigned kDeferAttempts = 8;
+    static constexpr std::chrono::milliseconds kFirstDeferral{4};
+
     explicit Dispatcher(size_t reply_cache_entries = 4096) : cache_(reply_cache_entries) {}
 
     // Registers every version `p` serves; throws std::invalid_argument when one is
@@ -36,8 +52,12 @@ public:
     // a call still in progress).
     // `decoded`: what dispatch_nowait decoded of this same message before it left the call
     // to a worker (its `left`), so the call header is not decoded twice.
+    // `defer`: the transport can run the same message again later (Outcome::Later): then
+    // nullopt with defer->after set, and the transport calls dispatch() again with the
+    // same message and `defer` after that long (it may drop the call instead, when its
+    // connection is gone). nullptr: never put off.
     std::optional<Reply> dispatch(const Message& msg, const Peer& peer, PayloadAllocator& alloc,
-                                  const DecodedCall* decoded = nullptr);
+                                  const DecodedCall* decoded = nullptr, Deferral* defer = nullptr);
     // The call on the calling thread, which must neither block nor change identity (an
     // RDMA reactor's, engine/reactor.h), when it can be answered that way: a procedure that
     // honours CallContext::nowait (ProcedureInfo::nowait), idempotent (no duplicate request
@@ -65,9 +85,15 @@ public:
             // procedure answered WouldBlock: its work so far is done again there); and
             // calls the procedure declined before any work (Outcome::declined, or a
             // procedure that is never tried): only the call header was decoded twice.
-            nowait_given_up{0}, nowait_declined{0};
+            nowait_given_up{0}, nowait_declined{0},
+            // Outcome::Later: runs put off (a call may be put off several times); calls
+            // that would have been put off but found the bound full (answered at once);
+            // calls still held up at their last run (answered the wait-and-retry status).
+            deferred{0}, defer_full{0}, defer_gave_up{0};
     };
     const Counters& counters() const { return counters_; }
+    // Calls put off and waiting to run again now (their Deferral::slot is held).
+    uint64_t deferred_now() const { return deferred_now_->load(std::memory_order_relaxed); }
     const ReplyCache& reply_cache() const { return cache_; }
     // Calls per export (CallReport::export_slot); the daemon gives exports their slots.
     ExportStats& export_stats() { return export_stats_; }
@@ -78,11 +104,15 @@ public:
     // when the call must go to a worker (nothing done then).
     std::optional<Reply> route(const Message& msg, const Peer& peer, PayloadAllocator& alloc,
                                bool& nowait, const DecodedCall* decoded = nullptr,
-                               std::optional<DecodedCall>* left = nullptr);
+                               std::optional<DecodedCall>* left = nullptr,
+                               Deferral* defer = nullptr);
+    // `deferred`: set when the call was put off (nullopt then; `defer` says when again).
     std::optional<Reply> run(const Message& msg, const CallHeader& h, std::span<const uint8_t> args,
                              size_t args_offset, Program& prog, const ProcedureInfo& info,
                              OpStats& stats, const OpaqueAuth& verf, PayloadAllocator& alloc,
-                             size_t& stat_offset, bool& nowait);
+                             size_t& stat_offset, bool& nowait, Deferral* defer, bool& deferred);
+    // Puts the call off if the bound lets it (false: it is answered now).
+    bool put_off(Deferral& defer);
     std::optional<Reply> protect(Reply r, size_t stat_offset, const AuthFlavor& flavor,
                                  const CallAuth& auth);
     std::optional<Reply> control(const AuthFlavor& flavor, const CallAuth& auth,
@@ -101,6 +131,10 @@ public:
     AuthStage auth_;
     ReplyCache cache_;
     Counters counters_;
+    // Shared with every Deferral::slot, which may outlive the dispatcher (a reactor's
+    // timer, destroyed at shutdown).
+    std::shared_ptr<std::atomic<uint64_t>> deferred_now_ =
+        std::make_shared<std::atomic<uint64_t>>(0);
     ExportStats export_stats_;
 };
 

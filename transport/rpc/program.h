@@ -28,7 +28,13 @@ struct Outcome {
     // or reserved anything: it would have to block, so it is run again on a worker.
     // `declined` (would_block(false)): it said so before doing any of the call's work (an
     // argument check), so nothing is done twice.
-    enum Kind { Success, GarbageArgs, SystemErr, AuthError, Drop, WouldBlock } kind = Success;
+    // Later: the results are a wait-and-retry answer (NFS3ERR_JUKEBOX, NLM4_DENIED_GRACE_
+    // PERIOD) for a cause that clears by itself soon (a delegation being recalled, a
+    // CB_GETATTR out), and the call did nothing else. The dispatcher either sends them as
+    // a success, or, when CallContext::may_defer and the bound allow, sends nothing and the
+    // transport runs the same call again a little later (Deferral, dispatcher.h): the
+    // client does not wait out its own retry timer (5 s for both answers, Linux).
+    enum Kind { Success, GarbageArgs, SystemErr, AuthError, Drop, WouldBlock, Later } kind = Success;
     uint32_t auth_stat = 0;  // for AuthError
     bool declined = false;   // for WouldBlock
     static Outcome ok() { return {}; }
@@ -36,6 +42,7 @@ struct Outcome {
     static Outcome system_error() { return {SystemErr, 0}; }
     static Outcome auth(uint32_t stat) { return {AuthError, stat}; }
     static Outcome would_block(bool begun = true) { return {WouldBlock, 0, !begun}; }
+    static Outcome later() { return {Later, 0}; }
 };
 
 class CallContext {
@@ -56,6 +63,12 @@ public:
     // Both transports lend payload memory to a nowait call (RDMA's registered buffers,
     // TCP's loop memory without a pipe), so a small READ from the page cache is one too.
     bool nowait = false;
+
+    // The call may be put off (Outcome::later()): the transport can run it again, its
+    // flavor keeps no per-call state (AUTH_NONE, AUTH_SYS: an RPCSEC_GSS sequence number
+    // must not be seen twice), and it has not been put off too often already. Whether the
+    // bound on calls put off at once lets it is the dispatcher's to say, after the call.
+    bool may_defer = false;
 
     // The call's time on the worker (latency_clock.h), for a program that times its parts
     // too (NFSv4.1's operations): the dispatcher's reading as the program was called, and

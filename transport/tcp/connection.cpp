@@ -165,13 +165,35 @@ void Connection::submit(Record rec) {
             return;
         }
     }
+    run_on_worker(std::move(rec), std::move(decoded), {});
+}
+
+void Connection::run_on_worker(Record rec, std::optional<rpc::DecodedCall> decoded,
+                               rpc::Deferral defer) {
     auto self = shared_from_this();
-    svc_.workers.submit([self, rec = std::move(rec), decoded = std::move(decoded)]() mutable {
+    svc_.workers.submit([self, rec = std::move(rec), decoded = std::move(decoded),
+                         defer = std::move(defer)]() mutable {
         rpc::Message msg;
         msg.bytes = rec.bytes();
         msg.owner = rec.data;
         auto reply = self->svc_.dispatcher.dispatch(msg, self->peer_, self->svc_.payloads,
-                                                    decoded ? &*decoded : nullptr);
+                                                    decoded ? &*decoded : nullptr, &defer);
+        if (!reply && defer.after.count() > 0) {
+            // Put off (rpc::Outcome::Later): the record stays the call's, and the call
+            // in flight, until the loop's timer runs it again on a worker. The timer holds
+            // the connection weakly: one gone meanwhile drops the call (a closed one that
+            // still exists runs it, and its answer goes nowhere: write_from_worker).
+            engine::Reactor& r = self->reactor_;
+            r.post([weak = self->weak_from_this(), &r, rec = std::move(rec),
+                    decoded = std::move(decoded), defer = std::move(defer)]() mutable {
+                const auto after = defer.after;
+                r.after(after, [weak, rec, decoded, defer]() mutable {
+                    if (auto again = weak.lock())
+                        again->run_on_worker(std::move(rec), std::move(decoded), std::move(defer));
+                });
+            });
+            return;
+        }
         self->answer(reply);
     });
 }

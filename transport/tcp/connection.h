@@ -116,6 +116,8 @@ class Connection : public std::enable_shared_from_this<Connection>, public rpc::
     // that ran it, or on the loop's thread for a call answered there.
     void answer(std::optional<rpc::Reply>& reply);
     void submit(Record rec);
+    // The call on a worker; `defer`: as Dispatcher::dispatch's, kept between runs.
+    void run_on_worker(Record rec, std::optional<rpc::DecodedCall> decoded, rpc::Deferral defer);
     void on_reply(const Record& rec);  // a REPLY record: one of our calls answered, or stray
     void expire_calls();
     void finish(std::vector<rpc::PendingCalls::Finished> f);  // runs the `done`s on a worker

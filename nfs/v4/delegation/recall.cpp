@@ -338,7 +338,10 @@ void Services::file_changed(const vfs::FileHandle& file) {
     if (delegations.empty()) return;
     ++delegation_stats.local_changes;
     // Removed (its last link): recalled and ended at once, as the sweep would later.
-    if (end_removed(delegations.forget_removed(file), true) != 0) return;
+    {
+        std::lock_guard l(removed_mu_);
+        if (end_removed(delegations.forget_removed(file), true) != 0) return;
+    }
     // §10.4.1: a change by another party; every delegation of the file is recalled (a
     // read one as a write one: the holder caches what changed). Nobody waits for the
     // answer here.
@@ -408,7 +411,10 @@ bool Services::sweep_delegations() {
     // A local `rm` on the server does not break a file lease (the kernel nfsd recalls its
     // delegations before such an unlink): the delegations of removed files end as the
     // sweep comes to them, kRemovedChecks a second, so that the files' space is freed.
-    end_removed(delegations.forget_removed_next(kRemovedChecks), true);
+    {
+        std::lock_guard l(removed_mu_);
+        end_removed(delegations.forget_removed_next(kRemovedChecks), true);
+    }
     for (Delegation& d : delegations.overdue(now - options.limits.lease)) {
         {
             std::lock_guard l(recall_mu_);
@@ -446,6 +452,7 @@ bool Services::sweep_delegations() {
 }
 
 size_t Services::forget_removed_delegations(state::ClientId client) {
+    std::lock_guard l(removed_mu_);
     return end_removed(delegations.forget_removed(client), false);
 }
 

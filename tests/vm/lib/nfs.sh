@@ -350,8 +350,9 @@ nfsrdmad_last_stat() {
 # nfs4_delegations M4 M3 SRV LABEL: delegations (RFC 8881 §10.2) to the kernel client of
 # the v4.1 mount M4, and their recall over its backchannel (§10.4) when another client,
 # the v3 mount M3 of the same export (SRV on the server's side), needs the file: the v3
-# call is answered NFS3ERR_JUKEBOX while the recall is under way (the v3 client asks again
-# 5 s later), the v4.1 client returns the delegation, and both see the same data.
+# call is put off while the recall is under way (run again for up to a second, rather than
+# answered NFS3ERR_JUKEBOX at once, after which the v3 client asks again only 5 s later),
+# the v4.1 client returns the delegation, and both see the same data.
 #  - read: a file held open for reading on M4 (a read delegation), rewritten through M3;
 #  - write: a file created, written and closed on M4 (the write delegation stays, and the
 #    client need not have flushed), read through M3.
@@ -369,7 +370,8 @@ os.write(fd, (sys.argv[2] + "\n").encode())
 os.close(fd)' "$1" "$2"
     }
     local r=deleg-read-$$ w=deleg-write-$$
-    local returned0 rets0 recalls0
+    local returned0 rets0 recalls0 deferred0
+    deferred0=$(nfsrdmad_stat rpc deferred)
     returned0=$(nfsrdmad_stat nfs4_delegations returned)
     recalls0=$(nfsrdmad_stat nfs4_delegations recalls)
     rets0=$(mount_op_count "$m4" DELEGRETURN)
@@ -382,9 +384,12 @@ os.close(fd)' "$1" "$2"
     t0=$(now)
     check "$label: the v3 mount rewrites the file (a conflicting WRITE)" \
         bash -c "echo 'second version' > '$m3/$r'"
-    note "$label: v3 write beside the read delegation: $(since "$t0") s (JUKEBOX, recall, return, retry)"
+    note "$label: v3 write beside the read delegation: $(since "$t0") s (put off: recall, return)"
     check "$label: ... within 20 s (recalled and returned, not revoked a lease later)" \
         awk -v t="$(since "$t0")" 'BEGIN {exit !(t < 20)}'
+    check "$label: ... the v3 call was put off while the recall ran (rpc: deferred)" \
+        test "$(nfsrdmad_stat rpc deferred)" -gt "$deferred0"
+    note "$label: runs put off $(( $(nfsrdmad_last_stat rpc deferred) - deferred0 )), answered JUKEBOX after them so far: $(nfsrdmad_last_stat rpc defer_gave_up)"
     check_eq "$label: the v4.1 client reads what the v3 client wrote" "second version" "$(cat "$m4/$r")"
     kill $holder 2>/dev/null; wait $holder 2>/dev/null
 

@@ -381,6 +381,8 @@ void Connection::disconnect(const std::string& why) {
     sends_in_flight_.clear();
     svc_.counters.calls_waiting -= starved_calls_.size();
     starved_calls_.clear();
+    for (auto& [key, d] : deferred_) reactor_.cancel(d.timer);
+    deferred_.clear();
     starved_errors_.clear();
     starved_replies_.clear();
     if (reply_) {  // Writes of it already posted may still read its buffers

@@ -30,6 +30,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -171,6 +172,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void on_read_done(uint64_t id);
     void read_finished(uint32_t bytes);  // a Read completed or was flushed
     void dispatch(std::shared_ptr<CallWork> call);
+    void run_on_worker(std::shared_ptr<CallWork> call);  // the rest of dispatch()
     using ReplyPtr = std::shared_ptr<std::optional<rpc::Reply>>;
     void send_reply(std::shared_ptr<CallWork> call, ReplyPtr reply);
     // false: no registered buffer free now (short_of_), or too few send queue slots
@@ -238,6 +240,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
     bool sends_progressed_ = false;  // some left sends_in_flight_ since the last check
     void forget_completed_sends();   // drops completed Sends from the front
     std::deque<std::shared_ptr<CallWork>> starved_calls_;
+    // Calls put off (rpc::Outcome::Later) by key, each with the reactor timer that runs it
+    // again; the timer holds only the key and a weak reference, so a disconnect drops
+    // them (cancelled) while the connection and its device's pools still exist.
+    struct Deferred {
+        engine::Reactor::TimerId timer;
+        std::shared_ptr<CallWork> call;
+    };
+    std::map<uint64_t, Deferred> deferred_;
+    uint64_t next_deferred_ = 0;
+    void defer(std::shared_ptr<CallWork> call);  // on the reactor thread
     std::deque<std::pair<uint32_t, HeaderError::Answer>> starved_errors_;
     std::deque<std::pair<std::shared_ptr<CallWork>, ReplyPtr>> starved_replies_;
     // The front of starved_replies_, built and partly posted (send_queue.h: a chain longer

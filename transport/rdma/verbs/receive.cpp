@@ -109,6 +109,7 @@ class ReservedPayloadAllocator : public rpc::PayloadAllocator {
             return std::make_unique<RegisteredPayload>(std::move(reserved_));
         return fallback_.allocate(bytes);
     }
+    BufferPtr unused() { return std::move(reserved_); }  // the reserved one, if not taken
 
   private:
     BufferPtr reserved_;
@@ -187,13 +188,46 @@ void Connection::dispatch(std::shared_ptr<CallWork> call) {
             return;
         }
     }
+    run_on_worker(std::move(call));
+}
+
+void Connection::defer(std::shared_ptr<CallWork> call) {
+    if (closed_) return;  // disconnected meanwhile: the call goes with the connection
+    const uint64_t key = ++next_deferred_;
+    const auto after = call->deferral.after;
+    Deferred& d = deferred_[key];
+    d.call = std::move(call);
+    d.timer = reactor_.after(after, [weak = weak_from_this(), key] {
+        auto self = weak.lock();
+        if (!self) return;
+        auto it = self->deferred_.find(key);
+        if (it == self->deferred_.end()) return;
+        auto again = std::move(it->second.call);
+        self->deferred_.erase(it);
+        self->run_on_worker(std::move(again));
+    });
+}
+
+void Connection::run_on_worker(std::shared_ptr<CallWork> call) {
     auto self = shared_from_this();
     svc_.workers.submit([self, call]() mutable {
         rpc::Message msg = message_of(*call);
         ReservedPayloadAllocator alloc(std::move(call->reply_payload), self->dev_->allocator());
-        auto reply = std::make_shared<std::optional<rpc::Reply>>(self->svc_.dispatcher.dispatch(
-            msg, self->peer_, alloc, call->decoded ? &*call->decoded : nullptr));
+        auto reply = std::make_shared<std::optional<rpc::Reply>>(
+            self->svc_.dispatcher.dispatch(msg, self->peer_, alloc,
+                                           call->decoded ? &*call->decoded : nullptr,
+                                           &call->deferral));
         engine::Reactor& r = self->reactor_;
+        if (!*reply && call->deferral.after.count() > 0) {
+            // Put off (rpc::Outcome::Later): the call keeps its receive buffer, its credit
+            // and its reserved payload buffer until the reactor's timer runs it again on a
+            // worker. The references go to the reactor, as below.
+            call->reply_payload = alloc.unused();
+            r.post([self = std::move(self), call = std::move(call)]() mutable {
+                self->defer(std::move(call));
+            });
+            return;
+        }
         // A worker that never switched credentials may act as its sleeping reactor: it
         // posts the reply itself, and neither the eventfd write nor the reactor's wake-up
         // is paid (issue 13). Its references go there too, as the reactor's would: the

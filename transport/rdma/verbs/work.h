@@ -45,6 +45,8 @@ struct Connection::CallWork {
     // The RPC header as the reactor decoded it, when it left the call to a worker
     // (rpc::Dispatcher::dispatch_nowait's `left`): the worker does not decode it again.
     std::optional<rpc::DecodedCall> decoded;
+    // A call put off (rpc::Outcome::Later) and run again: kept between its runs.
+    rpc::Deferral deferral;
 };
 
 // A work record for RDMA Reads of one call.
