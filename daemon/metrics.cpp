@@ -178,8 +178,7 @@ void rpc_counters(Families& f, const rpc::Dispatcher& disp) {
         "Runs of calls put off for a moment instead of answered NFS3ERR_JUKEBOX or "
         "NLM4_DENIED_GRACE_PERIOD (a delegation being recalled); calls answered so at once "
         "because the bound on calls put off was reached, or after their last run";
-    f.counter("nfsrdmad_rpc_deferred_total", kDeferredHelp, d(c.deferred),
-              {{"result", "put_off"}});
+    f.counter("nfsrdmad_rpc_deferred_total", kDeferredHelp, d(c.deferred), {{"result", "put_off"}});
     f.counter("nfsrdmad_rpc_deferred_total", kDeferredHelp, d(c.defer_full),
               {{"result", "bound_full"}});
     f.counter("nfsrdmad_rpc_deferred_total", kDeferredHelp, d(c.defer_gave_up),

@@ -56,8 +56,7 @@ rpc::Outcome proc_lock(Request& rq) {
     LockTarget t;
     if (auto s = rq.target(a.alock, t); s != x::NLM4_GRANTED) return answer(s);
     if (rq.svc.in_grace() != a.reclaim) return answer(x::NLM4_DENIED_GRACE_PERIOD);
-    if (rq.delegated(t.file, a.exclusive))
-        return rq.held_up(answer(x::NLM4_DENIED_GRACE_PERIOD));
+    if (rq.delegated(t.file, a.exclusive)) return rq.held_up(answer(x::NLM4_DENIED_GRACE_PERIOD));
     // XNFS: LOCK is monitored (the host is notified if this server restarts), NM_LOCK not.
     const bool monitored = rq.ctx.header.proc == x::NLMPROC4_LOCK;
     if (monitored && !a.reclaim) rq.svc.check_state(a.alock.caller_name, a.state);

@@ -22,8 +22,7 @@ rpc::Outcome proc_test(Request& rq) {
     LockTarget t;
     if (auto s = rq.target(a.alock, t, /*known_host=*/true); s != x::NLM4_GRANTED) return answer(s);
     if (rq.svc.in_grace()) return answer(x::NLM4_DENIED_GRACE_PERIOD);
-    if (rq.delegated(t.file, a.exclusive))
-        return rq.held_up(answer(x::NLM4_DENIED_GRACE_PERIOD));
+    if (rq.delegated(t.file, a.exclusive)) return rq.held_up(answer(x::NLM4_DENIED_GRACE_PERIOD));
     CallMirror m(rq.svc, t.file);
     auto r = rq.svc.test(t.file.key, t.owner, lock_of(a.alock, a.exclusive), m.get());
     if (!r) return answer(stat_of_errno(r.error()));

@@ -204,6 +204,7 @@ struct Nfs3Defer : Nfs3Fixture {
 // up is put off instead, and answered once the holder is done; a call held up by anything
 // else (here a missing file) is answered as before.
 TEST_F(Nfs3Defer, CallsADelegationHoldsUpArePutOffNotAnsweredJukebox) {
+    ASSERT_EQ(::chmod((base + "/export/file").c_str(), 0666), 0);  // the caller is uid 1000
     auto recalling = std::make_shared<Recalling>();
     recalling->held = vfs::FileHandle::from(handle("file")).value();
     v3->set_delegations(recalling);

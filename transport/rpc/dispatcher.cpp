@@ -82,8 +82,8 @@ bool Dispatcher::dispatch_nowait(const Message& msg, const Peer& peer, PayloadAl
 
 std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
                                        PayloadAllocator& alloc, bool& nowait,
-                                       const DecodedCall* decoded,
-                                       std::optional<DecodedCall>* left, Deferral* defer) {
+                                       const DecodedCall* decoded, std::optional<DecodedCall>* left,
+                                       Deferral* defer) {
     // A header decoded by dispatch_nowait is this message's only if it begins where the
     // message does (RawAuth::header starts at the xid); otherwise it is decoded again.
     DecodedCall dc = decoded && decoded->status == DecodedCall::Ok &&
@@ -209,8 +209,8 @@ std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
     PlainAllocator plain(alloc);
     PayloadAllocator& use = flavor->protects(auth) ? plain : alloc;
     bool deferred = false;
-    auto reply = run(msg, h, args, dc.args_offset, prog, info, *found.stats, verf, use,
-                     stat_offset, nowait, defer, deferred);
+    auto reply = run(msg, h, args, dc.args_offset, prog, info, *found.stats, verf, use, stat_offset,
+                     nowait, defer, deferred);
     // A call put off is not in progress meanwhile: a retransmission of it runs (and is put
     // off too, or finds what changed), and its next run begins a cache entry again.
     if (key) {
@@ -234,9 +234,10 @@ bool Dispatcher::put_off(Deferral& defer) {
             return false;
         }
         // Given back when the transport lets go of the call: answered, or dropped with
-        // its connection.
-        defer.slot =
-            std::shared_ptr<void>(nullptr, [n = deferred_now_](void*) { n->fetch_sub(1); });
+        // its connection. (A non-null pointer: a shared_ptr tests true by the pointer it
+        // holds, not by whether it owns anything.)
+        defer.slot = std::shared_ptr<void>(deferred_now_.get(),
+                                           [n = deferred_now_](void*) { n->fetch_sub(1); });
     }
     counters_.deferred++;
     defer.after = kFirstDeferral * (1u << defer.attempt);

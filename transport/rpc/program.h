@@ -34,7 +34,15 @@ struct Outcome {
     // a success, or, when CallContext::may_defer and the bound allow, sends nothing and the
     // transport runs the same call again a little later (Deferral, dispatcher.h): the
     // client does not wait out its own retry timer (5 s for both answers, Linux).
-    enum Kind { Success, GarbageArgs, SystemErr, AuthError, Drop, WouldBlock, Later } kind = Success;
+    enum Kind {
+        Success,
+        GarbageArgs,
+        SystemErr,
+        AuthError,
+        Drop,
+        WouldBlock,
+        Later
+    } kind = Success;
     uint32_t auth_stat = 0;  // for AuthError
     bool declined = false;   // for WouldBlock
     static Outcome ok() { return {}; }

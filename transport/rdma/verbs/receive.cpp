@@ -213,10 +213,8 @@ void Connection::run_on_worker(std::shared_ptr<CallWork> call) {
     svc_.workers.submit([self, call]() mutable {
         rpc::Message msg = message_of(*call);
         ReservedPayloadAllocator alloc(std::move(call->reply_payload), self->dev_->allocator());
-        auto reply = std::make_shared<std::optional<rpc::Reply>>(
-            self->svc_.dispatcher.dispatch(msg, self->peer_, alloc,
-                                           call->decoded ? &*call->decoded : nullptr,
-                                           &call->deferral));
+        auto reply = std::make_shared<std::optional<rpc::Reply>>(self->svc_.dispatcher.dispatch(
+            msg, self->peer_, alloc, call->decoded ? &*call->decoded : nullptr, &call->deferral));
         engine::Reactor& r = self->reactor_;
         if (!*reply && call->deferral.after.count() > 0) {
             // Put off (rpc::Outcome::Later): the call keeps its receive buffer, its credit
