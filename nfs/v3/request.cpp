@@ -53,6 +53,9 @@ x::nfsstat3 Request::open(const x::nfs_fh3& fh, vfs::OpenFor need,
     if (!who.read_write) need = vfs::OpenFor::Read;
     auto f = ctx.nowait ? svc.files.cached(*ref, need) : svc.files.get(*ref, need, read_now);
     if (!f && ctx.nowait && f.error() == EWOULDBLOCK) return block();
+    // A file lease being broken (an NFSv4.1 read delegation's, whose recall the break
+    // starts, or a local process's): an open for writing would have to wait for it.
+    if (!f && f.error() == EWOULDBLOCK) return held_up();
     if (!f) return to_nfsstat3(f.error());
     // READ beside a write delegation, WRITE beside any (RFC 8881 §10.4.1). Nowait, one
     // granted since leave_to_worker() looked is a worker's: the recall starts there.

@@ -477,6 +477,20 @@ TEST_F(Nfs4Delegation, AnNfsv3CallHeldUpByADelegationIsAnsweredOnceTheHolderIsDo
     struct stat st {};
     ASSERT_EQ(::stat(disk("v3wait").c_str(), &st), 0);
     EXPECT_EQ(st.st_size, 4) << "the v3 WRITE did not reach the file";
+
+    // A read delegation's file lease: the WRITE's open for writing breaks it, which recalls.
+    Opened r = OpenIn("v3wait-read", kRead, true);
+    ASSERT_EQ(r.status, x4::NFS4_OK);
+    ASSERT_EQ(r.deleg_type, x4::OPEN_DELEGATE_READ);
+    wire::XdrOut wr;
+    wr.opaque(r.fh).u64(0).u32(4).u32(2 /* FILE_SYNC */).str("v3v3");
+    ASSERT_TRUE(send3(7, wr.take())) << why;
+    ASSERT_TRUE(NextCbCompound(*conn_, cb));
+    ExpectRecall(cb, r.deleg, r.fh);
+    if (HasFatalFailure()) return;
+    AnswerCbCompound(*conn_, cb, x4::NFS4_OK);
+    EXPECT_EQ(Compound({Sequence(), op_putfh(r.fh), DelegReturn(r.deleg)}).status(), x4::NFS4_OK);
+    EXPECT_EQ(status3(), 0u) << "not answered once the read delegation was back";
 }
 
 TEST_F(Nfs4Delegation, ATruncatingOpenWaitsAndARefusedRecallIsSentAgain) {
