@@ -464,16 +464,23 @@ TEST_F(Nfs4Delegation, AnNfsv3CallHeldUpByADelegationIsAnsweredOnceTheHolderIsDo
     if (HasFatalFailure()) return;
     EXPECT_EQ(status3(), 0u) << "not answered once the holder had (10008: NFS3ERR_JUKEBOX)";
 
-    // NFSPROC3_WRITE (RFC 1813 §3.3.7): the delegation is recalled, and returned.
-    wire::XdrOut wa;
-    wa.opaque(o.fh).u64(0).u32(4).u32(2 /* FILE_SYNC */).str("v3v3");
-    ASSERT_TRUE(send3(7, wa.take())) << why;
-    ASSERT_TRUE(NextCbCompound(*conn_, cb));
-    ExpectRecall(cb, o.deleg, o.fh);
+    // NFSPROC3_WRITE (RFC 1813 §3.3.7) of `d`'s file: the delegation is recalled, the
+    // holder returns it, and the WRITE is answered.
+    auto write_recalled = [&](const Opened& d) {
+        wire::XdrOut wa;
+        wa.opaque(d.fh).u64(0).u32(4).u32(2 /* FILE_SYNC */).str("v3v3");
+        ASSERT_TRUE(send3(7, wa.take())) << why;
+        CbCall recall;
+        ASSERT_TRUE(NextCbCompound(*conn_, recall));
+        ExpectRecall(recall, d.deleg, d.fh);
+        if (HasFatalFailure()) return;
+        AnswerCbCompound(*conn_, recall, x4::NFS4_OK);
+        EXPECT_EQ(Compound({Sequence(), op_putfh(d.fh), DelegReturn(d.deleg)}).status(),
+                  x4::NFS4_OK);
+        EXPECT_EQ(status3(), 0u) << "not answered once the delegation was back (10008: JUKEBOX)";
+    };
+    write_recalled(o);
     if (HasFatalFailure()) return;
-    AnswerCbCompound(*conn_, cb, x4::NFS4_OK);
-    EXPECT_EQ(Compound({Sequence(), op_putfh(o.fh), DelegReturn(o.deleg)}).status(), x4::NFS4_OK);
-    EXPECT_EQ(status3(), 0u) << "not answered once the delegation was back (10008: JUKEBOX)";
     struct stat st {};
     ASSERT_EQ(::stat(disk("v3wait").c_str(), &st), 0);
     EXPECT_EQ(st.st_size, 4) << "the v3 WRITE did not reach the file";
@@ -482,15 +489,7 @@ TEST_F(Nfs4Delegation, AnNfsv3CallHeldUpByADelegationIsAnsweredOnceTheHolderIsDo
     Opened r = OpenIn("v3wait-read", kRead, true);
     ASSERT_EQ(r.status, x4::NFS4_OK);
     ASSERT_EQ(r.deleg_type, x4::OPEN_DELEGATE_READ);
-    wire::XdrOut wr;
-    wr.opaque(r.fh).u64(0).u32(4).u32(2 /* FILE_SYNC */).str("v3v3");
-    ASSERT_TRUE(send3(7, wr.take())) << why;
-    ASSERT_TRUE(NextCbCompound(*conn_, cb));
-    ExpectRecall(cb, r.deleg, r.fh);
-    if (HasFatalFailure()) return;
-    AnswerCbCompound(*conn_, cb, x4::NFS4_OK);
-    EXPECT_EQ(Compound({Sequence(), op_putfh(r.fh), DelegReturn(r.deleg)}).status(), x4::NFS4_OK);
-    EXPECT_EQ(status3(), 0u) << "not answered once the read delegation was back";
+    write_recalled(r);
 }
 
 TEST_F(Nfs4Delegation, ATruncatingOpenWaitsAndARefusedRecallIsSentAgain) {

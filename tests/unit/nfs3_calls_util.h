@@ -84,6 +84,27 @@ class HeapAlloc : public rpc::PayloadAllocator {
     bool none = false;  // none free (RDMA's registered pool, all in flight)
 };
 
+// A dispatcher serving one test program P, and a peer to call it from.
+template <class P>
+struct OneProgram : ::testing::Test {
+    OneProgram() : prog(std::make_shared<P>()) {
+        d.add(prog);
+        peer.text = "192.0.2.1:800";
+    }
+    // Calls the dispatcher's per-procedure tables recorded (answered).
+    uint64_t recorded() const {
+        uint64_t n = 0;
+        for (const auto& s : d.registry().stats())
+            for (const auto& op : s->snapshot().ops) n += op.calls;
+        return n;
+    }
+    std::shared_ptr<P> prog;
+    rpc::Dispatcher d;
+    rpc::Peer peer;
+    HeapAlloc alloc;
+    uint32_t xid = 0;
+};
+
 inline constexpr uint32_t kNfs = 100003;
 inline constexpr uint32_t kGetattr = 1, kLookup = 3, kAccess = 4, kRead = 6;
 inline constexpr size_t kFileSize = 64 << 10;

@@ -40,12 +40,7 @@ class Program : public rpc::Program {
     int calls = 0, deferrable = 0;
 };
 
-struct Defer : ::testing::Test {
-    Defer() {
-        prog = std::make_shared<Program>();
-        d.add(prog);
-        peer.text = "192.0.2.1:800";
-    }
+struct Defer : OneProgram<Program> {
     std::vector<uint8_t> message(uint32_t proc, uint32_t flavor = 1) {
         return call(++xid, 400201, 1, proc, {}, flavor);
     }
@@ -54,17 +49,6 @@ struct Defer : ::testing::Test {
         m.bytes = bytes;
         return d.dispatch(m, peer, alloc, nullptr, defer);
     }
-    uint64_t recorded() {
-        uint64_t n = 0;
-        for (const auto& s : d.registry().stats())
-            for (const auto& op : s->snapshot().ops) n += op.calls;
-        return n;
-    }
-    std::shared_ptr<Program> prog;
-    rpc::Dispatcher d;
-    rpc::Peer peer;
-    HeapAlloc alloc;
-    uint32_t xid = 0;
 };
 
 }  // namespace

@@ -40,12 +40,7 @@ class Program : public rpc::Program {
     int calls = 0, nowait_calls = 0;
 };
 
-struct Dispatch : ::testing::Test {
-    Dispatch() {
-        prog = std::make_shared<Program>();
-        d.add(prog);
-        peer.text = "192.0.2.1:800";
-    }
+struct Dispatch : OneProgram<Program> {
     // `left`: dispatch_nowait's.
     bool nowait(uint32_t proc, std::optional<rpc::Reply>& out, uint32_t flavor = 1,
                 std::optional<rpc::DecodedCall>* left = nullptr) {
@@ -60,17 +55,6 @@ struct Dispatch : ::testing::Test {
         m.bytes = bytes;
         return d.dispatch(m, peer, alloc);
     }
-    uint64_t recorded() {
-        uint64_t n = 0;
-        for (const auto& s : d.registry().stats())
-            for (const auto& op : s->snapshot().ops) n += op.calls;
-        return n;
-    }
-    std::shared_ptr<Program> prog;
-    rpc::Dispatcher d;
-    rpc::Peer peer;
-    HeapAlloc alloc;
-    uint32_t xid = 0;
 };
 
 }  // namespace

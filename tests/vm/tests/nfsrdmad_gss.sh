@@ -192,7 +192,7 @@ if check "v4.1 krb5i mount over RDMA" nfs_mount "$KRB5_HOST:$EXPORT" "$MNT" "$(g
     dump_stats
     check "the client's state is protected by SP4_MACH_CRED (daemon: nfs4 mach_cred)" \
         test "$(counter nfs4 mach_cred)" -ge 1
-    nfs4_delegations "$MNT" "$M3" "$EXPORT" "krb5i over rdma"
+    nfs4_delegations "$MNT" "$M3" "$EXPORT" "krb5i over rdma" gss
 fi
 nfs_umount "$M3"; nfs_umount "$MNT"
 
