@@ -177,7 +177,7 @@ void rpc_counters(Families& f, const rpc::Dispatcher& disp) {
     static constexpr const char* kDeferredHelp =
         "Runs of calls put off for a moment instead of answered NFS3ERR_JUKEBOX or "
         "NLM4_DENIED_GRACE_PERIOD (a delegation being recalled); calls answered so at once "
-        "because the bound on calls put off was reached, or after their last run";
+        "because a bound on calls put off was reached, or after their last run";
     f.counter("nfsrdmad_rpc_deferred_total", kDeferredHelp, d(c.deferred), {{"result", "put_off"}});
     f.counter("nfsrdmad_rpc_deferred_total", kDeferredHelp, d(c.defer_full),
               {{"result", "bound_full"}});
@@ -185,6 +185,9 @@ void rpc_counters(Families& f, const rpc::Dispatcher& disp) {
               {{"result", "gave_up"}});
     f.gauge("nfsrdmad_rpc_deferred_calls", "Calls put off, waiting to run again",
             d(disp.deferred_now()));
+    f.gauge("nfsrdmad_rpc_deferred_kept_bytes",
+            "Arguments decrypted (krb5p) that calls put off keep until they run again",
+            d(disp.kept_bytes()));
     f.counter("nfsrdmad_rpc_gss_control_calls_total",
               "RPCSEC_GSS context calls (INIT, CONTINUE_INIT, DESTROY)", d(c.control_calls));
     f.counter("nfsrdmad_rpc_gss_protected_bytes_total", "Result bytes wrapped for krb5i or krb5p",

@@ -1,9 +1,12 @@
 // Calls put off (rpc::Outcome::Later, rpc::Deferral): a call held up by something that
 // clears by itself (an NFSv4.1 delegation being recalled) is run again by its transport a
 // little later instead of being answered with a wait-and-retry status at once: the delays
-// double, the last run answers, a bound limits calls put off at once, an RPCSEC_GSS-free
-// flavor is needed, the duplicate request cache does not take a run put off for a
-// retransmission in progress, and NFSv3 puts off exactly the calls a delegation holds up.
+// double, the last run answers, a bound limits calls put off at once, a flavor with state
+// (RPCSEC_GSS) is not asked again and keeps its decrypted arguments within a bound of their
+// own, the duplicate request cache does not take a run put off for a retransmission in
+// progress, and NFSv3 puts off exactly the calls a delegation holds up.
+#include <set>
+
 #include "tests/unit/nfs3_calls_util.h"
 #include "xdr/rpc_prot.h"
 
@@ -16,13 +19,14 @@ namespace {
 constexpr uint32_t kHeldUp = 10008;  // as NFS3ERR_JUKEBOX
 
 // Program 400201: proc 0 (idempotent) and proc 1 (not) answer kHeldUp and Later while
-// `hold`, else 7; proc 2 answers kHeldUp and Later always.
+// `hold`, else 7; proc 2 answers kHeldUp and Later always; proc 3 as proc 0, but answers
+// the first word of its arguments instead of 7.
 class Program : public rpc::Program {
   public:
     uint32_t number() const override { return 400201; }
     std::vector<uint32_t> versions() const override { return {1}; }
     rpc::ProcedureInfo procedure(uint32_t, uint32_t proc) const override {
-        rpc::ProcedureInfo i{proc <= 2, proc != 1, "p"};
+        rpc::ProcedureInfo i{proc <= 3, proc != 1, "p"};
         i.status_first = true;
         return i;
     }
@@ -33,7 +37,13 @@ class Program : public rpc::Program {
             ctx.res.put_u32(kHeldUp);
             return rpc::Outcome::later();
         }
-        ctx.res.put_u32(7);
+        if (ctx.header.proc == 3) {
+            const uint32_t v = ctx.args.get_u32();
+            if (!ctx.args.ok()) return rpc::Outcome::garbage();
+            ctx.res.put_u32(v);
+        } else {
+            ctx.res.put_u32(7);
+        }
         return rpc::Outcome::ok();
     }
     bool hold = true;
@@ -152,6 +162,165 @@ TEST_F(Defer, ANonIdempotentCallPutOffIsNotTakenForOneInProgress) {
     EXPECT_EQ(word_at(replay->bytes, 24), 7u);
     EXPECT_EQ(prog->calls, 3);
     EXPECT_EQ(d.counters().cache_replays.load(), 1u);
+}
+
+namespace {
+
+// Flavor 9, a stand-in for RPCSEC_GSS's state: the credential is [seq][service]; a sequence
+// number seen before is a replay and dropped (RFC 2203 §5.3.3.1); service 0 leaves the
+// arguments as received, 1 (as integrity) checks that they begin with the sequence number
+// and reads them in place after it, 2 (as privacy) "decrypts" them (each byte ^ 0xff) into
+// the dispatcher's storage. The reply verifier is the sequence number; results of 1 and 2
+// are followed by it.
+class Windowed : public rpc::AuthFlavor {
+  public:
+    struct Call {
+        uint32_t seq, service;
+    };
+    uint32_t number() const override { return 9; }
+    Result accept(const rpc::RawAuth& raw, rpc::CallAuth& out) const override {
+        ++accepts;
+        xdr::Decoder d(raw.cred);
+        const uint32_t seq = d.get_u32(), service = d.get_u32();
+        if (!d.ok() || service > 2) return {Verdict::Reject, x::AUTH_BADCRED};
+        if (!seen.insert(seq).second) return {Verdict::Drop, 0};
+        out.cred.flavor = 9;
+        out.cred.sys.uid = 1000;
+        out.context = std::make_shared<Call>(Call{seq, service});
+        return {};
+    }
+    static const Call& of(const rpc::CallAuth& a) { return *static_cast<Call*>(a.context.get()); }
+    rpc::OpaqueAuth reply_verifier(const rpc::CallAuth& a) const override {
+        std::vector<uint8_t> v;
+        put(v, of(a).seq);
+        return {9, v};
+    }
+    bool protects(const rpc::CallAuth& a) const override { return of(a).service != 0; }
+    bool unwrap_arguments(const rpc::CallAuth& a, std::span<const uint8_t> in,
+                          std::vector<uint8_t>& storage,
+                          std::span<const uint8_t>& out) const override {
+        ++unwraps;
+        switch (of(a).service) {
+            case 1:
+                if (in.size() < 4 || word_at({in.begin(), in.begin() + 4}, 0) != of(a).seq)
+                    return false;
+                out = in.subspan(4);
+                return true;
+            case 2:
+                storage.assign(in.begin(), in.end());
+                for (auto& b : storage) b ^= 0xff;
+                out = storage;
+                return true;
+            default:
+                out = in;
+                return true;
+        }
+    }
+    bool wrap_results(const rpc::CallAuth& a, std::vector<uint8_t>& reply, size_t) const override {
+        if (of(a).service != 0) put(reply, of(a).seq);
+        return true;
+    }
+    mutable std::set<uint32_t> seen;
+    mutable int accepts = 0, unwraps = 0;
+};
+
+struct DeferGss : Defer {
+    DeferGss() {
+        auto f = std::make_unique<Windowed>();
+        flavor = f.get();
+        d.auth().add(std::move(f));
+    }
+    // Procedure 3's call under flavor 9, its one argument word `arg` (and `pad` bytes more).
+    std::vector<uint8_t> message(uint32_t seq, uint32_t service, uint32_t arg, size_t pad = 0) {
+        std::vector<uint8_t> b;
+        for (uint32_t w : {++xid, 0u, 2u, 400201u, 1u, 3u, 9u, 8u, seq, service, 0u, 0u}) put(b, w);
+        std::vector<uint8_t> args;
+        if (service == 1) put(args, seq);
+        put(args, service == 2 ? ~arg : arg);
+        args.resize(args.size() + pad, service == 2 ? 0xff : 0);
+        b.insert(b.end(), args.begin(), args.end());
+        return b;
+    }
+    Windowed* flavor = nullptr;
+};
+
+}  // namespace
+
+// A call put off under RPCSEC_GSS runs again without the auth stage: its sequence number was
+// taken on the first run, and the same message asked again is a replay. Its arguments (as
+// received, checked in place, or decrypted) and its reply verifier come from that run.
+TEST_F(DeferGss, ACallPutOffKeepsWhatTheFlavorAcceptedAndIsNotAskedAgain) {
+    for (uint32_t service : {0u, 1u, 2u}) {
+        SCOPED_TRACE("service " + std::to_string(service));
+        prog->hold = true;
+        const uint32_t seq = 100 + service;
+        const auto bytes = message(seq, service, 4242);
+        rpc::Deferral defer;
+        EXPECT_FALSE(dispatch(bytes, &defer));
+        ASSERT_TRUE(defer.kept);
+        EXPECT_EQ(defer.after, rpc::Dispatcher::kFirstDeferral);
+        // Only decrypted arguments are kept in memory of their own.
+        EXPECT_EQ(d.kept_bytes(), service == 2 ? 4u : 0u);
+        const int accepts = flavor->accepts, unwraps = flavor->unwraps;
+        // The same message through the auth stage again is a replay: dropped.
+        rpc::Deferral fresh;
+        EXPECT_FALSE(dispatch(bytes, &fresh));
+        EXPECT_EQ(fresh.after.count(), 0);
+        EXPECT_FALSE(fresh.kept);
+        const int calls = prog->calls;
+        EXPECT_EQ(flavor->accepts, accepts + 1);
+        // The transport's run: put off again, then answered; neither asks the flavor.
+        EXPECT_FALSE(dispatch(bytes, &defer));
+        EXPECT_EQ(defer.after, rpc::Dispatcher::kFirstDeferral * 2);
+        prog->hold = false;
+        auto r = dispatch(bytes, &defer);
+        ASSERT_TRUE(r);
+        EXPECT_EQ(prog->calls, calls + 2);
+        EXPECT_EQ(flavor->accepts, accepts + 1);
+        EXPECT_EQ(flavor->unwraps, unwraps);
+        // xid, REPLY, MSG_ACCEPTED, the verifier [9][4][seq], SUCCESS, the result, the wrap.
+        EXPECT_EQ(word_at(r->bytes, 12), 9u);
+        EXPECT_EQ(word_at(r->bytes, 20), seq);
+        EXPECT_EQ(word_at(r->bytes, 24), uint32_t(x::SUCCESS));
+        EXPECT_EQ(word_at(r->bytes, 28), 4242u);
+        EXPECT_EQ(r->bytes.size(), service == 0 ? 32u : 36u);
+        if (service != 0) EXPECT_EQ(word_at(r->bytes, 32), seq);
+        defer = {};
+        EXPECT_EQ(d.kept_bytes(), 0u);
+        EXPECT_EQ(d.deferred_now(), 0u);
+    }
+    EXPECT_EQ(d.counters().dropped.load(), 3u);
+    EXPECT_EQ(d.counters().deferred.load(), 6u);
+}
+
+// Decrypted arguments put off are bounded in bytes (Dispatcher::kMaxKeptBytes) as well as
+// in calls: past it a call is answered now, and the bytes come back as calls are let go of.
+TEST_F(DeferGss, DecryptedArgumentsKeptAreBounded) {
+    constexpr size_t kArgs = size_t(4) << 20;  // with its first word
+    constexpr size_t kFit = rpc::Dispatcher::kMaxKeptBytes / kArgs;
+    std::vector<rpc::Deferral> waiting(kFit);
+    uint32_t seq = 1;
+    for (auto& w : waiting) ASSERT_FALSE(dispatch(message(seq++, 2, 1, kArgs - 4), &w));
+    EXPECT_EQ(d.kept_bytes(), kFit * kArgs);
+    rpc::Deferral more;
+    auto r = dispatch(message(seq++, 2, 1, kArgs - 4), &more);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(word_at(r->bytes, 28), kHeldUp);
+    EXPECT_EQ(d.counters().defer_full.load(), 1u);
+    EXPECT_FALSE(more.slot);
+    EXPECT_FALSE(more.kept);
+    EXPECT_EQ(d.deferred_now(), kFit);
+    // Arguments that stay where they were received count nothing.
+    rpc::Deferral in_place;
+    EXPECT_FALSE(dispatch(message(seq++, 1, 1, kArgs - 4), &in_place));
+    EXPECT_EQ(d.kept_bytes(), kFit * kArgs);
+    waiting.pop_back();
+    EXPECT_FALSE(dispatch(message(seq++, 2, 1, kArgs - 4), &more));
+    waiting.clear();
+    more = {};
+    EXPECT_EQ(d.kept_bytes(), 0u);
+    in_place = {};
+    EXPECT_EQ(d.deferred_now(), 0u);
 }
 
 namespace {

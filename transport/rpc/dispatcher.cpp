@@ -29,6 +29,33 @@ class PlainBuffer final : public PayloadBuffer {
 
 }  // namespace
 
+// What an RPCSEC_GSS call put off keeps of its first run (Deferral::kept): the auth stage
+// accepted its sequence number then, so a later run reuses what it found.
+struct KeptAuth {
+    std::shared_ptr<void> context;  // CallAuth::context: the flavor's state for the call
+    Credential cred;
+    const AuthFlavor* flavor = nullptr;  // the AuthStage's: flavors are added before calls
+    OpaqueAuth verf;
+    // The arguments: in `storage` (decrypted, krb5p) or where the message holds them.
+    std::vector<uint8_t> storage;
+    bool in_storage = false;
+    size_t offset = 0, size = 0;
+    std::shared_ptr<std::atomic<uint64_t>> counted;  // Dispatcher::kept_bytes_
+
+    KeptAuth() = default;
+    KeptAuth(const KeptAuth&) = delete;
+    KeptAuth& operator=(const KeptAuth&) = delete;
+    ~KeptAuth() {
+        if (counted) counted->fetch_sub(storage.size());
+    }
+    // The arguments in `msg`, the same message as on the first run (empty if it is not).
+    std::span<const uint8_t> args(const Message& msg) const {
+        std::span<const uint8_t> from = in_storage ? std::span<const uint8_t>(storage) : msg.bytes;
+        if (offset > from.size() || size > from.size() - offset) return {};
+        return from.subspan(offset, size);
+    }
+};
+
 std::unique_ptr<PayloadBuffer> Dispatcher::PlainAllocator::allocate(size_t bytes) {
     auto b = inner_.allocate(bytes);
     if (!b) return nullptr;
@@ -136,25 +163,35 @@ std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
 
     // RFC 5531 §9: the credential is checked before the program is looked up (as the
     // Linux server's svc_process does), so an unauthenticated caller learns nothing
-    // about which programs exist.
+    // about which programs exist. A call put off under RPCSEC_GSS was checked on its first
+    // run, and its sequence number taken then (Deferral::kept).
     CallAuth auth;
     const AuthFlavor* flavor = nullptr;
-    AuthFlavor::Result verdict = auth_.accept(dc.auth, auth, &flavor);
-    switch (verdict.verdict) {
-        case AuthFlavor::Verdict::Reject:
-            counters_.auth_errors++;
-            encode_auth_error(r.bytes, h.xid, verdict.auth_stat);
-            return r;
-        case AuthFlavor::Verdict::Drop:
-            counters_.dropped++;
-            return std::nullopt;
-        case AuthFlavor::Verdict::Control:
-            return control(*flavor, auth, h, msg.bytes.subspan(dc.args_offset));
-        case AuthFlavor::Verdict::Accept:
-            break;
+    OpaqueAuth verf;
+    const KeptAuth* kept = defer ? defer->kept.get() : nullptr;
+    if (kept) {
+        auth.context = kept->context;
+        h.cred = kept->cred;
+        flavor = kept->flavor;
+        verf = kept->verf;
+    } else {
+        AuthFlavor::Result verdict = auth_.accept(dc.auth, auth, &flavor);
+        switch (verdict.verdict) {
+            case AuthFlavor::Verdict::Reject:
+                counters_.auth_errors++;
+                encode_auth_error(r.bytes, h.xid, verdict.auth_stat);
+                return r;
+            case AuthFlavor::Verdict::Drop:
+                counters_.dropped++;
+                return std::nullopt;
+            case AuthFlavor::Verdict::Control:
+                return control(*flavor, auth, h, msg.bytes.subspan(dc.args_offset));
+            case AuthFlavor::Verdict::Accept:
+                break;
+        }
+        h.cred = std::move(auth.cred);  // the flavors keep what they need in auth.context
+        verf = flavor->reply_verifier(auth);
     }
-    h.cred = std::move(auth.cred);  // the flavors keep what they need in auth.context
-    OpaqueAuth verf = flavor->reply_verifier(auth);
 
     ProgramRegistry::Lookup found = looked_up ? *looked_up : programs_.find(h.prog, h.vers);
     if (!found.program) {
@@ -176,12 +213,19 @@ std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
     }
     std::vector<uint8_t> unwrapped;
     std::span<const uint8_t> args;
-    if (!flavor->unwrap_arguments(auth, msg.bytes.subspan(dc.args_offset), unwrapped, args)) {
-        counters_.garbage_args++;
-        encode_accepted(r.bytes, h.xid, x::GARBAGE_ARGS, verf);
-        return r;
+    if (kept) {
+        args = kept->args(msg);
+    } else {
+        if (!flavor->unwrap_arguments(auth, msg.bytes.subspan(dc.args_offset), unwrapped, args)) {
+            counters_.garbage_args++;
+            encode_accepted(r.bytes, h.xid, x::GARBAGE_ARGS, verf);
+            return r;
+        }
+        if (flavor->protects(auth)) counters_.unwrapped_bytes += args.size();
     }
-    if (flavor->protects(auth)) counters_.unwrapped_bytes += args.size();
+    // AUTH_NONE and AUTH_SYS keep nothing between runs: a later run checks the credential
+    // again. Other flavors keep what they accepted, and their decrypted arguments.
+    const bool keeps = !kept && h.cred.flavor != x::AUTH_NONE && h.cred.flavor != x::AUTH_SYS;
     std::optional<ReplyCache::Key> key;
     if (!info.idempotent) {
         key = ReplyCache::Key{peer.text, h.xid, h.prog, h.vers, h.proc,
@@ -210,7 +254,22 @@ std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
     PayloadAllocator& use = flavor->protects(auth) ? plain : alloc;
     bool deferred = false;
     auto reply = run(msg, h, args, dc.args_offset, prog, info, *found.stats, verf, use, stat_offset,
-                     nowait, defer, deferred);
+                     nowait, defer, keeps ? unwrapped.size() : 0, deferred);
+    if (deferred && keeps) {
+        auto k = std::make_shared<KeptAuth>();
+        k->context = auth.context;
+        k->cred = h.cred;
+        k->flavor = flavor;
+        k->verf = std::move(verf);
+        k->in_storage = !unwrapped.empty() && args.data() >= unwrapped.data() &&
+                        args.data() <= unwrapped.data() + unwrapped.size();
+        const uint8_t* base = k->in_storage ? unwrapped.data() : msg.bytes.data();
+        k->offset = size_t(args.data() - base);
+        k->size = args.size();
+        k->storage = std::move(unwrapped);  // moves the buffer `args` points into
+        k->counted = kept_bytes_;           // put_off counted storage's size
+        defer->kept = std::move(k);
+    }
     // A call put off is not in progress meanwhile: a retransmission of it runs (and is put
     // off too, or finds what changed), and its next run begins a cache entry again.
     if (key) {
@@ -224,8 +283,9 @@ std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
     return protect(std::move(*reply), stat_offset, *flavor, auth);
 }
 
-bool Dispatcher::put_off(Deferral& defer) {
-    if (!defer.slot) {
+bool Dispatcher::put_off(Deferral& defer, size_t keep_bytes) {
+    const bool placed = !defer.slot;
+    if (placed) {
         // The bound (kMaxDeferred): a call put off holds what its transport received it in
         // (an RDMA receive buffer and credit, a TCP record) until it runs again.
         if (deferred_now_->fetch_add(1) >= kMaxDeferred) {
@@ -238,6 +298,14 @@ bool Dispatcher::put_off(Deferral& defer) {
         // holds, not by whether it owns anything.)
         defer.slot = std::shared_ptr<void>(deferred_now_.get(),
                                            [n = deferred_now_](void*) { n->fetch_sub(1); });
+    }
+    // Decrypted arguments are kept in memory, not where the transport received the call:
+    // bounded apart (KeptAuth gives them back).
+    if (keep_bytes && kept_bytes_->fetch_add(keep_bytes) + keep_bytes > kMaxKeptBytes) {
+        kept_bytes_->fetch_sub(keep_bytes);
+        if (placed) defer.slot.reset();
+        counters_.defer_full++;
+        return false;
     }
     counters_.deferred++;
     defer.after = kFirstDeferral * (1u << defer.attempt);
@@ -299,7 +367,7 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
                                      Program& prog, const ProcedureInfo& info, OpStats& stats,
                                      const OpaqueAuth& verf, PayloadAllocator& alloc,
                                      size_t& stat_offset, bool& nowait, Deferral* defer,
-                                     bool& deferred) {
+                                     size_t keep_bytes, bool& deferred) {
     Reply r;
     encode_accepted(r.bytes, h.xid, x::SUCCESS, verf);
     stat_offset = r.bytes.size() - 4;
@@ -311,15 +379,14 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
     xdr::Encoder res(r.bytes);
     CallContext ctx(h, args, res, alloc, r.payload_owners);
     ctx.nowait = nowait;
-    ctx.may_defer = !nowait && defer && defer->attempt < kDeferAttempts &&
-                    (h.cred.flavor == x::AUTH_NONE || h.cred.flavor == x::AUTH_SYS);
+    ctx.may_defer = !nowait && defer && defer->attempt < kDeferAttempts;
     ctx.started = latency::now();
     Outcome out = prog.call(ctx);
     if (out.kind == Outcome::Later) {
         // Nothing was done: the call runs again later, and is counted then. Otherwise its
         // wait-and-retry answer is sent (the last run, a full bound, or no transport that
         // can run it again).
-        if (ctx.may_defer && put_off(*defer)) {
+        if (ctx.may_defer && put_off(*defer, keep_bytes)) {
             deferred = true;
             return std::nullopt;
         }

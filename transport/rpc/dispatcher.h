@@ -23,6 +23,9 @@
 
 namespace nfsrdmad::rpc {
 
+// An RPCSEC_GSS call's accepted authentication, kept while it is put off (dispatcher.cpp).
+struct KeptAuth;
+
 // A call put off (Outcome::Later): what dispatch() and its transport carry between runs.
 // Calls put off at once are bounded (Dispatcher::kMaxDeferred); each run waits twice as
 // long as the one before (kFirstDeferral, ...), kDeferAttempts runs at most, then the
@@ -32,6 +35,11 @@ struct Deferral {
     unsigned attempt = 0;                // in: runs put off so far (the transport keeps it)
     std::chrono::milliseconds after{0};  // out: non-zero: no reply; run it again after this
     std::shared_ptr<void> slot;          // the call's place under the bound, while it waits
+    // A flavor with state (RPCSEC_GSS): the call's credential, reply verifier and unwrapped
+    // arguments from its first run. A later run does not pass the auth stage again: its
+    // sequence number, seen already, would be taken for a replay and the call dropped
+    // (RFC 2203 §5.3.3.1).
+    std::shared_ptr<KeptAuth> kept;
 };
 
 class Dispatcher {
@@ -39,6 +47,10 @@ public:
     static constexpr size_t kMaxDeferred = 256;
     static constexpr unsigned kDeferAttempts = 8;
     static constexpr std::chrono::milliseconds kFirstDeferral{4};
+    // Arguments decrypted for calls put off (krb5p) and kept until they run again, in all;
+    // a call that would pass it is answered now. Integrity (krb5i) and authentication alone
+    // (krb5) keep none: their arguments stay where the transport received them.
+    static constexpr size_t kMaxKeptBytes = size_t(32) << 20;
 
     explicit Dispatcher(size_t reply_cache_entries = 4096) : cache_(reply_cache_entries) {}
 
@@ -55,7 +67,8 @@ public:
     // `defer`: the transport can run the same message again later (Outcome::Later): then
     // nullopt with defer->after set, and the transport calls dispatch() again with the
     // same message and `defer` after that long (it may drop the call instead, when its
-    // connection is gone). nullptr: never put off.
+    // connection is gone). nullptr: never put off. Any flavor: an RPCSEC_GSS call's
+    // authentication is kept in `defer` (Deferral::kept) and not checked again.
     std::optional<Reply> dispatch(const Message& msg, const Peer& peer, PayloadAllocator& alloc,
                                   const DecodedCall* decoded = nullptr, Deferral* defer = nullptr);
     // The call on the calling thread, which must neither block nor change identity (an
@@ -94,6 +107,8 @@ public:
     const Counters& counters() const { return counters_; }
     // Calls put off and waiting to run again now (their Deferral::slot is held).
     uint64_t deferred_now() const { return deferred_now_->load(std::memory_order_relaxed); }
+    // Bytes of decrypted arguments those calls keep (kMaxKeptBytes).
+    uint64_t kept_bytes() const { return kept_bytes_->load(std::memory_order_relaxed); }
     const ReplyCache& reply_cache() const { return cache_; }
     // Calls per export (CallReport::export_slot); the daemon gives exports their slots.
     ExportStats& export_stats() { return export_stats_; }
@@ -110,9 +125,11 @@ public:
     std::optional<Reply> run(const Message& msg, const CallHeader& h, std::span<const uint8_t> args,
                              size_t args_offset, Program& prog, const ProcedureInfo& info,
                              OpStats& stats, const OpaqueAuth& verf, PayloadAllocator& alloc,
-                             size_t& stat_offset, bool& nowait, Deferral* defer, bool& deferred);
-    // Puts the call off if the bound lets it (false: it is answered now).
-    bool put_off(Deferral& defer);
+                             size_t& stat_offset, bool& nowait, Deferral* defer,
+                             size_t keep_bytes, bool& deferred);
+    // Puts the call off if the bounds let it (false: it is answered now); `keep_bytes`:
+    // decrypted arguments it keeps from now on (kMaxKeptBytes).
+    bool put_off(Deferral& defer, size_t keep_bytes);
     std::optional<Reply> protect(Reply r, size_t stat_offset, const AuthFlavor& flavor,
                                  const CallAuth& auth);
     std::optional<Reply> control(const AuthFlavor& flavor, const CallAuth& auth,
@@ -134,6 +151,9 @@ public:
     // Shared with every Deferral::slot, which may outlive the dispatcher (a reactor's
     // timer, destroyed at shutdown).
     std::shared_ptr<std::atomic<uint64_t>> deferred_now_ =
+        std::make_shared<std::atomic<uint64_t>>(0);
+    // Decrypted arguments kept by calls put off (KeptAuth, which gives them back).
+    std::shared_ptr<std::atomic<uint64_t>> kept_bytes_ =
         std::make_shared<std::atomic<uint64_t>>(0);
     ExportStats export_stats_;
 };

@@ -188,11 +188,11 @@ step "NFSv4.1 on krb5i over RDMA: SP4_MACH_CRED and the backchannel"
 # callbacks go over the backchannel with AUTH_SYS, as it asks in CREATE_SESSION.
 M3=/mnt/gss-v3
 if check "v4.1 krb5i mount over RDMA" nfs_mount "$KRB5_HOST:$EXPORT" "$MNT" "$(gss_opts rdma 4.1 krb5i)" 120 &&
-    check "v3 krb5 mount over TCP beside it" nfs_mount "$KRB5_HOST:$EXPORT" "$M3" "$(gss_opts tcp 3 krb5)" 120; then
+    check "v3 krb5p mount over TCP beside it" nfs_mount "$KRB5_HOST:$EXPORT" "$M3" "$(gss_opts tcp 3 krb5p)" 120; then
     dump_stats
     check "the client's state is protected by SP4_MACH_CRED (daemon: nfs4 mach_cred)" \
         test "$(counter nfs4 mach_cred)" -ge 1
-    nfs4_delegations "$MNT" "$M3" "$EXPORT" "krb5i over rdma" gss
+    nfs4_delegations "$MNT" "$M3" "$EXPORT" "krb5i over rdma" krb5p
 fi
 nfs_umount "$M3"; nfs_umount "$MNT"
 
