@@ -52,6 +52,15 @@
 //                (a reply too long to go inline: its 13 pieces are RDMA-Written into the
 //                chunk, split across Writes of at most the QP's gather entries). Every
 //                byte is checked; then DESTROY_SESSION and DESTROY_CLIENTID.
+//   deferdrop EXPORT FILE
+//                a call the server puts off, and its connection gone meanwhile: writes
+//                EXPORT/FILE locally and holds a read lease on it (a writer's open then
+//                fails EWOULDBLOCK until the lease is let go), gets its handle (MOUNT MNT
+//                and NFSv3 LOOKUP over RDMA), sends an NFSv3 WRITE FILE_SYNC of it, which
+//                the server puts off (no answer in 300 ms), disconnects, lets go of the
+//                lease while the server would still be running the call again, and checks
+//                a second later that the WRITE never ran: a call put off is dropped with
+//                its connection (the test then checks the server holds none put off)
 //
 // After every error scenario but overrun, flood and badrkey it sends a NULL call on the same
 // connection and expects a normal reply: a refused message must not cost the connection. Exit 0
@@ -61,6 +70,8 @@
 #include <infiniband/verbs.h>
 #include <netdb.h>
 #include <rdma/rdma_cma.h>
+#include <signal.h>
+#include <sys/stat.h>
 
 #include <unistd.h>
 
@@ -206,6 +217,23 @@ class Client {
         if (ibv_post_send(id_->qp, wrs.data(), &bad)) die("ibv_post_send");
     }
 
+    // Disconnects (rdma_disconnect) and waits for the CM to say so.
+    void disconnect() {
+        if (rdma_disconnect(id_)) die("rdma_disconnect");
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (std::chrono::steady_clock::now() < deadline) {
+            rdma_cm_event* ev = nullptr;
+            if (rdma_get_cm_event(ch_, &ev) != 0) {
+                usleep(1000);
+                continue;
+            }
+            auto type = ev->event;
+            rdma_ack_cm_event(ev);
+            if (type == RDMA_CM_EVENT_DISCONNECTED) return;
+        }
+        die("no DISCONNECTED event within 10 s of rdma_disconnect");
+    }
+
     enum class Got { Message, ConnectionLost, Timeout };
     Got last = Got::Message;
 
@@ -321,14 +349,19 @@ Words& opaque(Words& w, const void* p, size_t n) {
     return w;
 }
 
-// An RPC COMPOUND call to NFSv4 with AUTH_SYS as root (RFC 5531 §9, §A), minor version 1,
-// `nops` operations to follow.
-void rpc_compound(Words& w, uint32_t xid, uint32_t nops) {
-    w.u(xid).u(0).u(2).u(kNfsProgram).u(4).u(1);
+// An RPC call with AUTH_SYS as root (RFC 5531 §9, §A); the arguments follow.
+void rpc_call(Words& w, uint32_t xid, uint32_t prog, uint32_t vers, uint32_t proc) {
+    w.u(xid).u(0).u(2).u(prog).u(vers).u(proc);
     w.u(1).u(24).u(0);                   // AUTH_SYS, body: stamp,
     opaque(w, "req", 3).u(0).u(0).u(0);  // machine name, uid 0, gid 0, no groups
     w.u(0).u(0);                         // verifier AUTH_NONE
-    w.u(0).u(1).u(nops);                 // tag "", minorversion 1, argarray
+}
+
+// An RPC COMPOUND call to NFSv4 with AUTH_SYS as root, minor version 1, `nops` operations
+// to follow.
+void rpc_compound(Words& w, uint32_t xid, uint32_t nops) {
+    rpc_call(w, xid, kNfsProgram, 4, 1);
+    w.u(0).u(1).u(nops);  // tag "", minorversion 1, argarray
 }
 
 // Reads an NFSv4 COMPOUND reply (RFC 5531 §9 header, then COMPOUND4res) op by op.
@@ -354,13 +387,17 @@ struct Reply4 {
         p += padded;
         return at;
     }
-    // The RPC header up to the COMPOUND status, which it returns after the tag and the
-    // result count.
-    uint32_t start(uint32_t xid) {
+    // The RPC header of an accepted reply, through accept_stat, which must be SUCCESS.
+    void accepted(uint32_t xid) {
         if (u() != xid || u() != 1 || u() != 0) die(std::string(what) + ": not MSG_ACCEPTED");
         u();
         bytes(u());  // verifier
         if (uint32_t a = u(); a != 0) die(std::string(what) + ": accept_stat " + std::to_string(a));
+    }
+    // The RPC header up to the COMPOUND status, which it returns after the tag and the
+    // result count.
+    uint32_t start(uint32_t xid) {
+        accepted(xid);
         uint32_t status = u();
         bytes(u());  // tag
         u();         // result count
@@ -541,17 +578,88 @@ void v41reads(Client& c, uint32_t& xid, const std::string& export_dir, const std
     std::printf("ok: session and client destroyed\n");
 }
 
+// The deferdrop scenario (see the file comment).
+void deferdrop(Client& c, uint32_t& xid, const std::string& export_dir, const std::string& name) {
+    const std::string path = export_dir + "/" + name;
+    const std::string before = "before\n";
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0 || fchmod(fd, 0666) != 0 ||
+        write(fd, before.data(), before.size()) != ssize_t(before.size()) || close(fd) != 0)
+        die("cannot write " + path);
+    auto content = [&] {
+        char buf[64];
+        int f = open(path.c_str(), O_RDONLY);
+        ssize_t n = f < 0 ? -1 : read(f, buf, sizeof buf);
+        if (f >= 0) close(f);
+        if (n < 0) die("cannot read " + path);
+        return std::string(buf, size_t(n));
+    };
+    // The lease's break is a SIGIO to us, whose default action would end us.
+    signal(SIGIO, SIG_IGN);
+    int lease = open(path.c_str(), O_RDONLY);
+    if (lease < 0 || fcntl(lease, F_SETLEASE, F_RDLCK) != 0) die("read lease on " + path);
+
+    // MNT (RFC 1813 §5.2.1) of EXPORT, then LOOKUP (§3.3.3) of FILE in it.
+    auto handle_of = [&](const char* what, Words& w) {
+        c.send({w.b});
+        auto m = c.receive();
+        Reply4 r = inline_reply(m, xid, what);
+        r.accepted(xid);
+        if (uint32_t st = r.u(); st != 0) die(std::string(what) + ": status " + std::to_string(st));
+        const uint32_t n = r.u();
+        if (n > 64) die(std::string(what) + ": a handle of " + std::to_string(n) + " bytes");
+        const uint8_t* fh = r.bytes(n);
+        return std::vector<uint8_t>(fh, fh + n);
+    };
+    Words w = header(++xid, 0).u(0).u(0).u(0);
+    rpc_call(w, xid, 100005, 3, 1);
+    opaque(w, export_dir.data(), export_dir.size());
+    const std::vector<uint8_t> root = handle_of("MNT", w);
+    w = header(++xid, 0).u(0).u(0).u(0);
+    rpc_call(w, xid, kNfsProgram, 3, 3);
+    opaque(w, root.data(), root.size());
+    opaque(w, name.data(), name.size());
+    const std::vector<uint8_t> file = handle_of("LOOKUP", w);
+
+    // WRITE (§3.3.7) of "after\n" at 0, FILE_SYNC: its open for writing meets the lease.
+    w = header(++xid, 0).u(0).u(0).u(0);
+    rpc_call(w, xid, kNfsProgram, 3, 7);
+    opaque(w, file.data(), file.size()).u(0).u(0).u(6).u(2);
+    opaque(w, "after\n", 6);
+    c.send({w.b});
+    auto m = c.receive(300);
+    if (!m.empty()) {
+        auto [stat, status] = accepted(m, xid, "WRITE");
+        die("the WRITE was answered (accept_stat " + std::to_string(stat) + ", status " +
+            std::to_string(status) + ") while the file's lease was held: not put off");
+    }
+    if (c.last != Client::Got::Timeout) die("WRITE: the connection was lost");
+    std::printf("ok: a WRITE held up by a lease -> no answer in 300 ms (put off)\n");
+
+    // The server runs it again 4, 12, 28, 60, 124, 252, 508 and 1 020 ms after its first
+    // run. Gone before the last of those, with the lease let go: had the call outlived its
+    // connection, a later run would now open the file and write it.
+    c.disconnect();
+    close(lease);
+    usleep(1500 * 1000);
+    if (std::string now = content(); now != before)
+        die("the WRITE of a connection gone ran: the file holds \"" + now + "\"");
+    unlink(path.c_str());
+    std::printf("ok: disconnected while it was put off -> dropped, the file untouched\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    const bool v4 = argc == 6 && std::string(argv[3]) == "v41reads";
+    const bool v4 =
+        argc == 6 && (std::string(argv[3]) == "v41reads" || std::string(argv[3]) == "deferdrop");
     if (argc != 4 && !v4) {
         std::fprintf(stderr,
                      "usage: rdma_requester ADDR PORT null|vers|unaligned|oversize|"
                      "truncated|badlist|nomsg|nomsgxid|peererror|longcall|overrun|flood|badrkey|"
                      "vanish|bignomsg|"
                      "ddp2|deaf|hog\n"
-                     "       rdma_requester ADDR PORT v41reads EXPORT FILE\n");
+                     "       rdma_requester ADDR PORT v41reads|deferdrop EXPORT FILE\n");
         return 2;
     }
     std::string scenario = argv[3];
@@ -724,6 +832,8 @@ int main(int argc, char** argv) {
     } else if (scenario == "v41reads") {
         v41reads(c, xid, argv[4], argv[5]);
         healthy_after("NFSv4.1 READs");
+    } else if (scenario == "deferdrop") {
+        deferdrop(c, xid, argv[4], argv[5]);  // disconnected: nothing after it
     } else if (scenario == "deaf" || scenario == "hog") {
         if (scenario == "hog") {
             static std::vector<uint8_t> exposed(1u << 20, 0x5a);

@@ -25,7 +25,9 @@
 #    disconnected for a credit overrun, for a flood of 1 500 calls in one chain and for
 #    a read chunk with a bogus rkey (the RDMA Read fails); a requester that dies while its
 #    1 MiB read chunk is being pulled costs nothing: its buffers come back, and every
-#    receive of the shared queue is posted again -- while the kernel mount keeps working;
+#    receive of the shared queue is posted again; one that disconnects while the daemon
+#    has put its WRITE off (held up by a local read lease) has the call dropped, never
+#    run -- while the kernel mount keeps working;
 #  - a long call larger than a payload buffer gets ERR_CHUNK at once (not a call parked
 #    forever), and a requester that posts no receive is disconnected by the send
 #    watchdog (rdma.send_timeout, 3 s here) while the kernel mount keeps going;
@@ -226,6 +228,14 @@ if [ -x "${RDMA_REQUESTER:-}" ]; then
         bignomsg ddp2 overrun flood badrkey; do
         check "requester: $sc" "$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" "$sc"
     done
+    # A call put off (an NFSv3 WRITE held up by a local read lease) whose connection goes
+    # meanwhile is dropped with it: never run (the requester checks the file), no longer
+    # counted as put off, and its receive buffer comes back (checked below).
+    deferred0=$(nfsrdmad_stat rpc deferred)
+    check "requester: deferdrop (a WRITE put off, then its connection gone)" \
+        "$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" deferdrop "$EXPORT" deferdrop.txt
+    check "... the WRITE was put off (rpc: deferred)" test "$(nfsrdmad_stat rpc deferred)" -gt "$deferred0"
+    check_eq "... and let go of with its connection (rpc: deferred_now)" 0 "$(nfsrdmad_stat rpc deferred_now)"
     dump_stats
     check "the failed RDMA Read was a completion error" test "$(counter completion_errors)" -gt 0
     check "requester: deaf (takes no reply) is cut off" "$RDMA_REQUESTER" "$RXE_IP" "$RDMA_PORT" deaf
