@@ -161,6 +161,41 @@ bool nowait_op(uint32_t opnum) {
     }
 }
 
+// Operations that change nothing (§16.2.3.1.1's filehandles aside): a COMPOUND in which only
+// SEQUENCE and these ran before the operation a delegation held up may be put off and run
+// again whole (Compound::held_up).
+bool without_effects(uint32_t opnum) {
+    switch (opnum) {
+        case x4::OP_PUTFH:
+        case x4::OP_PUTROOTFH:
+        case x4::OP_PUTPUBFH:
+        case x4::OP_GETFH:
+        case x4::OP_SAVEFH:
+        case x4::OP_RESTOREFH:
+        case x4::OP_LOOKUP:
+        case x4::OP_LOOKUPP:
+        case x4::OP_GETATTR:
+        case x4::OP_ACCESS:
+        case x4::OP_VERIFY:
+        case x4::OP_NVERIFY:
+            return true;
+        default:
+            return false;
+    }
+}
+
+// Whether the COMPOUND whose operation `i` a delegation held up may be put off: SEQUENCE
+// first, nothing with effects between, and every operation run so far held back from the
+// counts (HeldCounts, kNowaitOps of them).
+bool may_put_off(const Compound& c, size_t i) {
+    if (!c.may_defer || !c.held_up || !c.put_off || i == 0 || i >= kNowaitOps ||
+        c.opnum_at[0] != x4::OP_SEQUENCE)
+        return false;
+    for (size_t k = 1; k < i; ++k)
+        if (!without_effects(c.opnum_at[k])) return false;
+    return true;
+}
+
 // Whether a COMPOUND that decodes whole (`s`) is one to try nowait: SEQUENCE first, at most
 // kNowaitOps operations, each of nowait_op's.
 bool nowait_compound(const Compound& c, const Scan& s, size_t count) {
@@ -255,7 +290,8 @@ CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args
             break;
         }
         const OpEntry& op = *found;
-        OpTimer timer(stats, opnum, status, mark, c.nowait ? &held : nullptr);
+        // A COMPOUND that may be given up or put off counts its operations once it stands.
+        OpTimer timer(stats, opnum, status, mark, c.nowait || c.may_defer ? &held : nullptr);
         const size_t op_start = res.size();
         res.put_u32(opnum);
         auto fail = [&](x4::nfsstat4 st) {
@@ -310,6 +346,13 @@ CompoundOutcome run_compound(const OpTable& ops, Compound& c, xdr::Decoder& args
         if (!r.decoded) {
             fail(x4::NFS4ERR_BADXDR);
             break;
+        }
+        if (r.status == x4::NFS4ERR_DELAY && may_put_off(c, i) && c.put_off()) {
+            // Put off: the slot as it was, nothing counted; the transport runs it again.
+            if (c.on_abandon) c.on_abandon();
+            c.on_finish = nullptr;
+            held.given_up = true;
+            return CompoundOutcome::Later;
         }
         status = r.status;
         // RFC 8881 §2.10.6.4: a reply larger than the session allows is an error

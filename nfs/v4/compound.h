@@ -103,6 +103,17 @@ struct Compound {
     bool nowait = false;
     bool would_block = false;
     std::function<void()> on_abandon;
+
+    // A call the transport can run again (rpc::CallContext::may_defer). An operation that a
+    // delegation holds up answers NFS4ERR_DELAY and sets held_up (Request::delegated) before
+    // it changes anything; when only SEQUENCE and operations without effects ran before it,
+    // the COMPOUND is put off (put_off(), the dispatcher's say) rather than answered: given
+    // up as a nowait one is (on_abandon), and run again whole a little later, so the client
+    // is answered once the holder is done instead of retrying on its own clock (the Linux
+    // client after 100 ms, then longer).
+    bool may_defer = false;
+    bool held_up = false;
+    std::function<bool()> put_off;
 };
 
 // The most operations of a COMPOUND tried nowait, all of them among SEQUENCE (first),
@@ -115,7 +126,8 @@ class OpTable;
 // WouldBlock: a nowait COMPOUND given up (Compound::would_block); nothing of it stands.
 // Declined: a nowait COMPOUND left to a worker before any operation ran (not one to try,
 // or an operation's pre-flight said no: OpEntry::may_nowait).
-enum class CompoundOutcome { Done, Garbage, WouldBlock, Declined };
+// Later: put off (Compound::held_up); nothing of it stands, the transport runs it again.
+enum class CompoundOutcome { Done, Garbage, WouldBlock, Declined, Later };
 
 // Decodes COMPOUND4args from `args` and appends COMPOUND4res to `res`.
 // `stats`, when given, counts each operation run: its status and how long it took.

@@ -38,7 +38,7 @@ x4::nfsstat4 io_file(Compound& c, const x4::stateid4& stateid, bool write,
     if (write && !who.read_write) return x4::NFS4ERR_ROFS;
     const uint32_t access = write ? x4::OPEN4_SHARE_ACCESS_WRITE : x4::OPEN4_SHARE_ACCESS_READ;
     // §10.4.1: I/O without an open of this client conflicts as another client's would.
-    if (rq.svc.delegation_conflict(cur->node.handle, rq.clientid, write)) return x4::NFS4ERR_DELAY;
+    if (rq.delegated(cur->node.handle, write)) return x4::NFS4ERR_DELAY;
     // §8.2.3: the READ bypass stateid passes share reservations for a READ only; "When this
     // value is used in WRITE or SETATTR, it is treated like the anonymous value."
     if ((special == state::Special::Anonymous || write) &&

@@ -44,6 +44,10 @@ rpc::Outcome Nfs4Program::call(rpc::CallContext& ctx) {
     // transport framing headers": the call as encoded, WRITE data in read chunks included.
     rq.compound.request_bytes = ctx.args.stream_size();
     rq.compound.nowait = ctx.nowait;
+    if (ctx.may_defer) {
+        rq.compound.may_defer = true;
+        rq.compound.put_off = [&ctx] { return ctx.put_off(); };
+    }
     // The operations' times run from the call's start to its end (CallContext::last_reading).
     const bool timed = op_stats_ && ctx.started != 0;
     ctx.last_reading = ctx.started;
@@ -52,6 +56,10 @@ rpc::Outcome Nfs4Program::call(rpc::CallContext& ctx) {
     if (out == CompoundOutcome::Garbage) return rpc::Outcome::garbage();
     if (out == CompoundOutcome::WouldBlock) return rpc::Outcome::would_block();
     if (out == CompoundOutcome::Declined) return rpc::Outcome::would_block(/*begun=*/false);
+    if (out == CompoundOutcome::Later) return rpc::Outcome::later();
+    // Held up on a run that may not be put off (the last of a call put off before, or no
+    // transport to run it again): the NFS4ERR_DELAY answer goes, and is counted as such.
+    if (rq.compound.held_up && !ctx.may_defer && !ctx.nowait) return rpc::Outcome::later();
     return rpc::Outcome::ok();
 }
 

@@ -32,7 +32,10 @@ OpResult op_getattr(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
             rq.svc.delegations.write_delegated(t->node.handle))
             return {rq.block()};
         held = rq.svc.delegated_attrs(t->node.handle, rq.clientid);
-        if (held.delay) st = x4::NFS4ERR_DELAY;
+        if (held.delay) {  // CB_GETATTR out: put off, as a conflict (Compound::held_up)
+            st = x4::NFS4ERR_DELAY;
+            c.held_up = true;
+        }
     }
     if (st == x4::NFS4_OK) {
         const size_t at = res.size();

@@ -93,6 +93,8 @@ x4::nfsstat4 do_lock(Compound& c, const x4::LOCK4args& a, std::optional<vs::Conf
         return x4::NFS4ERR_OPENMODE;
     // §10.4.1: another client's delegation of the file is recalled first: its holder may
     // hold locks it has not sent (a write lock, any; a read lock, a write delegation's).
+    // Answered NFS4ERR_DELAY, never put off (Request::delegated): a new lock owner's state
+    // may have been made above, before this check.
     if (rq.svc.delegation_conflict(cur->node.handle, rq.clientid, type == vs::LockType::Write))
         return x4::NFS4ERR_DELAY;
 

@@ -27,8 +27,7 @@ x4::nfsstat4 lockt(Request& rq, const x4::LOCKT4args& a, std::optional<vs::Confl
     if (!owner) return x4::NFS4ERR_INVAL;
     if (auto st = rq.svc.recovery.may_change(); st != x4::NFS4_OK) return st;
     // As LOCK: another client's delegation may hide locks its holder has not sent.
-    if (rq.svc.delegation_conflict(cur->node.handle, rq.clientid, type == vs::LockType::Write))
-        return x4::NFS4ERR_DELAY;
+    if (rq.delegated(cur->node.handle, type == vs::LockType::Write)) return x4::NFS4ERR_DELAY;
     auto t = rq.svc.test_lock_range(cur->node, file, *owner, vs::Lock{range, type});
     if (!t) return to_nfsstat4(t.error());
     if (!*t) return x4::NFS4_OK;

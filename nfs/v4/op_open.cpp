@@ -131,8 +131,7 @@ x4::nfsstat4 create(Request& rq, const Target& dir, std::string_view name, x4::c
                      rest.mtime.how != vfs::TimeChange::Keep;
     // Over an existing file (a truncate, an owner change): another client's delegation of it
     // is recalled first (§10.4.1).
-    if (any && existed && rq.svc.delegation_conflict(e->node.handle, rq.clientid, true))
-        return x4::NFS4ERR_DELAY;
+    if (any && existed && rq.delegated(e->node.handle, true)) return x4::NFS4ERR_DELAY;
     if (any)
         if (auto r = vfs::setattr(e->node, rest, dir.who.id); !r) return to_nfsstat4(r.error());
     out.cinfo = change_info_of(change);
@@ -303,8 +302,7 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     std::lock_guard admission(rq.svc.opens.admission(fh));
     // §10.4.1: another client's delegation in the way is recalled first. A writer (or a
     // deny) conflicts with any delegation, a reader with write delegations.
-    if (rq.svc.delegation_conflict(fh, rq.clientid,
-                                   (access & x4::OPEN4_SHARE_ACCESS_WRITE) || a.share_deny))
+    if (rq.delegated(fh, (access & x4::OPEN4_SHARE_ACCESS_WRITE) || a.share_deny))
         return {encode_fail(res, x4::NFS4ERR_DELAY)};
     auto mine = rq.svc.opens.find_owner(rq.clientid, a.owner.owner, fh);
     Open open;

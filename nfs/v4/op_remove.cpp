@@ -36,8 +36,7 @@ OpResult op_remove(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     if (!victim && victim.error() == EXDEV) return fail(to_nfsstat4(EXDEV));
     const bool file = victim && S_ISREG(victim->mode);
     // §10.4.1: another client's delegation of the file is recalled first.
-    if (file && rq.svc.delegation_conflict(victim->handle, rq.clientid, true))
-        return fail(x4::NFS4ERR_DELAY);
+    if (file && rq.delegated(victim->handle, true)) return fail(x4::NFS4ERR_DELAY);
     vfs::DirChange change;
     auto r = victim && S_ISDIR(victim->mode) ? vfs::rmdir(dir->node, name, dir->who.id, &change)
                                              : vfs::remove(dir->node, name, dir->who.id, &change);

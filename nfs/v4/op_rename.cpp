@@ -44,10 +44,8 @@ OpResult op_rename(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     // first.
     if (!rq.svc.delegations.empty()) {
         auto moved = vfs::peek(from->node, oldname);
-        if ((moved && S_ISREG(moved->mode) &&
-             rq.svc.delegation_conflict(moved->handle, rq.clientid, true)) ||
-            (victim && S_ISREG(victim->mode) &&
-             rq.svc.delegation_conflict(victim->handle, rq.clientid, true)))
+        if ((moved && S_ISREG(moved->mode) && rq.delegated(moved->handle, true)) ||
+            (victim && S_ISREG(victim->mode) && rq.delegated(victim->handle, true)))
             return fail(x4::NFS4ERR_DELAY);
     }
     vfs::DirChange from_change, to_change;
@@ -90,8 +88,7 @@ OpResult op_link(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     auto attr = vfs::getattr(obj->node);
     if (!attr) return fail(to_nfsstat4(attr.error()));
     if (S_ISDIR(attr->stx_mode)) return fail(x4::NFS4ERR_ISDIR);
-    if (rq.svc.delegation_conflict(obj->node.handle, rq.clientid, true))
-        return fail(x4::NFS4ERR_DELAY);
+    if (rq.delegated(obj->node.handle, true)) return fail(x4::NFS4ERR_DELAY);
     vfs::DirChange change;
     if (auto r = vfs::link(obj->node, dir->node, name, dir->who.id, &change); !r)
         return fail(to_nfsstat4(r.error()));

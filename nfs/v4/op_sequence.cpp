@@ -87,8 +87,9 @@ OpResult op_sequence(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
             session->finish(slot, seqid, std::nullopt);
     };
     // Tried on a reactor (Compound::nowait), the COMPOUND may be given up and run again by a
-    // worker: the slot then goes back to what it was, so that run begins it anew.
-    if (c.nowait) {
+    // worker, or put off (Compound::may_defer) and run again later: the slot then goes back
+    // to what it was, so that run begins it anew.
+    if (c.nowait || c.may_defer) {
         rq.slot_seqid = a.sa_sequenceid;
         rq.slot_prior = std::move(r.prior);
         c.on_abandon = [&rq] { rq.session->abandon(rq.slot, rq.slot_seqid, rq.slot_prior); };

@@ -34,8 +34,7 @@ OpResult op_setattr(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
         return fail(st);
     if (t->pseudo || !t->who.read_write) return fail(x4::NFS4ERR_ROFS);
     // §10.4.1: another client's delegation of the file is recalled first.
-    if (rq.svc.delegation_conflict(t->node.handle, rq.clientid, true))
-        return fail(x4::NFS4ERR_DELAY);
+    if (rq.delegated(t->node.handle, true)) return fail(x4::NFS4ERR_DELAY);
     auto at = vfs::getattr(t->node);
     if (!at) return fail(to_nfsstat4(at.error()));
     // An ACL sets the nine low mode bits; "the three high-order bits ... SHOULD remain

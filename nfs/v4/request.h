@@ -78,6 +78,16 @@ class Request {
     uint32_t slot_seqid = 0;
     state::PriorSlot slot_prior;
 
+    // §10.4.1: another client's delegation of `file` is in the way (the server starts its
+    // recall). The operation answers NFS4ERR_DELAY before it changes anything, and the
+    // COMPOUND may be put off and run again when the holder is likely done
+    // (Compound::held_up).
+    bool delegated(const vfs::FileHandle& file, bool write) {
+        if (!svc.delegation_conflict(file, clientid, write)) return false;
+        compound.held_up = true;
+        return true;
+    }
+
     // The current filehandle resolved and checked against its export's rules; cached
     // until the current filehandle changes. NFS4_OK, or the error for the operation:
     // NOFILEHANDLE (none set), BADHANDLE / STALE (not ours, or gone), WRONGSEC (the

@@ -85,6 +85,28 @@ class Nfs4Delegation : public Nfs4CallbackTest {
         Swap(other_);
         return r;
     }
+    // As the other client, sent and not waited for (ReplyToOther): its answer may come
+    // after the holder's.
+    void SendAsOther(std::vector<x4::nfs_argop4> ops) {
+        Swap(other_);
+        ops.insert(ops.begin(), Sequence());
+        wire::Bytes args = Encode(std::move(ops));
+        Swap(other_);
+        std::string why;
+        ASSERT_TRUE(other_.conn->SendRecord(
+            wire::EncodeCall(wire::RootCall(++xid_, 100003, 4, 1, std::move(args))), &why))
+            << why;
+    }
+    Res ReplyToOther() {
+        wire::Bytes rec;
+        std::string why;
+        if (other_.conn->RecvRecord(&rec, 10000, &why) != wire::Conn::Recv::kOk) {
+            Res r;
+            r.error = "receive: " + why;
+            return r;
+        }
+        return ResOf(wire::ParseReply(rec));
+    }
     static x4::nfs_argop4 DelegReturn(const x4::stateid4& sid) {
         x4::nfs_argop4 op(x4::OP_DELEGRETURN);
         op.opdelegreturn().deleg_stateid = sid;
@@ -490,6 +512,68 @@ TEST_F(Nfs4Delegation, AnNfsv3CallHeldUpByADelegationIsAnsweredOnceTheHolderIsDo
     ASSERT_EQ(r.status, x4::NFS4_OK);
     ASSERT_EQ(r.deleg_type, x4::OPEN_DELEGATE_READ);
     write_recalled(r);
+}
+
+// RFC 8881 §10.4.1: another client's COMPOUND that a delegation holds up is not answered
+// NFS4ERR_DELAY while the holder can settle it soon (the Linux client would retry after
+// 100 ms, then longer): the server puts it off and runs it again whole (its SEQUENCE slot as
+// it was), and answers once the holder has returned the delegation (OPEN for writing, REMOVE)
+// or answered CB_GETATTR (GETATTR).
+TEST_F(Nfs4Delegation, AnotherClientsCompoundHeldUpByADelegationIsAnsweredOnceTheHolderIsDone) {
+    // `op` of the other client (after PUTFH of the export) recalls `d`; the holder returns
+    // it; then the other client's answer.
+    auto recalled = [&](const Opened& d, x4::nfs_argop4 op) {
+        SendAsOther({op_putfh(export_fh_), std::move(op)});
+        Res none;
+        if (HasFatalFailure()) return none;
+        CbCall cb;
+        EXPECT_TRUE(NextCbCompound(*conn_, cb));
+        ExpectRecall(cb, d.deleg, d.fh);
+        if (HasFatalFailure()) return none;
+        AnswerCbCompound(*conn_, cb, x4::NFS4_OK);
+        EXPECT_EQ(Compound({Sequence(), op_putfh(d.fh), DelegReturn(d.deleg)}).status(),
+                  x4::NFS4_OK);
+        return ReplyToOther();
+    };
+    Opened o = OpenIn("v4wait", kRead, true);
+    ASSERT_EQ(o.status, x4::NFS4_OK);
+    ASSERT_EQ(o.deleg_type, x4::OPEN_DELEGATE_READ);
+    Res b = recalled(o, op_open(view(other_.owner), view("v4wait"), false, kWrite));
+    ASSERT_EQ(b.error, "");
+    EXPECT_EQ(b.status(), x4::NFS4_OK) << "not answered once the delegation was back (10008: "
+                                          "NFS4ERR_DELAY, not put off)";
+    // The slot went on as for one request: the other client's next SEQUENCE is in order.
+    EXPECT_EQ(AsOther({op_putfh(export_fh_)}).status(), x4::NFS4_OK);
+
+    // GETATTR of a write-delegated file: CB_GETATTR, answered by the holder.
+    Opened w = OpenIn("v4attr", kBoth, true);
+    ASSERT_EQ(w.status, x4::NFS4_OK);
+    ASSERT_EQ(w.deleg_type, x4::OPEN_DELEGATE_WRITE);
+    const std::initializer_list<uint32_t> kChangeSize = {x4::FATTR4_CHANGE, x4::FATTR4_SIZE};
+    Res granted = Compound({Sequence(), op_putfh(w.fh), op_getattr(kChangeSize)});
+    ASSERT_EQ(granted.status(), x4::NFS4_OK);
+    const uint64_t sc = ChangeAndSize(granted, 2).first;
+    SendAsOther({op_putfh(w.fh), op_getattr(kChangeSize)});
+    if (HasFatalFailure()) return;
+    CbCall cb;
+    ASSERT_TRUE(NextCbCompound(*conn_, cb));
+    ASSERT_EQ(cb.args.argarray.size(), 2u);
+    ASSERT_EQ(cb.args.argarray[1].argop(), x4::OP_CB_GETATTR);
+    AnswerCbGetattr(*conn_, cb, x4::NFS4_OK, sc, 0);
+    if (HasFatalFailure()) return;
+    Res g = ReplyToOther();
+    ASSERT_EQ(g.error, "");
+    EXPECT_EQ(g.status(), x4::NFS4_OK) << "not answered once the holder had";
+
+    // REMOVE of a read-delegated file.
+    Opened r = OpenIn("v4gone", kRead, true);
+    ASSERT_EQ(r.status, x4::NFS4_OK);
+    ASSERT_EQ(r.deleg_type, x4::OPEN_DELEGATE_READ);
+    Res rm = recalled(r, op_remove(view("v4gone")));
+    ASSERT_EQ(rm.error, "");
+    EXPECT_EQ(rm.status(), x4::NFS4_OK) << "not answered once the delegation was back";
+    struct stat st {};
+    EXPECT_NE(::stat(disk("v4gone").c_str(), &st), 0) << "the REMOVE did not reach the file";
 }
 
 TEST_F(Nfs4Delegation, ATruncatingOpenWaitsAndARefusedRecallIsSentAgain) {

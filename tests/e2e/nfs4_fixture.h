@@ -102,9 +102,10 @@ class Nfs4DaemonTest : public DaemonTest {
     // Calls the server sent on a connection while a reply was awaited (backchannel).
     std::vector<std::pair<wire::Conn*, wire::Bytes>> server_calls_;
 
-    Res CallBytes(wire::Conn& c, wire::Bytes args) {
+    Res CallBytes(wire::Conn& c, wire::Bytes args) { return ResOf(Call(c, 1, std::move(args))); }
+    // A COMPOUND reply, decoded.
+    static Res ResOf(wire::Reply r) {
         Res out;
-        wire::Reply r = Call(c, 1, std::move(args));
         if (!r.parse_error.empty()) {
             out.error = r.parse_error;
             return out;

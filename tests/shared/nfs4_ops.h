@@ -41,6 +41,11 @@ inline x4::nfs_argop4 op_lookup(std::span<const uint8_t> name) {
     op.oplookup().objname = name;
     return op;
 }
+inline x4::nfs_argop4 op_remove(std::span<const uint8_t> name) {
+    x4::nfs_argop4 op(x4::OP_REMOVE);
+    op.opremove().target = name;
+    return op;
+}
 // EXCHANGE_ID for client owner `owner` (RFC 8881 §18.35), without state protection.
 inline x4::nfs_argop4 op_exchange_id(std::span<const uint8_t> owner,
                                      const x4::verifier4& verifier = {1, 2, 3, 4, 5, 6, 7, 8}) {

@@ -414,4 +414,93 @@ TEST_F(NowaitCompoundTest, ANowaitCompoundWithReadChunksIsDeclinedUnread) {
     EXPECT_EQ(n.big, 0);
 }
 
+// A COMPOUND that a delegation holds up (Compound::held_up: the operation answered
+// NFS4ERR_DELAY before changing anything) is put off when only SEQUENCE and operations
+// without effects ran before it: given up as if never run (SEQUENCE's on_abandon, no result
+// handed to the slot, nothing counted), for the transport to run again.
+bool remove_held = true;  // the REMOVE stand-in's DELAY is a delegation's
+OpResult held_remove(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
+    x4::REMOVE4args a;
+    if (!decode_args(args, a)) return OpResult::bad_xdr();
+    if (remove_held) c.held_up = true;
+    encode_status_only(res, x4::NFS4ERR_DELAY);
+    return {x4::NFS4ERR_DELAY};
+}
+
+struct PutOffCompoundTest : CompoundTest {
+    PutOffCompoundTest() {
+        remove_held = true;
+        ops.set(x4::OP_REMOVE, {"REMOVE", held_remove, encode_status_only, true});
+        fresh(true);
+    }
+    // A new COMPOUND of a call the transport can run again; the dispatcher says `granted`.
+    void fresh(bool granted) {
+        c = Compound{};
+        c.may_defer = true;
+        c.put_off = [this, granted] {
+            ++asked;
+            return granted;
+        };
+        c.on_abandon = [this] { ++abandoned; };
+        c.on_finish = [this](std::span<const uint8_t>) { ++finished; };
+    }
+    CompoundOutcome run_counted(const std::vector<uint8_t>& call) {
+        reply.clear();
+        xdr::Decoder d(call);
+        xdr::Encoder e(reply);
+        CompoundOutcome o = run_compound(ops, c, d, e, stats.get());
+        if (o == CompoundOutcome::Done) {
+            xdr::Decoder rd(reply);
+            EXPECT_TRUE(x4::xdr_decode(rd, res));
+        }
+        return o;
+    }
+    uint64_t counted() const {
+        uint64_t calls = 0;
+        for (const auto& o : stats->snapshot().ops) calls += o.calls;
+        return calls;
+    }
+    std::shared_ptr<rpc::OpStats> stats = make_op_stats();
+    int asked = 0, abandoned = 0, finished = 0;
+};
+
+TEST_F(PutOffCompoundTest, AnOperationADelegationHoldsUpPutsTheCompoundOffAsIfNeverRun) {
+    const auto call = compound({seq(), op(x4::OP_PUTROOTFH), op(x4::OP_GETFH), op(x4::OP_REMOVE)});
+    EXPECT_EQ(run_counted(call), CompoundOutcome::Later);
+    EXPECT_EQ(asked, 1);
+    EXPECT_EQ(abandoned, 1);
+    EXPECT_EQ(finished, 0);
+    EXPECT_EQ(counted(), 0u);
+    // The dispatcher says no (its bound is full, or this was the last run): answered DELAY
+    // as before, the slot given its reply, every operation counted.
+    fresh(false);
+    EXPECT_EQ(run_counted(call), CompoundOutcome::Done);
+    EXPECT_EQ(res.status, x4::NFS4ERR_DELAY);
+    EXPECT_EQ(asked, 2);
+    EXPECT_EQ(abandoned, 1);
+    EXPECT_EQ(finished, 1);
+    EXPECT_EQ(counted(), 4u);
+}
+
+TEST_F(PutOffCompoundTest, NotAfterAnOperationWithEffectsNorForAnotherDelay) {
+    // SETATTR ran before: the COMPOUND cannot be run again whole.
+    EXPECT_EQ(
+        run_counted(compound({seq(), op(x4::OP_PUTROOTFH), op(x4::OP_SETATTR), op(x4::OP_REMOVE)})),
+        CompoundOutcome::Done);
+    EXPECT_EQ(res.status, x4::NFS4ERR_DELAY);
+    // A transport that cannot run it again.
+    fresh(true);
+    c.may_defer = false;
+    EXPECT_EQ(run_counted(compound({seq(), op(x4::OP_PUTROOTFH), op(x4::OP_REMOVE)})),
+              CompoundOutcome::Done);
+    // A DELAY of another cause (a shortage the client should wait out).
+    fresh(true);
+    remove_held = false;
+    EXPECT_EQ(run_counted(compound({seq(), op(x4::OP_PUTROOTFH), op(x4::OP_REMOVE)})),
+              CompoundOutcome::Done);
+    EXPECT_EQ(res.status, x4::NFS4ERR_DELAY);
+    EXPECT_EQ(asked, 0);
+    EXPECT_EQ(abandoned, 0);
+}
+
 }  // namespace

@@ -20,19 +20,28 @@ constexpr uint32_t kHeldUp = 10008;  // as NFS3ERR_JUKEBOX
 
 // Program 400201: proc 0 (idempotent) and proc 1 (not) answer kHeldUp and Later while
 // `hold`, else 7; proc 2 answers kHeldUp and Later always; proc 3 as proc 0, but answers
-// the first word of its arguments instead of 7.
+// the first word of its arguments instead of 7; proc 4 asks to be put off
+// (CallContext::put_off) before it answers, as a procedure that must undo what it began.
 class Program : public rpc::Program {
   public:
     uint32_t number() const override { return 400201; }
     std::vector<uint32_t> versions() const override { return {1}; }
     rpc::ProcedureInfo procedure(uint32_t, uint32_t proc) const override {
-        rpc::ProcedureInfo i{proc <= 3, proc != 1, "p"};
+        rpc::ProcedureInfo i{proc <= 4, proc != 1, "p"};
         i.status_first = true;
         return i;
     }
     rpc::Outcome call(rpc::CallContext& ctx) override {
         ++calls;
         if (ctx.may_defer) ++deferrable;
+        if (ctx.header.proc == 4) {
+            if (ctx.put_off()) {
+                ++undone;  // what it began is undone here
+                return rpc::Outcome::later();
+            }
+            ctx.res.put_u32(kHeldUp);
+            return rpc::Outcome::later();
+        }
         if (hold || ctx.header.proc == 2) {
             ctx.res.put_u32(kHeldUp);
             return rpc::Outcome::later();
@@ -47,7 +56,7 @@ class Program : public rpc::Program {
         return rpc::Outcome::ok();
     }
     bool hold = true;
-    int calls = 0, deferrable = 0;
+    int calls = 0, deferrable = 0, undone = 0;
 };
 
 struct Defer : OneProgram<Program> {
@@ -143,6 +152,30 @@ TEST_F(Defer, CallsPutOffAtOnceAreBounded) {
     waiting.clear();
     last = {};
     EXPECT_EQ(d.deferred_now(), 0u);
+}
+
+// A procedure that must undo what it began (NFSv4.1's SEQUENCE slot) asks first; the answer
+// is the dispatcher's, under the same bound, and a call it is given is put off whatever else.
+TEST_F(Defer, AProcedureMayAskToBePutOffBeforeItAnswers) {
+    rpc::Deferral defer;
+    EXPECT_FALSE(dispatch(message(4), &defer));
+    EXPECT_EQ(prog->undone, 1);
+    EXPECT_EQ(defer.after, rpc::Dispatcher::kFirstDeferral);
+    EXPECT_EQ(d.counters().deferred.load(), 1u);
+    EXPECT_EQ(d.deferred_now(), 1u);
+    // No transport to run it again: the procedure is told no, and answers.
+    auto r = dispatch(message(4), nullptr);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(word_at(r->bytes, 24), kHeldUp);
+    // The bound full: no as well.
+    std::vector<rpc::Deferral> waiting(rpc::Dispatcher::kMaxDeferred - 1);
+    for (auto& w : waiting) ASSERT_FALSE(dispatch(message(2), &w));
+    rpc::Deferral more;
+    r = dispatch(message(4), &more);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(word_at(r->bytes, 24), kHeldUp);
+    EXPECT_EQ(d.counters().defer_full.load(), 1u);
+    EXPECT_EQ(prog->undone, 1);
 }
 
 TEST_F(Defer, ANonIdempotentCallPutOffIsNotTakenForOneInProgress) {

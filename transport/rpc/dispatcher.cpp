@@ -380,13 +380,35 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
     CallContext ctx(h, args, res, alloc, r.payload_owners);
     ctx.nowait = nowait;
     ctx.may_defer = !nowait && defer && defer->attempt < kDeferAttempts;
+    // CallContext::put_off: the procedure asks before it undoes what it began.
+    struct Asked {
+        Dispatcher* d;
+        Deferral* defer;
+        size_t keep_bytes;
+        bool asked = false, put_off = false;
+    } asked{this, defer, keep_bytes};
+    if (ctx.may_defer)
+        ctx.set_put_off(
+            [](void* p) {
+                auto& a = *static_cast<Asked*>(p);
+                if (!a.asked) a.put_off = a.d->put_off(*a.defer, a.keep_bytes);
+                a.asked = true;
+                return a.put_off;
+            },
+            &asked);
     ctx.started = latency::now();
     Outcome out = prog.call(ctx);
+    if (asked.put_off && out.kind != Outcome::Later) {
+        // The procedure's bug: answered after it was put off. The answer goes; the
+        // transport lets go of the Deferral (and its place under the bound) with the call.
+        spdlog::error("rpc: {} answered a call it had put off", info.name);
+        defer->after = std::chrono::milliseconds(0);
+    }
     if (out.kind == Outcome::Later) {
         // Nothing was done: the call runs again later, and is counted then. Otherwise its
         // wait-and-retry answer is sent (the last run, a full bound, or no transport that
         // can run it again).
-        if (ctx.may_defer && put_off(*defer, keep_bytes)) {
+        if (asked.asked ? asked.put_off : ctx.may_defer && put_off(*defer, keep_bytes)) {
             deferred = true;
             return std::nullopt;
         }

@@ -72,11 +72,20 @@ public:
     // TCP's loop memory without a pipe), so a small READ from the page cache is one too.
     bool nowait = false;
 
-    // The call may be put off (Outcome::later()): the transport can run it again, its
-    // flavor keeps no per-call state (AUTH_NONE, AUTH_SYS: an RPCSEC_GSS sequence number
-    // must not be seen twice), and it has not been put off too often already. Whether the
-    // bound on calls put off at once lets it is the dispatcher's to say, after the call.
+    // The call may be put off (Outcome::later()): the transport can run it again and it has
+    // not been put off too often already (an RPCSEC_GSS call keeps what its first run's
+    // auth stage accepted: Deferral::kept). Whether the bounds on calls put off at once let
+    // it is the dispatcher's to say, after the call, or when put_off() asks.
     bool may_defer = false;
+    // For a procedure that must undo what it began before it answers Outcome::later()
+    // (NFSv4.1's SEQUENCE slot): puts the call off now, if may_defer and the bounds let it.
+    // true: it is put off, and the procedure undoes its work and answers later(); false: it
+    // answers as it would have.
+    bool put_off() { return put_off_ && put_off_(put_off_arg_); }
+    void set_put_off(bool (*fn)(void*), void* arg) {
+        put_off_ = fn;
+        put_off_arg_ = arg;
+    }
 
     // The call's time on the worker (latency_clock.h), for a program that times its parts
     // too (NFSv4.1's operations): the dispatcher's reading as the program was called, and
@@ -99,6 +108,8 @@ public:
 private:
     PayloadAllocator& alloc_;
     std::vector<std::unique_ptr<PayloadBuffer>>& payloads_;
+    bool (*put_off_)(void*) = nullptr;
+    void* put_off_arg_ = nullptr;
 };
 
 struct ProcedureInfo {

@@ -505,7 +505,8 @@ rpc_xprt_cut() {
 nfs4_two_clients() {
     local m4=$1 srv=$2 ns=$3 addr=$4 export=$5 port=$6 label=$7 cut=${8:-1}
     local f=peer-r-$$ g=peer-w-$$ h=peer-cut-$$ holder t0 out
-    local recalls0 failures0 getattrs0 ups0 binds0
+    local recalls0 failures0 getattrs0 ups0 binds0 deferred0
+    deferred0=$(nfsrdmad_stat rpc deferred)
     recalls0=$(nfsrdmad_stat nfs4_delegations recalls)
     failures0=$(nfsrdmad_stat nfs4_delegations recall_failures)
     getattrs0=$(nfsrdmad_stat nfs4_delegations cb_getattrs)
@@ -523,6 +524,11 @@ nfs4_two_clients() {
     note "$label: the peer's mount, write and umount beside the read delegation: $(since "$t0") s"
     check_eq "$label: ... recalled once (daemon: recalls)" \
         $((recalls0 + 1)) "$(nfsrdmad_stat nfs4_delegations recalls)"
+    # Its OPEN is put off while the recall runs (run again whole, its SEQUENCE slot as it
+    # was), not answered NFS4ERR_DELAY, after which the client waits 100 ms and longer.
+    check "$label: ... the peer's OPEN was put off while the recall ran (rpc: deferred)" \
+        test "$(nfsrdmad_stat rpc deferred)" -gt "$deferred0"
+    note "$label: runs put off $(( $(nfsrdmad_last_stat rpc deferred) - deferred0 )), answered DELAY after them so far: $(nfsrdmad_last_stat rpc defer_gave_up)"
     check_eq "$label: this host reads what the other client wrote" "peer version" "$(cat "$m4/$f")"
     kill $holder 2>/dev/null; wait $holder 2>/dev/null
 
