@@ -636,9 +636,9 @@ void deferdrop(Client& c, uint32_t& xid, const std::string& export_dir, const st
     if (c.last != Client::Got::Timeout) die("WRITE: the connection was lost");
     std::printf("ok: a WRITE held up by a lease -> no answer in 300 ms (put off)\n");
 
-    // The server runs it again 4, 12, 28, 60, 124, 252, 508 and 1 020 ms after its first
-    // run. Gone before the last of those, with the lease let go: had the call outlived its
-    // connection, a later run would now open the file and write it.
+    // The server runs it again 4, 12, 28, 60, 124 ms after its first run, then every 128 ms
+    // until 1 020 ms. Gone before the last of those, with the lease let go: had the call
+    // outlived its connection, a later run would now open the file and write it.
     c.disconnect();
     close(lease);
     usleep(1500 * 1000);

@@ -1,8 +1,8 @@
 // Calls put off (rpc::Outcome::Later, rpc::Deferral): a call held up by something that
 // clears by itself (an NFSv4.1 delegation being recalled) is run again by its transport a
 // little later instead of being answered with a wait-and-retry status at once: the delays
-// double, the last run answers, a bound limits calls put off at once, a flavor with state
-// (RPCSEC_GSS) is not asked again and keeps its decrypted arguments within a bound of their
+// double up to a longest, the last run answers, a bound limits calls put off at once, a flavor with
+// state (RPCSEC_GSS) is not asked again and keeps its decrypted arguments within a bound of their
 // own, the duplicate request cache does not take a run put off for a retransmission in
 // progress, and NFSv3 puts off exactly the calls a delegation holds up.
 #include <set>
@@ -95,13 +95,14 @@ TEST_F(Defer, AHeldUpCallIsPutOffThenAnsweredWhenItRunsAgain) {
     EXPECT_EQ(d.deferred_now(), 0u);
 }
 
-TEST_F(Defer, TheDelaysDoubleAndTheLastRunAnswersTheHoldUp) {
+TEST_F(Defer, TheDelaysDoubleUpToTheLongestAndTheLastRunAnswersTheHoldUp) {
     const auto bytes = message(0);
     rpc::Deferral defer;
     std::chrono::milliseconds total{0};
     for (unsigned i = 0; i < rpc::Dispatcher::kDeferAttempts; ++i) {
         ASSERT_FALSE(dispatch(bytes, &defer)) << "run " << i;
-        EXPECT_EQ(defer.after, rpc::Dispatcher::kFirstDeferral * (1u << i));
+        EXPECT_EQ(defer.after, std::min(rpc::Dispatcher::kFirstDeferral * (1u << i),
+                                        rpc::Dispatcher::kLongestDeferral));
         total += defer.after;
     }
     EXPECT_EQ(total.count(), 1020);

@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -308,7 +309,7 @@ bool Dispatcher::put_off(Deferral& defer, size_t keep_bytes) {
         return false;
     }
     counters_.deferred++;
-    defer.after = kFirstDeferral * (1u << defer.attempt);
+    defer.after = std::min(kFirstDeferral * (1u << std::min(defer.attempt, 16u)), kLongestDeferral);
     ++defer.attempt;
     return true;
 }

@@ -28,9 +28,11 @@ struct KeptAuth;
 
 // A call put off (Outcome::Later): what dispatch() and its transport carry between runs.
 // Calls put off at once are bounded (Dispatcher::kMaxDeferred); each run waits twice as
-// long as the one before (kFirstDeferral, ...), kDeferAttempts runs at most, then the
-// procedure's own wait-and-retry answer is sent (1 020 ms in all). No thread waits: the
-// transport's timer runs the call again (workers never wait on a client).
+// long as the one before (kFirstDeferral, ...) up to kLongestDeferral, so that a call is
+// answered at most that long after what held it up cleared; kDeferAttempts runs at most,
+// then the procedure's own wait-and-retry answer is sent (1 020 ms in all: 4, 8, 16, 32, 64,
+// then 128 ms seven times). No thread waits: the transport's timer runs the call again
+// (workers never wait on a client).
 struct Deferral {
     unsigned attempt = 0;                // in: runs put off so far (the transport keeps it)
     std::chrono::milliseconds after{0};  // out: non-zero: no reply; run it again after this
@@ -45,8 +47,9 @@ struct Deferral {
 class Dispatcher {
 public:
     static constexpr size_t kMaxDeferred = 256;
-    static constexpr unsigned kDeferAttempts = 8;
+    static constexpr unsigned kDeferAttempts = 12;
     static constexpr std::chrono::milliseconds kFirstDeferral{4};
+    static constexpr std::chrono::milliseconds kLongestDeferral{128};
     // Arguments decrypted for calls put off (krb5p) and kept until they run again, in all;
     // a call that would pass it is answered now. Integrity (krb5i) and authentication alone
     // (krb5) keep none: their arguments stay where the transport received them.
