@@ -224,6 +224,12 @@ class Windowed : public rpc::AuthFlavor {
         return {};
     }
     static const Call& of(const rpc::CallAuth& a) { return *static_cast<Call*>(a.context.get()); }
+    // A call whose sequence number is in `gone` was accepted under what has gone since (as
+    // an RPCSEC_GSS context destroyed while the call was put off).
+    Result still_stands(const rpc::CallAuth& a) const override {
+        if (gone.count(of(a).seq)) return {Verdict::Reject, x::RPCSEC_GSS_CREDPROBLEM};
+        return {};
+    }
     rpc::OpaqueAuth reply_verifier(const rpc::CallAuth& a) const override {
         std::vector<uint8_t> v;
         put(v, of(a).seq);
@@ -255,6 +261,7 @@ class Windowed : public rpc::AuthFlavor {
         return true;
     }
     mutable std::set<uint32_t> seen;
+    std::set<uint32_t> gone;
     mutable int accepts = 0, unwraps = 0;
 };
 
@@ -325,6 +332,25 @@ TEST_F(DeferGss, ACallPutOffKeepsWhatTheFlavorAcceptedAndIsNotAskedAgain) {
     }
     EXPECT_EQ(d.counters().dropped.load(), 3u);
     EXPECT_EQ(d.counters().deferred.load(), 6u);
+}
+
+// What the call was accepted under went while it was put off (its RPCSEC_GSS context
+// destroyed or expired): the later run is refused as a new call on it would be, not run.
+TEST_F(DeferGss, ACallWhoseContextWentMeanwhileIsRefusedNotRun) {
+    const auto bytes = message(7, 2, 1);
+    rpc::Deferral defer;
+    EXPECT_FALSE(dispatch(bytes, &defer));
+    ASSERT_TRUE(defer.kept);
+    const int calls = prog->calls;
+    prog->hold = false;
+    flavor->gone.insert(7);
+    auto r = dispatch(bytes, &defer);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(word_at(r->bytes, 8), uint32_t(x::MSG_DENIED));
+    EXPECT_EQ(word_at(r->bytes, 12), uint32_t(x::AUTH_ERROR));
+    EXPECT_EQ(word_at(r->bytes, 16), uint32_t(x::RPCSEC_GSS_CREDPROBLEM));
+    EXPECT_EQ(prog->calls, calls);
+    EXPECT_EQ(d.counters().auth_errors.load(), 1u);
 }
 
 // Decrypted arguments put off are bounded in bytes (Dispatcher::kMaxKeptBytes) as well as

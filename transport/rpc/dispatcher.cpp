@@ -175,6 +175,16 @@ std::optional<Reply> Dispatcher::route(const Message& msg, const Peer& peer,
         h.cred = kept->cred;
         flavor = kept->flavor;
         verf = kept->verf;
+        AuthFlavor::Result still = flavor->still_stands(auth);
+        if (still.verdict == AuthFlavor::Verdict::Reject) {
+            counters_.auth_errors++;
+            encode_auth_error(r.bytes, h.xid, still.auth_stat);
+            return r;
+        }
+        if (still.verdict == AuthFlavor::Verdict::Drop) {
+            counters_.dropped++;
+            return std::nullopt;
+        }
     } else {
         AuthFlavor::Result verdict = auth_.accept(dc.auth, auth, &flavor);
         switch (verdict.verdict) {
@@ -400,10 +410,14 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
     ctx.started = latency::now();
     Outcome out = prog.call(ctx);
     if (asked.put_off && out.kind != Outcome::Later) {
-        // The procedure's bug: answered after it was put off. The answer goes; the
-        // transport lets go of the Deferral (and its place under the bound) with the call.
+        // The procedure's bug: answered after it was put off. The answer goes, and what
+        // put_off() counted is taken back; the transport lets go of the Deferral (and its
+        // place under the bound) with the call.
         spdlog::error("rpc: {} answered a call it had put off", info.name);
         defer->after = std::chrono::milliseconds(0);
+        --defer->attempt;
+        counters_.deferred--;
+        if (keep_bytes) kept_bytes_->fetch_sub(keep_bytes);
     }
     if (out.kind == Outcome::Later) {
         // Nothing was done: the call runs again later, and is counted then. Otherwise its

@@ -66,6 +66,10 @@ class AuthFlavor {
     virtual uint32_t number() const = 0;
     // Checks the credential and verifier; on Accept fills `out`.
     virtual Result accept(const RawAuth& raw, CallAuth& out) const = 0;
+    // A call accepted earlier and run again (put off: Deferral::kept, dispatcher.h): whether
+    // what it was accepted under still stands (RPCSEC_GSS: the context was neither destroyed
+    // nor expired meanwhile). Reject answers the call with that auth_stat, Drop drops it.
+    virtual Result still_stands(const CallAuth&) const { return {}; }
     // The verifier of an accepted reply. AUTH_NONE unless the flavor says otherwise.
     virtual OpaqueAuth reply_verifier(const CallAuth&) const { return {}; }
     // The arguments as the program decodes them. A flavor that protects them (RPCSEC_GSS

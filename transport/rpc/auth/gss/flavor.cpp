@@ -119,6 +119,16 @@ class RpcsecGss final : public AuthFlavor {
         return {};
     }
 
+    // A DATA call put off and run again: its context must still be in the table (not
+    // destroyed, not expired), as a new call on it would have to be (accept()); else the
+    // client is told to make another (CREDPROBLEM), as it would be for a new call.
+    Result still_stands(const CallAuth& a) const override {
+        const GssCall& call = *static_cast<const GssCall*>(a.context.get());
+        if (!call.ctx || table_.find(call.handle) != call.ctx)
+            return {Verdict::Reject, x::RPCSEC_GSS_CREDPROBLEM};
+        return {};
+    }
+
     OpaqueAuth reply_verifier(const CallAuth& a) const override {
         return static_cast<const GssCall*>(a.context.get())->verf;
     }
