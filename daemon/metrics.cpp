@@ -175,8 +175,9 @@ void rpc_counters(Families& f, const rpc::Dispatcher& disp) {
               "after some work, or declined before any",
               d(c.nowait_declined), {{"result", "declined"}});
     static constexpr const char* kDeferredHelp =
-        "Runs of calls put off for a moment instead of answered NFS3ERR_JUKEBOX or "
-        "NLM4_DENIED_GRACE_PERIOD (a delegation being recalled); calls answered so at once "
+        "Runs of calls put off for a moment instead of answered NFS3ERR_JUKEBOX, "
+        "NLM4_DENIED_GRACE_PERIOD or NFS4ERR_DELAY (a delegation being recalled); calls "
+        "answered so at once "
         "because a bound on calls put off was reached, or after their last run";
     f.counter("nfsrdmad_rpc_deferred_total", kDeferredHelp, d(c.deferred), {{"result", "put_off"}});
     f.counter("nfsrdmad_rpc_deferred_total", kDeferredHelp, d(c.defer_full),

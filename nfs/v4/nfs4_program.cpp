@@ -58,7 +58,9 @@ rpc::Outcome Nfs4Program::call(rpc::CallContext& ctx) {
     if (out == CompoundOutcome::Declined) return rpc::Outcome::would_block(/*begun=*/false);
     if (out == CompoundOutcome::Later) return rpc::Outcome::later();
     // Held up on a run that may not be put off (the last of a call put off before, or no
-    // transport to run it again): the NFS4ERR_DELAY answer goes, and is counted as such.
+    // transport to run it again): the NFS4ERR_DELAY answer goes, and Later (which the
+    // dispatcher sends as it is, since may_defer is false) has it counted as a call held up
+    // to the end (defer_gave_up).
     if (rq.compound.held_up && !ctx.may_defer && !ctx.nowait) return rpc::Outcome::later();
     return rpc::Outcome::ok();
 }

@@ -49,6 +49,7 @@ struct Opening {
     bool delegated = false;  // CLAIM_DELEGATE_CUR, CLAIM_DELEG_CUR_FH
     struct statx attr {};    // of a created file, read when it was made
     bool attr_final = false;  // ... and nothing changed it after
+    bool changed = false;     // made, or its attributes set (a truncate): not to run twice
     AttrMask attrset;
     x4::change_info4 cinfo{};
 };
@@ -136,6 +137,7 @@ x4::nfsstat4 create(Request& rq, const Target& dir, std::string_view name, x4::c
         if (auto r = vfs::setattr(e->node, rest, dir.who.id); !r) return to_nfsstat4(r.error());
     out.cinfo = change_info_of(change);
     out.created = !existed;
+    out.changed = made || any;
     out.attr = e->attr;
     out.attr_final = !any;
     out.attrset = set;
@@ -301,8 +303,12 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     // (and no delegation granted between this conflict check and the record).
     std::lock_guard admission(rq.svc.opens.admission(fh));
     // §10.4.1: another client's delegation in the way is recalled first. A writer (or a
-    // deny) conflicts with any delegation, a reader with write delegations.
-    if (rq.delegated(fh, (access & x4::OPEN4_SHARE_ACCESS_WRITE) || a.share_deny))
+    // deny) conflicts with any delegation, a reader with write delegations. An OPEN that
+    // already made or truncated the file (a delegation granted meanwhile) is not put off:
+    // run again, a GUARDED4 create would find its own file (Request::delegated).
+    const bool conflicts = (access & x4::OPEN4_SHARE_ACCESS_WRITE) || a.share_deny;
+    if (o.changed ? rq.svc.delegation_conflict(fh, rq.clientid, conflicts)
+                  : rq.delegated(fh, conflicts))
         return {encode_fail(res, x4::NFS4ERR_DELAY)};
     auto mine = rq.svc.opens.find_owner(rq.clientid, a.owner.owner, fh);
     Open open;

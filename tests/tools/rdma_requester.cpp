@@ -640,6 +640,7 @@ void deferdrop(Client& c, uint32_t& xid, const std::string& export_dir, const st
     // until 1 020 ms. Gone before the last of those, with the lease let go: had the call
     // outlived its connection, a later run would now open the file and write it.
     c.disconnect();
+    usleep(200 * 1000);  // the server's side of the disconnect, before a run could open it
     close(lease);
     usleep(1500 * 1000);
     if (std::string now = content(); now != before)
