@@ -121,14 +121,15 @@ void dump_stats(const MetricsSources& s) {
         "prog_mismatch={} proc_unavail={} system_errors={} drc_replays={} drc_entries={} "
         "control_calls={} protected_bytes={} inlined_payload_bytes={} unwrapped_bytes={} "
         "nowait_answered={} nowait_given_up={} nowait_declined={} deferred={} "
-        "deferred_now={} deferred_kept_bytes={} defer_full={} defer_gave_up={}",
+        "deferred_now={} deferred_woken={} deferred_kept_bytes={} defer_full={} "
+        "defer_gave_up={}",
         c.calls.load(), c.dropped.load(), c.garbage_args.load(), c.auth_errors.load(),
         c.prog_unavail.load(), c.prog_mismatch.load(), c.proc_unavail.load(),
         c.system_errors.load(), c.cache_replays.load(), d.reply_cache().size(),
         c.control_calls.load(), c.protected_bytes.load(), c.inlined_payload_bytes.load(),
         c.unwrapped_bytes.load(), c.nowait_answered.load(), c.nowait_given_up.load(),
-        c.nowait_declined.load(), c.deferred.load(), d.deferred_now(), d.kept_bytes(),
-        c.defer_full.load(), c.defer_gave_up.load());
+        c.nowait_declined.load(), c.deferred.load(), d.deferred_now(), d.deferred_wakes()->woken(),
+        d.kept_bytes(), c.defer_full.load(), c.defer_gave_up.load());
     spdlog::info(
         "stats: tcp accepted={} closed={} rejected={} idle_closed={} accept_errors={} "
         "records={} oversize={} bytes_in={} bytes_out={} payload_spliced_bytes={} "
@@ -451,6 +452,8 @@ int run(config::Config cfg, const Options& opts) {
         };
         o.back_channels = channels;
         o.delegations = cfg.nfs4.delegations;
+        // Calls put off by a delegation run again as soon as it is gone.
+        o.held_calls_freed = [wakes = dispatcher.deferred_wakes()] { wakes->wake_all(); };
         // A delegation keeps its file open (I/O through its stateid after the client's
         // CLOSE): half the descriptor cache's worth at most.
         o.max_delegations = std::max<size_t>(16, fd_cache / 2);

@@ -178,12 +178,15 @@ void rpc_counters(Families& f, const rpc::Dispatcher& disp) {
         "Runs of calls put off for a moment instead of answered NFS3ERR_JUKEBOX, "
         "NLM4_DENIED_GRACE_PERIOD or NFS4ERR_DELAY (a delegation being recalled); calls "
         "answered so at once "
-        "because a bound on calls put off was reached, or after their last run";
+        "because a bound on calls put off was reached, or after their last run; runs woken "
+        "before their time because what held them up was gone";
     f.counter("nfsrdmad_rpc_deferred_total", kDeferredHelp, d(c.deferred), {{"result", "put_off"}});
     f.counter("nfsrdmad_rpc_deferred_total", kDeferredHelp, d(c.defer_full),
               {{"result", "bound_full"}});
     f.counter("nfsrdmad_rpc_deferred_total", kDeferredHelp, d(c.defer_gave_up),
               {{"result", "gave_up"}});
+    f.counter("nfsrdmad_rpc_deferred_total", kDeferredHelp, d(disp.deferred_wakes()->woken()),
+              {{"result", "woken"}});
     f.gauge("nfsrdmad_rpc_deferred_calls", "Calls put off, waiting to run again",
             d(disp.deferred_now()));
     f.gauge("nfsrdmad_rpc_deferred_kept_bytes",

@@ -11,6 +11,7 @@ namespace nfsrdmad::nfs::v4 {
 void Services::forget_client(state::ClientId id) {
     // Its delegations first: the calls forget() fails find nothing left to recall.
     for (const Delegation& d : delegations.forget_client(id)) {
+        if (d.lease) d.lease->release();
         std::lock_guard l(recall_mu_);
         recall_retries_.erase(d.stateid.other);
     }

@@ -75,6 +75,11 @@ struct Options {
     // Local changes a file lease does not see (vfs/file_watch.h): each delegated file is
     // watched, and file_changed() recalls its delegations. Null: not watched.
     std::shared_ptr<vfs::FileWatch> watch;
+    // What held calls up is gone: a delegation's lease was let go (it was returned,
+    // revoked, its file or its client gone) or its holder answered CB_GETATTR. Calls put
+    // off because of it (NFSv3, NLM, NFSv4.1) run again now rather than at their next
+    // timer (rpc/deferred_wakes.h). Null: they wait for their timers.
+    std::function<void()> held_calls_freed;
 };
 
 class Services {
@@ -126,6 +131,10 @@ class Services {
     // (§10.4.1); the caller answers NFS4ERR_DELAY (NFS3ERR_JUKEBOX). Cheap when no
     // delegation is held.
     bool delegation_conflict(const vfs::FileHandle& file, state::ClientId by, bool write);
+    // A delegation ended or its holder answered CB_GETATTR (Options::held_calls_freed).
+    void held_calls_freed() const {
+        if (options.held_calls_freed) options.held_calls_freed();
+    }
     // A GETATTR of `file` by `by` (0: NFSv3) beside another client's write delegation
     // (§10.4.3): the holder is asked with CB_GETATTR, not recalled. `delay`: no answer yet
     // (one is on its way): NFS4ERR_DELAY / NFS3ERR_JUKEBOX. `size`: the holder has changes

@@ -57,6 +57,11 @@ Result<std::shared_ptr<Lease>> Lease::take_write(std::shared_ptr<const OpenFile>
 }
 
 Lease::~Lease() {
+    release();
+}
+
+void Lease::release() {
+    if (released_.exchange(true)) return;
     if (fd_.get() >= 0) ::fcntl(fd_.get(), F_SETLEASE, F_UNLCK);
     if (file_) {
         std::lock_guard l(g_leased_mu);
@@ -64,6 +69,7 @@ Lease::~Lease() {
         if (it != g_leased.end()) g_leased.erase(it);
         g_any.store(g_leased.size(), std::memory_order_release);
     }
+    if (on_release_) on_release_();
 }
 
 bool Lease::breaking() const {

@@ -20,9 +20,12 @@
 // waits in open(2) until the lease is released or /proc/sys/fs/lease-break-time runs out
 // (45 s by default); callers that must not wait open with O_NONBLOCK and get EWOULDBLOCK.
 //
-// Owner: whoever holds the shared_ptr (a Delegation); the lease goes with it.
+// Owner: whoever holds the shared_ptr (a Delegation); the lease goes with it, or when the
+// delegation leaves the table (release()).
 #pragma once
 
+#include <atomic>
+#include <functional>
 #include <memory>
 
 #include "nfs/vfs/fd_cache.h"
@@ -55,12 +58,21 @@ class Lease {
     // Whether a break is pending (F_GETLEASE no longer says the type taken): what SIGIO
     // asks.
     bool breaking() const;
+    // Lets the lease go now, whoever else still holds this object (a copy of its
+    // delegation kept by a recall's reply handler): once a delegation has left the table,
+    // a local opener must not wait for the last copy. The destructor does it otherwise.
+    void release();
+    // Runs once, when the lease is let go (on the thread that lets it go). Set before the
+    // lease is shared.
+    void on_release(std::function<void()> fn) { on_release_ = std::move(fn); }
 
   private:
     Lease(UniqueFd fd, std::shared_ptr<const OpenFile> file)
         : fd_(std::move(fd)), file_(std::move(file)) {}
     UniqueFd fd_;  // read: a reopen of its own; write: a dup of file_'s descriptor
     std::shared_ptr<const OpenFile> file_;  // write only
+    std::function<void()> on_release_;
+    std::atomic<bool> released_{false};
 };
 
 // The description a write lease is held on for `handle`, or null: what the daemon's own

@@ -455,6 +455,8 @@ TEST_F(Nfs4Delegation, AnNfsv3CallHeldUpByADelegationIsAnsweredOnceTheHolderIsDo
     Res granted = Compound({Sequence(), op_putfh(o.fh), op_getattr(kChangeSize)});
     ASSERT_EQ(granted.status(), x4::NFS4_OK);
     const uint64_t sc = ChangeAndSize(granted, 2).first;  // no changes held: sc back
+    const auto woken0 = daemon_->StatsCounter("rpc", "deferred_woken");
+    ASSERT_TRUE(woken0) << "no deferred_woken in the stats dump";
     auto v3 = Connect();
     ASSERT_NE(v3, nullptr);
     std::string why;
@@ -512,6 +514,13 @@ TEST_F(Nfs4Delegation, AnNfsv3CallHeldUpByADelegationIsAnsweredOnceTheHolderIsDo
     ASSERT_EQ(r.status, x4::NFS4_OK);
     ASSERT_EQ(r.deleg_type, x4::OPEN_DELEGATE_READ);
     write_recalled(r);
+    if (HasFatalFailure()) return;
+    // Each call ran again when the holder answered or returned (rpc/deferred_wakes.h), not
+    // at its next timer. (At least one of the three: a call's wake-up is registered just
+    // after its first run, and the holder's answer could in principle come before it.)
+    const auto woken = daemon_->StatsCounter("rpc", "deferred_woken");
+    ASSERT_TRUE(woken);
+    EXPECT_GE(*woken - *woken0, 1u) << "no call put off was woken by the holder's answer";
 }
 
 // RFC 8881 §10.4.1: another client's COMPOUND that a delegation holds up is not answered
@@ -535,6 +544,8 @@ TEST_F(Nfs4Delegation, AnotherClientsCompoundHeldUpByADelegationIsAnsweredOnceTh
                   x4::NFS4_OK);
         return ReplyToOther();
     };
+    const auto woken0 = daemon_->StatsCounter("rpc", "deferred_woken");
+    ASSERT_TRUE(woken0) << "no deferred_woken in the stats dump";
     Opened o = OpenIn("v4wait", kRead, true);
     ASSERT_EQ(o.status, x4::NFS4_OK);
     ASSERT_EQ(o.deleg_type, x4::OPEN_DELEGATE_READ);
@@ -574,6 +585,9 @@ TEST_F(Nfs4Delegation, AnotherClientsCompoundHeldUpByADelegationIsAnsweredOnceTh
     EXPECT_EQ(rm.status(), x4::NFS4_OK) << "not answered once the delegation was back";
     struct stat st {};
     EXPECT_NE(::stat(disk("v4gone").c_str(), &st), 0) << "the REMOVE did not reach the file";
+    const auto woken = daemon_->StatsCounter("rpc", "deferred_woken");
+    ASSERT_TRUE(woken);
+    EXPECT_GE(*woken - *woken0, 1u) << "no COMPOUND put off was woken by the holder's answer";
 }
 
 TEST_F(Nfs4Delegation, ATruncatingOpenWaitsAndARefusedRecallIsSentAgain) {

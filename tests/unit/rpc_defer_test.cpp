@@ -118,6 +118,89 @@ TEST_F(Defer, TheDelaysDoubleUpToTheLongestAndTheLastRunAnswersTheHoldUp) {
     EXPECT_EQ(recorded(), 1u);
 }
 
+// A wake-up (rpc/deferred_wakes.h) runs a call before its timer: if it is still held up
+// (another file's delegation ended), the run is not one of its kDeferAttempts and it waits
+// the step its timer was on again; its time is still counted from its first put-off.
+TEST_F(Defer, AWokenRunUsesUpNoRunAndWaitsItsStepAgain) {
+    const auto bytes = message(0);
+    rpc::Deferral defer;
+    ASSERT_FALSE(dispatch(bytes, &defer));
+    ASSERT_FALSE(dispatch(bytes, &defer));
+    EXPECT_EQ(defer.attempt, 2u);
+    EXPECT_EQ(defer.after, rpc::Dispatcher::kFirstDeferral * 2);
+    const auto until = defer.until;
+    for (int i = 0; i < 40; ++i) {
+        defer.woken = true;
+        ASSERT_FALSE(dispatch(bytes, &defer)) << "woken run " << i;
+        EXPECT_EQ(defer.attempt, 2u);
+        EXPECT_EQ(defer.after, rpc::Dispatcher::kFirstDeferral * 2);
+        EXPECT_FALSE(defer.woken);
+        EXPECT_EQ(defer.until, until);
+    }
+    ASSERT_FALSE(dispatch(bytes, &defer));  // the timer's run takes the next step
+    EXPECT_EQ(defer.attempt, 3u);
+    EXPECT_EQ(defer.after, rpc::Dispatcher::kFirstDeferral * 4);
+    EXPECT_EQ(d.counters().defer_gave_up.load(), 0u);
+    prog->hold = false;
+    auto r = dispatch(bytes, &defer);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(word_at(r->bytes, 24), 7u);
+    EXPECT_EQ(d.counters().calls.load(), 1u);
+}
+
+TEST_F(Defer, ACallGivesUpOnceItsTimeIsUpWhateverRunsItHasLeft) {
+    const auto bytes = message(0);
+    rpc::Deferral defer;
+    ASSERT_FALSE(dispatch(bytes, &defer));
+    EXPECT_GE(defer.until - std::chrono::steady_clock::now(),
+              rpc::Dispatcher::kDeferBudget - std::chrono::milliseconds(100));
+    EXPECT_EQ(rpc::Dispatcher::kDeferBudget.count(), 1020);
+    // Near its end, the step is cut to what is left.
+    defer.until = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+    ASSERT_FALSE(dispatch(bytes, &defer));
+    EXPECT_GE(defer.after.count(), 1);
+    EXPECT_LE(defer.after.count(), 2);
+    // Past it, the run answers the hold-up, woken or not.
+    defer.until = std::chrono::steady_clock::now() - std::chrono::milliseconds(1);
+    defer.woken = true;
+    auto r = dispatch(bytes, &defer);
+    ASSERT_TRUE(r) << "put off past its time";
+    EXPECT_EQ(word_at(r->bytes, 24), kHeldUp);
+    EXPECT_EQ(d.counters().defer_gave_up.load(), 1u);
+    EXPECT_EQ(prog->deferrable, 2);
+}
+
+TEST(DeferredWakes, EachWakerRunsOnceAndOnlyWhileItsCallWaits) {
+    auto wakes = std::make_shared<rpc::DeferredWakes>();
+    int a = 0, b = 0, c = 0;
+    wakes->wake_all();  // none: nothing to do
+    auto ra = wakes->add([&] { ++a; });
+    auto rb = wakes->add([&] { ++b; });
+    {
+        auto rc = wakes->add([&] { ++c; });
+        EXPECT_EQ(wakes->size(), 3u);
+    }  // that call ran (its timer) or went with its connection
+    EXPECT_EQ(wakes->size(), 2u);
+    wakes->wake_all();
+    EXPECT_EQ(a, 1);
+    EXPECT_EQ(b, 1);
+    EXPECT_EQ(c, 0);
+    EXPECT_EQ(wakes->size(), 0u);
+    EXPECT_EQ(wakes->woken(), 2u);
+    wakes->wake_all();  // each at most once
+    EXPECT_EQ(a + b, 2);
+    // A registration moved keeps its waker; one ended after the wake-up is harmless, and
+    // one that outlives the table too.
+    auto rd = wakes->add([&] { ++c; });
+    rpc::DeferredWakes::Registration moved = std::move(rd);
+    rd.reset();
+    EXPECT_EQ(wakes->size(), 1u);
+    ra.reset();
+    wakes.reset();
+    moved.reset();
+    EXPECT_EQ(c, 0);
+}
+
 TEST_F(Defer, WithoutATransportThatRunsItAgainTheHoldUpIsAnsweredAtOnce) {
     auto r = dispatch(message(0), nullptr);  // UDP, a test client
     ASSERT_TRUE(r);

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "transport/rpc/message.h"
 #include "xdr/rpc_prot.h"
@@ -319,9 +320,25 @@ bool Dispatcher::put_off(Deferral& defer, size_t keep_bytes) {
         return false;
     }
     counters_.deferred++;
-    defer.after = std::min(kFirstDeferral * (1u << std::min(defer.attempt, 16u)), kLongestDeferral);
-    ++defer.attempt;
+    // A run woken early (deferred_wakes.h) waits its interrupted step again and uses up no
+    // run; every other run takes the next step. None waits past the call's budget.
+    const bool woken = std::exchange(defer.woken, false) && defer.attempt > 0;
+    const unsigned step = woken ? defer.attempt - 1 : defer.attempt;
+    defer.after = std::min(kFirstDeferral * (1u << std::min(step, 16u)), kLongestDeferral);
+    const auto now = std::chrono::steady_clock::now();
+    if (defer.attempt == 0)
+        defer.until = now + kDeferBudget;
+    else
+        defer.after = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(defer.until - now),
+                                 std::chrono::milliseconds(1), defer.after);
+    if (!woken) ++defer.attempt;
     return true;
+}
+
+bool Dispatcher::may_put_off(const Deferral* defer) {
+    if (!defer || defer->attempt >= kDeferAttempts) return false;
+    // The clock is read only for a call put off before (rare).
+    return defer->attempt == 0 || std::chrono::steady_clock::now() < defer->until;
 }
 
 std::optional<Reply> Dispatcher::control(const AuthFlavor& flavor, const CallAuth& auth,
@@ -390,7 +407,8 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
     xdr::Encoder res(r.bytes);
     CallContext ctx(h, args, res, alloc, r.payload_owners);
     ctx.nowait = nowait;
-    ctx.may_defer = !nowait && defer && defer->attempt < kDeferAttempts;
+    ctx.may_defer = !nowait && may_put_off(defer);
+    const bool woken = defer && defer->woken;  // put_off() clears it
     // CallContext::put_off: the procedure asks before it undoes what it began.
     struct Asked {
         Dispatcher* d;
@@ -415,7 +433,7 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
         // place under the bound) with the call.
         spdlog::error("rpc: {} answered a call it had put off", info.name);
         defer->after = std::chrono::milliseconds(0);
-        --defer->attempt;
+        if (!woken) --defer->attempt;
         counters_.deferred--;
         if (keep_bytes) kept_bytes_->fetch_sub(keep_bytes);
     }
@@ -427,7 +445,7 @@ std::optional<Reply> Dispatcher::run(const Message& msg, const CallHeader& h,
             deferred = true;
             return std::nullopt;
         }
-        if (defer && defer->attempt >= kDeferAttempts) counters_.defer_gave_up++;
+        if (defer && defer->attempt > 0 && !ctx.may_defer && !nowait) counters_.defer_gave_up++;
         // Tried on a reactor, the call goes to a worker instead, which may put it off.
         out = nowait ? Outcome::would_block() : Outcome::ok();
     }

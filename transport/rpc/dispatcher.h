@@ -8,6 +8,7 @@
 // as RPCSEC_GSS needs (RFC 2203 §5.3.3.2), and is wrapped again.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -15,6 +16,7 @@
 
 #include "transport/rpc/auth/flavor.h"
 #include "transport/rpc/call.h"
+#include "transport/rpc/deferred_wakes.h"
 #include "transport/rpc/message.h"
 #include "transport/rpc/program.h"
 #include "transport/rpc/registry.h"
@@ -32,9 +34,13 @@ struct KeptAuth;
 // answered at most that long after what held it up cleared; kDeferAttempts runs at most,
 // then the procedure's own wait-and-retry answer is sent (1 020 ms in all: 4, 8, 16, 32, 64,
 // then 128 ms seven times). No thread waits: the transport's timer runs the call again
-// (workers never wait on a client).
+// (workers never wait on a client), or sooner when what held it up is gone
+// (deferred_wakes.h): such a run does not count as one of the kDeferAttempts, and the call
+// gives up all the same once kDeferBudget has passed since it was first put off.
 struct Deferral {
     unsigned attempt = 0;                // in: runs put off so far (the transport keeps it)
+    bool woken = false;                  // in: this run is a wake-up's, not the timer's
+    std::chrono::steady_clock::time_point until{};  // no run put off past this (first put-off)
     std::chrono::milliseconds after{0};  // out: non-zero: no reply; run it again after this
     std::shared_ptr<void> slot;          // the call's place under the bound, while it waits
     // A flavor with state (RPCSEC_GSS): the call's credential, reply verifier and unwrapped
@@ -50,6 +56,13 @@ public:
     static constexpr unsigned kDeferAttempts = 12;
     static constexpr std::chrono::milliseconds kFirstDeferral{4};
     static constexpr std::chrono::milliseconds kLongestDeferral{128};
+    // The schedule's sum: how long after its first put-off a call gives up (1 020 ms).
+    static constexpr std::chrono::milliseconds kDeferBudget = [] {
+        std::chrono::milliseconds sum{0};
+        for (unsigned i = 0; i < kDeferAttempts; ++i)
+            sum += std::min(kFirstDeferral * (1u << i), kLongestDeferral);
+        return sum;
+    }();
     // Arguments decrypted for calls put off (krb5p) and kept until they run again, in all;
     // a call that would pass it is answered now. Integrity (krb5i) and authentication alone
     // (krb5) keep none: their arguments stay where the transport received them.
@@ -110,6 +123,9 @@ public:
     const Counters& counters() const { return counters_; }
     // Calls put off and waiting to run again now (their Deferral::slot is held).
     uint64_t deferred_now() const { return deferred_now_->load(std::memory_order_relaxed); }
+    // Calls put off register here to be run again at once when a program says that what
+    // held them up is gone (DeferredWakes::wake_all).
+    const std::shared_ptr<DeferredWakes>& deferred_wakes() const { return wakes_; }
     // Bytes of decrypted arguments those calls keep (kMaxKeptBytes).
     uint64_t kept_bytes() const { return kept_bytes_->load(std::memory_order_relaxed); }
     const ReplyCache& reply_cache() const { return cache_; }
@@ -130,6 +146,8 @@ public:
                              OpStats& stats, const OpaqueAuth& verf, PayloadAllocator& alloc,
                              size_t& stat_offset, bool& nowait, Deferral* defer,
                              size_t keep_bytes, bool& deferred);
+    // Whether a run with `defer` may still be put off (its runs and its time).
+    static bool may_put_off(const Deferral* defer);
     // Puts the call off if the bounds let it (false: it is answered now); `keep_bytes`:
     // decrypted arguments it keeps from now on (kMaxKeptBytes).
     bool put_off(Deferral& defer, size_t keep_bytes);
@@ -159,6 +177,7 @@ public:
     std::shared_ptr<std::atomic<uint64_t>> kept_bytes_ =
         std::make_shared<std::atomic<uint64_t>>(0);
     ExportStats export_stats_;
+    std::shared_ptr<DeferredWakes> wakes_ = std::make_shared<DeferredWakes>();
 };
 
 }  // namespace nfsrdmad::rpc

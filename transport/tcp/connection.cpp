@@ -180,22 +180,45 @@ void Connection::run_on_worker(Record rec, std::optional<rpc::DecodedCall> decod
                                                     decoded ? &*decoded : nullptr, &defer);
         if (!reply && defer.after.count() > 0) {
             // Put off (rpc::Outcome::Later): the record stays the call's, and the call
-            // in flight, until the loop's timer runs it again on a worker. The timer holds
-            // the connection weakly: one gone meanwhile drops the call (a closed one that
-            // still exists runs it, and its answer goes nowhere: write_from_worker).
-            engine::Reactor& r = self->reactor_;
-            r.post([weak = self->weak_from_this(), &r, rec = std::move(rec),
-                    decoded = std::move(decoded), defer = std::move(defer)]() mutable {
-                const auto after = defer.after;
-                r.after(after, [weak, rec, decoded, defer]() mutable {
-                    if (auto again = weak.lock())
-                        again->run_on_worker(std::move(rec), std::move(decoded), std::move(defer));
-                });
+            // in flight, until the loop runs it again on a worker (Connection::defer).
+            self->reactor_.post([weak = self->weak_from_this(), rec = std::move(rec),
+                                 decoded = std::move(decoded), defer = std::move(defer)]() mutable {
+                if (auto again = weak.lock())
+                    again->defer(std::move(rec), std::move(decoded), std::move(defer));
             });
             return;
         }
         self->answer(reply);
     });
+}
+
+void Connection::defer(Record rec, std::optional<rpc::DecodedCall> decoded, rpc::Deferral defer) {
+    const uint64_t key = ++next_deferred_;
+    const auto after = defer.after;
+    Deferred& d = deferred_[key];
+    d.rec = std::move(rec);
+    d.decoded = std::move(decoded);
+    d.defer = std::move(defer);
+    d.timer = reactor_.after(after, [weak = weak_from_this(), key] {
+        if (auto self = weak.lock()) self->run_deferred(key, false);
+    });
+    // The waker runs on whichever thread saw the event: it only posts to this loop.
+    d.wake = svc_.dispatcher.deferred_wakes()->add([r = &reactor_, weak = weak_from_this(), key] {
+        r->post([weak, key] {
+            if (auto self = weak.lock()) self->run_deferred(key, true);
+        });
+    });
+}
+
+void Connection::run_deferred(uint64_t key, bool woken) {
+    auto it = deferred_.find(key);
+    if (it == deferred_.end()) return;  // run already (by the other of timer and wake-up)
+    if (woken) reactor_.cancel(it->second.timer);
+    Deferred d = std::move(it->second);
+    deferred_.erase(it);
+    d.wake.reset();  // no wake-up runs it twice
+    d.defer.woken = woken;
+    run_on_worker(std::move(d.rec), std::move(d.decoded), std::move(d.defer));
 }
 
 void Connection::answer(std::optional<rpc::Reply>& reply) {

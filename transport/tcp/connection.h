@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 
@@ -118,6 +119,22 @@ class Connection : public std::enable_shared_from_this<Connection>, public rpc::
     void submit(Record rec);
     // The call on a worker; `defer`: as Dispatcher::dispatch's, kept between runs.
     void run_on_worker(Record rec, std::optional<rpc::DecodedCall> decoded, rpc::Deferral defer);
+    // Calls put off (rpc::Outcome::Later), on the reactor thread: each runs again on a
+    // worker when its timer fires or a wake-up comes sooner (rpc/deferred_wakes.h); both
+    // hold only its key and a weak reference. A connection gone meanwhile drops them (a
+    // closed one that still exists runs them, and their answers go nowhere:
+    // write_from_worker).
+    struct Deferred {
+        engine::Reactor::TimerId timer;
+        Record rec;
+        std::optional<rpc::DecodedCall> decoded;
+        rpc::Deferral defer;
+        rpc::DeferredWakes::Registration wake;
+    };
+    std::map<uint64_t, Deferred> deferred_;
+    uint64_t next_deferred_ = 0;
+    void defer(Record rec, std::optional<rpc::DecodedCall> decoded, rpc::Deferral defer);
+    void run_deferred(uint64_t key, bool woken);
     void on_reply(const Record& rec);  // a REPLY record: one of our calls answered, or stray
     void expire_calls();
     void finish(std::vector<rpc::PendingCalls::Finished> f);  // runs the `done`s on a worker

@@ -158,6 +158,10 @@ std::optional<Delegation> Services::grant_delegation(const Open& open, const Tar
     d.fd = open.fd;
     d.who = open.who;
     d.lease = std::move(*lease);
+    // Calls put off while it is out run again once it is gone (Options::held_calls_freed),
+    // when its lease is let go: it leaves the table first (the calls' check), and the lease
+    // then, at once (the opens of NFSv3 WRITE and NFSv4.1 OPEN).
+    d.lease->on_release(options.held_calls_freed);
     d.watch = std::move(mark);
     // §10.4.3: the change attribute at the grant ("sc"), what the holder answers
     // CB_GETATTR with while it holds no changes (a reclaim learns it from the holder).
@@ -254,6 +258,7 @@ void Services::getattr_done(const DelegationTable::Other& id, const std::optiona
                              vfs::describe_error(r.error()));
         }
         delegations.answered(id, modified, reply->getattr->size, cc, now);
+        held_calls_freed();
         return;
     }
     const std::string what =
@@ -424,6 +429,7 @@ bool Services::sweep_delegations() {
         // flags SEQ4_STATUS_RECALLABLE_STATE_REVOKED until the client frees it.
         clients.revoke_stateid(d.stateid, x4::NFS4ERR_DELEG_REVOKED);
         ++delegation_stats.revoked;
+        if (d.lease) d.lease->release();
         spdlog::warn(
             "nfsv4.1: client {:#x}'s {} delegation revoked: not returned within a lease of its "
             "recall",
@@ -459,6 +465,7 @@ size_t Services::forget_removed_delegations(state::ClientId client) {
 size_t Services::end_removed(const std::vector<Delegation>& gone, bool recall) {
     for (const Delegation& d : gone) {
         clients.release_stateid(d.client, d.stateid);
+        if (d.lease) d.lease->release();
         ++delegation_stats.removed;
         {
             std::lock_guard l(recall_mu_);
@@ -485,7 +492,10 @@ x4::nfsstat4 Services::return_delegation(state::ClientId client, const state::St
     if (!d || d->client != client) return x4::NFS4ERR_BAD_STATEID;
     const x4::nfsstat4 st = clients.release_stateid(client, sid);
     if (st != x4::NFS4_OK) return st;
-    if (delegations.erase(sid.other)) ++delegation_stats.returned;
+    if (auto gone = delegations.erase(sid.other)) {
+        ++delegation_stats.returned;
+        if (gone->lease) gone->lease->release();  // and calls it held up run again
+    }
     std::lock_guard l(recall_mu_);
     recall_retries_.erase(sid.other);
     return x4::NFS4_OK;

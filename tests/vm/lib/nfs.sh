@@ -373,8 +373,9 @@ os.write(fd, (sys.argv[2] + "\n").encode())
 os.close(fd)' "$1" "$2"
     }
     local r=deleg-read-$$ w=deleg-write-$$
-    local returned0 rets0 recalls0 deferred0
+    local returned0 rets0 recalls0 deferred0 woken0
     deferred0=$(nfsrdmad_stat rpc deferred)
+    woken0=$(nfsrdmad_last_stat rpc deferred_woken)
     returned0=$(nfsrdmad_stat nfs4_delegations returned)
     recalls0=$(nfsrdmad_stat nfs4_delegations recalls)
     rets0=$(mount_op_count "$m4" DELEGRETURN)
@@ -393,6 +394,9 @@ os.close(fd)' "$1" "$2"
     check "$label: ... the v3 call ($flavor) was put off while the recall ran (rpc: deferred)" \
         test "$(nfsrdmad_stat rpc deferred)" -gt "$deferred0"
     note "$label: runs put off $(( $(nfsrdmad_last_stat rpc deferred) - deferred0 )), answered JUKEBOX after them so far: $(nfsrdmad_last_stat rpc defer_gave_up)"
+    # Run again as the delegation's lease went (rpc/deferred_wakes.h), not at its next timer.
+    check "$label: ... and run again when the delegation was returned (rpc: deferred_woken)" \
+        test "$(nfsrdmad_last_stat rpc deferred_woken)" -gt "$woken0"
     check_eq "$label: the v4.1 client reads what the v3 client wrote" "second version" "$(cat "$m4/$r")"
     kill $holder 2>/dev/null; wait $holder 2>/dev/null
 
@@ -528,7 +532,7 @@ nfs4_two_clients() {
     # was), not answered NFS4ERR_DELAY, after which the client waits 100 ms and longer.
     check "$label: ... the peer's OPEN was put off while the recall ran (rpc: deferred)" \
         test "$(nfsrdmad_stat rpc deferred)" -gt "$deferred0"
-    note "$label: runs put off $(( $(nfsrdmad_last_stat rpc deferred) - deferred0 )), answered DELAY after them so far: $(nfsrdmad_last_stat rpc defer_gave_up)"
+    note "$label: runs put off $(( $(nfsrdmad_last_stat rpc deferred) - deferred0 )), woken by a return $(( $(nfsrdmad_last_stat rpc deferred_woken) - woken0 )), answered DELAY after them so far: $(nfsrdmad_last_stat rpc defer_gave_up)"
     check_eq "$label: this host reads what the other client wrote" "peer version" "$(cat "$m4/$f")"
     kill $holder 2>/dev/null; wait $holder 2>/dev/null
 

@@ -241,15 +241,19 @@ class Connection : public std::enable_shared_from_this<Connection> {
     void forget_completed_sends();   // drops completed Sends from the front
     std::deque<std::shared_ptr<CallWork>> starved_calls_;
     // Calls put off (rpc::Outcome::Later) by key, each with the reactor timer that runs it
-    // again; the timer holds only the key and a weak reference, so a disconnect drops
-    // them (cancelled) while the connection and its device's pools still exist.
+    // again and its place among the calls a wake-up runs sooner (rpc/deferred_wakes.h);
+    // both hold only the key and a weak reference, so a disconnect drops them (cancelled)
+    // while the connection and its device's pools still exist.
     struct Deferred {
         engine::Reactor::TimerId timer;
         std::shared_ptr<CallWork> call;
+        rpc::DeferredWakes::Registration wake;
     };
     std::map<uint64_t, Deferred> deferred_;
     uint64_t next_deferred_ = 0;
     void defer(std::shared_ptr<CallWork> call);  // on the reactor thread
+    // The call put off under `key`, if still there, runs again now (its timer or a wake-up).
+    void run_deferred(uint64_t key, bool woken);
     std::deque<std::pair<uint32_t, HeaderError::Answer>> starved_errors_;
     std::deque<std::pair<std::shared_ptr<CallWork>, ReplyPtr>> starved_replies_;
     // The front of starved_replies_, built and partly posted (send_queue.h: a chain longer

@@ -198,14 +198,25 @@ void Connection::defer(std::shared_ptr<CallWork> call) {
     Deferred& d = deferred_[key];
     d.call = std::move(call);
     d.timer = reactor_.after(after, [weak = weak_from_this(), key] {
-        auto self = weak.lock();
-        if (!self) return;
-        auto it = self->deferred_.find(key);
-        if (it == self->deferred_.end()) return;
-        auto again = std::move(it->second.call);
-        self->deferred_.erase(it);
-        self->run_on_worker(std::move(again));
+        if (auto self = weak.lock()) self->run_deferred(key, false);
     });
+    // The waker runs on whichever thread saw the event: it only posts to this reactor,
+    // where the weak reference is taken (never the last one dropped elsewhere).
+    d.wake = svc_.dispatcher.deferred_wakes()->add([r = &reactor_, weak = weak_from_this(), key] {
+        r->post([weak, key] {
+            if (auto self = weak.lock()) self->run_deferred(key, true);
+        });
+    });
+}
+
+void Connection::run_deferred(uint64_t key, bool woken) {
+    auto it = deferred_.find(key);
+    if (it == deferred_.end()) return;  // run already (by the other of timer and wake-up)
+    if (woken) reactor_.cancel(it->second.timer);
+    auto again = std::move(it->second.call);
+    deferred_.erase(it);  // its Registration ends: no wake-up runs it twice
+    again->deferral.woken = woken;
+    run_on_worker(std::move(again));
 }
 
 void Connection::run_on_worker(std::shared_ptr<CallWork> call) {

@@ -1,0 +1,43 @@
+#include "transport/rpc/deferred_wakes.h"
+
+#include <utility>
+#include <vector>
+
+namespace nfsrdmad::rpc {
+
+void DeferredWakes::Registration::reset() {
+    if (id_ == 0) return;
+    if (auto owner = owner_.lock()) owner->remove(id_);
+    id_ = 0;
+    owner_.reset();
+}
+
+DeferredWakes::Registration DeferredWakes::add(Waker wake) {
+    std::lock_guard l(mu_);
+    const uint64_t id = ++next_;
+    wakers_.emplace(id, std::move(wake));
+    count_.store(wakers_.size(), std::memory_order_relaxed);
+    return Registration(weak_from_this(), id);
+}
+
+void DeferredWakes::remove(uint64_t id) {
+    std::lock_guard l(mu_);
+    wakers_.erase(id);
+    count_.store(wakers_.size(), std::memory_order_relaxed);
+}
+
+void DeferredWakes::wake_all() {
+    if (count_.load(std::memory_order_relaxed) == 0) return;
+    std::unordered_map<uint64_t, Waker> taken;
+    {
+        std::lock_guard l(mu_);
+        taken.swap(wakers_);
+        count_.store(0, std::memory_order_relaxed);
+    }
+    // Outside the lock: a waker posts to its reactor, which may be running a Registration's
+    // end on this table right now.
+    woken_.fetch_add(taken.size(), std::memory_order_relaxed);
+    for (auto& [id, wake] : taken) wake();
+}
+
+}  // namespace nfsrdmad::rpc

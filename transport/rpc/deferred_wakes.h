@@ -1,0 +1,82 @@
+// Calls put off (Outcome::Later, dispatcher.h) woken by the event they wait for.
+//
+// A call held up by an NFSv4.1 delegation is put off and run again by its transport's
+// timer (4, 8, ... then every 128 ms). What holds it up ends with an event the server
+// sees: the holder's DELEGRETURN, its answer to CB_GETATTR, a revocation, the file or
+// the client gone. When that happens the program says so (wake_all), and every call put
+// off runs again now instead of at its next timer: no call can tell which event it waits
+// for (a recall may free several files, a lease break has no handle), and at most
+// Dispatcher::kMaxDeferred calls wait at once, so waking all is bounded and cheap.
+//
+// Threads: add() and a Registration's end on the transport's reactor, wake_all() on any
+// thread (a worker, a reactor). A waker only posts work to the reactor that owns its call
+// and never runs it there and then (it runs under no lock of this table, but on the
+// caller's thread, which may have switched credentials: an RDMA connection's last
+// reference must not be dropped there, transport/rdma/verbs/connection.h).
+//
+// Each call is woken at most once per put-off: wake_all() takes every waker out. A run
+// woken early does not use up one of the call's runs (Deferral::woken), and the call
+// still gives up when its time is up (Deferral::until).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <utility>
+
+namespace nfsrdmad::rpc {
+
+class DeferredWakes : public std::enable_shared_from_this<DeferredWakes> {
+  public:
+    using Waker = std::function<void()>;
+
+    // Takes the call's waker out of the table when it ends (the call ran, was woken or
+    // was dropped with its connection). Move-only; empty when default-made.
+    class Registration {
+      public:
+        Registration() = default;
+        Registration(std::weak_ptr<DeferredWakes> owner, uint64_t id)
+            : owner_(std::move(owner)), id_(id) {}
+        Registration(Registration&& o) noexcept
+            : owner_(std::move(o.owner_)), id_(std::exchange(o.id_, 0)) {}
+        Registration& operator=(Registration&& o) noexcept {
+            if (this != &o) {
+                reset();
+                owner_ = std::move(o.owner_);
+                id_ = std::exchange(o.id_, 0);
+            }
+            return *this;
+        }
+        Registration(const Registration&) = delete;
+        Registration& operator=(const Registration&) = delete;
+        ~Registration() { reset(); }
+        void reset();
+
+      private:
+        std::weak_ptr<DeferredWakes> owner_;
+        uint64_t id_ = 0;
+    };
+
+    // The transport puts a call off: `wake` runs at most once, on wake_all()'s thread.
+    [[nodiscard]] Registration add(Waker wake);
+    // What held calls up is gone: every waker registered runs now (and is taken out).
+    // Cheap when no call waits (one relaxed load).
+    void wake_all();
+    size_t size() const { return count_.load(std::memory_order_relaxed); }
+    // Calls run again early by wake_all() (stats).
+    uint64_t woken() const { return woken_.load(std::memory_order_relaxed); }
+
+  private:
+    void remove(uint64_t id);
+
+    mutable std::mutex mu_;
+    std::unordered_map<uint64_t, Waker> wakers_;
+    uint64_t next_ = 0;
+    std::atomic<size_t> count_{0};
+    std::atomic<uint64_t> woken_{0};
+};
+
+}  // namespace nfsrdmad::rpc
