@@ -120,14 +120,17 @@ TEST_F(Defer, TheDelaysDoubleUpToTheLongestAndTheLastRunAnswersTheHoldUp) {
 
 // A wake-up (rpc/deferred_wakes.h) runs a call before its timer: if it is still held up
 // (another file's delegation ended), the run is not one of its kDeferAttempts and it waits
-// the step its timer was on again; its time is still counted from its first put-off.
+// the step its timer was on again, for the timer alone; its time is still counted from its
+// first put-off.
 TEST_F(Defer, AWokenRunUsesUpNoRunAndWaitsItsStepAgain) {
     const auto bytes = message(0);
     rpc::Deferral defer;
     ASSERT_FALSE(dispatch(bytes, &defer));
+    EXPECT_TRUE(defer.wakeable);
     ASSERT_FALSE(dispatch(bytes, &defer));
     EXPECT_EQ(defer.attempt, 2u);
     EXPECT_EQ(defer.after, rpc::Dispatcher::kFirstDeferral * 2);
+    EXPECT_TRUE(defer.wakeable);
     const auto until = defer.until;
     for (int i = 0; i < 40; ++i) {
         defer.woken = true;
@@ -136,10 +139,13 @@ TEST_F(Defer, AWokenRunUsesUpNoRunAndWaitsItsStepAgain) {
         EXPECT_EQ(defer.after, rpc::Dispatcher::kFirstDeferral * 2);
         EXPECT_FALSE(defer.woken);
         EXPECT_EQ(defer.until, until);
+        // Its timer runs it next, not another wake-up.
+        EXPECT_FALSE(defer.wakeable);
     }
     ASSERT_FALSE(dispatch(bytes, &defer));  // the timer's run takes the next step
     EXPECT_EQ(defer.attempt, 3u);
     EXPECT_EQ(defer.after, rpc::Dispatcher::kFirstDeferral * 4);
+    EXPECT_TRUE(defer.wakeable);
     EXPECT_EQ(d.counters().defer_gave_up.load(), 0u);
     prog->hold = false;
     auto r = dispatch(bytes, &defer);

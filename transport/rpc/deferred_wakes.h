@@ -14,9 +14,11 @@
 // caller's thread, which may have switched credentials: an RDMA connection's last
 // reference must not be dropped there, transport/rdma/verbs/connection.h).
 //
-// Each call is woken at most once per put-off: wake_all() takes every waker out. A run
-// woken early does not use up one of the call's runs (Deferral::woken), and the call
-// still gives up when its time is up (Deferral::until).
+// Each call is woken at most once per step of its timer: wake_all() takes every waker out,
+// and a woken run put off again waits for its timer (Deferral::wakeable), so a storm of
+// returns costs each call at most twice its runs. A woken run does not use up one of the
+// call's runs (Deferral::woken), and the call still gives up when its time is up
+// (Deferral::until).
 #pragma once
 
 #include <atomic>

@@ -332,6 +332,7 @@ bool Dispatcher::put_off(Deferral& defer, size_t keep_bytes) {
         defer.after = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(defer.until - now),
                                  std::chrono::milliseconds(1), defer.after);
     if (!woken) ++defer.attempt;
+    defer.wakeable = !woken;
     return true;
 }
 

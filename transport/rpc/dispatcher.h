@@ -40,6 +40,10 @@ struct KeptAuth;
 struct Deferral {
     unsigned attempt = 0;                // in: runs put off so far (the transport keeps it)
     bool woken = false;                  // in: this run is a wake-up's, not the timer's
+    // out: the transport may have a wake-up run the call before its timer. A woken run put
+    // off again waits for its timer, so that a call runs at most twice per step however
+    // many delegations end meanwhile.
+    bool wakeable = false;
     std::chrono::steady_clock::time_point until{};  // no run put off past this (first put-off)
     std::chrono::milliseconds after{0};  // out: non-zero: no reply; run it again after this
     std::shared_ptr<void> slot;          // the call's place under the bound, while it waits

@@ -202,12 +202,15 @@ void Connection::defer(Record rec, std::optional<rpc::DecodedCall> decoded, rpc:
     d.timer = reactor_.after(after, [weak = weak_from_this(), key] {
         if (auto self = weak.lock()) self->run_deferred(key, false);
     });
-    // The waker runs on whichever thread saw the event: it only posts to this loop.
-    d.wake = svc_.dispatcher.deferred_wakes()->add([r = &reactor_, weak = weak_from_this(), key] {
-        r->post([weak, key] {
-            if (auto self = weak.lock()) self->run_deferred(key, true);
-        });
-    });
+    // The waker runs on whichever thread saw the event: it only posts to this loop. None
+    // for a woken run put off again: its timer runs it (Deferral::wakeable).
+    if (d.defer.wakeable)
+        d.wake =
+            svc_.dispatcher.deferred_wakes()->add([r = &reactor_, weak = weak_from_this(), key] {
+                r->post([weak, key] {
+                    if (auto self = weak.lock()) self->run_deferred(key, true);
+                });
+            });
 }
 
 void Connection::run_deferred(uint64_t key, bool woken) {

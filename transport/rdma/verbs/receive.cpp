@@ -201,12 +201,15 @@ void Connection::defer(std::shared_ptr<CallWork> call) {
         if (auto self = weak.lock()) self->run_deferred(key, false);
     });
     // The waker runs on whichever thread saw the event: it only posts to this reactor,
-    // where the weak reference is taken (never the last one dropped elsewhere).
-    d.wake = svc_.dispatcher.deferred_wakes()->add([r = &reactor_, weak = weak_from_this(), key] {
-        r->post([weak, key] {
-            if (auto self = weak.lock()) self->run_deferred(key, true);
-        });
-    });
+    // where the weak reference is taken (never the last one dropped elsewhere). None for a
+    // woken run put off again: its timer runs it (Deferral::wakeable).
+    if (d.call->deferral.wakeable)
+        d.wake =
+            svc_.dispatcher.deferred_wakes()->add([r = &reactor_, weak = weak_from_this(), key] {
+                r->post([weak, key] {
+                    if (auto self = weak.lock()) self->run_deferred(key, true);
+                });
+            });
 }
 
 void Connection::run_deferred(uint64_t key, bool woken) {
