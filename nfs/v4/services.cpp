@@ -10,11 +10,14 @@ namespace nfsrdmad::nfs::v4 {
 
 void Services::forget_client(state::ClientId id) {
     // Its delegations first: the calls forget() fails find nothing left to recall.
+    bool freed = false;
     for (const Delegation& d : delegations.forget_client(id)) {
-        if (d.lease) d.lease->release();
+        if (d.lease) d.lease->release(false);
+        freed = true;
         std::lock_guard l(recall_mu_);
         recall_retries_.erase(d.stateid.other);
     }
+    if (freed) held_calls_freed();  // once every lease is let go
     callbacks.forget(id);
     opens.forget_client(id);  // closes the files only these opens kept open
     lock_states.forget_client(id);

@@ -60,7 +60,7 @@ Lease::~Lease() {
     release();
 }
 
-void Lease::release() {
+void Lease::release(bool notify) {
     if (released_.exchange(true)) return;
     if (fd_.get() >= 0) ::fcntl(fd_.get(), F_SETLEASE, F_UNLCK);
     if (file_) {
@@ -69,7 +69,7 @@ void Lease::release() {
         if (it != g_leased.end()) g_leased.erase(it);
         g_any.store(g_leased.size(), std::memory_order_release);
     }
-    if (on_release_) on_release_();
+    if (notify && on_release_) on_release_();
 }
 
 bool Lease::breaking() const {

@@ -59,9 +59,11 @@ class Lease {
     // asks.
     bool breaking() const;
     // Lets the lease go now, whoever else still holds this object (a copy of its
-    // delegation kept by a recall's reply handler): once a delegation has left the table,
-    // a local opener must not wait for the last copy. The destructor does it otherwise.
-    void release();
+    // delegation a worker took a moment ago): once a delegation has left the table, an
+    // opener must not wait for the last copy. The destructor does it otherwise.
+    // `notify`: run on_release's function (false: the caller lets several go and says so
+    // once, after the last).
+    void release(bool notify = true);
     // Runs once, when the lease is let go (on the thread that lets it go). Set before the
     // lease is shared.
     void on_release(std::function<void()> fn) { on_release_ = std::move(fn); }

@@ -136,12 +136,19 @@ TEST_F(Defer, AWokenRunUsesUpNoRunAndWaitsItsStepAgain) {
         defer.woken = true;
         ASSERT_FALSE(dispatch(bytes, &defer)) << "woken run " << i;
         EXPECT_EQ(defer.attempt, 2u);
-        EXPECT_EQ(defer.after, rpc::Dispatcher::kFirstDeferral * 2);
+        // What is left of the step it was woken in (no more).
+        EXPECT_LE(defer.after, rpc::Dispatcher::kFirstDeferral * 2);
+        EXPECT_GE(defer.after.count(), 1);
         EXPECT_FALSE(defer.woken);
         EXPECT_EQ(defer.until, until);
         // Its timer runs it next, not another wake-up.
         EXPECT_FALSE(defer.wakeable);
     }
+    // Woken late in its step, it waits only the rest of it.
+    defer.due = std::chrono::steady_clock::now() + std::chrono::milliseconds(2);
+    defer.woken = true;
+    ASSERT_FALSE(dispatch(bytes, &defer));
+    EXPECT_LE(defer.after.count(), 2);
     ASSERT_FALSE(dispatch(bytes, &defer));  // the timer's run takes the next step
     EXPECT_EQ(defer.attempt, 3u);
     EXPECT_EQ(defer.after, rpc::Dispatcher::kFirstDeferral * 4);
@@ -152,6 +159,36 @@ TEST_F(Defer, AWokenRunUsesUpNoRunAndWaitsItsStepAgain) {
     ASSERT_TRUE(r);
     EXPECT_EQ(word_at(r->bytes, 24), 7u);
     EXPECT_EQ(d.counters().calls.load(), 1u);
+}
+
+// Woken in its last step, a call is still put off: the timer's last run is the one that
+// answers.
+TEST_F(Defer, AWokenRunInTheLastStepIsPutOffStill) {
+    const auto bytes = message(0);
+    rpc::Deferral defer;
+    for (unsigned i = 0; i < rpc::Dispatcher::kDeferAttempts; ++i)
+        ASSERT_FALSE(dispatch(bytes, &defer)) << "run " << i;
+    defer.woken = true;
+    ASSERT_FALSE(dispatch(bytes, &defer)) << "a wake-up used up the last run";
+    EXPECT_EQ(d.counters().defer_gave_up.load(), 0u);
+    auto r = dispatch(bytes, &defer);  // the timer's
+    ASSERT_TRUE(r);
+    EXPECT_EQ(word_at(r->bytes, 24), kHeldUp);
+    EXPECT_EQ(d.counters().defer_gave_up.load(), 1u);
+}
+
+// A run notes the wake-ups so far, so that its transport can tell one that came while it
+// ran (before the call was registered to be woken) and run it again at once.
+TEST_F(Defer, ARunNotesTheWakeUpsBeforeIt) {
+    const auto bytes = message(0);
+    rpc::Deferral defer;
+    const auto& wakes = d.deferred_wakes();
+    wakes->wake_all();
+    wakes->wake_all();
+    ASSERT_FALSE(dispatch(bytes, &defer));
+    EXPECT_EQ(defer.wakes_seen, wakes->generation());
+    wakes->wake_all();
+    EXPECT_NE(defer.wakes_seen, wakes->generation());
 }
 
 TEST_F(Defer, ACallGivesUpOnceItsTimeIsUpWhateverRunsItHasLeft) {
@@ -192,7 +229,7 @@ TEST(DeferredWakes, EachWakerRunsOnceAndOnlyWhileItsCallWaits) {
     EXPECT_EQ(b, 1);
     EXPECT_EQ(c, 0);
     EXPECT_EQ(wakes->size(), 0u);
-    EXPECT_EQ(wakes->woken(), 2u);
+    EXPECT_EQ(wakes->generation(), 2u);  // the first, with none to wake, counts too
     wakes->wake_all();  // each at most once
     EXPECT_EQ(a + b, 2);
     // A registration moved keeps its waker; one ended after the wake-up is harmless, and

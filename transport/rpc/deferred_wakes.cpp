@@ -16,7 +16,7 @@ DeferredWakes::Registration DeferredWakes::add(Waker wake) {
     std::lock_guard l(mu_);
     const uint64_t id = ++next_;
     wakers_.emplace(id, std::move(wake));
-    count_.store(wakers_.size(), std::memory_order_relaxed);
+    count_.store(wakers_.size());
     return Registration(weak_from_this(), id);
 }
 
@@ -27,7 +27,10 @@ void DeferredWakes::remove(uint64_t id) {
 }
 
 void DeferredWakes::wake_all() {
-    if (count_.load(std::memory_order_relaxed) == 0) return;
+    // Sequentially consistent with add()'s count and a transport's generation(): either
+    // this sees the call registered, or the transport sees the generation moved.
+    generation_.fetch_add(1);
+    if (count_.load() == 0) return;
     std::unordered_map<uint64_t, Waker> taken;
     {
         std::lock_guard l(mu_);
@@ -36,7 +39,6 @@ void DeferredWakes::wake_all() {
     }
     // Outside the lock: a waker posts to its reactor, which may be running a Registration's
     // end on this table right now.
-    woken_.fetch_add(taken.size(), std::memory_order_relaxed);
     for (auto& [id, wake] : taken) wake();
 }
 

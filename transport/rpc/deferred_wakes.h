@@ -8,11 +8,15 @@
 // for (a recall may free several files, a lease break has no handle), and at most
 // Dispatcher::kMaxDeferred calls wait at once, so waking all is bounded and cheap.
 //
-// Threads: add() and a Registration's end on the transport's reactor, wake_all() on any
-// thread (a worker, a reactor). A waker only posts work to the reactor that owns its call
-// and never runs it there and then (it runs under no lock of this table, but on the
-// caller's thread, which may have switched credentials: an RDMA connection's last
-// reference must not be dropped there, transport/rdma/verbs/connection.h).
+// Threads: add() on the transport's reactor, a Registration's end where its call goes (the
+// reactor, or a TCP connection's last owner), wake_all() on any thread (a worker, a
+// reactor). A waker only posts work to the reactor that owns its call and never runs it
+// there and then (it runs under no lock of this table, but on the caller's thread, which
+// may have switched credentials: an RDMA connection's last reference must not be dropped
+// there, transport/rdma/verbs/connection.h).
+//
+// A wake-up that comes while a call runs, before its transport registered it, is not lost:
+// the transport compares generation() with what it was when the run began.
 //
 // Each call is woken at most once per step of its timer: wake_all() takes every waker out,
 // and a woken run put off again waits for its timer (Deferral::wakeable), so a storm of
@@ -65,10 +69,14 @@ class DeferredWakes : public std::enable_shared_from_this<DeferredWakes> {
     // The transport puts a call off: `wake` runs at most once, on wake_all()'s thread.
     [[nodiscard]] Registration add(Waker wake);
     // What held calls up is gone: every waker registered runs now (and is taken out).
-    // Cheap when no call waits (one relaxed load).
+    // Cheap when no call waits.
     void wake_all();
+    // wake_all()s so far: a transport that finds it moved while its call ran (before the
+    // call could be registered) runs the call again at once (Deferral::wakes_seen).
+    uint64_t generation() const { return generation_.load(); }
     size_t size() const { return count_.load(std::memory_order_relaxed); }
-    // Calls run again early by wake_all() (stats).
+    // Calls a transport ran again early because of a wake-up (stats).
+    void note_woken() { woken_.fetch_add(1, std::memory_order_relaxed); }
     uint64_t woken() const { return woken_.load(std::memory_order_relaxed); }
 
   private:
@@ -79,6 +87,7 @@ class DeferredWakes : public std::enable_shared_from_this<DeferredWakes> {
     uint64_t next_ = 0;
     std::atomic<size_t> count_{0};
     std::atomic<uint64_t> woken_{0};
+    std::atomic<uint64_t> generation_{0};
 };
 
 }  // namespace nfsrdmad::rpc

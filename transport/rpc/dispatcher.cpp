@@ -92,7 +92,10 @@ void Dispatcher::add(std::shared_ptr<Program> p) {
 std::optional<Reply> Dispatcher::dispatch(const Message& msg, const Peer& peer,
                                           PayloadAllocator& alloc, const DecodedCall* decoded,
                                           Deferral* defer) {
-    if (defer) defer->after = std::chrono::milliseconds(0);
+    if (defer) {
+        defer->after = std::chrono::milliseconds(0);
+        defer->wakes_seen = wakes_->generation();
+    }
     if (!defer || defer->attempt == 0) counters_.calls++;  // a call put off counts once
     bool nowait = false;
     return route(msg, peer, alloc, nowait, decoded, nullptr, defer);
@@ -320,24 +323,33 @@ bool Dispatcher::put_off(Deferral& defer, size_t keep_bytes) {
         return false;
     }
     counters_.deferred++;
-    // A run woken early (deferred_wakes.h) waits its interrupted step again and uses up no
-    // run; every other run takes the next step. None waits past the call's budget.
+    // A run woken early (deferred_wakes.h) waits out what was left of its interrupted step
+    // and uses up no run; every other run takes the next step. None waits past the call's
+    // budget.
     const bool woken = std::exchange(defer.woken, false) && defer.attempt > 0;
-    const unsigned step = woken ? defer.attempt - 1 : defer.attempt;
-    defer.after = std::min(kFirstDeferral * (1u << std::min(step, 16u)), kLongestDeferral);
     const auto now = std::chrono::steady_clock::now();
-    if (defer.attempt == 0)
-        defer.until = now + kDeferBudget;
-    else
-        defer.after = std::clamp(std::chrono::ceil<std::chrono::milliseconds>(defer.until - now),
-                                 std::chrono::milliseconds(1), defer.after);
-    if (!woken) ++defer.attempt;
+    using std::chrono::ceil, std::chrono::milliseconds;
+    if (woken) {
+        defer.after =
+            std::clamp(ceil<milliseconds>(defer.due - now), milliseconds(1), kLongestDeferral);
+    } else {
+        defer.after =
+            std::min(kFirstDeferral * (1u << std::min(defer.attempt, 16u)), kLongestDeferral);
+        if (defer.attempt == 0)
+            defer.until = now + kDeferBudget;
+        else
+            defer.after =
+                std::clamp(ceil<milliseconds>(defer.until - now), milliseconds(1), defer.after);
+        defer.due = now + defer.after;
+        ++defer.attempt;
+    }
     defer.wakeable = !woken;
     return true;
 }
 
 bool Dispatcher::may_put_off(const Deferral* defer) {
-    if (!defer || defer->attempt >= kDeferAttempts) return false;
+    // A woken run used up none of the runs (the timer's run of that step is still to come).
+    if (!defer || defer->attempt - (defer->woken ? 1 : 0) >= kDeferAttempts) return false;
     // The clock is read only for a call put off before (rare).
     return defer->attempt == 0 || std::chrono::steady_clock::now() < defer->until;
 }

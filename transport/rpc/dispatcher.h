@@ -44,7 +44,11 @@ struct Deferral {
     // off again waits for its timer, so that a call runs at most twice per step however
     // many delegations end meanwhile.
     bool wakeable = false;
+    // Wake-ups before this run began (DeferredWakes::generation): one that came while it
+    // ran, before its transport could register it, runs it again at once.
+    uint64_t wakes_seen = 0;
     std::chrono::steady_clock::time_point until{};  // no run put off past this (first put-off)
+    std::chrono::steady_clock::time_point due{};    // when the timer's step ends
     std::chrono::milliseconds after{0};  // out: non-zero: no reply; run it again after this
     std::shared_ptr<void> slot;          // the call's place under the bound, while it waits
     // A flavor with state (RPCSEC_GSS): the call's credential, reply verifier and unwrapped

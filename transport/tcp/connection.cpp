@@ -204,19 +204,24 @@ void Connection::defer(Record rec, std::optional<rpc::DecodedCall> decoded, rpc:
     });
     // The waker runs on whichever thread saw the event: it only posts to this loop. None
     // for a woken run put off again: its timer runs it (Deferral::wakeable).
-    if (d.defer.wakeable)
-        d.wake =
-            svc_.dispatcher.deferred_wakes()->add([r = &reactor_, weak = weak_from_this(), key] {
-                r->post([weak, key] {
-                    if (auto self = weak.lock()) self->run_deferred(key, true);
-                });
-            });
+    if (!d.defer.wakeable) return;
+    const auto& wakes = svc_.dispatcher.deferred_wakes();
+    d.wake = wakes->add([r = &reactor_, weak = weak_from_this(), key] {
+        r->post([weak, key] {
+            if (auto self = weak.lock()) self->run_deferred(key, true);
+        });
+    });
+    // A wake-up while the call ran, before it was registered: it runs again now.
+    if (wakes->generation() != d.defer.wakes_seen) run_deferred(key, true);
 }
 
 void Connection::run_deferred(uint64_t key, bool woken) {
     auto it = deferred_.find(key);
     if (it == deferred_.end()) return;  // run already (by the other of timer and wake-up)
-    if (woken) reactor_.cancel(it->second.timer);
+    if (woken) {
+        reactor_.cancel(it->second.timer);
+        svc_.dispatcher.deferred_wakes()->note_woken();
+    }
     Deferred d = std::move(it->second);
     deferred_.erase(it);
     d.wake.reset();  // no wake-up runs it twice

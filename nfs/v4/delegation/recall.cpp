@@ -420,6 +420,7 @@ bool Services::sweep_delegations() {
         std::lock_guard l(removed_mu_);
         end_removed(delegations.forget_removed_next(kRemovedChecks), true);
     }
+    bool revoked = false;
     for (Delegation& d : delegations.overdue(now - options.limits.lease)) {
         {
             std::lock_guard l(recall_mu_);
@@ -429,12 +430,14 @@ bool Services::sweep_delegations() {
         // flags SEQ4_STATUS_RECALLABLE_STATE_REVOKED until the client frees it.
         clients.revoke_stateid(d.stateid, x4::NFS4ERR_DELEG_REVOKED);
         ++delegation_stats.revoked;
-        if (d.lease) d.lease->release();
+        if (d.lease) d.lease->release(false);
+        revoked = true;
         spdlog::warn(
             "nfsv4.1: client {:#x}'s {} delegation revoked: not returned within a lease of its "
             "recall",
             d.client, d.write ? "write" : "read");
     }
+    if (revoked) held_calls_freed();  // once every lease revoked is let go
     std::vector<Delegation> again;
     {
         std::lock_guard l(recall_mu_);
@@ -465,7 +468,7 @@ size_t Services::forget_removed_delegations(state::ClientId client) {
 size_t Services::end_removed(const std::vector<Delegation>& gone, bool recall) {
     for (const Delegation& d : gone) {
         clients.release_stateid(d.client, d.stateid);
-        if (d.lease) d.lease->release();
+        if (d.lease) d.lease->release(false);
         ++delegation_stats.removed;
         {
             std::lock_guard l(recall_mu_);
@@ -473,15 +476,18 @@ size_t Services::end_removed(const std::vector<Delegation>& gone, bool recall) {
         }
         // The holder may still trust its cache of the file: one CB_RECALL, whatever its
         // answer (the DELEGRETURN that follows finds no delegation; the Linux client's
-        // asks GETATTR first, NFS4ERR_STALE). The descriptor and the lease go with `gone`.
+        // asks GETATTR first, NFS4ERR_STALE). The descriptor goes with `gone`; the lease
+        // went above.
         if (recall)
             callbacks.compound(d.client, cb_recall(d.stateid, false, d.file.data()),
                                CallbackPaths::Clock::now() + options.limits.lease,
                                [](std::optional<CbReply>, const std::string&) {});
     }
-    if (!gone.empty())
+    if (!gone.empty()) {
         spdlog::info("nfsv4.1: {} delegation(s) ended: their files were removed on the server{}",
                      gone.size(), recall ? " (holders sent CB_RECALL)" : "");
+        held_calls_freed();  // once every lease is let go
+    }
     return gone.size();
 }
 

@@ -509,8 +509,9 @@ rpc_xprt_cut() {
 nfs4_two_clients() {
     local m4=$1 srv=$2 ns=$3 addr=$4 export=$5 port=$6 label=$7 cut=${8:-1}
     local f=peer-r-$$ g=peer-w-$$ h=peer-cut-$$ holder t0 out
-    local recalls0 failures0 getattrs0 ups0 binds0 deferred0
+    local recalls0 failures0 getattrs0 ups0 binds0 deferred0 woken0
     deferred0=$(nfsrdmad_stat rpc deferred)
+    woken0=$(nfsrdmad_last_stat rpc deferred_woken)
     recalls0=$(nfsrdmad_stat nfs4_delegations recalls)
     failures0=$(nfsrdmad_stat nfs4_delegations recall_failures)
     getattrs0=$(nfsrdmad_stat nfs4_delegations cb_getattrs)

@@ -203,19 +203,24 @@ void Connection::defer(std::shared_ptr<CallWork> call) {
     // The waker runs on whichever thread saw the event: it only posts to this reactor,
     // where the weak reference is taken (never the last one dropped elsewhere). None for a
     // woken run put off again: its timer runs it (Deferral::wakeable).
-    if (d.call->deferral.wakeable)
-        d.wake =
-            svc_.dispatcher.deferred_wakes()->add([r = &reactor_, weak = weak_from_this(), key] {
-                r->post([weak, key] {
-                    if (auto self = weak.lock()) self->run_deferred(key, true);
-                });
-            });
+    if (!d.call->deferral.wakeable) return;
+    const auto& wakes = svc_.dispatcher.deferred_wakes();
+    d.wake = wakes->add([r = &reactor_, weak = weak_from_this(), key] {
+        r->post([weak, key] {
+            if (auto self = weak.lock()) self->run_deferred(key, true);
+        });
+    });
+    // A wake-up while the call ran, before it was registered: it runs again now.
+    if (wakes->generation() != d.call->deferral.wakes_seen) run_deferred(key, true);
 }
 
 void Connection::run_deferred(uint64_t key, bool woken) {
     auto it = deferred_.find(key);
     if (it == deferred_.end()) return;  // run already (by the other of timer and wake-up)
-    if (woken) reactor_.cancel(it->second.timer);
+    if (woken) {
+        reactor_.cancel(it->second.timer);
+        svc_.dispatcher.deferred_wakes()->note_woken();
+    }
     auto again = std::move(it->second.call);
     deferred_.erase(it);  // its Registration ends: no wake-up runs it twice
     again->deferral.woken = woken;
