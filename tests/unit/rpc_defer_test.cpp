@@ -451,7 +451,9 @@ TEST_F(DeferGss, ACallPutOffKeepsWhatTheFlavorAcceptedAndIsNotAskedAgain) {
         EXPECT_EQ(word_at(r->bytes, 24), uint32_t(x::SUCCESS));
         EXPECT_EQ(word_at(r->bytes, 28), 4242u);
         EXPECT_EQ(r->bytes.size(), service == 0 ? 32u : 36u);
-        if (service != 0) EXPECT_EQ(word_at(r->bytes, 32), seq);
+        if (service != 0) {
+            EXPECT_EQ(word_at(r->bytes, 32), seq);
+        }
         defer = {};
         EXPECT_EQ(d.kept_bytes(), 0u);
         EXPECT_EQ(d.deferred_now(), 0u);
