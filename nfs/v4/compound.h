@@ -72,7 +72,8 @@ struct Compound {
     uint32_t opnum = 0;        // the operation running (OP_*)
     // The operations that decode, in order: found before the first runs.
     std::span<const uint32_t> opnums() const { return {opnum_at.data(), decoded_ops}; }
-    std::array<uint32_t, kMaxDecodedOps> opnum_at{};  // the first decoded_ops are set
+    // The first decoded_ops are set, and only they are read: not zeroed for every COMPOUND.
+    std::array<uint32_t, kMaxDecodedOps> opnum_at;
     size_t decoded_ops = 0;
     size_t op_count = 0;       // operations in the request
     size_t request_bytes = 0;  // the RPC call as encoded (SEQUENCE: ca_maxrequestsize)

@@ -53,7 +53,7 @@ bool putfh_may_nowait(Compound& c, xdr::Decoder args) {
     if (!rq.decode(args, a) || a.object.size() > x4::NFS4_FHSIZE || is_pseudo_handle(a.object))
         return true;
     auto ref = rq.find_by_handle(a.object);  // remembered: PUTFH does not check it again
-    return !ref || (!Request::leave_to_worker(**ref) && rq.svc.files.contains((*ref)->handle));
+    return !ref || (!Request::leave_to_worker(**ref) && rq.held_in_cache(**ref));
 }
 
 }  // namespace nfsrdmad::nfs::v4

@@ -93,6 +93,11 @@ x4::nfsstat4 Request::admit(const vfs::Export& exp, Caller& who) {
 x4::nfsstat4 Request::resolve(std::span<const uint8_t> fh, Target& out, struct statx* attrs,
                               bool for_change) {
     out = Target{};
+    return resolve_fresh(fh, out, attrs, for_change);
+}
+
+x4::nfsstat4 Request::resolve_fresh(std::span<const uint8_t> fh, Target& out, struct statx* attrs,
+                                    bool for_change) {
     if (is_pseudo_handle(fh)) {
         auto node = decode_pseudo_handle(table->key(), fh);
         if (!node) return x4::NFS4ERR_BADHANDLE;
@@ -117,7 +122,13 @@ x4::nfsstat4 Request::resolve(std::span<const uint8_t> fh, Target& out, struct s
             return x4::NFS4_OK;
         }
     }
-    auto node = ctx.nowait ? svc.files.cached_node(ref, attrs) : svc.files.node(ref, attrs);
+    // Nowait, what the pre-flight found in the cache for this handle (held_in_cache) is
+    // taken as it is, not looked up again.
+    const bool preflight =
+        ctx.nowait && held_ && held_->exp == ref.exp && held_->handle == ref.handle;
+    auto node = !ctx.nowait ? svc.files.node(ref, attrs)
+                : preflight ? svc.files.cached_node(ref, std::move(held_), attrs)
+                            : svc.files.cached_node(ref, attrs);
     if (!node && ctx.nowait && node.error() == EWOULDBLOCK) return block();
     if (!node) return to_nfsstat4(node.error());
     out.node = std::move(*node);
@@ -145,7 +156,7 @@ x4::nfsstat4 Request::resolve_cached(const std::optional<WireHandle>& fh,
         // Resolved in place: no Target nor statx copied into the cache after.
         Cached& c = cache.emplace();
         c.fh = *fh;
-        if (auto st = resolve(fh->data(), c.t, &c.attrs, for_change); st != x4::NFS4_OK) {
+        if (auto st = resolve_fresh(fh->data(), c.t, &c.attrs, for_change); st != x4::NFS4_OK) {
             cache.reset();
             return st;
         }
@@ -231,7 +242,9 @@ void Request::set_current(Target t, const struct statx* attrs) {
     // stateid (LOOKUP, LOOKUPP, PUTROOTFH, CREATE ...) leaves no current stateid; OPEN
     // sets its own after this.
     compound.current_stateid.reset();
-    current_.emplace(Cached{std::move(fh), std::move(t), std::nullopt, false, {}});
+    Cached& c = current_.emplace();
+    c.fh = std::move(fh);
+    c.t = std::move(t);
     if (attrs && !current_->t.pseudo) {
         current_->attrs_op = compound.op_index;
         current_->after_op = true;

@@ -40,13 +40,17 @@ struct Target {
 // A current or saved filehandle as Request resolved it. At namespace scope, not nested
 // in Request, so that std::optional's emplace() can build it in place.
 struct ResolvedFh {
+    // User-provided, so that emplace() does not zero the whole (a handle and a statx)
+    // first: every member below has its own initializer, and `attrs` is read only where
+    // resolve() wrote it (stx_mask says whether).
+    ResolvedFh() { attrs.stx_mask = 0; }
     WireHandle fh;
     Target t;
     // Read in operation number `attrs_op` (see attrs_read_now()): when the handle was
     // resolved, or at the end of the operation that set it (`after_op`).
     std::optional<size_t> attrs_op;
     bool after_op = false;
-    struct statx attrs {};
+    struct statx attrs;  // stx_mask 0: not read (ResolvedFh())
 };
 
 class Request {
@@ -129,6 +133,13 @@ class Request {
     // which then costs no second MAC, nor a copy. The pointer is good until a call for
     // other bytes.
     vfs::Result<const vfs::HandleRef*> find_by_handle(std::span<const uint8_t> fh);
+    // A nowait pre-flight's look into the descriptor cache (PUTFH's, before a GETATTR,
+    // ACCESS or LOOKUP of its object): whether the cache holds `ref`'s object. What it
+    // found is kept for resolve(), which then takes it instead of looking it up again.
+    bool held_in_cache(const vfs::HandleRef& ref) {
+        held_ = svc.files.held(ref);
+        return held_ != nullptr;
+    }
     // The attributes of the current filehandle's object when no operation can have
     // changed them since they were read: current() resolved it during the operation
     // running now, or the operation that made it current read them last (set_current)
@@ -166,12 +177,16 @@ class Request {
 
   private:
     using Cached = ResolvedFh;
+    // resolve() into a Target as Target{} makes it (a ResolvedFh just emplaced).
+    x4::nfsstat4 resolve_fresh(std::span<const uint8_t> fh, Target& out, struct statx* attrs,
+                               bool for_change);
     x4::nfsstat4 resolve_cached(const std::optional<WireHandle>& fh, std::optional<Cached>& cache,
                                 Target*& out, bool for_change = false);
     x4::nfsstat4 admit(const vfs::Export& exp, Caller& who);
 
     std::optional<Cached> current_, saved_;
     std::optional<vfs::HandleRef> found_;     // find_by_handle's last success
+    std::shared_ptr<const vfs::OpenFile> held_;  // held_in_cache()'s, until resolve() takes it
     std::shared_ptr<const PseudoFs> pseudo_;  // pseudo(): null until first asked for
 };
 

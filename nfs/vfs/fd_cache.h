@@ -133,6 +133,16 @@ class FdCache final : public FdReclaimer {
     // For a call that must not block (rpc::CallContext::nowait): node() and get() from
     // what the cache holds, never opening anything; EWOULDBLOCK on a miss.
     Result<Node> cached_node(const HandleRef& ref, struct statx* attrs = nullptr);
+    // What the cache holds for `ref` now (a directory, a path entry, or a file open for
+    // I/O), or null: no system call. A nowait pre-flight asks this and hands what it got
+    // to the cached_node() below, so that the call looks the handle up once.
+    std::shared_ptr<const OpenFile> held(const HandleRef& ref) { return lookup_node(ref); }
+    // cached_node() of an entry held() gave for `ref` (even if the cache has let go of it
+    // since: the descriptor stays open while `kept` holds it).
+    Result<Node> cached_node(const HandleRef& ref, std::shared_ptr<const OpenFile> kept,
+                             struct statx* attrs) {
+        return kept_node(ref, std::move(kept), attrs, /*may_drop=*/false);
+    }
     Result<std::shared_ptr<const OpenFile>> cached(const HandleRef& ref, OpenFor need);
 
     // Drops the path entries not used since the previous call (so 1 to 2 periods after

@@ -45,7 +45,7 @@ struct FattrTest : ::testing::Test {
         return f;
     }
     FsAttrs fs;
-    ObjectAttrs o;
+    ObjectAttrs o{};
     const uint8_t fh[5] = {1, 2, 3, 4, 5};
     std::vector<uint8_t> out;
 };

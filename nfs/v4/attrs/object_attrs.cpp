@@ -84,6 +84,7 @@ x4::nfsstat4 encode_attrs_of(Request& rq, const Target& t, const AttrMask& want,
     }
     if (t.pseudo) {
         // §7.3: read-only directories owned by root.
+        o.st = {};
         o.st.stx_mode = S_IFDIR | 0555;
         o.st.stx_nlink = 2;
         o.st.stx_ino = t.pseudo_node;
