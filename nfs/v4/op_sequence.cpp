@@ -95,8 +95,7 @@ OpResult op_sequence(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
         c.on_abandon = [&rq] { rq.session->abandon(rq.slot, rq.slot_seqid, rq.slot_prior); };
     }
 
-    x4::SEQUENCE4res out(x4::NFS4_OK);
-    auto& ok = out.sr_resok4();
+    x4::SEQUENCE4resok ok;
     ok.sr_sessionid = a.sa_sessionid;
     ok.sr_sequenceid = a.sa_sequenceid;
     ok.sr_slotid = a.sa_slotid;
@@ -105,7 +104,10 @@ OpResult op_sequence(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     ok.sr_status_flags =
         r.status_flags |
         rq.svc.callbacks.status_flags(r.clientid, a.sa_sessionid, rq.session->callback_memo());
-    x4::xdr_encode(res, out);
+    // SEQUENCE4res (RFC 5662): NFS4_OK, then the resok arm, whose size is fixed: written
+    // in one step, without building the union.
+    res.put_u32(x4::NFS4_OK);
+    x4::xdr_encode(res, ok);
     return {};
 }
 
