@@ -78,8 +78,10 @@ bool may_look_up_names(const vfs::Export& exp) {
 }
 
 const vfs::ClientRule* client_rule(const vfs::Export& exp, const rpc::Peer& peer) {
-    std::string host = has_hostname_rule(exp.spec()) ? verified_hostname(peer) : "";
-    return vfs::match(exp.spec(), reinterpret_cast<const sockaddr*>(&peer.addr), host);
+    const auto* sa = reinterpret_cast<const sockaddr*>(&peer.addr);
+    if (!has_hostname_rule(exp.spec())) return vfs::match(exp.spec(), sa, {});
+    const std::string host = verified_hostname(peer);
+    return vfs::match(exp.spec(), sa, host);
 }
 
 Verdict authorize(const vfs::Export& exp, const rpc::CallHeader& h, Caller& out, bool any_flavor) {
@@ -87,11 +89,10 @@ Verdict authorize(const vfs::Export& exp, const rpc::CallHeader& h, Caller& out,
     if (!out.rule) return Verdict::NotAllowed;
     if (!port_allowed(*out.rule, *h.peer)) return Verdict::InsecurePort;
     if (!any_flavor && !vfs::flavor_allowed(*out.rule, h.cred.flavor)) return Verdict::WeakAuth;
-    vfs::Identity from_client;
-    from_client.uid = h.cred.sys.uid;
-    from_client.gid = h.cred.sys.gid;
-    from_client.groups = h.cred.sys.gids;
-    out.id = vfs::squash(*out.rule, std::move(from_client), h.cred.flavor, h.cred.anonymous);
+    out.id.uid = h.cred.sys.uid;
+    out.id.gid = h.cred.sys.gid;
+    out.id.groups = h.cred.sys.gids;
+    vfs::squash_in_place(*out.rule, out.id, h.cred.flavor, h.cred.anonymous);
     out.read_write = out.rule->read_write;
     return Verdict::Ok;
 }

@@ -93,9 +93,12 @@ bool flavor_allowed(const ClientRule& rule, uint32_t flavor) {
     return false;
 }
 
-Identity squash(const ClientRule& rule, Identity id, uint32_t flavor, bool anonymous) {
+void squash_in_place(const ClientRule& rule, Identity& id, uint32_t flavor, bool anonymous) {
     if (flavor == kAuthNone || anonymous || rule.squash == ClientRule::All) {
-        return Identity{rule.anonuid, rule.anongid, {}};
+        id.uid = rule.anonuid;
+        id.gid = rule.anongid;
+        id.groups.clear();
+        return;
     }
     if (rule.squash == ClientRule::Root) {
         if (id.uid == 0) id.uid = rule.anonuid;
@@ -104,6 +107,10 @@ Identity squash(const ClientRule& rule, Identity id, uint32_t flavor, bool anony
             if (g == 0) g = rule.anongid;
         }
     }
+}
+
+Identity squash(const ClientRule& rule, Identity id, uint32_t flavor, bool anonymous) {
+    squash_in_place(rule, id, flavor, anonymous);
     return id;
 }
 

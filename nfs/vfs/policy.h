@@ -31,5 +31,7 @@ bool flavor_allowed(const ClientRule& rule, uint32_t flavor);
 //   Squash::None -> unchanged.
 Identity squash(const ClientRule& rule, Identity from_client, uint32_t flavor = kAuthSys,
                 bool anonymous = false);
+// The same in place (every call authorizes: no Identity moved in and out).
+void squash_in_place(const ClientRule& rule, Identity& id, uint32_t flavor, bool anonymous);
 
 }  // namespace nfsrdmad::vfs
