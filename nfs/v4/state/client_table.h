@@ -29,7 +29,7 @@
 #pragma once
 
 #include <atomic>
-#include <map>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -267,7 +267,16 @@ class ClientTable {
     uint32_t next_session_ = 0;
     std::unordered_map<ClientId, Record> records_;
     std::unordered_map<std::string, Owner> owners_;
-    std::map<SessionId, std::shared_ptr<Session>> sessions_;
+    // By sessionid4. Every SEQUENCE looks its session up here: a hash of the sessionid's
+    // session counter and random word (new_sessionid), not a tree of 16-byte compares.
+    struct SessionIdHash {
+        size_t operator()(const SessionId& s) const {
+            uint64_t v;
+            std::memcpy(&v, s.data() + 8, sizeof v);
+            return static_cast<size_t>(v);
+        }
+    };
+    std::unordered_map<SessionId, std::shared_ptr<Session>, SessionIdHash> sessions_;
     StateidTable stateids_;
 };
 
