@@ -2,7 +2,6 @@
 
 #include <time.h>
 
-#include <chrono>
 #include <fstream>
 #include <string>
 
@@ -12,11 +11,6 @@
 
 namespace nfsrdmad::rpc::latency {
 namespace {
-
-struct Source {
-    bool tsc = false;
-    double ns_per_tick = 1.0;
-};
 
 uint64_t monotonic_ns() {
     struct timespec ts {};
@@ -33,21 +27,16 @@ bool clock_source_needs_a_system_call() {
     return name == "hpet" || name == "acpi_pm";
 }
 
-Source detect() {
-    if (!clock_source_needs_a_system_call()) return {};
-    Source s;
-    s.tsc = detail::tsc_rate(&s.ns_per_tick);
-    return s;
-}
-
-const Source& source() {
-    static const Source s = detect();
-    return s;
-}
-
 }  // namespace
 
 namespace detail {
+
+Source detect() {
+    if (!clock_source_needs_a_system_call()) return {};
+    Source s;
+    s.tsc = tsc_rate(&s.ns_per_tick);
+    return s;
+}
 
 uint64_t tsc() {
 #if defined(__x86_64__)
@@ -77,35 +66,21 @@ bool tsc_rate(double* ns_per_tick) {
 }  // namespace detail
 
 void init() {
-    (void)source();
+    (void)detail::source();
 }
 
 bool uses_tsc() {
-    return source().tsc;
-}
-
-Ticks now() {
-    if (source().tsc) return detail::tsc();
-    return static_cast<Ticks>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                  std::chrono::steady_clock::now().time_since_epoch())
-                                  .count());
+    return detail::source().tsc;
 }
 
 uint64_t now_ns() {
-    const Source& s = source();
+    const detail::Source& s = detail::source();
     if (!s.tsc) return now();
     return static_cast<uint64_t>(static_cast<double>(detail::tsc()) * s.ns_per_tick);
 }
 
-uint64_t elapsed_ns(Ticks from, Ticks to) {
-    if (to <= from) return 0;
-    const Source& s = source();
-    if (!s.tsc) return to - from;
-    return static_cast<uint64_t>(static_cast<double>(to - from) * s.ns_per_tick);
-}
-
 Ticks ticks_of_ns(uint64_t ns) {
-    const Source& s = source();
+    const detail::Source& s = detail::source();
     if (!s.tsc) return ns;
     return static_cast<Ticks>(static_cast<double>(ns) / s.ns_per_tick);
 }
