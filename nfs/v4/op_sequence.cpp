@@ -104,8 +104,8 @@ OpResult op_sequence(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
     ok.sr_status_flags =
         r.status_flags |
         rq.svc.callbacks.status_flags(r.clientid, a.sa_sessionid, rq.session->callback_memo());
-    // SEQUENCE4res (RFC 5662): NFS4_OK, then the resok arm, whose size is fixed: written
-    // in one step, without building the union.
+    // SEQUENCE4res (RFC 5662): NFS4_OK, then the resok arm, stored in place (its size is
+    // fixed), without building the union.
     res.put_u32(x4::NFS4_OK);
     x4::xdr_encode(res, ok);
     return {};

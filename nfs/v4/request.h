@@ -40,9 +40,10 @@ struct Target {
 // A current or saved filehandle as Request resolved it. At namespace scope, not nested
 // in Request, so that std::optional's emplace() can build it in place.
 struct ResolvedFh {
-    // User-provided, so that emplace() does not zero the whole (a handle and a statx)
-    // first: every member below has its own initializer, and `attrs` is read only where
-    // resolve() wrote it (stx_mask says whether).
+    // User-provided, so that emplace() does not zero-initialize the whole object before
+    // the members' own initializers run: the 256-byte statx is no longer zeroed at all.
+    // Of `attrs` only stx_mask is set here; the rest is read only where resolve() or
+    // set_current() wrote it (attrs_op says where).
     ResolvedFh() { attrs.stx_mask = 0; }
     WireHandle fh;
     Target t;

@@ -135,7 +135,8 @@ class FdCache final : public FdReclaimer {
     Result<Node> cached_node(const HandleRef& ref, struct statx* attrs = nullptr);
     // What the cache holds for `ref` now (a directory, a path entry, or a file open for
     // I/O), or null: no system call. A nowait pre-flight asks this and hands what it got
-    // to the cached_node() below, so that the call looks the handle up once.
+    // to the cached_node() below, so that the call looks the handle up once (the last
+    // PUTFH's handle: a COMPOUND of several looks the earlier ones up again).
     std::shared_ptr<const OpenFile> held(const HandleRef& ref) { return lookup_node(ref); }
     // cached_node() of an entry held() gave for `ref` (even if the cache has let go of it
     // since: the descriptor stays open while `kept` holds it).

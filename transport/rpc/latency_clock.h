@@ -1,15 +1,15 @@
 // latency_clock.h — the clock calls and NFSv4.1 operations are timed with (the latency
 // histograms of op_stats.h). A COMPOUND of n operations reads it n + 1 times.
 //
-// Normally steady_clock, which the vDSO reads without entering the kernel (clock sources
-// tsc, kvm-clock, hyperv, arm's arch timer). Where the kernel's clock source has no vDSO
-// reader (hpet, acpi_pm: virtual machines, mostly) every CLOCK_MONOTONIC reading is a
-// system call; there, on x86-64, the time-stamp counter is read instead (rdtsc, no system
-// call), scaled to nanoseconds by a rate measured once against CLOCK_MONOTONIC. Readings
-// serve differences only, never points in time: a difference that comes out negative (a
-// thread moved to a CPU whose counter is behind) counts as 0. The kernel may have turned
-// the counter down as its clock source for a drift that matters to wall time; for a
-// histogram of calls it does not.
+// Normally CLOCK_MONOTONIC (what steady_clock reads), which the vDSO reads without
+// entering the kernel (clock sources tsc, kvm-clock, hyperv, arm's arch timer). Where the
+// kernel's clock source has no vDSO reader (hpet, acpi_pm: virtual machines, mostly)
+// every CLOCK_MONOTONIC reading is a system call; there, on x86-64, the time-stamp counter
+// is read instead (rdtsc, no system call), scaled to nanoseconds by a rate measured once
+// against CLOCK_MONOTONIC. Readings serve differences only, never points in time: a
+// difference that comes out negative (a thread moved to a CPU whose counter is behind)
+// counts as 0. The kernel may have turned the counter down as its clock source for a
+// drift that matters to wall time; for a histogram of calls it does not.
 #pragma once
 
 #include <time.h>

@@ -269,11 +269,13 @@ class ClientTable {
     std::unordered_map<std::string, Owner> owners_;
     // By sessionid4. Every SEQUENCE looks its session up here: a hash of the sessionid's
     // session counter and random word (new_sessionid), not a tree of 16-byte compares.
+    // Mixed, so that every bit of the result depends on both (the counter's high byte,
+    // nearly always 0, would otherwise be the low byte).
     struct SessionIdHash {
         size_t operator()(const SessionId& s) const {
             uint64_t v;
             std::memcpy(&v, s.data() + 8, sizeof v);
-            return static_cast<size_t>(v);
+            return static_cast<size_t>((v ^ (v >> 29)) * 0x9E3779B97F4A7C15ull >> 7);
         }
     };
     std::unordered_map<SessionId, std::shared_ptr<Session>, SessionIdHash> sessions_;
