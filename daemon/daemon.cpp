@@ -586,6 +586,7 @@ int run(config::Config cfg, const Options& opts) {
     auto stop_everything = [&] {
         server.stop_accepting();
         if (rdma_server) rdma_server->stop_accepting();
+        dispatcher.deferred_wakes()->close();  // no waker posts to a stopping reactor
         reactors.stop();
         workers.shutdown();
     };
@@ -775,6 +776,9 @@ int run(config::Config cfg, const Options& opts) {
     metrics_stop.join();
     service.stop_watchdog();
     if (watch) watch->stop();  // its callback submits to the workers
+    // A worker still finishing a call (past the drain's deadline) may let a delegation go:
+    // its wake-up must not post to a reactor that is stopping (deferred_wakes.h).
+    dispatcher.deferred_wakes()->close();
     reactors.stop();
     workers.shutdown();
     spdlog::info("nfsrdmad stopped");

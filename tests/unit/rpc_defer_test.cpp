@@ -5,7 +5,10 @@
 // state (RPCSEC_GSS) is not asked again and keeps its decrypted arguments within a bound of their
 // own, the duplicate request cache does not take a run put off for a retransmission in
 // progress, and NFSv3 puts off exactly the calls a delegation holds up.
+#include <atomic>
+#include <chrono>
 #include <set>
+#include <thread>
 
 #include "tests/unit/nfs3_calls_util.h"
 #include "xdr/rpc_prot.h"
@@ -242,6 +245,47 @@ TEST(DeferredWakes, EachWakerRunsOnceAndOnlyWhileItsCallWaits) {
     wakes.reset();
     moved.reset();
     EXPECT_EQ(c, 0);
+}
+
+// At shutdown (daemon.cpp, before the reactors stop): once close() returns no waker runs,
+// none is taken in, and a wake_all() already running its wakers is waited for.
+TEST(DeferredWakes, ClosedNoWakerRunsAndNoneIsTakenIn) {
+    auto wakes = std::make_shared<rpc::DeferredWakes>();
+    int a = 0, b = 0;
+    auto ra = wakes->add([&] { ++a; });
+    wakes->close();
+    EXPECT_EQ(wakes->size(), 0u);
+    wakes->wake_all();
+    EXPECT_EQ(a, 0);
+    EXPECT_EQ(wakes->generation(), 0u);  // a transport sees nothing to run again for
+    auto rb = wakes->add([&] { ++b; });  // an empty registration: the timer runs the call
+    EXPECT_EQ(wakes->size(), 0u);
+    wakes->wake_all();
+    EXPECT_EQ(b, 0);
+    ra.reset();
+    rb.reset();
+
+    // close() while a wake_all() runs a waker: it returns only after that waker.
+    auto w2 = std::make_shared<rpc::DeferredWakes>();
+    std::atomic<bool> started{false}, release{false}, waker_done{false}, closed{false};
+    auto r = w2->add([&] {
+        started = true;
+        while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        waker_done = true;
+    });
+    std::thread waking([&] { w2->wake_all(); });
+    while (!started) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    std::thread closing([&] {
+        w2->close();
+        closed = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_FALSE(closed.load()) << "close() returned while a waker ran";
+    release = true;
+    waking.join();
+    closing.join();
+    EXPECT_TRUE(waker_done.load());
+    EXPECT_TRUE(closed.load());
 }
 
 TEST_F(Defer, WithoutATransportThatRunsItAgainTheHoldUpIsAnsweredAtOnce) {

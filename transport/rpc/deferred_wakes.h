@@ -18,6 +18,11 @@
 // A wake-up that comes while a call runs, before its transport registered it, is not lost:
 // the transport compares generation() with what it was when the run began.
 //
+// At shutdown the daemon closes the table before it stops the reactors (close()): a waker
+// holds its reactor by a plain pointer, and a worker still finishing a DELEGRETURN then
+// must not post to a reactor that is going away. Once close() has returned no waker runs,
+// none is taken in, and wake_all() does nothing.
+//
 // Each call is woken at most once per step of its timer: wake_all() takes every waker out,
 // and a woken run put off again waits for its timer (Deferral::wakeable), so a storm of
 // returns costs each call at most twice its runs. A woken run does not use up one of the
@@ -71,6 +76,10 @@ class DeferredWakes : public std::enable_shared_from_this<DeferredWakes> {
     // What held calls up is gone: every waker registered runs now (and is taken out).
     // Cheap when no call waits.
     void wake_all();
+    // No waker runs any more, once this returns (it waits for a wake_all() running them):
+    // those registered are dropped, add() takes none in (an empty Registration: the call
+    // runs again on its timer), wake_all() does nothing.
+    void close();
     // wake_all()s so far: a transport that finds it moved while its call ran (before the
     // call could be registered) runs the call again at once (Deferral::wakes_seen).
     uint64_t generation() const { return generation_.load(); }
@@ -83,6 +92,10 @@ class DeferredWakes : public std::enable_shared_from_this<DeferredWakes> {
     void remove(uint64_t id);
 
     mutable std::mutex mu_;
+    // Held while wakers run, outside mu_ (a waker may race a Registration's end on its
+    // reactor, which takes mu_): close() takes it to wait for them.
+    std::mutex running_;
+    std::atomic<bool> closed_{false};  // set under mu_ and running_
     std::unordered_map<uint64_t, Waker> wakers_;
     uint64_t next_ = 0;
     std::atomic<size_t> count_{0};
