@@ -2,6 +2,7 @@
 // answer with the new object's handle and attributes plus the directory's wcc_data.
 #pragma once
 
+#include "nfs/v3/names.h"
 #include "nfs/v3/request.h"
 #include "nfs/vfs/node.h"
 
@@ -33,7 +34,9 @@ rpc::Outcome create_object(Request& rq, const x::diropargs3& where, const x::sat
     if (res.status() != x::NFS3_OK) return rq.reply(res);
     const x::pre_op_attr before;  // none for a failure before the change (resolve_for_change)
     vfs::DirChange change;
-    if (!dir.who.read_write) {
+    if (const x::nfsstat3 bad = check_name(where.name, NameUse::Create); bad != x::NFS3_OK) {
+        res.set_status(bad);
+    } else if (!dir.who.read_write) {
         res.set_status(x::NFS3ERR_ROFS);
     } else {
         auto e = make(dir, &change);

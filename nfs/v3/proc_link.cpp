@@ -1,4 +1,5 @@
 // NFSPROC3_LINK (RFC 1813 §3.3.15).
+#include "nfs/v3/names.h"
 #include "nfs/v3/request.h"
 #include "nfs/vfs/dirops.h"
 
@@ -14,7 +15,9 @@ rpc::Outcome proc_link(Request& rq) {
     if (res.status() != x::NFS3_OK) return rq.reply(res);
     const x::pre_op_attr before;  // none for a failure before the link (resolve_for_change)
     vfs::DirChange change;  // the directory around the link itself
-    if (!dir.who.read_write) {
+    if (const x::nfsstat3 bad = check_name(a.link.name, NameUse::Link); bad != x::NFS3_OK) {
+        res.set_status(bad);
+    } else if (!dir.who.read_write) {
         res.set_status(x::NFS3ERR_ROFS);
     } else if (rq.delegated(file.node.handle, true)) {
         res.set_status(x::NFS3ERR_JUKEBOX);

@@ -2,6 +2,7 @@
 // symlink: vfs::lookup guarantees both.
 #include <cerrno>
 
+#include "nfs/v3/names.h"
 #include "nfs/v3/request.h"
 #include "nfs/vfs/lookup.h"
 
@@ -23,6 +24,11 @@ rpc::Outcome proc_lookup(Request& rq) {
     }
     res.set_status(rq.resolve(a.what.dir, dir, &dir_attrs));
     if (res.status() != x::NFS3_OK) return rq.reply(res);
+    if (const x::nfsstat3 bad = check_name(a.what.name, NameUse::Lookup); bad != x::NFS3_OK) {
+        res.set_status(bad);
+        res.resfail().dir_attributes = post_op(dir_attrs, dir.node.fsid());
+        return rq.reply(res);
+    }
     auto e = rq.ctx.nowait ? vfs::lookup_cached(dir.node, dir_attrs, a.what.name, dir.who.id)
                            : vfs::lookup_as(dir.node, dir_attrs, a.what.name, dir.who.id);
     if (!e && rq.ctx.nowait && e.error() == EWOULDBLOCK) {

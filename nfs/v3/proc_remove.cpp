@@ -5,8 +5,9 @@
 namespace nfsrdmad::nfs::v3 {
 
 rpc::Outcome proc_remove(Request& rq) {
-    return remove_entry(rq, [](const vfs::Node& d, std::string_view n, const vfs::Identity& id,
-                               vfs::DirChange* c) { return vfs::remove(d, n, id, c); });
+    return remove_entry(rq, NameUse::Remove,
+                        [](const vfs::Node& d, std::string_view n, const vfs::Identity& id,
+                           vfs::DirChange* c) { return vfs::remove(d, n, id, c); });
 }
 
 }  // namespace nfsrdmad::nfs::v3

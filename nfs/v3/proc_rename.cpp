@@ -1,4 +1,5 @@
 // NFSPROC3_RENAME (RFC 1813 §3.3.14): atomic, replacing an existing target.
+#include "nfs/v3/names.h"
 #include "nfs/v3/removal.h"
 #include "nfs/vfs/dirops.h"
 
@@ -15,7 +16,11 @@ rpc::Outcome proc_rename(Request& rq) {
     // None for a failure before the rename (Request::resolve_for_change).
     const x::pre_op_attr from_before, to_before;
     vfs::DirChange from_change, to_change;  // the directories around the rename itself
-    if (!from.who.read_write || !to.who.read_write) {
+    x::nfsstat3 bad = check_name(a.from.name, NameUse::Rename);
+    if (bad == x::NFS3_OK) bad = check_name(a.to.name, NameUse::Rename);
+    if (bad != x::NFS3_OK) {
+        res.set_status(bad);
+    } else if (!from.who.read_write || !to.who.read_write) {
         res.set_status(x::NFS3ERR_ROFS);
     } else {
         vfs::FileHandle replaced;  // a file the rename may replace

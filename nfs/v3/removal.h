@@ -2,6 +2,7 @@
 // directory goes away, the reply carries the directory's wcc_data.
 #pragma once
 
+#include "nfs/v3/names.h"
 #include "nfs/v3/request.h"
 
 namespace nfsrdmad::nfs::v3 {
@@ -13,8 +14,9 @@ namespace nfsrdmad::nfs::v3 {
 // and answers for what the caller may do.
 void regular_file_handle(const vfs::Node& dir, std::string_view name, vfs::FileHandle& out);
 
+// `use`: NameUse::Remove or NameUse::RemoveDir (names.h).
 template <class Op>
-rpc::Outcome remove_entry(Request& rq, Op op) {
+rpc::Outcome remove_entry(Request& rq, NameUse use, Op op) {
     x::REMOVE3args a;
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     x::REMOVE3res res;
@@ -23,7 +25,9 @@ rpc::Outcome remove_entry(Request& rq, Op op) {
     if (res.status() != x::NFS3_OK) return rq.reply(res);
     const x::pre_op_attr before;  // none for a failure before the change (resolve_for_change)
     vfs::DirChange change;  // the directory around the removal itself
-    if (!dir.who.read_write) {
+    if (const x::nfsstat3 bad = check_name(a.object.name, use); bad != x::NFS3_OK) {
+        res.set_status(bad);
+    } else if (!dir.who.read_write) {
         res.set_status(x::NFS3ERR_ROFS);
     } else {
         vfs::FileHandle victim;

@@ -646,5 +646,52 @@ TEST_F(BadInputTest, NamesWithSlashOrDotDotOrTooLongAreRejected) {
     EXPECT_TRUE(NfsIsOneOf(Lookup(rpc(), root_, long_name), {NFS3ERR_NAMETOOLONG, NFS3ERR_NOENT}));
 }
 
+// RFC 1813 §3.2 (General comments on filenames) and the IMPLEMENTATION of RMDIR, RENAME
+// and LINK: each refused name gets the status the RFC gives it (nfs/v3/names.h).
+TEST_F(BadInputTest, RefusedNamesGetTheStatusRfc1813Gives) {
+    ASSERT_EQ(::mkdir(disk("sub").c_str(), 0755), 0);
+    ASSERT_TRUE(WriteFile(disk("sub/file"), "inside"));
+    LookupRes sub = Lookup(rpc(), root_, "sub");
+    ASSERT_TRUE(NfsIs(sub, NFS3_OK));
+    LookupRes file = Lookup(rpc(), sub.fh, "file");
+    ASSERT_TRUE(NfsIs(file, NFS3_OK));
+
+    // §3.2 item 1: empty is NFS3ERR_ACCES; item 5: a character the server cannot handle.
+    EXPECT_TRUE(NfsIs(Lookup(rpc(), root_, ""), NFS3ERR_ACCES)) << "LOOKUP \"\"";
+    EXPECT_TRUE(NfsIs(Lookup(rpc(), root_, "sub/file"), NFS3ERR_ACCES)) << "LOOKUP sub/file";
+    EXPECT_TRUE(NfsIs(Create(rpc(), root_, "", UNCHECKED, SetAttrs::Mode(0644)), NFS3ERR_ACCES));
+    EXPECT_TRUE(NfsIs(Mkdir(rpc(), root_, "a/b"), NFS3ERR_ACCES));
+    EXPECT_TRUE(NfsIs(Symlink(rpc(), root_, "", "target"), NFS3ERR_ACCES));
+    EXPECT_TRUE(NfsIs(Remove(rpc(), root_, "sub/file"), NFS3ERR_ACCES));
+    EXPECT_FALSE(Absent(disk("sub/file")));
+    EXPECT_TRUE(NfsIs(Rename(rpc(), sub.fh, "file", root_, "x/y"), NFS3ERR_ACCES));
+    EXPECT_TRUE(NfsIs(Link(rpc(), file.fh, root_, ""), NFS3ERR_ACCES));
+    Bytes args = XdrOut()
+                     .opaque(root_.data.data(), root_.data.size())
+                     .str(std::string("sub\0file", 8))
+                     .take();
+    Reply r = Call(daemon_->nfs_port(), wire::RootCall(92, kNfs, 3, kNfsLookup, args));
+    ASSERT_TRUE(r.parse_error.empty()) << r.parse_error;
+    EXPECT_EQ(NfsStatusOf(r), NFS3ERR_ACCES) << "LOOKUP \"sub\\0file\": " << r.Describe();
+
+    // "." and "..": they exist (creations); RMDIR "." INVAL and ".." EXIST (§3.3.13);
+    // RENAME either name and LINK's new name INVAL (§3.3.14, §3.3.15).
+    EXPECT_TRUE(NfsIs(Mkdir(rpc(), root_, "."), NFS3ERR_EXIST));
+    EXPECT_TRUE(NfsIs(Create(rpc(), root_, "..", UNCHECKED, SetAttrs::Mode(0644)), NFS3ERR_EXIST));
+    EXPECT_TRUE(NfsIs(Remove(rpc(), sub.fh, "."), NFS3ERR_INVAL));
+    EXPECT_TRUE(NfsIs(Rmdir(rpc(), sub.fh, "."), NFS3ERR_INVAL));
+    EXPECT_TRUE(NfsIs(Rmdir(rpc(), sub.fh, ".."), NFS3ERR_EXIST));
+    EXPECT_TRUE(NfsIs(Rename(rpc(), sub.fh, "file", root_, ".."), NFS3ERR_INVAL));
+    EXPECT_TRUE(NfsIs(Rename(rpc(), sub.fh, "file", root_, "."), NFS3ERR_INVAL));
+    EXPECT_TRUE(NfsIs(Rename(rpc(), root_, "..", root_, "moved"), NFS3ERR_INVAL));
+    EXPECT_TRUE(NfsIs(Link(rpc(), file.fh, root_, "."), NFS3ERR_INVAL));
+    EXPECT_TRUE(NfsIs(Link(rpc(), file.fh, root_, ".."), NFS3ERR_INVAL));
+    EXPECT_FALSE(Absent(disk("sub/file")));
+    EXPECT_TRUE(Absent(disk("moved")));
+    // LOOKUP resolves both (§3.2 items 2 and 3).
+    EXPECT_TRUE(NfsIs(Lookup(rpc(), sub.fh, "."), NFS3_OK));
+    EXPECT_TRUE(NfsIs(Lookup(rpc(), sub.fh, ".."), NFS3_OK));
+}
+
 }  // namespace
 }  // namespace nfsrdmad::e2e
