@@ -2,86 +2,113 @@
 
 namespace nfsrdmad::nfs::nlm {
 
-std::optional<uint64_t> HostTable::id(std::string_view name, const Idle& idle,
-                                      std::string_view address, Clock::time_point now) {
+std::string HostTable::key(std::string_view name, std::string_view address) {
+    std::string k;
+    k.reserve(address.size() + 1 + name.size());
+    k.append(address).push_back('\0');
+    k.append(name);
+    return k;
+}
+
+std::optional<uint64_t> HostTable::id(std::string_view name, std::string_view address,
+                                      const Idle& idle, Clock::time_point now) {
+    std::string k = key(name, address);
     std::lock_guard lock(mu_);
-    if (auto it = ids_.find(std::string(name)); it != ids_.end()) {
-        if (!address.empty()) it->second.address = address;
+    if (auto it = hosts_.find(k); it != hosts_.end()) {
         ++it->second.pins;
         it->second.used = now;
         return it->second.id;
     }
-    if (ids_.size() >= max_) {
-        for (auto it = ids_.begin(); it != ids_.end();) {
+    if (hosts_.size() >= max_) {
+        for (auto it = hosts_.begin(); it != hosts_.end();) {
             auto next = std::next(it);
             if (it->second.pins == 0 && idle(it->second.id)) erase(it);
             it = next;
         }
-        if (ids_.size() >= max_) return std::nullopt;
+        if (hosts_.size() >= max_) return std::nullopt;
     }
     const uint64_t id = next_++;
-    ids_.emplace(std::string(name), Host{id, false, std::string(address), 1, now, std::nullopt});
-    names_.emplace(id, std::string(name));
+    keys_.emplace(id, k);
+    hosts_.emplace(std::move(k),
+                   Host{id, false, std::string(name), std::string(address), 1, now, std::nullopt});
     return id;
 }
 
 void HostTable::unpin(uint64_t id, Clock::time_point now) {
     std::lock_guard lock(mu_);
-    auto n = names_.find(id);
-    if (n == names_.end()) return;
-    auto it = ids_.find(n->second);
-    if (it == ids_.end() || it->second.pins == 0) return;
+    auto k = keys_.find(id);
+    if (k == keys_.end()) return;
+    auto it = hosts_.find(k->second);
+    if (it == hosts_.end() || it->second.pins == 0) return;
     --it->second.pins;
     it->second.used = now;
 }
 
 void HostTable::erase(Map::iterator it) {
-    names_.erase(it->second.id);
-    ids_.erase(it);
+    keys_.erase(it->second.id);
+    hosts_.erase(it);
 }
 
-std::optional<uint64_t> HostTable::find(std::string_view name) const {
+std::optional<uint64_t> HostTable::find(std::string_view name, std::string_view address) const {
+    const std::string k = key(name, address);
     std::lock_guard lock(mu_);
-    auto it = ids_.find(std::string(name));
-    if (it == ids_.end()) return std::nullopt;
+    auto it = hosts_.find(k);
+    if (it == hosts_.end()) return std::nullopt;
     return it->second.id;
 }
 
-std::string HostTable::address(std::string_view name) const {
+std::vector<HostTable::Named> HostTable::at(std::string_view address) const {
+    std::vector<Named> out;
     std::lock_guard lock(mu_);
-    auto it = ids_.find(std::string(name));
-    return it == ids_.end() ? std::string() : it->second.address;
+    for (const auto& [k, h] : hosts_)
+        if (h.address == address) out.push_back(Named{h.name, h.address});
+    return out;
 }
 
-bool HostTable::mark_monitored(std::string_view name) {
+std::vector<HostTable::Named> HostTable::named(std::string_view name) const {
+    std::vector<Named> out;
     std::lock_guard lock(mu_);
-    auto it = ids_.find(std::string(name));
-    if (it == ids_.end() || it->second.monitored) return false;
+    for (const auto& [k, h] : hosts_)
+        if (h.name == name) out.push_back(Named{h.name, h.address});
+    return out;
+}
+
+bool HostTable::mark_monitored(std::string_view name, std::string_view address) {
+    const std::string k = key(name, address);
+    std::lock_guard lock(mu_);
+    auto it = hosts_.find(k);
+    if (it == hosts_.end() || it->second.monitored) return false;
+    bool watched = false;
+    for (const auto& [other, h] : hosts_) watched |= h.monitored && h.address == address;
     it->second.monitored = true;
-    return true;
+    return !watched;
 }
 
-bool HostTable::monitored(std::string_view name) const {
+bool HostTable::address_monitored(std::string_view address) const {
     std::lock_guard lock(mu_);
-    auto it = ids_.find(std::string(name));
-    return it != ids_.end() && it->second.monitored;
+    for (const auto& [k, h] : hosts_)
+        if (h.monitored && h.address == address) return true;
+    return false;
 }
 
-void HostTable::set_state(std::string_view name, int32_t state) {
+void HostTable::set_state(std::string_view name, std::string_view address, int32_t state) {
+    const std::string k = key(name, address);
     std::lock_guard lock(mu_);
-    if (auto it = ids_.find(std::string(name)); it != ids_.end()) it->second.nsm_state = state;
+    if (auto it = hosts_.find(k); it != hosts_.end()) it->second.nsm_state = state;
 }
 
-std::optional<int32_t> HostTable::state(std::string_view name) const {
+std::optional<int32_t> HostTable::state(std::string_view name, std::string_view address) const {
+    const std::string k = key(name, address);
     std::lock_guard lock(mu_);
-    auto it = ids_.find(std::string(name));
-    return it == ids_.end() ? std::nullopt : it->second.nsm_state;
+    auto it = hosts_.find(k);
+    return it == hosts_.end() ? std::nullopt : it->second.nsm_state;
 }
 
-std::optional<uint64_t> HostTable::forget(std::string_view name) {
+std::optional<uint64_t> HostTable::forget(std::string_view name, std::string_view address) {
+    const std::string k = key(name, address);
     std::lock_guard lock(mu_);
-    auto it = ids_.find(std::string(name));
-    if (it == ids_.end()) return std::nullopt;
+    auto it = hosts_.find(k);
+    if (it == hosts_.end()) return std::nullopt;
     const uint64_t id = it->second.id;
     if (it->second.pins > 0)
         it->second.monitored = false;
@@ -94,11 +121,11 @@ std::vector<HostTable::Gone> HostTable::take_idle(const Idle& idle,
                                                   Clock::time_point unused_since) {
     std::lock_guard lock(mu_);
     std::vector<Gone> gone;
-    for (auto it = ids_.begin(); it != ids_.end();) {
+    for (auto it = hosts_.begin(); it != hosts_.end();) {
         auto next = std::next(it);
         const Host& h = it->second;
         if (h.pins == 0 && h.used < unused_since && idle(h.id)) {
-            gone.push_back(Gone{it->first, h.address, h.id, h.monitored});
+            gone.push_back(Gone{h.name, h.address, h.id, h.monitored});
             erase(it);
         }
         it = next;
@@ -108,14 +135,14 @@ std::vector<HostTable::Gone> HostTable::take_idle(const Idle& idle,
 
 bool HostTable::address_in_use(std::string_view address) const {
     std::lock_guard lock(mu_);
-    for (const auto& [name, h] : ids_)
+    for (const auto& [k, h] : hosts_)
         if (h.address == address) return true;
     return false;
 }
 
 size_t HostTable::size() const {
     std::lock_guard lock(mu_);
-    return ids_.size();
+    return hosts_.size();
 }
 
 }  // namespace nfsrdmad::nfs::nlm

@@ -59,7 +59,9 @@ rpc::Outcome proc_lock(Request& rq) {
     if (rq.delegated(t.file, a.exclusive)) return rq.held_up(answer(x::NLM4_DENIED_GRACE_PERIOD));
     // XNFS: LOCK is monitored (the host is notified if this server restarts), NM_LOCK not.
     const bool monitored = rq.ctx.header.proc == x::NLMPROC4_LOCK;
-    if (monitored && !a.reclaim) rq.svc.check_state(a.alock.caller_name, a.state);
+    if (monitored && !a.reclaim)
+        rq.svc.check_state(a.alock.caller_name,
+                           rq.ctx.header.peer ? peer_host(*rq.ctx.header.peer) : "", a.state);
     CallMirror m(rq.svc, t.file);
     const vs::Lock want = lock_of(a.alock, a.exclusive);
     // A blocking request is kept so that it can be granted and the client told; its

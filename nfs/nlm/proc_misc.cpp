@@ -3,8 +3,8 @@
 //                 daemon is a server only and never asked another for a lock, so nothing
 //                 it is told of is pending: NLM4_DENIED.
 //   FREE_ALL      everything the named host holds (locks, waiters, shares) goes: its
-//                 statd saw it reboot. From that host's address or this host only. No
-//                 reply body.
+//                 statd saw it reboot. From that host's address (that host), or from
+//                 this host (every host of that name). No reply body.
 //   the *_RES     results of _MSG calls: this server sends only GRANTED (synchronous),
 //                 so they are decoded and dropped.
 #include <arpa/inet.h>
@@ -45,19 +45,30 @@ rpc::Outcome proc_granted(Request& rq) {
 rpc::Outcome proc_free_all(Request& rq) {
     x::nlm4_notify a;
     if (!rq.decode(a)) return rpc::Outcome::garbage();
-    // Only the host itself (from the address it locks from) or this host's statd: from
-    // anyone else it would free another host's locks (knfsd matches the caller too).
+    // The host itself frees what it holds (the name at the address it calls from: a host
+    // is both, hosts.h); from anyone else it would free another host's locks (knfsd
+    // matches the caller too). From this host (its statd, an administrator) the name
+    // frees every host of that name.
     const rpc::Peer* p = rq.ctx.header.peer;
     const std::string from = p ? peer_host(*p) : "";
-    if (!p || (!is_loopback(*p) && from != rq.svc.hosts.address(a.name))) {
-        spdlog::warn("nlm: FREE_ALL for '{}' from {}, not that host: ignored", log_text(a.name),
-                     from);
+    std::vector<HostTable::Named> hosts;
+    if (p && is_loopback(*p))
+        hosts = rq.svc.hosts.named(a.name);
+    else if (p && rq.svc.hosts.find(a.name, from))
+        hosts.push_back(HostTable::Named{std::string(a.name), from});
+    if (hosts.empty()) {
+        spdlog::warn("nlm: FREE_ALL for '{}' from {}: no such host there: ignored",
+                     log_text(a.name), from);
         return rpc::Outcome::ok();
     }
-    auto woken = rq.svc.free_all(a.name);
-    spdlog::info("nlm: FREE_ALL for host '{}' ({} waiter(s) may proceed)", log_text(a.name),
-                 woken.size());
-    rq.svc.wake(std::move(woken));
+    size_t waiters = 0;
+    for (const HostTable::Named& h : hosts) {
+        auto woken = rq.svc.free_all(h.name, h.address);
+        waiters += woken.size();
+        rq.svc.wake(std::move(woken));
+    }
+    spdlog::info("nlm: FREE_ALL for host '{}' from {} ({} waiter(s) may proceed)", log_text(a.name),
+                 from, waiters);
     return rpc::Outcome::ok();
 }
 

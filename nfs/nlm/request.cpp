@@ -40,7 +40,8 @@ std::optional<uint64_t> Request::host(std::string_view caller_name) {
 x::nlm4_stats Request::owner(const x::nlm4_lock& l, vs::StateOwner& out, bool known_host) {
     std::optional<uint64_t> id;
     if (known_host) {
-        id = svc.hosts.find(l.caller_name).value_or(0);
+        id = svc.hosts.find(l.caller_name, ctx.header.peer ? peer_host(*ctx.header.peer) : "")
+                 .value_or(0);
     } else {
         id = host(l.caller_name);
         if (!id) return x::NLM4_DENIED_NOLOCKS;

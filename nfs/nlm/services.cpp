@@ -31,40 +31,49 @@ bool Services::in_grace() {
 }
 
 void Services::monitor(const rpc::Peer* peer, std::string_view caller_name, int32_t state) {
-    hosts.set_state(caller_name, state);
-    if (hosts.mark_monitored(caller_name))
+    const std::string host = peer ? peer_host(*peer) : std::string();
+    hosts.set_state(caller_name, host, state);
+    if (hosts.mark_monitored(caller_name, host))
         if (rpc::CallbackSender* cb = callbacks())
-            (void)monitor_host(*cb, std::string(caller_name));
-    if (!options.hosts_store || !peer) return;
-    const std::string host = peer_host(*peer);
-    if (host.empty()) return;
+            (void)monitor_host(*cb, std::string(mon_name(caller_name, host)));
+    if (!options.hosts_store || host.empty()) return;
     std::lock_guard g(store_mu_);
     if (auto r = options.hosts_store->add(host); !r)
         spdlog::warn("nlm: host {} could not be recorded for notification after a restart: {}",
                      host, std::strerror(r.error()));
 }
 
-void Services::check_state(std::string_view caller_name, int32_t state) {
-    auto known = hosts.state(caller_name);
+void Services::check_state(std::string_view caller_name, std::string_view address, int32_t state) {
+    auto known = hosts.state(caller_name, address);
     if (!known || *known == state) return;
-    auto woken = free_all(caller_name);
+    auto woken = free_all(caller_name, address);
     spdlog::info(
-        "nsm: host '{}' locks at NSM state {} (was {}): it rebooted; its earlier locks "
+        "nsm: host '{}' at {} locks at NSM state {} (was {}): it rebooted; its earlier locks "
         "are released",
-        log_text(caller_name), state, *known);
-    hosts.set_state(caller_name, state);
+        log_text(caller_name), address, state, *known);
+    hosts.set_state(caller_name, address, state);
     wake(std::move(woken));
 }
 
 void Services::nsm_rebooted(std::string_view mon_name, int32_t state) {
-    if (hosts.state(mon_name) == state) {
-        spdlog::info("nsm: host '{}' rebooted, and has locked since at its new state {}: kept",
-                     log_text(mon_name), state);
-        return;
+    // statd names what it watches as it was asked (mon_name()): an address, or a name.
+    // A statd that kept a watch from an older daemon may name a host by its caller_name.
+    std::vector<HostTable::Named> there = hosts.at(mon_name);
+    if (there.empty()) there = hosts.named(mon_name);
+    if (there.empty())
+        spdlog::info("nsm: host '{}' rebooted: it holds nothing here", log_text(mon_name));
+    for (const HostTable::Named& h : there) {
+        if (hosts.state(h.name, h.address) == state) {
+            spdlog::info(
+                "nsm: host '{}' ({}) rebooted, and has locked since at its new state {}: kept",
+                log_text(mon_name), log_text(h.name), state);
+            continue;
+        }
+        auto woken = free_all(h.name, h.address);
+        spdlog::info("nsm: host '{}' ({}) rebooted: its locks are released", log_text(mon_name),
+                     log_text(h.name));
+        wake(std::move(woken));
     }
-    auto woken = free_all(mon_name);
-    spdlog::info("nsm: host '{}' rebooted: its locks are released", log_text(mon_name));
-    wake(std::move(woken));
 }
 
 bool Services::host_idle(uint64_t id) const {
@@ -73,16 +82,14 @@ bool Services::host_idle(uint64_t id) const {
 }
 
 std::optional<uint64_t> Services::host_id(std::string_view name, std::string_view address) {
-    return hosts.id(
-        name, [this](uint64_t id) { return host_idle(id); }, address);
+    return hosts.id(name, address, [this](uint64_t id) { return host_idle(id); });
 }
 
-std::vector<vs::Waiter> Services::free_all(std::string_view name) {
-    const std::string address = hosts.address(name);
-    auto id = hosts.forget(name);
+std::vector<vs::Waiter> Services::free_all(std::string_view name, std::string_view address) {
+    auto id = hosts.forget(name, address);
     if (!id) return {};
     // Nothing of it is left to reclaim after a restart of ours.
-    unrecord(address);
+    unrecord(std::string(address));
     const vs::ClientKey k{vs::Protocol::Nlm, *id};
     (void)shares.release_client(k);
     blocked.drop_client(k);
@@ -157,14 +164,17 @@ std::chrono::milliseconds Services::housekeep(Clock::time_point now) {
     }
     for (const HostTable::Gone& g :
          hosts.take_idle([this](uint64_t id) { return host_idle(id); }, now - kHostExpire)) {
-        // A host that locks again while SM_UNMON is on its way is watched again once statd
-        // has answered: its SM_MON may have reached statd first.
-        auto again = [this, cb, name = g.name] {
-            if (hosts.monitored(name)) (void)monitor_host(*cb, name);
+        // statd watches the address while any host there is monitored. A host that locks
+        // there again while SM_UNMON is on its way is watched again once statd has
+        // answered: its SM_MON may have reached statd first.
+        const std::string watched(mon_name(g.name, g.address));
+        auto again = [this, cb, watched, address = g.address] {
+            if (hosts.address_monitored(address)) (void)monitor_host(*cb, watched);
         };
-        if (g.monitored && cb && !unmonitor_host(*cb, g.name, again))
+        if (g.monitored && cb && !hosts.address_monitored(g.address) &&
+            !unmonitor_host(*cb, watched, again))
             spdlog::warn("nsm: too many calls in flight: SM_UNMON of '{}' not sent",
-                         log_text(g.name));
+                         log_text(watched));
         unrecord(g.address);
     }
     // Notices are retried from 2 s on (nsm_notify.h); the sweep needs no hurry.

@@ -70,11 +70,17 @@ class Services {
     // The grace period; the first time it is found over, the previous boot's hosts that
     // did not come back are dropped from the record.
     bool in_grace();
-    // A host took a lock with NSM monitoring (LOCK, not NM_LOCK): its address is
-    // recorded (once; fsync'd) so that it is notified if this server restarts, and the
-    // first time statd is asked to watch it (nsm_monitor.h) so that its reboot frees its
-    // locks (nsm_rebooted). `state` is the host's NSM state its LOCK gave.
+    // A host (`caller_name` at the peer's address) took a lock with NSM monitoring (LOCK,
+    // not NM_LOCK): its address is recorded (once; fsync'd) so that it is notified if this
+    // server restarts, and the first time statd is asked to watch the address
+    // (nsm_monitor.h; mon_name() below) so that its reboot frees its locks
+    // (nsm_rebooted). `state` is the host's NSM state its LOCK gave.
     void monitor(const rpc::Peer* peer, std::string_view caller_name, int32_t state);
+    // What statd is asked to watch for a host: its address, as lockd's default
+    // (nsm_use_hostnames=0); its name when the address is not known.
+    static std::string_view mon_name(std::string_view name, std::string_view address) {
+        return address.empty() ? name : address;
+    }
     // NFSv4.1's OPEN asks this: does an NLM share of `fh` conflict with this access and
     // deny (fsh4_access / fsh4_mode use the same bits as OPEN4_SHARE_*)?
     bool share_conflict(const vfs::FileHandle& fh, uint32_t access, uint32_t deny) const;
@@ -87,20 +93,22 @@ class Services {
     vfs::Result<std::optional<vs::Conflict>> test(const vs::FileKey& file,
                                                   const vs::StateOwner& owner, const vs::Lock& want,
                                                   vs::LockMirror* mirror);
-    // A monitored LOCK from `caller_name` at NSM state `state`: a state other than the one
-    // its earlier locks came with means the host rebooted since (statd's word may come
-    // later, or never): what it held before goes, as a reboot notice would free it.
-    void check_state(std::string_view caller_name, int32_t state);
-    // statd says `mon_name` rebooted and is at NSM state `state` now: everything it held
-    // goes (as FREE_ALL), unless its locks were taken at that very state already (it
-    // came back and reclaimed before statd's word arrived; as Linux's lockd decides).
+    // A monitored LOCK from `caller_name` at `address` at NSM state `state`: a state
+    // other than the one its earlier locks came with means the host rebooted since
+    // (statd's word may come later, or never): what it held before goes, as a reboot
+    // notice would free it.
+    void check_state(std::string_view caller_name, std::string_view address, int32_t state);
+    // statd says `mon_name` (an address, or a name: mon_name()) rebooted and is at NSM
+    // state `state` now: everything each host there held goes (as FREE_ALL), unless its
+    // locks were taken at that very state already (it came back and reclaimed before
+    // statd's word arrived; as Linux's lockd decides).
     void nsm_rebooted(std::string_view mon_name, int32_t state);
-    // The id of host `name` (HostTable::id: pinned until unpinned), forgetting idle hosts
-    // when full.
-    std::optional<uint64_t> host_id(std::string_view name, std::string_view address = {});
-    // FREE_ALL: everything host `name` holds goes; waiters that became grantable are
-    // returned (for GRANTED callbacks).
-    std::vector<vfs::state::Waiter> free_all(std::string_view name);
+    // The id of host `name` at `address` (HostTable::id: pinned until unpinned),
+    // forgetting idle hosts when full.
+    std::optional<uint64_t> host_id(std::string_view name, std::string_view address);
+    // FREE_ALL: everything host `name` at `address` holds goes; waiters that became
+    // grantable are returned (for GRANTED callbacks).
+    std::vector<vfs::state::Waiter> free_all(std::string_view name, std::string_view address);
 
     // Where NLM4_GRANTED goes out (the daemon's TCP callback client). Null: nowhere; a
     // blocked client then learns of its lock when its lockd re-sends the LOCK.

@@ -583,16 +583,17 @@ TEST_F(NlmGranted, WatchedHostsRebootFreesTheirLocks) {
     uint32_t prog = 0, vers = 0, proc = 0;
     ASSERT_TRUE(in.opaque(&mon_name, 1024) && in.opaque(&my_name, 1024));
     ASSERT_TRUE(in.u32(&prog) && in.u32(&vers) && in.u32(&proc));
-    EXPECT_EQ(std::string(mon_name.begin(), mon_name.end()), "host-a");
+    // The address statd watches (hosts.h), as lockd asks by default.
+    EXPECT_EQ(std::string(mon_name.begin(), mon_name.end()), "127.0.0.1");
     EXPECT_EQ(prog, 100021u);
     EXPECT_EQ(vers, 4u);
     EXPECT_EQ(proc, 16u);
     EXPECT_EQ(TestByC(), xn::NLM4_GRANTED);  // host-c asks about [15, 16): free
     ASSERT_EQ(LockCall(Lock("host-a", 1, 15, 1), true), xn::NLM4_GRANTED);
     ASSERT_EQ(TestByC(), xn::NLM4_DENIED);
-    // statd: host-a rebooted.
+    // statd: 127.0.0.1, host-a's address, rebooted.
     wire::XdrOut note;
-    note.str("host-a").u32(5);
+    note.str("127.0.0.1").u32(5);
     const uint8_t priv[16] = {};
     note.raw(priv, sizeof priv);
     wire::Reply r = NlmCall(16, note.take());
@@ -602,7 +603,7 @@ TEST_F(NlmGranted, WatchedHostsRebootFreesTheirLocks) {
     // of that reboot, late, names state 1: the new lock stays.
     ASSERT_EQ(LockCall(Lock("host-a", 1, 15, 1), true), xn::NLM4_GRANTED);
     wire::XdrOut late;
-    late.str("host-a").u32(1);
+    late.str("127.0.0.1").u32(1);
     late.raw(priv, sizeof priv);
     ASSERT_EQ(NlmCall(16, late.take()).accept_stat, wire::kSuccess);
     std::this_thread::sleep_for(std::chrono::milliseconds(200));

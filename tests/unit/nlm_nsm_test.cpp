@@ -154,26 +154,26 @@ TEST_F(NlmUpkeep, IdleHostsAreUnmonitoredAndUnrecorded) {
     const rpc::Peer p = peer("10.0.0.7");
     svc_->monitor(&p, "client-a", 1);
     ASSERT_EQ(calls_of(2).size(), 1u);  // SM_MON
-    EXPECT_EQ(sender_.mon_name(calls_of(2)[0]), "client-a");
+    EXPECT_EQ(sender_.mon_name(calls_of(2)[0]), "10.0.0.7");  // the address, as lockd
     EXPECT_EQ(recorded(), std::vector<std::string>{"10.0.0.7"});
     svc_->hosts.unpin(*id, t0);
 
     // Holding a lock: kept however long.
     (void)svc_->housekeep(t0 + Services::kHostExpire + 1s);
-    EXPECT_TRUE(svc_->hosts.find("client-a"));
+    EXPECT_TRUE(svc_->hosts.find("client-a", "10.0.0.7"));
     EXPECT_TRUE(calls_of(3).empty());
     // Unlocked, but used recently: kept.
     ASSERT_TRUE(svc_->locks.unlock(file, owner, lk.range));
     (void)svc_->housekeep(t0 + Services::kHostExpire - 1s);
-    EXPECT_TRUE(svc_->hosts.find("client-a"));
+    EXPECT_TRUE(svc_->hosts.find("client-a", "10.0.0.7"));
     // Idle past kHostExpire: SM_UNMON, forgotten, no longer recorded.
     (void)svc_->housekeep(t0 + Services::kHostExpire + 1s);
-    EXPECT_FALSE(svc_->hosts.find("client-a"));
+    EXPECT_FALSE(svc_->hosts.find("client-a", "10.0.0.7"));
     ASSERT_EQ(calls_of(3).size(), 1u);
     const size_t unmon = calls_of(3)[0];
     EXPECT_EQ(sender_.sent[unmon].call.prog, 100024u);
     EXPECT_EQ(sender_.address(unmon), "127.0.0.1");
-    EXPECT_EQ(sender_.mon_name(unmon), "client-a");
+    EXPECT_EQ(sender_.mon_name(unmon), "10.0.0.7");
     EXPECT_TRUE(recorded().empty());
     // Back again: monitored again.
     auto again = svc_->host_id("client-a", "10.0.0.7");
@@ -181,6 +181,47 @@ TEST_F(NlmUpkeep, IdleHostsAreUnmonitoredAndUnrecorded) {
     svc_->monitor(&p, "client-a", 1);
     EXPECT_EQ(calls_of(2).size(), 2u);
     svc_->hosts.unpin(*again);
+}
+
+// Two machines that give themselves one name (cloned VMs) lock from two addresses with
+// byte-identical owners (svid 1, oh "1@localhost", as the Linux client makes them): two
+// hosts, so each one's lock keeps the other out (hosts.h). statd watches both addresses;
+// one's reboot frees its own locks only, and a LOCK at a new NSM state from one does not
+// free the other's.
+TEST_F(NlmUpkeep, OneNameFromTwoAddressesIsTwoHosts) {
+    const std::vector<uint8_t> oh{'1', '@', 'l', 'o', 'c', 'a', 'l', 'h', 'o', 's', 't'};
+    auto a = svc_->host_id("localhost", "10.0.0.1");
+    auto b = svc_->host_id("localhost", "10.0.0.2");
+    ASSERT_TRUE(a && b);
+    ASSERT_NE(*a, *b);
+    vfs::state::FileKey file;
+    file.fsid = 1;
+    const auto owner_a = *vfs::state::StateOwner::nlm(*a, 1, oh);
+    const auto owner_b = *vfs::state::StateOwner::nlm(*b, 1, oh);
+    const vfs::state::Lock lk{{0, 9}, vfs::state::LockType::Write};
+    auto got = svc_->locks.lock(file, owner_a, lk);
+    ASSERT_TRUE(got);
+    ASSERT_FALSE(got->denied);
+    got = svc_->locks.lock(file, owner_b, lk);
+    ASSERT_TRUE(got);
+    EXPECT_TRUE(got->denied) << "the second machine got the first one's lock";
+    const rpc::Peer pa = peer("10.0.0.1"), pb = peer("10.0.0.2");
+    svc_->monitor(&pa, "localhost", 1);
+    svc_->monitor(&pb, "localhost", 1);
+    ASSERT_EQ(calls_of(2).size(), 2u);  // SM_MON of each address
+    EXPECT_EQ(sender_.mon_name(calls_of(2)[0]), "10.0.0.1");
+    EXPECT_EQ(sender_.mon_name(calls_of(2)[1]), "10.0.0.2");
+    // b locks at a new NSM state (it rebooted): its earlier locks would go; a's stay.
+    svc_->check_state("localhost", "10.0.0.2", 2);
+    EXPECT_EQ(svc_->locks.lock_count(owner_a.client()), 1u);
+    // statd: 10.0.0.1 rebooted. a's lock goes, b can lock.
+    svc_->nsm_rebooted("10.0.0.1", 5);
+    EXPECT_EQ(svc_->locks.lock_count(owner_a.client()), 0u);
+    svc_->hosts.unpin(*a);
+    svc_->hosts.unpin(*b);
+    got = svc_->locks.lock(file, owner_b, lk);
+    ASSERT_TRUE(got);
+    EXPECT_FALSE(got->denied);
 }
 
 // FREE_ALL (or statd's reboot callback) drops the host's record as well: nothing of it
@@ -192,7 +233,7 @@ TEST_F(NlmUpkeep, FreeAllDropsTheRecord) {
     svc_->monitor(&p, "client-b", 1);
     svc_->hosts.unpin(*id);
     EXPECT_EQ(recorded(), std::vector<std::string>{"10.0.0.8"});
-    (void)svc_->free_all("client-b");
+    (void)svc_->free_all("client-b", "10.0.0.8");
     EXPECT_TRUE(recorded().empty());
 }
 

@@ -472,9 +472,9 @@ if check "a client host: network namespace nlmc, 10.77.0.2 -> 10.77.0.1" nlm_hos
             env NLM_HOSTNAME=nlmclient NLM_REBOOT=1 bash "$VMTEST_LIB/nlm_client.sh" 10.77.0.1 $EXPORT $MNT4
         check "the client host's NLM checks (lib/nlm_client.sh, listed above) all pass" test $? = 0
         check "statd watched the client host for the daemon (SM_MON)" \
-            grep -q "nsm: statd watches host 'nlmclient'" "$NFSRDMAD_LOG"
+            grep -q "nsm: statd watches host '10.77.0.2'" "$NFSRDMAD_LOG"
         check "statd's callback freed the rebooted host's locks" \
-            grep -q "nsm: host 'nlmclient' rebooted" "$NFSRDMAD_LOG"
+            grep -q "nsm: host '[^']*' (nlmclient) rebooted: its locks are released" "$NFSRDMAD_LOG"
         check "umount (v4.1)" nfs_umount $MNT4
     fi
     nfsrdmad_dump
