@@ -15,9 +15,9 @@
 // privacy (krb5p), checks every reply verifier (the MIC of the sequence number, of the
 // window after INIT), and sends what a server must refuse: a replayed sequence number
 // (no reply), an unknown handle and a broken header MIC (RPCSEC_GSS_CREDPROBLEM), a
-// number past MAXSEQ (RPCSEC_GSS_CTXPROBLEM), a destroyed context (CREDPROBLEM), an
-// INIT to another procedure (AUTH_BADCRED), and a flavor the export does not list
-// (AUTH_TOOWEAK).
+// number past MAXSEQ (RPCSEC_GSS_CTXPROBLEM, the context kept), a destroyed context
+// (CREDPROBLEM), malformed control calls (AUTH_BADCRED, AUTH_BADVERF, AUTH_REJECTEDCRED),
+// and a flavor the export does not list (AUTH_TOOWEAK).
 // Before the system RPC headers, whose AUTH_* macros would rename its constants.
 #include "xdr/nfs4_prot.h"
 
@@ -388,6 +388,23 @@ class GssClient {
         c.cred_flavor = kRpcsecGss;
         c.cred_body = CredBody(kGssContinueInit, 0, kSvcNone, handle_);
         c.args = XdrOut().opaque(token).take();
+        return Exchange(wire::EncodeCall(c));
+    }
+
+    // A call with an RPCSEC_GSS credential made by hand (no MIC): what a server must refuse
+    // before it looks at any context.
+    wire::Reply Raw(uint32_t proc, uint32_t gss_proc, const Bytes& handle, uint32_t verf_flavor = 0,
+                    const Bytes& verf_body = {}, const Bytes& args = {}) {
+        wire::Call c;
+        c.xid = next_xid_++;
+        c.prog = kNfsProgram;
+        c.vers = 3;
+        c.proc = proc;
+        c.cred_flavor = kRpcsecGss;
+        c.cred_body = CredBody(gss_proc, 0, kSvcNone, handle);
+        c.verf_flavor = verf_flavor;
+        c.verf_body = verf_body;
+        c.args = args;
         return Exchange(wire::EncodeCall(c));
     }
 
@@ -794,10 +811,43 @@ TEST_F(RpcsecGss, ReplaysAndForgeriesAreRefusedAsTheRfcSays) {
     auto far = c.Call(0, {}, CallOptions::Seq(0x80000001u));  // past MAXSEQ
     ASSERT_TRUE(far.has_value());
     EXPECT_EQ(far->auth_stat, kCtxProblem);
-    // Past MAXSEQ the context is gone: a good call now hears CREDPROBLEM.
-    auto after = c.Call(0, {});
+    // That call is refused, the context stays (as the Linux server keeps it; pynfs GSS6
+    // goes on with it): a good call after it is answered.
+    auto after = c.Call(0, {}, CallOptions::Seq(5001));
     ASSERT_TRUE(after.has_value());
-    EXPECT_EQ(after->auth_stat, kCredProblem);
+    EXPECT_EQ(after->reply_stat, wire::kMsgAccepted) << after->Describe();
+    EXPECT_TRUE(c.Results(*after, &res));
+}
+
+// What is refused before any context is looked at, as the Linux server's
+// svcauth_gss_accept refuses it: an INIT naming a handle, a creation call whose AUTH_NONE
+// verifier has a body, a control call to another procedure than NULL (even with a handle
+// nobody knows), and a gss_proc nobody knows (REJECTEDCRED to NULL, BADCRED elsewhere).
+TEST_F(RpcsecGss, ControlCallsAreCheckedBeforeTheirContext) {
+    GssClient c;
+    ASSERT_TRUE(c.Establish(daemon_->nfs_port(), "alice"));
+    const Bytes token = XdrOut().opaque(Bytes(40, 0x60)).take();
+    wire::Reply r = c.Raw(0, kGssInit, Bytes(16, 0xab), 0, {}, token);
+    EXPECT_EQ(r.reply_stat, wire::kMsgDenied) << r.Describe();
+    EXPECT_EQ(r.auth_stat, wire::kAuthBadcred) << "INIT with a handle";
+    r = c.Raw(0, kGssInit, {}, 0, Bytes(4, 1), token);
+    EXPECT_EQ(r.reply_stat, wire::kMsgDenied) << r.Describe();
+    EXPECT_EQ(r.auth_stat, wire::kAuthBadverf) << "INIT with an AUTH_NONE verifier that has a body";
+    r = c.Raw(kNfs3Getattr, kGssDestroy, Bytes(16, 0xab));
+    EXPECT_EQ(r.reply_stat, wire::kMsgDenied) << r.Describe();
+    EXPECT_EQ(r.auth_stat, wire::kAuthBadcred) << "DESTROY to GETATTR, unknown handle";
+    r = c.Raw(kNfs3Getattr, kGssContinueInit, c.handle(), 0, {}, token);
+    EXPECT_EQ(r.auth_stat, wire::kAuthBadcred) << "CONTINUE_INIT to GETATTR";
+    r = c.Raw(0, 4, c.handle());
+    EXPECT_EQ(r.reply_stat, wire::kMsgDenied) << r.Describe();
+    EXPECT_EQ(r.auth_stat, wire::kAuthRejectedcred) << "gss_proc 4 to NULL";
+    r = c.Raw(kNfs3Getattr, 4, c.handle());
+    EXPECT_EQ(r.auth_stat, wire::kAuthBadcred) << "gss_proc 4 to GETATTR";
+    // None of it touched the context.
+    auto still = c.Call(0, {});
+    ASSERT_TRUE(still.has_value());
+    Bytes res;
+    EXPECT_TRUE(c.Results(*still, &res)) << "the context was lost";
 }
 
 TEST_F(RpcsecGss, DestroyEndsTheContext) {

@@ -52,6 +52,7 @@ DecodedCall decode_call(std::span<const uint8_t> msg) {
     out.auth.cred = body.cred.body;
     out.auth.verf_flavor = body.verf.flavor;
     out.auth.verf = body.verf.body;
+    out.auth.proc = body.proc;
     out.args_offset = d.offset();
     return out;
 }

@@ -32,6 +32,7 @@ struct RawAuth {
     std::span<const uint8_t> cred;  // opaque_auth body, at most 400 bytes
     uint32_t verf_flavor = 0;
     std::span<const uint8_t> verf;
+    uint32_t proc = 0;  // the call's procedure (RPCSEC_GSS control calls go to 0)
 };
 
 // An opaque_auth to send (RFC 5531 §8.2): a reply verifier.

@@ -59,6 +59,22 @@ class RpcsecGss final : public AuthFlavor {
     uint32_t number() const override { return x::RPCSEC_GSS; }
 
     Result accept(const RawAuth& raw, CallAuth& out) const override {
+        // The version, then the control procedure, before the rest (as the Linux server's
+        // svcauth_gss_accept reads them): a gss_proc this server does not know is
+        // AUTH_REJECTEDCRED in a call to the NULL procedure, AUTH_BADCRED in any other;
+        // control calls go to the NULL procedure only (§5.2.2, §5.4: AUTH_BADCRED), which
+        // is checked before their handle is looked up.
+        {
+            xdr::Decoder head(raw.cred);
+            const uint32_t version = head.get_u32(), gss_proc = head.get_u32();
+            if (!head.ok() || version != g::RPCSEC_GSS_VERS_1)
+                return {Verdict::Reject, x::AUTH_BADCRED};
+            if (gss_proc > static_cast<uint32_t>(g::RPCSEC_GSS_DESTROY))
+                return {Verdict::Reject, static_cast<uint32_t>(raw.proc == 0 ? x::AUTH_REJECTEDCRED
+                                                                             : x::AUTH_BADCRED)};
+            if (gss_proc != static_cast<uint32_t>(g::RPCSEC_GSS_DATA) && raw.proc != 0)
+                return {Verdict::Reject, x::AUTH_BADCRED};
+        }
         xdr::Decoder d(raw.cred);
         g::rpc_gss_cred_t cred;
         if (!g::xdr_decode(d, cred) || d.remaining() != 0 || cred.version() != g::RPCSEC_GSS_VERS_1)
@@ -72,8 +88,12 @@ class RpcsecGss final : public AuthFlavor {
         out.cred.flavor = x::RPCSEC_GSS;
         out.context = call;
         if (c.gss_proc == g::RPCSEC_GSS_INIT || c.gss_proc == g::RPCSEC_GSS_CONTINUE_INIT) {
-            // §5.2.2: the verifier of a creation call is AUTH_NONE.
-            if (raw.verf_flavor != x::AUTH_NONE) return {Verdict::Reject, x::AUTH_BADVERF};
+            // §5.2.2: the verifier of a creation call is AUTH_NONE, empty (the Linux server
+            // checks both), and an INIT names no context yet: its handle is empty.
+            if (raw.verf_flavor != x::AUTH_NONE || !raw.verf.empty())
+                return {Verdict::Reject, x::AUTH_BADVERF};
+            if (c.gss_proc == g::RPCSEC_GSS_INIT && !c.handle.empty())
+                return {Verdict::Reject, x::AUTH_BADCRED};
             if (c.gss_proc == g::RPCSEC_GSS_CONTINUE_INIT) {
                 // Only a context still being built: a complete one is never handed to
                 // gss_accept_sec_context again (nor lost when that fails).
@@ -93,17 +113,19 @@ class RpcsecGss final : public AuthFlavor {
             std::lock_guard l(ctx.mu);
             if (!ctx.sec.verify_mic(raw.header, raw.verf).ok())
                 return {Verdict::Reject, x::RPCSEC_GSS_CREDPROBLEM};
-            if (c.seq_num > g::MAXSEQ) {
-                table_.erase(c.handle);  // §5.3.3.1: the context cannot go on
-                return {Verdict::Reject, x::RPCSEC_GSS_CTXPROBLEM};
-            }
+            // §5.3.3.1: past MAXSEQ the client must make a new context. This call is refused;
+            // the context stays (as the Linux server keeps it): only its owner, whose MIC
+            // just verified, can get here, and its calls within the window still stand.
+            if (c.seq_num > g::MAXSEQ) return {Verdict::Reject, x::RPCSEC_GSS_CTXPROBLEM};
             if (ctx.window.accept(c.seq_num) != gss::SeqWindow::Verdict::New)
                 return {Verdict::Drop, 0};  // a replay, or older than the window
             // The reply's verifier, the MIC of the sequence number: made now, so that a
             // context that can no longer make one is refused, not answered unverifiably.
+            // A context that cannot make one is a context problem (the Linux server's
+            // rpcsec_gsserr_ctxproblem there), not the credential's.
             std::vector<uint8_t> mic;
             if (!ctx.sec.get_mic(be32(c.seq_num), mic).ok())
-                return {Verdict::Reject, x::RPCSEC_GSS_CREDPROBLEM};
+                return {Verdict::Reject, x::RPCSEC_GSS_CTXPROBLEM};
             call->verf = OpaqueAuth{x::RPCSEC_GSS, std::move(mic)};
         }
         if (c.gss_proc == g::RPCSEC_GSS_DESTROY) return {Verdict::Control, 0};
