@@ -284,8 +284,8 @@ x4::nfsstat4 to_nfsstat4(int err) {
             return x4::NFS4ERR_PERM;
         case ENOENT:
             return x4::NFS4ERR_NOENT;
-        case ENXIO:
-            return x4::NFS4ERR_NXIO;
+        case ENXIO:  // NFS4ERR_NXIO is obsolete in NFSv4.1 (§15.1.16.3: MUST NOT be generated)
+            return x4::NFS4ERR_IO;
         case EACCES:
             return x4::NFS4ERR_ACCESS;
         case EEXIST:

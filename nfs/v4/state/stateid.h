@@ -1,7 +1,7 @@
 // stateid4 (RFC 8881 §8.2) in plain types, and the special stateids (§8.2.3).
 //
 // The "other" field of every stateid this server hands out is
-//   bytes 0..3   boot epoch      (another server instance: NFS4ERR_STALE_STATEID)
+//   bytes 0..3   boot epoch      (another server instance: NFS4ERR_BAD_STATEID, §15.1.16.5)
 //   bytes 4..7   table index
 //   bytes 8..11  generation      (bumped each time the index is reused: a freed or forged
 //                                 stateid no longer matches, NFS4ERR_BAD_STATEID)

@@ -37,7 +37,7 @@ class StateidTable {
     Result allocate(ClientId client, StateKind kind);
 
     // The checks of §8.2.4, in its order: a special stateid (§8.2.3) → BAD_STATEID (callers
-    // handle the special forms first, see classify()); other boot → STALE_STATEID; unknown
+    // handle the special forms first, see classify()); other boot → BAD_STATEID; unknown
     // index, old generation or another client's → BAD_STATEID; revoked → the reason it was
     // revoked (EXPIRED, ADMIN_REVOKED, DELEG_REVOKED); a kind not in `kinds` → BAD_STATEID;
     // seqid 0 → the current one (§8.2.2); higher than current → BAD_STATEID; lower →
