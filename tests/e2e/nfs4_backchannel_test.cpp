@@ -63,8 +63,12 @@ TEST_F(Nfs4Backchannel, TheBackConnectionClosingIsPathDown) {
     EXPECT_EQ(Flags() & kDown, 0u);  // conn_ joins the fore channel
     first.reset();                   // the back connection goes
     ASSERT_TRUE(WaitFlags(kDown, kDown)) << "a closed back connection left the path up";
-    // The Linux client's answer to that flag: BIND_CONN_TO_SESSION on its connection.
-    Res b = Compound({Bind(x4::CDFC4_BACK_OR_BOTH)});
+    // The Linux client's answer to that flag: BIND_CONN_TO_SESSION(FORE_OR_BOTH) on its
+    // connection, already fore-bound (BACK_OR_BOTH there would change its channels:
+    // NFS4ERR_INVAL, §18.34.3).
+    Res bad = Compound({Bind(x4::CDFC4_BACK_OR_BOTH)});
+    EXPECT_EQ(bad.status(), x4::NFS4ERR_INVAL) << bad.error;
+    Res b = Compound({Bind(x4::CDFC4_FORE_OR_BOTH)});
     ASSERT_EQ(b.status(), x4::NFS4_OK) << b.error;
     wire::Bytes again = NextCall(*conn_);
     ASSERT_FALSE(again.empty());
@@ -78,7 +82,7 @@ TEST_F(Nfs4Backchannel, NoBackChannelAskedNoCalls) {
     EXPECT_EQ(Flags() & kDown, 0u);
     EXPECT_TRUE(NextCall(*conn_, 500).empty()) << "a call to a client without a backchannel";
     // Bound for the back channel of a session that has none: nothing to probe.
-    Res b = Compound({Bind(x4::CDFC4_BACK_OR_BOTH)});
+    Res b = Compound({Bind(x4::CDFC4_FORE_OR_BOTH)});
     ASSERT_EQ(b.status(), x4::NFS4_OK) << b.error;
     EXPECT_TRUE(NextCall(*conn_, 500).empty());
     EXPECT_EQ(Flags() & kDown, 0u);

@@ -66,10 +66,28 @@ TEST_F(Nfs4BindConn, BoundConnectionCarriesTheSession) {
     ASSERT_EQ(raw({bind(x4::CDFC4_FORE_OR_BOTH)}).status(), x4::NFS4_OK);
     Reply r = seq({op_putrootfh(), op_getfh()});
     EXPECT_EQ(r.status(), x4::NFS4_OK);
-    // Binding again (another direction) is fine.
-    Reply again = raw({bind(x4::CDFC4_BACK)});
-    ASSERT_EQ(again.status(), x4::NFS4_OK);
-    EXPECT_EQ(again.op(0).opbind_conn_to_session().bctsr_resok4().bctsr_dir, x4::CDFS4_BACK);
+    // §18.34.3: binding again "has no effect" (NFS4_OK, the binding there is), unless it
+    // demands another set of channels: NFS4ERR_INVAL, and the binding stays.
+    for (auto same : {x4::CDFC4_FORE_OR_BOTH, x4::CDFC4_BACK_OR_BOTH}) {
+        Reply again = raw({bind(same)});
+        ASSERT_EQ(again.status(), x4::NFS4_OK) << same;
+        EXPECT_EQ(again.op(0).opbind_conn_to_session().bctsr_resok4().bctsr_dir, x4::CDFS4_BOTH);
+    }
+    EXPECT_EQ(raw({bind(x4::CDFC4_BACK)}).status(), x4::NFS4ERR_INVAL);
+    EXPECT_EQ(raw({bind(x4::CDFC4_FORE)}).status(), x4::NFS4ERR_INVAL);
+    // A fore-only connection: FORE stands; BACK and BACK_OR_BOTH would change it.
+    // FORE_OR_BOTH stands too and, as the Linux server does, adds the back channel: the
+    // Linux client's answer to CB_PATH_DOWN on the connection it already uses.
+    new_connection();
+    ASSERT_EQ(raw({bind(x4::CDFC4_FORE)}).status(), x4::NFS4_OK);
+    EXPECT_EQ(raw({bind(x4::CDFC4_FORE)}).status(), x4::NFS4_OK);
+    EXPECT_EQ(raw({bind(x4::CDFC4_BACK_OR_BOTH)}).status(), x4::NFS4ERR_INVAL);
+    EXPECT_EQ(raw({bind(x4::CDFC4_BACK)}).status(), x4::NFS4ERR_INVAL);
+    Reply both = raw({bind(x4::CDFC4_FORE_OR_BOTH)});
+    ASSERT_EQ(both.status(), x4::NFS4_OK);
+    EXPECT_EQ(both.op(0).opbind_conn_to_session().bctsr_resok4().bctsr_dir, x4::CDFS4_BOTH);
+    EXPECT_EQ(raw({bind(x4::CDFC4_FORE)}).status(), x4::NFS4ERR_INVAL);
+    EXPECT_EQ(seq({op_putrootfh()}).status(), x4::NFS4_OK);
 }
 
 TEST_F(Nfs4BindConn, UnknownSessionIsBadSession) {

@@ -203,9 +203,45 @@ size_t Session::cached_bytes() const {
 }
 
 Status Session::bind(ConnId conn, x4::channel_dir_from_client4 dir,
-                     x4::channel_dir_from_server4& out) {
+                     x4::channel_dir_from_server4& out, bool rebind) {
     std::lock_guard lock(mu_);
     if (dead_) return x4::NFS4ERR_BADSESSION;
+    // §18.34.3: "Invoking BIND_CONN_TO_SESSION on a connection already associated with the
+    // specified session has no effect, and the server MUST respond with NFS4_OK, unless the
+    // client is demanding changes to the set of channels the connection is associated
+    // with. If so, the server MUST return NFS4ERR_INVAL." As the Linux server decides it
+    // (nfsd4_match_existing_connection): FORE and BACK must be what the connection has,
+    // FORE_OR_BOTH and BACK_OR_BOTH must find their own channel there; a FORE_OR_BOTH (or
+    // BACK) that stands adds the back channel, so that the Linux client's answer to
+    // SEQ4_STATUS_CB_PATH_DOWN (FORE_OR_BOTH on the connection it uses) brings the
+    // callback path back.
+    if (auto it = conns_.find(conn); rebind && it != conns_.end()) {
+        const x4::channel_dir_from_server4 cur = it->second;
+        bool stands = false;
+        switch (dir) {
+            case x4::CDFC4_FORE:
+                stands = cur == x4::CDFS4_FORE;
+                break;
+            case x4::CDFC4_BACK:
+                stands = cur == x4::CDFS4_BACK;
+                break;
+            case x4::CDFC4_FORE_OR_BOTH:
+                stands = cur != x4::CDFS4_BACK;
+                break;
+            case x4::CDFC4_BACK_OR_BOTH:
+                stands = cur != x4::CDFS4_FORE;
+                break;
+            default:
+                break;
+        }
+        if (!stands) return x4::NFS4ERR_INVAL;
+        if (dir == x4::CDFC4_FORE_OR_BOTH && cur == x4::CDFS4_FORE) {
+            it->second = x4::CDFS4_BOTH;
+            bindings_changed();
+        }
+        out = it->second;
+        return x4::NFS4_OK;
+    }
     // §18.34.3: the server picks for FORE_OR_BOTH / BACK_OR_BOTH; like the Linux server it
     // grants both. Whether callbacks can use a back-bound connection is the callback layer's
     // business (the session's CONN_BACK_CHAN flag); here binding is bookkeeping.

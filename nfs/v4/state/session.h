@@ -133,7 +133,10 @@ class Session {
 
     // Connection binding (§18.34): dir is channel_dir_from_client4; returns the
     // channel_dir_from_server4 granted, or the bound's error (a bounded number of connections).
-    Status bind(ConnId conn, x4::channel_dir_from_client4 dir, x4::channel_dir_from_server4& out);
+    // `rebind` (BIND_CONN_TO_SESSION itself): a connection already bound keeps its binding,
+    // and a request that would change it is NFS4ERR_INVAL (§18.34.3).
+    Status bind(ConnId conn, x4::channel_dir_from_client4 dir, x4::channel_dir_from_server4& out,
+                bool rebind = false);
     bool bound(ConnId conn) const;  // in either direction
     bool unbind(ConnId conn);       // the connection closed; true if it was bound
     size_t connections() const;

@@ -94,7 +94,7 @@ ClientTable::BindResult ClientTable::bind_conn_to_session(const SessionId& id, C
         out.status = x4::NFS4ERR_WRONG_CRED;
         return out;
     }
-    out.status = it->second->bind(conn, dir, out.dir);
+    out.status = it->second->bind(conn, dir, out.dir, /*rebind=*/true);
     if (out.status == x4::NFS4_OK) renew(*r, clock_.now());
     return out;
 }
