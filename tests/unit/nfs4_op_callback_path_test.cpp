@@ -196,8 +196,16 @@ TEST(CallbackPaths, CompoundsTakeTheSessionsSlotsInOrderAndMoveTheirSequence) {
     paths.compound(7, cb_recall({1, {}}, false, {}), later, done);
     ASSERT_EQ(ch->sent.size(), 6u);
     EXPECT_EQ(SlotOf(ch->sent[5].call), std::make_pair(0u, 3u));
+    // The client took an earlier call on this id whose reply was lost, and says this one
+    // reuses it (§20.9.3 SEQ_FALSE_RETRY): the path stays up, the next call takes the
+    // next id (before, every call after it met the same answer and the path went down).
+    ch->sent[5].done(CbAnswer(ch->sent[5].call, x4::NFS4ERR_SEQ_FALSE_RETRY, x4::NFS4_OK));
+    EXPECT_EQ(paths.state(7), State::Up);
+    paths.compound(7, cb_recall({1, {}}, false, {}), later, done);
+    ASSERT_EQ(ch->sent.size(), 7u);
+    EXPECT_EQ(SlotOf(ch->sent[6].call), std::make_pair(0u, 4u));
     // CB_SEQUENCE refused (the session is gone at the client): path down.
-    ch->sent[5].done(CbAnswer(ch->sent[5].call, x4::NFS4ERR_BADSESSION, x4::NFS4_OK));
+    ch->sent[6].done(CbAnswer(ch->sent[6].call, x4::NFS4ERR_BADSESSION, x4::NFS4_OK));
     EXPECT_EQ(paths.status_flags(7), kDown);
 }
 

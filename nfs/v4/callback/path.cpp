@@ -195,15 +195,21 @@ void CallbackPaths::finish_call(const Outgoing& o, const rpc::CallbackResult& r)
                 s != p.sessions.end() && o.slot < s->second.busy.size()) {
                 s->second.busy[o.slot] = false;
                 // §20.9.3: the client took the sequence id (it answered CB_SEQUENCE, or
-                // found it a replay it no longer holds): the slot's next is one more.
+                // found it a replay it no longer holds): the slot's next is one more. So
+                // too when it found the id reused for another call (SEQ_FALSE_RETRY: its
+                // reply to the earlier call was lost, and this slot sent the next call on
+                // the same id); the Linux server moves on the same way.
                 if (reply && (reply->sequence == x4::NFS4_OK ||
-                              reply->sequence == x4::NFS4ERR_RETRY_UNCACHED_REP))
+                              reply->sequence == x4::NFS4ERR_RETRY_UNCACHED_REP ||
+                              reply->sequence == x4::NFS4ERR_SEQ_FALSE_RETRY))
                     ++s->second.seqid[o.slot];
             }
-            // DELAY and RETRY_UNCACHED_REP: the client is there; the caller may try again.
+            // DELAY, RETRY_UNCACHED_REP and SEQ_FALSE_RETRY: the client is there; the caller
+            // may try again.
             const bool path_failed =
                 !reply || (reply->sequence != x4::NFS4_OK && reply->sequence != x4::NFS4ERR_DELAY &&
-                           reply->sequence != x4::NFS4ERR_RETRY_UNCACHED_REP);
+                           reply->sequence != x4::NFS4ERR_RETRY_UNCACHED_REP &&
+                           reply->sequence != x4::NFS4ERR_SEQ_FALSE_RETRY);
             if (path_failed && p.conn == o.conn && p.state == State::Up) {
                 p.state = State::Down;
                 ++p.probe;
