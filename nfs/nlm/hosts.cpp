@@ -58,18 +58,19 @@ std::optional<uint64_t> HostTable::find(std::string_view name, std::string_view 
 }
 
 std::vector<HostTable::Named> HostTable::at(std::string_view address) const {
-    std::vector<Named> out;
-    std::lock_guard lock(mu_);
-    for (const auto& [k, h] : hosts_)
-        if (h.address == address) out.push_back(Named{h.name, h.address});
-    return out;
+    return matching([address](const Host& h) { return h.address == address; });
 }
 
 std::vector<HostTable::Named> HostTable::named(std::string_view name) const {
+    return matching([name](const Host& h) { return h.name == name; });
+}
+
+std::vector<HostTable::Named> HostTable::matching(
+    const std::function<bool(const Host&)>& pred) const {
     std::vector<Named> out;
     std::lock_guard lock(mu_);
     for (const auto& [k, h] : hosts_)
-        if (h.name == name) out.push_back(Named{h.name, h.address});
+        if (pred(h)) out.push_back(Named{h.name, h.address});
     return out;
 }
 
@@ -78,16 +79,18 @@ bool HostTable::mark_monitored(std::string_view name, std::string_view address) 
     std::lock_guard lock(mu_);
     auto it = hosts_.find(k);
     if (it == hosts_.end() || it->second.monitored) return false;
-    bool watched = false;
-    for (const auto& [other, h] : hosts_) watched |= h.monitored && h.address == address;
+    const std::string_view mon = watch_of(name, address);
+    bool before = false;
+    for (const auto& [other, h] : hosts_)
+        before |= h.monitored && watch_of(h.name, h.address) == mon;
     it->second.monitored = true;
-    return !watched;
+    return !before;
 }
 
-bool HostTable::address_monitored(std::string_view address) const {
+bool HostTable::watched(std::string_view mon_name) const {
     std::lock_guard lock(mu_);
     for (const auto& [k, h] : hosts_)
-        if (h.monitored && h.address == address) return true;
+        if (h.monitored && watch_of(h.name, h.address) == mon_name) return true;
     return false;
 }
 

@@ -20,6 +20,11 @@
 // NSM watches addresses (the mon_name this server gives statd is the address, as lockd's
 // default, nsm_use_hostnames=0): `monitored` is kept per host, and an address is watched
 // while any host at it is.
+//
+// As with the Linux server, a client that calls from a new address (renumbered, NAT, a
+// second interface) is a new host there: its UNLOCK from the new address does not find
+// the locks it took from the old one, which stay until its reboot notice, FREE_ALL or
+// the lease of nothing: the sweep forgets only hosts that hold nothing.
 // Thread-safe.
 #pragma once
 
@@ -62,11 +67,17 @@ class HostTable {
     // host's own statd or an administrator).
     std::vector<Named> at(std::string_view address) const;
     std::vector<Named> named(std::string_view name) const;
-    // Marks the host monitored; true when its address was watched for no host before:
+    // What statd is asked to watch for a host (SM_MON's mon_name): its address, as lockd's
+    // default (nsm_use_hostnames=0); its name when the address is not known.
+    static std::string_view watch_of(std::string_view name, std::string_view address) {
+        return address.empty() ? name : address;
+    }
+    // Marks the host monitored; true when statd watched its watch_of() for no host before:
     // ask statd to watch it.
     bool mark_monitored(std::string_view name, std::string_view address);
-    // Whether any known host at `address` is monitored (statd should watch it).
-    bool address_monitored(std::string_view address) const;
+    // Whether any known host whose watch_of() is `mon_name` is monitored (statd should
+    // watch it).
+    bool watched(std::string_view mon_name) const;
     // The host's NSM state as its last monitored LOCK gave it (nlm4_lockargs.state), and
     // what it was: a reboot notice with this very state is about locks taken since.
     void set_state(std::string_view name, std::string_view address, int32_t state);
@@ -97,6 +108,7 @@ class HostTable {
     static std::string key(std::string_view name, std::string_view address);
     using Map = std::unordered_map<std::string, Host>;
     void erase(Map::iterator it);
+    std::vector<Named> matching(const std::function<bool(const Host&)>& pred) const;
 
     const size_t max_;
     mutable std::mutex mu_;

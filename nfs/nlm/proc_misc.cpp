@@ -4,7 +4,7 @@
 //                 it is told of is pending: NLM4_DENIED.
 //   FREE_ALL      everything the named host holds (locks, waiters, shares) goes: its
 //                 statd saw it reboot. From that host's address (that host), or from
-//                 this host (every host of that name). No reply body.
+//                 this host (the hosts at that address, or of that name). No reply body.
 //   the *_RES     results of _MSG calls: this server sends only GRANTED (synchronous),
 //                 so they are decoded and dropped.
 #include <arpa/inet.h>
@@ -47,15 +47,18 @@ rpc::Outcome proc_free_all(Request& rq) {
     if (!rq.decode(a)) return rpc::Outcome::garbage();
     // The host itself frees what it holds (the name at the address it calls from: a host
     // is both, hosts.h); from anyone else it would free another host's locks (knfsd
-    // matches the caller too). From this host (its statd, an administrator) the name
-    // frees every host of that name.
+    // matches the caller too). From this host (its statd, an administrator) the name is
+    // what statd watches: an address frees the hosts there, else a name frees the hosts
+    // of that name (as a reboot notice, nsm_rebooted).
     const rpc::Peer* p = rq.ctx.header.peer;
     const std::string from = p ? peer_host(*p) : "";
     std::vector<HostTable::Named> hosts;
-    if (p && is_loopback(*p))
-        hosts = rq.svc.hosts.named(a.name);
-    else if (p && rq.svc.hosts.find(a.name, from))
+    if (p && is_loopback(*p)) {
+        hosts = rq.svc.hosts.at(a.name);
+        if (hosts.empty()) hosts = rq.svc.hosts.named(a.name);
+    } else if (p && rq.svc.hosts.find(a.name, from)) {
         hosts.push_back(HostTable::Named{std::string(a.name), from});
+    }
     if (hosts.empty()) {
         spdlog::warn("nlm: FREE_ALL for '{}' from {}: no such host there: ignored",
                      log_text(a.name), from);

@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <cstring>
+#include <set>
 
 #include "nfs/common/authorize.h"
 #include "nfs/common/log_text.h"
@@ -35,7 +36,7 @@ void Services::monitor(const rpc::Peer* peer, std::string_view caller_name, int3
     hosts.set_state(caller_name, host, state);
     if (hosts.mark_monitored(caller_name, host))
         if (rpc::CallbackSender* cb = callbacks())
-            (void)monitor_host(*cb, std::string(mon_name(caller_name, host)));
+            (void)monitor_host(*cb, std::string(HostTable::watch_of(caller_name, host)));
     if (!options.hosts_store || host.empty()) return;
     std::lock_guard g(store_mu_);
     if (auto r = options.hosts_store->add(host); !r)
@@ -56,7 +57,7 @@ void Services::check_state(std::string_view caller_name, std::string_view addres
 }
 
 void Services::nsm_rebooted(std::string_view mon_name, int32_t state) {
-    // statd names what it watches as it was asked (mon_name()): an address, or a name.
+    // statd names what it watches as it was asked (watch_of()): an address, or a name.
     // A statd that kept a watch from an older daemon may name a host by its caller_name.
     std::vector<HostTable::Named> there = hosts.at(mon_name);
     if (there.empty()) there = hosts.named(mon_name);
@@ -162,19 +163,20 @@ std::chrono::milliseconds Services::housekeep(Clock::time_point now) {
             if (!notifying) notices_.reset();  // every host answered or was given up on
         }
     }
+    std::set<std::string> unwatched;  // one SM_UNMON per watch, however many hosts left it
     for (const HostTable::Gone& g :
          hosts.take_idle([this](uint64_t id) { return host_idle(id); }, now - kHostExpire)) {
         // statd watches the address while any host there is monitored. A host that locks
         // there again while SM_UNMON is on its way is watched again once statd has
         // answered: its SM_MON may have reached statd first.
-        const std::string watched(mon_name(g.name, g.address));
-        auto again = [this, cb, watched, address = g.address] {
-            if (hosts.address_monitored(address)) (void)monitor_host(*cb, watched);
+        const std::string watch(HostTable::watch_of(g.name, g.address));
+        auto again = [this, cb, watch] {
+            if (hosts.watched(watch)) (void)monitor_host(*cb, watch);
         };
-        if (g.monitored && cb && !hosts.address_monitored(g.address) &&
-            !unmonitor_host(*cb, watched, again))
+        if (g.monitored && cb && !hosts.watched(watch) && unwatched.insert(watch).second &&
+            !unmonitor_host(*cb, watch, again))
             spdlog::warn("nsm: too many calls in flight: SM_UNMON of '{}' not sent",
-                         log_text(watched));
+                         log_text(watch));
         unrecord(g.address);
     }
     // Notices are retried from 2 s on (nsm_notify.h); the sweep needs no hurry.

@@ -73,14 +73,9 @@ class Services {
     // A host (`caller_name` at the peer's address) took a lock with NSM monitoring (LOCK,
     // not NM_LOCK): its address is recorded (once; fsync'd) so that it is notified if this
     // server restarts, and the first time statd is asked to watch the address
-    // (nsm_monitor.h; mon_name() below) so that its reboot frees its locks
+    // (nsm_monitor.h; HostTable::watch_of) so that its reboot frees its locks
     // (nsm_rebooted). `state` is the host's NSM state its LOCK gave.
     void monitor(const rpc::Peer* peer, std::string_view caller_name, int32_t state);
-    // What statd is asked to watch for a host: its address, as lockd's default
-    // (nsm_use_hostnames=0); its name when the address is not known.
-    static std::string_view mon_name(std::string_view name, std::string_view address) {
-        return address.empty() ? name : address;
-    }
     // NFSv4.1's OPEN asks this: does an NLM share of `fh` conflict with this access and
     // deny (fsh4_access / fsh4_mode use the same bits as OPEN4_SHARE_*)?
     bool share_conflict(const vfs::FileHandle& fh, uint32_t access, uint32_t deny) const;
@@ -98,7 +93,7 @@ class Services {
     // (statd's word may come later, or never): what it held before goes, as a reboot
     // notice would free it.
     void check_state(std::string_view caller_name, std::string_view address, int32_t state);
-    // statd says `mon_name` (an address, or a name: mon_name()) rebooted and is at NSM
+    // statd says `mon_name` (an address, or a name: HostTable::watch_of) rebooted and is at NSM
     // state `state` now: everything each host there held goes (as FREE_ALL), unless its
     // locks were taken at that very state already (it came back and reclaimed before
     // statd's word arrived; as Linux's lockd decides).

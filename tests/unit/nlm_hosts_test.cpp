@@ -141,14 +141,20 @@ TEST(NlmHosts, OneNameAtTwoAddressesIsTwoHosts) {
     ASSERT_EQ(there.size(), 2u);
     EXPECT_TRUE(t.mark_monitored("localhost", "10.0.0.2"));  // watch 10.0.0.2
     EXPECT_FALSE(t.mark_monitored("other", "10.0.0.2"));     // already watched
-    EXPECT_TRUE(t.address_monitored("10.0.0.2"));
-    EXPECT_FALSE(t.address_monitored("10.0.0.1"));
+    EXPECT_TRUE(t.watched("10.0.0.2"));
+    EXPECT_FALSE(t.watched("10.0.0.1"));
     t.unpin(*a);
     t.unpin(*b);
     t.unpin(*c);
     EXPECT_EQ(t.forget("localhost", "10.0.0.2"), b);
     EXPECT_EQ(t.find("localhost", "10.0.0.1"), a);  // the other machine keeps its id
-    EXPECT_TRUE(t.address_monitored("10.0.0.2"));   // "other" is still watched there
+    EXPECT_TRUE(t.watched("10.0.0.2"));             // "other" is still watched there
+    // A host whose address is not known is watched by its name.
+    auto n = t.id("nameonly", "", never_idle);
+    ASSERT_TRUE(n);
+    EXPECT_TRUE(t.mark_monitored("nameonly", ""));
+    EXPECT_TRUE(t.watched("nameonly"));
+    EXPECT_FALSE(t.watched(""));
 }
 
 }  // namespace

@@ -224,6 +224,37 @@ TEST_F(NlmUpkeep, OneNameFromTwoAddressesIsTwoHosts) {
     EXPECT_FALSE(got->denied);
 }
 
+// Two names at one address (containers behind one address): statd is asked to watch the
+// address once, and told to stop once, when the last of them has gone idle.
+TEST_F(NlmUpkeep, OneWatchPerAddressWhateverItsHosts) {
+    const Clock::time_point t0 = Clock::now();
+    auto a = svc_->host_id("one", "10.0.0.9");
+    auto b = svc_->host_id("two", "10.0.0.9");
+    ASSERT_TRUE(a && b);
+    const rpc::Peer p = peer("10.0.0.9");
+    svc_->monitor(&p, "one", 1);
+    svc_->monitor(&p, "two", 1);
+    ASSERT_EQ(calls_of(2).size(), 1u) << "one SM_MON per address";
+    EXPECT_EQ(sender_.mon_name(calls_of(2)[0]), "10.0.0.9");
+    vfs::state::FileKey file;
+    file.fsid = 1;
+    auto owner_b = *vfs::state::StateOwner::nlm(*b, 1, {});
+    const vfs::state::Lock lk{{0, 9}, vfs::state::LockType::Write};
+    ASSERT_TRUE(svc_->locks.lock(file, owner_b, lk));
+    svc_->hosts.unpin(*a, t0);
+    svc_->hosts.unpin(*b, t0);
+    // "one" goes idle; "two" holds a lock: the address stays watched.
+    (void)svc_->housekeep(t0 + Services::kHostExpire + 1s);
+    EXPECT_FALSE(svc_->hosts.find("one", "10.0.0.9"));
+    EXPECT_TRUE(calls_of(3).empty()) << "SM_UNMON while another host there is watched";
+    // "two" lets go: one SM_UNMON of the address.
+    ASSERT_TRUE(svc_->locks.unlock(file, owner_b, lk.range));
+    (void)svc_->housekeep(t0 + Services::kHostExpire + 1s);
+    EXPECT_FALSE(svc_->hosts.find("two", "10.0.0.9"));
+    ASSERT_EQ(calls_of(3).size(), 1u);
+    EXPECT_EQ(sender_.mon_name(calls_of(3)[0]), "10.0.0.9");
+}
+
 // FREE_ALL (or statd's reboot callback) drops the host's record as well: nothing of it
 // is left to reclaim.
 TEST_F(NlmUpkeep, FreeAllDropsTheRecord) {

@@ -683,9 +683,9 @@ if check "rpc.statd" statd_start && check "the kernel's lockd on port $NLM_LOCKD
             NLM_MOUNT_OPTS="$NLM_RDMA_OPTS" bash "$VMTEST_LIB/nlm_client.sh" "$RXE_IP" $EXPORT $MNT4
         check "the NLM checks on the RDMA mount (lib/nlm_client.sh, listed above) all pass" test $? = 0
         check "statd watched the client host for the daemon (SM_MON)" \
-            grep -q "nsm: statd watches host '$(hostname)'" "$NFSRDMAD_LOG"
+            grep -q "nsm: statd watches host '$RXE_IP'" "$NFSRDMAD_LOG"
         check "statd's callback (to 127.0.0.1: the daemon is bound to $RXE_IP) freed its locks" \
-            grep -q "nsm: host '$(hostname)' rebooted: its locks are released" "$NFSRDMAD_LOG"
+            grep -q "nsm: host '$RXE_IP' ($(hostname)) rebooted: its locks are released" "$NFSRDMAD_LOG"
         check "umount (v4.1)" nfs_umount $MNT4
     fi
     nfs_umount $MNT_KEEP 2>/dev/null
