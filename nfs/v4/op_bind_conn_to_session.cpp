@@ -6,7 +6,10 @@
 //
 // Directions (§18.34.3): CDFC4_FORE → CDFS4_FORE and CDFC4_BACK → CDFS4_BACK, as the RFC
 // requires; for CDFC4_FORE_OR_BOTH and CDFC4_BACK_OR_BOTH the server may pick, and grants
-// CDFS4_BOTH. A connection bound for the backchannel of a session that has one
+// CDFS4_BOTH. A connection bound already keeps its binding, answered back, or is
+// NFS4ERR_INVAL when the request would change it (Session::bind; a FORE_OR_BOTH on a
+// fore-only connection adds the back channel, as the Linux server does). A connection
+// bound for the backchannel of a session that has one
 // (CONN_BACK_CHAN) becomes the client's callback path, probed with CB_NULL unless a path
 // is up already (callback/path.h): this is how a client answers SEQ4_STATUS_CB_PATH_DOWN.
 //

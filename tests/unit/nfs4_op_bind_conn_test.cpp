@@ -90,6 +90,17 @@ TEST_F(Nfs4BindConn, BoundConnectionCarriesTheSession) {
     EXPECT_EQ(seq({op_putrootfh()}).status(), x4::NFS4_OK);
 }
 
+// SEQUENCE on a back-only connection binds its fore channel too (implicitly, §2.10.3.1)
+// and keeps the back one: the connection is then bound to both.
+TEST_F(Nfs4BindConn, SequenceOnABackConnectionKeepsItsBackChannel) {
+    new_connection();
+    ASSERT_EQ(raw({bind(x4::CDFC4_BACK)}).status(), x4::NFS4_OK);
+    ASSERT_EQ(seq({op_putrootfh()}).status(), x4::NFS4_OK);
+    Reply both = raw({bind(x4::CDFC4_BACK_OR_BOTH)});
+    ASSERT_EQ(both.status(), x4::NFS4_OK);
+    EXPECT_EQ(both.op(0).opbind_conn_to_session().bctsr_resok4().bctsr_dir, x4::CDFS4_BOTH);
+}
+
 TEST_F(Nfs4BindConn, UnknownSessionIsBadSession) {
     new_connection();
     x4::nfs_argop4 op = bind(x4::CDFC4_FORE);

@@ -198,7 +198,7 @@ void CallbackPaths::finish_call(const Outgoing& o, const rpc::CallbackResult& r)
                 // found it a replay it no longer holds): the slot's next is one more. So
                 // too when it found the id reused for another call (SEQ_FALSE_RETRY: its
                 // reply to the earlier call was lost, and this slot sent the next call on
-                // the same id); the Linux server moves on the same way.
+                // the same id).
                 if (reply && (reply->sequence == x4::NFS4_OK ||
                               reply->sequence == x4::NFS4ERR_RETRY_UNCACHED_REP ||
                               reply->sequence == x4::NFS4ERR_SEQ_FALSE_RETRY))

@@ -15,8 +15,9 @@
 // A session that had a backchannel and has no connection bound to it any more (or whose
 // client's path is down) is told so on its own SEQUENCE too: SEQ4_STATUS_CB_PATH_DOWN_SESSION
 // ("the session has no operational backchannel", §18.46.3). BACKCHANNEL_CTL (§18.33)
-// replaces a session's program and security for the calls that follow.
-// Not tracked yet: a connection rebound to the fore channel only.
+// replaces a session's program and security for the calls that follow. A connection
+// bound to a backchannel stays so: BIND_CONN_TO_SESSION refuses to take a channel away
+// (NFS4ERR_INVAL, Session::bind), and SEQUENCE on it adds the fore channel.
 //
 // CB_COMPOUND calls (compound(): CB_RECALL ...) go on the path's connection with
 // CB_SEQUENCE on a free slot of that connection's session (§2.10.6.3: the backchannel has

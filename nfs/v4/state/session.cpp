@@ -211,8 +211,8 @@ Status Session::bind(ConnId conn, x4::channel_dir_from_client4 dir,
     // client is demanding changes to the set of channels the connection is associated
     // with. If so, the server MUST return NFS4ERR_INVAL." As the Linux server decides it
     // (nfsd4_match_existing_connection): FORE and BACK must be what the connection has,
-    // FORE_OR_BOTH and BACK_OR_BOTH must find their own channel there; a FORE_OR_BOTH (or
-    // BACK) that stands adds the back channel, so that the Linux client's answer to
+    // FORE_OR_BOTH and BACK_OR_BOTH must find their own channel there; a FORE_OR_BOTH on a
+    // fore-only connection adds the back channel, so that the Linux client's answer to
     // SEQ4_STATUS_CB_PATH_DOWN (FORE_OR_BOTH on the connection it uses) brings the
     // callback path back.
     if (auto it = conns_.find(conn); rebind && it != conns_.end()) {
@@ -261,6 +261,8 @@ Status Session::bind(ConnId conn, x4::channel_dir_from_client4 dir,
     }
     auto it = conns_.find(conn);
     if (it == conns_.end() && conns_.size() >= max_connections_) return kTooManyConnections;
+    // SEQUENCE on a back-only connection binds its fore channel too: it keeps the back one.
+    if (it != conns_.end() && it->second != out) out = x4::CDFS4_BOTH;
     conns_[conn] = out;
     bindings_changed();
     return x4::NFS4_OK;
