@@ -381,18 +381,11 @@ class GssClient {
 
     // RPCSEC_GSS_CONTINUE_INIT on this context's handle with `token`.
     wire::Reply ContinueInit(const Bytes& token) {
-        wire::Call c;
-        c.xid = next_xid_++;
-        c.prog = kNfsProgram;
-        c.vers = 3;
-        c.cred_flavor = kRpcsecGss;
-        c.cred_body = CredBody(kGssContinueInit, 0, kSvcNone, handle_);
-        c.args = XdrOut().opaque(token).take();
-        return Exchange(wire::EncodeCall(c));
+        return Raw(0, kGssContinueInit, handle_, 0, {}, XdrOut().opaque(token).take());
     }
 
-    // A call with an RPCSEC_GSS credential made by hand (no MIC): what a server must refuse
-    // before it looks at any context.
+    // A control call (sequence number 0, no MIC) with an RPCSEC_GSS credential made by
+    // hand: CONTINUE_INIT, and what a server must refuse before it looks at any context.
     wire::Reply Raw(uint32_t proc, uint32_t gss_proc, const Bytes& handle, uint32_t verf_flavor = 0,
                     const Bytes& verf_body = {}, const Bytes& args = {}) {
         wire::Call c;

@@ -57,7 +57,7 @@ class ContextTable {
   public:
     struct Limits {
         size_t max = 65536;
-        size_t per_principal = 256;
+        size_t per_principal = 4096;
         size_t incomplete = 1024;
     };
     explicit ContextTable(Limits limits);

@@ -1,6 +1,7 @@
 // RPCSEC_GSS version 1 (RFC 2203 §5): the flavor. gss.h says what it answers when.
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -54,7 +55,11 @@ class RpcsecGss final : public AuthFlavor {
         : options_(o),
           realm_(std::move(realm)),
           cred_(std::move(cred)),
-          table_({o.max_contexts, 256, 1024}) {}
+          // One principal may hold a sixteenth of the table (4096 by default): a user
+          // working from hundreds of clients has a context on each (each client's gssd
+          // builds its own), which a bound of 256 made push out each other's, every call
+          // then meeting CREDPROBLEM and building another.
+          table_({o.max_contexts, std::max<size_t>(256, o.max_contexts / 16), 1024}) {}
 
     uint32_t number() const override { return x::RPCSEC_GSS; }
 
