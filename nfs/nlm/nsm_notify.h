@@ -42,6 +42,7 @@ class RebootNotices {
     // come); gives up on hosts past kGiveUp. How many were sent.
     size_t send_due(rpc::CallbackSender& sender, Clock::time_point now = Clock::now());
     size_t pending() const;  // hosts not notified yet and not given up on
+    int32_t state() const { return state_; }  // this boot's NSM state, as notified
 
   private:
     struct Host {

@@ -57,6 +57,17 @@ void Services::check_state(std::string_view caller_name, std::string_view addres
 }
 
 void Services::nsm_rebooted(std::string_view mon_name, int32_t state) {
+    // Our own restart notice, come back: a client on this very host shares its statd (and
+    // rpcbind, so statd's calls for the client's lockd reach this daemon); statd tells every
+    // watcher of "10.0.0.1" that it rebooted, the client's lockd's watch of its server
+    // among them, at the state this daemon sent. Those locks were just reclaimed.
+    if (const int32_t own = own_state_.load(std::memory_order_relaxed); own != 0 && state == own) {
+        spdlog::info(
+            "nsm: a reboot notice for '{}' at our own NSM state {}: our restart, echoed "
+            "back by a statd a client on this host shares: ignored",
+            log_text(mon_name), state);
+        return;
+    }
     // statd names what it watches as it was asked (watch_of()): an address, or a name.
     // A statd that kept a watch from an older daemon may name a host by its caller_name.
     std::vector<HostTable::Named> there = hosts.at(mon_name);
@@ -143,6 +154,7 @@ void Services::unrecord(const std::string& address) {
 }
 
 void Services::set_reboot_notices(std::unique_ptr<RebootNotices> n) {
+    if (n) own_state_.store(n->state(), std::memory_order_relaxed);
     std::lock_guard l(notices_mu_);
     notices_ = std::move(n);
 }

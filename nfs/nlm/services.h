@@ -163,6 +163,9 @@ class Services {
     void unrecord(const std::string& address);  // drops it unless a known host uses it
     mutable std::mutex notices_mu_;
     std::unique_ptr<RebootNotices> notices_;
+    // This boot's NSM state once reboot notices went out (0: none sent): a reboot notice
+    // at that state is ours, echoed back (nsm_rebooted).
+    std::atomic<int32_t> own_state_{0};
 };
 
 }  // namespace nfsrdmad::nfs::nlm

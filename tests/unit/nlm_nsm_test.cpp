@@ -255,6 +255,30 @@ TEST_F(NlmUpkeep, OneWatchPerAddressWhateverItsHosts) {
     EXPECT_EQ(sender_.mon_name(calls_of(3)[0]), "10.0.0.9");
 }
 
+// A client on the server's own host shares its statd: the daemon's restart notice to that
+// host's address comes back as "10.0.0.1 rebooted" at the daemon's own NSM state (statd
+// tells every watcher of the address, the client's lockd's watch of its server too). The
+// lock the client just reclaimed stays; a notice at another state frees it.
+TEST_F(NlmUpkeep, OurOwnRestartNoticeEchoedBackFreesNothing) {
+    const Clock::time_point t0 = Clock::now();
+    svc_->set_reboot_notices(
+        std::make_unique<RebootNotices>(std::vector<std::string>{"10.0.0.1"}, "server", 1445, t0));
+    auto id = svc_->host_id("server", "10.0.0.1");
+    ASSERT_TRUE(id);
+    vfs::state::FileKey file;
+    file.fsid = 1;
+    auto owner = *vfs::state::StateOwner::nlm(*id, 1, {});
+    const vfs::state::Lock lk{{0, 9}, vfs::state::LockType::Write};
+    ASSERT_TRUE(svc_->locks.lock(file, owner, lk));  // reclaimed
+    const rpc::Peer p = peer("10.0.0.1");
+    svc_->monitor(&p, "server", 3);  // the client's own NSM state
+    svc_->hosts.unpin(*id, t0);
+    svc_->nsm_rebooted("10.0.0.1", 1445);
+    EXPECT_EQ(svc_->locks.lock_count(owner.client()), 1u) << "our own notice freed the lock";
+    svc_->nsm_rebooted("10.0.0.1", 5);
+    EXPECT_EQ(svc_->locks.lock_count(owner.client()), 0u);
+}
+
 // FREE_ALL (or statd's reboot callback) drops the host's record as well: nothing of it
 // is left to reclaim.
 TEST_F(NlmUpkeep, FreeAllDropsTheRecord) {
