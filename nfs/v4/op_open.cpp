@@ -397,8 +397,18 @@ OpResult op_open(Compound& c, xdr::Decoder& args, xdr::Encoder& res) {
         } else if (want == x4::OPEN4_SHARE_ACCESS_WANT_CANCEL) {
             why.set_ond_why(x4::WND4_CANCELLED);
         } else {
-            // Turned off (Options::delegations): as short of resources, for good.
-            if (rq.svc.options.delegations) {
+            // §18.16.3: "If the server does not support atomic delegation upgrade or
+            // downgrade, then ond_why will be set to WND4_NOT_SUPP_UPGRADE or
+            // WND4_NOT_SUPP_DOWNGRADE": the client holds a delegation of the file, of the
+            // other type than the one it asks for (one per client and file here).
+            const std::optional<bool> held = rq.svc.delegations.held_by(fh, rq.clientid);
+            if (held && *held && want == x4::OPEN4_SHARE_ACCESS_WANT_READ_DELEG) {
+                why.set_ond_why(x4::WND4_NOT_SUPP_DOWNGRADE);
+            } else if (held && !*held && want == x4::OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG) {
+                why.set_ond_why(x4::WND4_NOT_SUPP_UPGRADE);
+            } else if (rq.svc.options.delegations) {
+                // Refused for now; turned off (Options::delegations, below): as short of
+                // resources, for good.
                 why.set_ond_why(x4::WND4_CONTENTION);
                 why.ond_server_will_push_deleg() = false;
             } else {

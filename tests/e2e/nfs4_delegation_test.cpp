@@ -73,6 +73,7 @@ class Nfs4Delegation : public Nfs4CallbackTest {
         x4::stateid4 open{};
         uint32_t deleg_type = 99;
         x4::stateid4 deleg{};
+        uint32_t why = 99;  // ond_why of OPEN_DELEGATE_NONE_EXT
         wire::Bytes fh;
     };
     Opened OpenIn(const std::string& name, uint32_t access, bool create) {
@@ -87,6 +88,8 @@ class Nfs4Delegation : public Nfs4CallbackTest {
         out.deleg_type = ok.delegation.delegation_type();
         if (out.deleg_type == x4::OPEN_DELEGATE_READ) out.deleg = ok.delegation.read().stateid;
         if (out.deleg_type == x4::OPEN_DELEGATE_WRITE) out.deleg = ok.delegation.write().stateid;
+        if (out.deleg_type == x4::OPEN_DELEGATE_NONE_EXT)
+            out.why = ok.delegation.od_whynone().ond_why();
         auto fh = r.op(3).opgetfh().resok4().object;
         out.fh.assign(fh.begin(), fh.end());
         return out;
@@ -188,6 +191,34 @@ TEST_F(Nfs4Delegation, AFileWrittenAndClosedIsDelegatedToItsNextReader) {
                   x4::NFS4_OK);
     }
     EXPECT_EQ(Compound({Sequence(), op_putfh(r.fh), op_close(r.open)}).status(), x4::NFS4_OK);
+}
+
+// §18.16.3: a client that holds a delegation of a file and asks for one of the other type
+// is told the server does not upgrade or downgrade (WND4_NOT_SUPP_UPGRADE / _DOWNGRADE),
+// not that the file is contended.
+TEST_F(Nfs4Delegation, AskingForTheOtherTypeOfAHeldDelegationIsNotSuppUpgradeOrDowngrade) {
+    Opened r = OpenIn("updown", kBoth | x4::OPEN4_SHARE_ACCESS_WANT_NO_DELEG, true);
+    ASSERT_EQ(r.status, x4::NFS4_OK);
+    ASSERT_EQ(Compound({Sequence(), op_putfh(r.fh), op_close(r.open)}).status(), x4::NFS4_OK);
+    Opened rd = OpenIn("updown", kRead | x4::OPEN4_SHARE_ACCESS_WANT_READ_DELEG, false);
+    ASSERT_EQ(rd.status, x4::NFS4_OK);
+    ASSERT_EQ(rd.deleg_type, x4::OPEN_DELEGATE_READ);
+    // A read open asking for a write delegation (a write open would break the read
+    // delegation's own file lease first: NFS4ERR_DELAY).
+    Opened up = OpenIn("updown", kRead | x4::OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG, false);
+    ASSERT_EQ(up.status, x4::NFS4_OK);
+    EXPECT_EQ(up.deleg_type, x4::OPEN_DELEGATE_NONE_EXT);
+    EXPECT_EQ(up.why, x4::WND4_NOT_SUPP_UPGRADE);
+    EXPECT_EQ(Compound({Sequence(), op_putfh(rd.fh), DelegReturn(rd.deleg)}).status(), x4::NFS4_OK);
+    // Now a write delegation, and a read one asked for.
+    Opened w = OpenIn("updown2", kBoth | x4::OPEN4_SHARE_ACCESS_WANT_WRITE_DELEG, true);
+    ASSERT_EQ(w.status, x4::NFS4_OK);
+    ASSERT_EQ(w.deleg_type, x4::OPEN_DELEGATE_WRITE);
+    Opened down = OpenIn("updown2", kRead | x4::OPEN4_SHARE_ACCESS_WANT_READ_DELEG, false);
+    ASSERT_EQ(down.status, x4::NFS4_OK);
+    EXPECT_EQ(down.deleg_type, x4::OPEN_DELEGATE_NONE_EXT);
+    EXPECT_EQ(down.why, x4::WND4_NOT_SUPP_DOWNGRADE);
+    EXPECT_EQ(Compound({Sequence(), op_putfh(w.fh), DelegReturn(w.deleg)}).status(), x4::NFS4_OK);
 }
 
 TEST_F(Nfs4Delegation, AReadDelegationIsRecalledByAnotherClientsOpenAndReturned) {

@@ -209,6 +209,16 @@ bool DelegationTable::write_delegated(const vfs::FileHandle& file) const {
     return false;
 }
 
+std::optional<bool> DelegationTable::held_by(const vfs::FileHandle& file,
+                                             state::ClientId client) const {
+    std::lock_guard l(mu_);
+    auto it = by_file_.find(key_of(file));
+    if (it == by_file_.end()) return std::nullopt;
+    for (const Other& o : it->second)
+        if (const Delegation& d = by_id_.at(o); d.client == client) return d.write;
+    return std::nullopt;
+}
+
 bool DelegationTable::recalling() const {
     std::lock_guard l(mu_);
     return recalling_ != 0;

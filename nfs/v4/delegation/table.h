@@ -136,6 +136,8 @@ class DelegationTable {
     bool recalling() const;
     // Whether a write delegation of `file` is held (cheap when none is).
     bool write_delegated(const vfs::FileHandle& file) const;
+    // The delegation `client` holds of `file`, if any: true for a write delegation.
+    std::optional<bool> held_by(const vfs::FileHandle& file, state::ClientId client) const;
     std::vector<Delegation> forget_client(state::ClientId client);
     // Delegations of files removed since they were granted (a link count of 0 on the
     // delegation's descriptor: a local `rm` on the server, which a file lease does not see),
