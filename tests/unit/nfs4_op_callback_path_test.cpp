@@ -332,6 +332,31 @@ TEST(CallbackPaths, BackchannelCtlChangesTheCallsThatFollow) {
     ch->sent[1].done(CbAnswer(ch->sent[1].call, x4::NFS4_OK, x4::NFS4_OK));
 }
 
+// A probe refused (a program the client does not serve): the path is down until
+// BACKCHANNEL_CTL gives another program, which is probed at once.
+TEST(CallbackPaths, BackchannelCtlProbesAPathThatIsDownAgain) {
+    auto ch = std::make_shared<FakeChannels>();
+    CallbackPaths paths(ch, std::chrono::seconds(10));
+    state::CallbackParams cb{0x40000000, 0, 0, 0};
+    cb.session[0] = 9;
+    paths.bound(7, 100, cb);
+    ASSERT_EQ(ch->sent.size(), 1u);
+    ch->answer(0, false);
+    EXPECT_EQ(paths.state(7), State::Down);
+    state::CallbackParams fixed{0x40000001, 0, 0, 0};
+    paths.set_params(7, cb.session, fixed);
+    ASSERT_EQ(ch->sent.size(), 2u) << "no probe after BACKCHANNEL_CTL";
+    EXPECT_EQ(ch->sent[1].conn, 100u);
+    EXPECT_EQ(ch->sent[1].call.proc, 0u);  // CB_NULL
+    EXPECT_EQ(ch->sent[1].call.prog, 0x40000001u);
+    ch->answer(1, true);
+    EXPECT_EQ(paths.state(7), State::Up);
+    EXPECT_EQ(paths.status_flags(7), 0u);
+    // Up already: BACKCHANNEL_CTL probes nothing.
+    paths.set_params(7, cb.session, cb);
+    EXPECT_EQ(ch->sent.size(), 2u);
+}
+
 TEST(CallbackPaths, NoChannelsNoProbes) {
     CallbackPaths paths(nullptr, std::chrono::seconds(10));
     EXPECT_FALSE(paths.enabled());

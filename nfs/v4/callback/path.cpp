@@ -321,17 +321,31 @@ void CallbackPaths::session_destroyed(state::ClientId client, const state::Sessi
 
 void CallbackPaths::set_params(state::ClientId client, const state::SessionId& session,
                                const state::CallbackParams& cb) {
-    std::lock_guard l(mu_);
-    changed();
-    auto it = paths_.find(client);
-    if (it == paths_.end()) return;  // no backchannel bound yet: the bind brings them
-    Path& p = it->second;
-    auto s = p.sessions.find(session);
-    if (s == p.sessions.end()) return;
-    s->second.cb.program = cb.program;
-    s->second.cb.flavor = cb.flavor;
-    s->second.cb.uid = cb.uid;
-    s->second.cb.gid = cb.gid;
+    std::optional<Probe> next;
+    {
+        std::lock_guard l(mu_);
+        changed();
+        auto it = paths_.find(client);
+        if (it == paths_.end()) return;  // no backchannel bound yet: the bind brings them
+        Path& p = it->second;
+        auto s = p.sessions.find(session);
+        if (s == p.sessions.end()) return;
+        s->second.cb.program = cb.program;
+        s->second.cb.flavor = cb.flavor;
+        s->second.cb.uid = cb.uid;
+        s->second.cb.gid = cb.gid;
+        // BACKCHANNEL_CTL is how a client mends a program or a credential the probe found
+        // wrong: a path that is down is probed again, on a connection of this session (as
+        // the Linux server probes after BACKCHANNEL_CTL).
+        if (p.state == State::Down) {
+            auto b = p.bindings.lower_bound({session, 0});
+            if (b != p.bindings.end() && b->first == session) {
+                p.conn = b->second;
+                next = start_probe(client, p);
+            }
+        }
+    }
+    if (next) send(std::move(*next));
 }
 
 uint32_t CallbackPaths::status_flags(state::ClientId client, const state::SessionId& session,
