@@ -843,6 +843,20 @@ TEST_F(RpcsecGss, ControlCallsAreCheckedBeforeTheirContext) {
     EXPECT_TRUE(c.Results(*still, &res)) << "the context was lost";
 }
 
+// krb5i: a databody_integ that is not whole XDR words is GARBAGE_ARGS, even with a good
+// checksum (as the Linux server refuses it).
+TEST_F(RpcsecGss, AnIntegrityBodyOfPartWordsIsGarbage) {
+    GssClient c;
+    ASSERT_TRUE(c.Establish(daemon_->nfs_port(), "alice"));
+    auto r = c.Call(0, Bytes{1, 2, 3}, CallOptions::Service(kSvcIntegrity));
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->reply_stat, wire::kMsgAccepted) << r->Describe();
+    EXPECT_EQ(r->accept_stat, wire::kGarbageArgs) << r->Describe();
+    auto ok = c.Call(0, {}, CallOptions::Service(kSvcIntegrity));
+    ASSERT_TRUE(ok.has_value());
+    EXPECT_EQ(ok->accept_stat, wire::kSuccess) << ok->Describe();
+}
+
 TEST_F(RpcsecGss, DestroyEndsTheContext) {
     GssClient c;
     ASSERT_TRUE(c.Establish(daemon_->nfs_port(), "alice"));

@@ -178,6 +178,8 @@ class RpcsecGss final : public AuthFlavor {
             case g::rpc_gss_svc_integrity: {  // §5.3.2.2
                 g::rpc_gss_integ_data integ;
                 if (!g::xdr_decode(d, integ)) return false;
+                // An XDR rpc_gss_data_t is whole words (the Linux server checks so too).
+                if (integ.databody_integ.size() % 4 != 0) return false;
                 std::lock_guard l(ctx.mu);
                 if (!ctx.sec.verify_mic(integ.databody_integ, integ.checksum).ok()) return false;
                 body = integ.databody_integ;  // read in place: no copy
